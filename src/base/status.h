@@ -1,0 +1,35 @@
+/* Status codes and the last-error message.
+ * Every fallible function returns an int status (WT_OK == 0) and, on failure, leaves a
+ * human-readable message that names the thing (op, node, tensor, file) and what was expected. */
+#ifndef WT_BASE_STATUS_H
+#define WT_BASE_STATUS_H
+
+#include <stdarg.h>
+
+enum wt_status {
+  WT_OK = 0,
+  WT_ERR_INVALID_ARG = 1,   /* caller passed something malformed */
+  WT_ERR_PARSE = 2,         /* model / tensor / checkpoint bytes are malformed */
+  WT_ERR_UNSUPPORTED = 3,   /* valid ONNX that webtrain does not implement */
+  WT_ERR_SHAPE = 4,         /* shape or dtype mismatch */
+  WT_ERR_NO_MEMORY = 5,
+  WT_ERR_IO = 6,
+  WT_ERR_RUNTIME = 7,       /* data-dependent failure while running (index out of range ...) */
+  WT_ERR_INTERNAL = 8
+};
+
+/* Sets the last error message (printf-style) and returns `code`. */
+int wt_errorf(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int wt_verrorf(int code, const char *fmt, va_list ap);
+/* Prepends "<prefix>: " to the current message (adds context while unwinding). */
+int wt_error_context(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *wt_error_message(void);
+void wt_error_clear(void);
+
+#define WT_TRY(expr)                   \
+  do {                                 \
+    int wt_try_rc_ = (expr);           \
+    if (wt_try_rc_ != WT_OK) return wt_try_rc_; \
+  } while (0)
+
+#endif

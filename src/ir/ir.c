@@ -1,0 +1,344 @@
+/* Graph IR construction, lookup and topological ordering. */
+#include "ir/ir.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/status.h"
+
+char *wt_strndup(const char *s, size_t n) {
+  char *r = malloc(n + 1);
+  if (!r) return NULL;
+  if (n) memcpy(r, s, n);
+  r[n] = '\0';
+  return r;
+}
+
+char *wt_strdup(const char *s) { return wt_strndup(s ? s : "", s ? strlen(s) : 0); }
+
+void wt_const_tensor_free(wt_const_tensor *t) {
+  if (!t) return;
+  free(t->name);
+  free(t->t.data);
+  free(t);
+}
+
+void wt_attr_clear(wt_attr *a) {
+  free(a->name);
+  free(a->s);
+  wt_const_tensor_free(a->t);
+  free(a->floats);
+  free(a->ints);
+  if (a->strings)
+    for (int i = 0; i < a->n; i++) free(a->strings[i]);
+  free(a->strings);
+  memset(a, 0, sizeof *a);
+}
+
+wt_graph *wt_graph_new(void) {
+  wt_graph *g = calloc(1, sizeof *g);
+  if (!g) return NULL;
+  g->name = wt_strdup("");
+  g->producer_name = wt_strdup("");
+  g->producer_version = wt_strdup("");
+  g->ir_version = 8;
+  return g;
+}
+
+void wt_graph_free(wt_graph *g) {
+  if (!g) return;
+  for (int i = 0; i < g->n_values; i++) {
+    wt_value *v = &g->values[i];
+    free(v->name);
+    free(v->data);
+    for (int d = 0; d < WT_MAX_RANK; d++) free(v->dim_param[d]);
+  }
+  for (int i = 0; i < g->n_nodes; i++) {
+    wt_node *n = &g->nodes[i];
+    free(n->name);
+    free(n->op_type);
+    free(n->domain);
+    free(n->inputs);
+    free(n->outputs);
+    for (int a = 0; a < n->n_attrs; a++) wt_attr_clear(&n->attrs[a]);
+    free(n->attrs);
+  }
+  for (int i = 0; i < g->n_opsets; i++) free(g->opsets[i].domain);
+  free(g->opsets);
+  free(g->values);
+  free(g->nodes);
+  free(g->inputs);
+  free(g->outputs);
+  free(g->name);
+  free(g->producer_name);
+  free(g->producer_version);
+  free(g);
+}
+
+static int grow(void **arr, int *cap, int need, size_t elem) {
+  if (need <= *cap) return WT_OK;
+  int nc = *cap ? *cap * 2 : 16;
+  while (nc < need) nc *= 2;
+  void *p = realloc(*arr, (size_t)nc * elem);
+  if (!p) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory growing the graph");
+  memset((char *)p + (size_t)*cap * elem, 0, (size_t)(nc - *cap) * elem);
+  *arr = p;
+  *cap = nc;
+  return WT_OK;
+}
+
+int wt_graph_find(const wt_graph *g, const char *name) {
+  /* Linear scan from the end: recent values are looked up most. Graphs are at most a few
+   * thousand values; io builds a hash index when it reads large models. */
+  for (int i = g->n_values - 1; i >= 0; i--)
+    if (strcmp(g->values[i].name, name) == 0) return i;
+  return -1;
+}
+
+int wt_graph_value(wt_graph *g, const char *name) {
+  int i = wt_graph_find(g, name);
+  if (i >= 0) return i;
+  if (grow((void **)&g->values, &g->cap_values, g->n_values + 1, sizeof *g->values)) return -1;
+  wt_value *v = &g->values[g->n_values];
+  memset(v, 0, sizeof *v);
+  v->name = wt_strdup(name);
+  if (!v->name) return -1;
+  v->rank = -1;
+  v->producer = -1;
+  return g->n_values++;
+}
+
+int wt_graph_add_node(wt_graph *g, const char *op_type, const char *domain, const char *name,
+                      int n_inputs, const int *inputs, int n_outputs, const int *outputs) {
+  if (grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof *g->nodes)) return -1;
+  wt_node *n = &g->nodes[g->n_nodes];
+  memset(n, 0, sizeof *n);
+  n->op_type = wt_strdup(op_type);
+  n->domain = wt_strdup(domain && strcmp(domain, "ai.onnx") != 0 ? domain : "");
+  n->name = wt_strdup(name);
+  n->inputs = malloc(sizeof(int) * (size_t)(n_inputs ? n_inputs : 1));
+  n->outputs = malloc(sizeof(int) * (size_t)(n_outputs ? n_outputs : 1));
+  if (!n->op_type || !n->domain || !n->name || !n->inputs || !n->outputs) {
+    wt_errorf(WT_ERR_NO_MEMORY, "out of memory adding node '%s'", name ? name : "");
+    return -1;
+  }
+  n->n_inputs = n_inputs;
+  n->n_outputs = n_outputs;
+  if (n_inputs) memcpy(n->inputs, inputs, sizeof(int) * (size_t)n_inputs);
+  if (n_outputs) memcpy(n->outputs, outputs, sizeof(int) * (size_t)n_outputs);
+  for (int i = 0; i < n_outputs; i++)
+    if (outputs[i] >= 0) g->values[outputs[i]].producer = g->n_nodes;
+  return g->n_nodes++;
+}
+
+wt_attr *wt_node_add_attr(wt_graph *g, int node, const char *name, wt_attr_type type) {
+  wt_node *n = &g->nodes[node];
+  for (int i = 0; i < n->n_attrs; i++)
+    if (strcmp(n->attrs[i].name, name) == 0) {
+      wt_attr_clear(&n->attrs[i]);
+      n->attrs[i].name = wt_strdup(name);
+      n->attrs[i].type = type;
+      return n->attrs[i].name ? &n->attrs[i] : NULL;
+    }
+  wt_attr *p = realloc(n->attrs, sizeof *p * (size_t)(n->n_attrs + 1));
+  if (!p) return NULL;
+  n->attrs = p;
+  wt_attr *a = &p[n->n_attrs];
+  memset(a, 0, sizeof *a);
+  a->name = wt_strdup(name);
+  if (!a->name) return NULL;
+  a->type = type;
+  n->n_attrs++;
+  return a;
+}
+
+int wt_node_set_int(wt_graph *g, int node, const char *name, int64_t v) {
+  wt_attr *a = wt_node_add_attr(g, node, name, WT_ATTR_INT);
+  if (!a) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  a->i = v;
+  return WT_OK;
+}
+
+int wt_node_set_float(wt_graph *g, int node, const char *name, float v) {
+  wt_attr *a = wt_node_add_attr(g, node, name, WT_ATTR_FLOAT);
+  if (!a) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  a->f = v;
+  return WT_OK;
+}
+
+int wt_node_set_ints(wt_graph *g, int node, const char *name, const int64_t *v, int n) {
+  wt_attr *a = wt_node_add_attr(g, node, name, WT_ATTR_INTS);
+  if (!a) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  a->ints = malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+  if (!a->ints) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  if (n) memcpy(a->ints, v, sizeof(int64_t) * (size_t)n);
+  a->n = n;
+  return WT_OK;
+}
+
+int wt_node_set_string(wt_graph *g, int node, const char *name, const char *s) {
+  wt_attr *a = wt_node_add_attr(g, node, name, WT_ATTR_STRING);
+  if (!a) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  a->s = wt_strdup(s);
+  if (!a->s) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  a->s_len = strlen(a->s);
+  return WT_OK;
+}
+
+static int append_index(int **arr, int *n, int v) {
+  int *p = realloc(*arr, sizeof(int) * (size_t)(*n + 1));
+  if (!p) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  p[(*n)++] = v;
+  *arr = p;
+  return WT_OK;
+}
+
+int wt_graph_add_input(wt_graph *g, int value) {
+  g->values[value].flags |= WT_VALUE_GRAPH_INPUT;
+  return append_index(&g->inputs, &g->n_inputs, value);
+}
+
+int wt_graph_add_output(wt_graph *g, int value) {
+  g->values[value].flags |= WT_VALUE_GRAPH_OUTPUT;
+  return append_index(&g->outputs, &g->n_outputs, value);
+}
+
+int wt_graph_set_opset(wt_graph *g, const char *domain, int64_t version) {
+  const char *d = domain && strcmp(domain, "ai.onnx") != 0 ? domain : "";
+  for (int i = 0; i < g->n_opsets; i++)
+    if (strcmp(g->opsets[i].domain, d) == 0) {
+      g->opsets[i].version = version;
+      return WT_OK;
+    }
+  wt_opset *p = realloc(g->opsets, sizeof *p * (size_t)(g->n_opsets + 1));
+  if (!p) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  g->opsets = p;
+  p[g->n_opsets].domain = wt_strdup(d);
+  p[g->n_opsets].version = version;
+  g->n_opsets++;
+  return WT_OK;
+}
+
+int64_t wt_graph_opset(const wt_graph *g, const char *domain) {
+  const char *d = domain && strcmp(domain, "ai.onnx") != 0 ? domain : "";
+  for (int i = 0; i < g->n_opsets; i++)
+    if (strcmp(g->opsets[i].domain, d) == 0) return g->opsets[i].version;
+  return 0;
+}
+
+const wt_attr *wt_node_attr(const wt_node *n, const char *name) {
+  for (int i = 0; i < n->n_attrs; i++)
+    if (strcmp(n->attrs[i].name, name) == 0) return &n->attrs[i];
+  return NULL;
+}
+
+int64_t wt_attr_int(const wt_node *n, const char *name, int64_t dflt) {
+  const wt_attr *a = wt_node_attr(n, name);
+  return a && a->type == WT_ATTR_INT ? a->i : dflt;
+}
+
+float wt_attr_float(const wt_node *n, const char *name, float dflt) {
+  const wt_attr *a = wt_node_attr(n, name);
+  if (a && a->type == WT_ATTR_FLOAT) return a->f;
+  if (a && a->type == WT_ATTR_INT) return (float)a->i;
+  return dflt;
+}
+
+const char *wt_attr_string(const wt_node *n, const char *name, const char *dflt) {
+  const wt_attr *a = wt_node_attr(n, name);
+  return a && a->type == WT_ATTR_STRING ? a->s : dflt;
+}
+
+int wt_attr_ints(const wt_node *n, const char *name, const int64_t **out) {
+  const wt_attr *a = wt_node_attr(n, name);
+  if (!a || a->type != WT_ATTR_INTS) return -1;
+  *out = a->ints;
+  return a->n;
+}
+
+int wt_attr_floats(const wt_node *n, const char *name, const float **out) {
+  const wt_attr *a = wt_node_attr(n, name);
+  if (!a || a->type != WT_ATTR_FLOATS) return -1;
+  *out = a->floats;
+  return a->n;
+}
+
+const char *wt_node_label(const wt_node *n) {
+  static char buf[384];
+  snprintf(buf, sizeof buf, "%s%s%s node '%s'", n->domain[0] ? n->domain : "",
+           n->domain[0] ? "::" : "", n->op_type, n->name);
+  return buf;
+}
+
+/* Kahn's algorithm over value producers; keeps the original order where it is already valid. */
+int wt_graph_toposort(wt_graph *g) {
+  int nn = g->n_nodes, nv = g->n_values;
+  int rc = WT_OK;
+  char *ready = calloc((size_t)nv + 1, 1);
+  char *done = calloc((size_t)nn + 1, 1);
+  wt_node *sorted = malloc(sizeof *sorted * (size_t)(nn ? nn : 1));
+  if (!ready || !done || !sorted) {
+    rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory sorting the graph");
+    goto out;
+  }
+  for (int v = 0; v < nv; v++)
+    if (g->values[v].flags & (WT_VALUE_GRAPH_INPUT | WT_VALUE_INITIALIZER)) ready[v] = 1;
+  int count = 0;
+  for (int progress = 1; progress && count < nn;) {
+    progress = 0;
+    for (int i = 0; i < nn; i++) {
+      if (done[i]) continue;
+      const wt_node *n = &g->nodes[i];
+      int ok = 1;
+      for (int k = 0; k < n->n_inputs && ok; k++)
+        if (n->inputs[k] >= 0 && !ready[n->inputs[k]]) ok = 0;
+      if (!ok) continue;
+      for (int k = 0; k < n->n_outputs; k++)
+        if (n->outputs[k] >= 0) ready[n->outputs[k]] = 1;
+      done[i] = 1;
+      sorted[count++] = *n;
+      progress = 1;
+    }
+  }
+  if (count < nn) {
+    for (int i = 0; i < nn; i++) {
+      if (done[i]) continue;
+      const wt_node *n = &g->nodes[i];
+      for (int k = 0; k < n->n_inputs; k++) {
+        int v = n->inputs[k];
+        if (v < 0 || ready[v]) continue;
+        int produced = 0;
+        for (int j = 0; j < nn && !produced; j++)
+          for (int o = 0; o < g->nodes[j].n_outputs; o++)
+            if (g->nodes[j].outputs[o] == v) produced = 1;
+        rc = wt_errorf(WT_ERR_PARSE,
+                       produced ? "%s: input '%s' is part of a cycle"
+                                : "%s: input '%s' is not a graph input, an initializer or the "
+                                  "output of any node",
+                       wt_node_label(n), g->values[v].name);
+        goto out;
+      }
+    }
+    rc = wt_errorf(WT_ERR_PARSE, "graph has a cycle");
+    goto out;
+  }
+  memcpy(g->nodes, sorted, sizeof *sorted * (size_t)nn);
+  for (int v = 0; v < nv; v++) g->values[v].producer = -1;
+  for (int i = 0; i < nn; i++)
+    for (int k = 0; k < g->nodes[i].n_outputs; k++)
+      if (g->nodes[i].outputs[k] >= 0) g->values[g->nodes[i].outputs[k]].producer = i;
+  for (int i = 0; i < g->n_outputs; i++) {
+    int v = g->outputs[i];
+    if (!ready[v]) {
+      rc = wt_errorf(WT_ERR_PARSE, "graph output '%s' is not produced by any node",
+                     g->values[v].name);
+      goto out;
+    }
+  }
+out:
+  free(ready);
+  free(done);
+  free(sorted);
+  return rc;
+}

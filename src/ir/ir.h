@@ -1,0 +1,147 @@
+/* webtrain's graph IR: values (named tensors: inputs, initializers, intermediates), nodes with
+ * attributes, opset imports. Read from ONNX once (src/io), transformed (autodiff, artifacts),
+ * written back to ONNX, and planned for execution (src/runtime).
+ *
+ * Values and nodes are referred to by index; -1 is "no value" (an omitted optional input).
+ * The graph owns every string and every initializer's bytes. */
+#ifndef WT_IR_IR_H
+#define WT_IR_IR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/tensor.h"
+
+typedef enum wt_attr_type {
+  WT_ATTR_UNDEFINED = 0,
+  WT_ATTR_FLOAT = 1,
+  WT_ATTR_INT = 2,
+  WT_ATTR_STRING = 3,
+  WT_ATTR_TENSOR = 4,
+  WT_ATTR_GRAPH = 5,
+  WT_ATTR_FLOATS = 6,
+  WT_ATTR_INTS = 7,
+  WT_ATTR_STRINGS = 8,
+  WT_ATTR_TENSORS = 9,
+  WT_ATTR_GRAPHS = 10
+} wt_attr_type;
+
+/* A constant tensor with owned data (initializers, tensor attributes). */
+typedef struct wt_const_tensor {
+  char *name;
+  wt_tensor t;                  /* t.data owned (malloc), NULL when nbytes == 0 */
+} wt_const_tensor;
+
+typedef struct wt_attr {
+  char *name;
+  wt_attr_type type;
+  float f;
+  int64_t i;
+  char *s;                      /* STRING: NUL-terminated, s_len bytes */
+  size_t s_len;
+  wt_const_tensor *t;           /* TENSOR */
+  int n;                        /* count for FLOATS / INTS / STRINGS */
+  float *floats;
+  int64_t *ints;
+  char **strings;
+} wt_attr;
+
+enum wt_value_flags {
+  WT_VALUE_GRAPH_INPUT = 1u << 0,
+  WT_VALUE_GRAPH_OUTPUT = 1u << 1,
+  WT_VALUE_INITIALIZER = 1u << 2
+};
+
+/* dims[i] >= 0: fixed; -1: symbolic (dim_param[i] names it, may be NULL: unknown). rank -1: unknown. */
+typedef struct wt_value {
+  char *name;
+  int dtype;
+  int rank;
+  int64_t dims[WT_MAX_RANK];
+  char *dim_param[WT_MAX_RANK];
+  uint32_t flags;
+  int producer;                 /* node index, -1 for inputs/initializers */
+  void *data;                   /* initializer bytes (owned), else NULL */
+  size_t nbytes;
+} wt_value;
+
+typedef struct wt_node {
+  char *name;
+  char *op_type;
+  char *domain;                 /* "" for the default ai.onnx domain */
+  int n_inputs, n_outputs, n_attrs;
+  int *inputs;                  /* value indices, -1 for an omitted optional input */
+  int *outputs;
+  wt_attr *attrs;
+} wt_node;
+
+typedef struct wt_opset {
+  char *domain;
+  int64_t version;
+} wt_opset;
+
+typedef struct wt_graph {
+  char *name;
+  int64_t ir_version;
+  char *producer_name;
+  char *producer_version;
+  wt_value *values;
+  int n_values, cap_values;
+  wt_node *nodes;
+  int n_nodes, cap_nodes;
+  int *inputs;                  /* graph inputs in order (never initializers) */
+  int n_inputs;
+  int *outputs;
+  int n_outputs;
+  wt_opset *opsets;
+  int n_opsets;
+} wt_graph;
+
+wt_graph *wt_graph_new(void);
+void wt_graph_free(wt_graph *g);
+
+/* Adds a value with this name (copied) or returns the existing one. Returns its index or -1 (no memory). */
+int wt_graph_value(wt_graph *g, const char *name);
+/* Looks a value up by name; -1 when absent. */
+int wt_graph_find(const wt_graph *g, const char *name);
+/* Appends a node (strings copied, inputs/outputs are value indices). Returns its index or -1. */
+int wt_graph_add_node(wt_graph *g, const char *op_type, const char *domain, const char *name,
+                      int n_inputs, const int *inputs, int n_outputs, const int *outputs);
+/* Attribute builders on node `node` (copied). Return WT_OK or WT_ERR_NO_MEMORY. */
+int wt_node_set_int(wt_graph *g, int node, const char *name, int64_t v);
+int wt_node_set_float(wt_graph *g, int node, const char *name, float v);
+int wt_node_set_ints(wt_graph *g, int node, const char *name, const int64_t *v, int n);
+int wt_node_set_string(wt_graph *g, int node, const char *name, const char *s);
+wt_attr *wt_node_add_attr(wt_graph *g, int node, const char *name, wt_attr_type type);
+/* Adds the input/output to the graph's lists. */
+int wt_graph_add_input(wt_graph *g, int value);
+int wt_graph_add_output(wt_graph *g, int value);
+/* Sets the opset version of `domain` ("" = ai.onnx); 0 when not imported. */
+int wt_graph_set_opset(wt_graph *g, const char *domain, int64_t version);
+int64_t wt_graph_opset(const wt_graph *g, const char *domain);
+
+/* Attribute lookup on a node; NULL when absent. */
+const wt_attr *wt_node_attr(const wt_node *n, const char *name);
+int64_t wt_attr_int(const wt_node *n, const char *name, int64_t dflt);
+float wt_attr_float(const wt_node *n, const char *name, float dflt);
+/* Returns the string or dflt. */
+const char *wt_attr_string(const wt_node *n, const char *name, const char *dflt);
+/* Returns the count (or -1 when absent) and points *out at the ints. */
+int wt_attr_ints(const wt_node *n, const char *name, const int64_t **out);
+int wt_attr_floats(const wt_node *n, const char *name, const float **out);
+
+/* Recomputes producer indices and checks that every node input is produced before use
+ * (graph inputs, initializers, earlier nodes), reordering nodes topologically if needed.
+ * Errors name the node and the missing value. */
+int wt_graph_toposort(wt_graph *g);
+
+/* Copies a string into a new malloc'd NUL-terminated buffer (NULL -> ""). */
+char *wt_strdup(const char *s);
+char *wt_strndup(const char *s, size_t n);
+void wt_attr_clear(wt_attr *a);
+void wt_const_tensor_free(wt_const_tensor *t);
+
+/* "Conv node 'conv1'" style label for messages; returns a static buffer (valid until next call). */
+const char *wt_node_label(const wt_node *n);
+
+#endif

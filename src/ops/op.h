@@ -1,0 +1,93 @@
+/* The op contract. An op is defined once, in one file of src/ops/ (one file per op family):
+ * its attribute parsing and shape/dtype inference (`infer`, at plan time), its forward kernel
+ * call (`run`, at run time, no allocation), and later its gradient builder (`grad`).
+ * Each family file exports a NULL-terminated table `wt_ops_<family>[]` listed in registry.c.
+ *
+ * infer: ctx->in[i] holds dtype/rank/dims of node input i (dtype WT_UNDEFINED for an omitted
+ *   optional input; data is NULL). It must set dtype/rank/dims of every ctx->out[i], may store
+ *   parsed attributes / derived sizes in ctx->params (WT_PARAMS_MAX zeroed bytes, kept with the
+ *   plan step and handed to run), and may ask for ctx->scratch_bytes of scratch memory at run.
+ *   When an output shape depends on an input's *values* (Reshape's shape, Slice's starts ...),
+ *   call wt_infer_value(ctx, i): it returns the input with data when the planner can know it
+ *   before the run (initializers, Constant, Shape chains, the caller's int inputs), else NULL.
+ *   On bad input return wt_errorf(WT_ERR_SHAPE / WT_ERR_UNSUPPORTED / WT_ERR_INVALID_ARG, ...)
+ *   saying what is wrong and what was expected; the planner prefixes the node, op and opset.
+ * run: ctx->in / ctx->out carry shapes and data pointers; outputs are preallocated. Returns
+ *   WT_OK, or an error for data-dependent failures (index out of range ...). */
+#ifndef WT_OPS_OP_H
+#define WT_OPS_OP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/status.h"
+#include "base/tensor.h"
+#include "ir/ir.h"
+
+#define WT_PARAMS_MAX 512
+
+typedef struct wt_infer_ctx {
+  const wt_node *node;
+  int opset;                    /* version of the node's domain in the model */
+  int n_in;
+  const wt_tensor *in;
+  int n_out;
+  wt_tensor *out;
+  void *params;                 /* WT_PARAMS_MAX bytes, zeroed, 16-byte aligned */
+  size_t scratch_bytes;
+  void *planner;                /* private to the planner */
+} wt_infer_ctx;
+
+typedef struct wt_run_ctx {
+  const wt_node *node;
+  const void *params;
+  int n_in;
+  const wt_tensor *in;
+  int n_out;
+  wt_tensor *out;
+  void *scratch;                /* scratch_bytes, 64-byte aligned, contents undefined */
+} wt_run_ctx;
+
+struct wt_grad_ctx;             /* defined by src/autodiff */
+
+enum wt_op_flags {
+  /* Output 0 holds exactly the bytes of input 0 (Reshape, Flatten, Squeeze, Unsqueeze, Identity):
+   * the planner may give it input 0's buffer; run must then do nothing (check out.data == in.data). */
+  WT_OP_VIEW = 1u << 0
+};
+
+typedef struct wt_op_def {
+  const char *domain;           /* "" (ai.onnx) or "com.microsoft" */
+  const char *op_type;
+  int min_inputs, max_inputs;   /* checked by the planner before infer */
+  int min_outputs, max_outputs;
+  int (*infer)(wt_infer_ctx *ctx);
+  int (*run)(const wt_run_ctx *ctx);
+  int (*grad)(struct wt_grad_ctx *ctx); /* NULL until the op has a gradient rule */
+  uint32_t flags;
+} wt_op_def;
+
+/* The input with its data when known before the run, else NULL (see above). */
+const wt_tensor *wt_infer_value(wt_infer_ctx *ctx, int i);
+
+/* True when node input i is present (not an omitted optional input). */
+static inline int wt_has_input(const wt_tensor *in, int n_in, int i) {
+  return i < n_in && in[i].dtype != WT_UNDEFINED;
+}
+
+/* Multidirectional (numpy) broadcasting of n shapes into (*rank, dims). Error names the shapes. */
+int wt_broadcast_shapes(int n, const wt_tensor *const *ts, int *rank, int64_t *dims);
+
+/* Registry lookup; NULL when webtrain has no such op. */
+const wt_op_def *wt_op_find(const char *domain, const char *op_type);
+/* Calls fn for every registered op in sorted (domain, op_type) order. */
+void wt_op_each(void (*fn)(const wt_op_def *op, void *user), void *user);
+
+/* Copies a shape into an output tensor description. */
+static inline void wt_set_shape(wt_tensor *t, int dtype, int rank, const int64_t *dims) {
+  t->dtype = dtype;
+  t->rank = rank;
+  for (int i = 0; i < rank; i++) t->dims[i] = dims[i];
+}
+
+#endif

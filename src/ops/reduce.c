@@ -1,0 +1,6 @@
+/* Op family: reduce. */
+#include "ops/op.h"
+
+const wt_op_def *const wt_ops_reduce[] = {
+    NULL,
+};

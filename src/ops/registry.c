@@ -1,0 +1,67 @@
+/* The op registry: every family's table, merged and sorted once by (domain, op_type).
+ * Adding an op: define it in its family file and add one line to that family's table.
+ * Adding a family: one line in FAMILIES below. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/op.h"
+
+#define FAMILIES(X) \
+  X(binary)         \
+  X(conv)           \
+  X(data)           \
+  X(gemm)           \
+  X(norm)           \
+  X(pool)           \
+  X(reduce)         \
+  X(shape)          \
+  X(softmax)        \
+  X(unary)
+
+#define DECLARE(f) extern const wt_op_def *const wt_ops_##f[];
+FAMILIES(DECLARE)
+#undef DECLARE
+
+static const wt_op_def *const *const g_families[] = {
+#define LIST(f) wt_ops_##f,
+    FAMILIES(LIST)
+#undef LIST
+};
+
+#define WT_MAX_OPS 512
+static const wt_op_def *g_sorted[WT_MAX_OPS];
+static int g_count = -1;
+
+static int cmp_def(const void *a, const void *b) {
+  const wt_op_def *x = *(const wt_op_def *const *)a, *y = *(const wt_op_def *const *)b;
+  int c = strcmp(x->domain, y->domain);
+  return c ? c : strcmp(x->op_type, y->op_type);
+}
+
+static void build(void) {
+  int n = 0;
+  for (size_t f = 0; f < sizeof g_families / sizeof g_families[0]; f++)
+    for (const wt_op_def *const *p = g_families[f]; *p; p++)
+      if (n < WT_MAX_OPS) g_sorted[n++] = *p;
+  qsort(g_sorted, (size_t)n, sizeof g_sorted[0], cmp_def);
+  g_count = n;
+}
+
+static const char *canonical_domain(const char *domain) {
+  if (!domain || strcmp(domain, "ai.onnx") == 0) return "";
+  return domain;
+}
+
+const wt_op_def *wt_op_find(const char *domain, const char *op_type) {
+  if (g_count < 0) build();
+  wt_op_def key = {.domain = canonical_domain(domain), .op_type = op_type};
+  const wt_op_def *kp = &key;
+  const wt_op_def *const *hit =
+      bsearch(&kp, g_sorted, (size_t)g_count, sizeof g_sorted[0], cmp_def);
+  return hit ? *hit : NULL;
+}
+
+void wt_op_each(void (*fn)(const wt_op_def *op, void *user), void *user) {
+  if (g_count < 0) build();
+  for (int i = 0; i < g_count; i++) fn(g_sorted[i], user);
+}
