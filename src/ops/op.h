@@ -53,7 +53,9 @@ struct wt_grad_ctx;             /* defined by src/autodiff */
 enum wt_op_flags {
   /* Output 0 holds exactly the bytes of input 0 (Reshape, Flatten, Squeeze, Unsqueeze, Identity):
    * the planner may give it input 0's buffer; run must then do nothing (check out.data == in.data). */
-  WT_OP_VIEW = 1u << 0
+  WT_OP_VIEW = 1u << 0,
+  /* Outputs depend only on input shapes, never on input data (Shape, Size): folded at plan time. */
+  WT_OP_SHAPE_ONLY = 1u << 1
 };
 
 typedef struct wt_op_def {

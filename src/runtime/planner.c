@@ -1,7 +1,471 @@
-/* Placeholder: the planner lands with the executor. */
+/* Plan building and execution (see planner.h).
+ *
+ * Storage of a value is one of: a graph input (the caller's buffer, patched at every run), an
+ * initializer (the graph's bytes), a folded constant (owned by the plan, computed once while
+ * planning: Constant nodes, Shape/Size of known shapes, any node whose inputs are all known),
+ * an arena slot (offset fixed at plan time, reused once the value is dead), or a view of its
+ * input (Reshape-like ops). */
 #include "runtime/planner.h"
 
-const wt_tensor *wt_planner_value(void *planner, wt_infer_ctx *ctx, int i) {
-  (void)planner;
-  return ctx->in[i].data ? &ctx->in[i] : NULL;
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/arena_alloc.h"
+
+enum storage { ST_NONE, ST_INPUT, ST_INIT, ST_STATIC, ST_ARENA, ST_VIEW };
+
+typedef struct wt_step {
+  const wt_op_def *op;
+  const wt_node *node;
+  int n_in, n_out;
+  wt_tensor *in, *out;
+  int view;                      /* output 0 shares input 0's buffer */
+  size_t scratch_off, scratch_bytes;
+  _Alignas(16) unsigned char params[WT_PARAMS_MAX];
+} wt_step;
+
+struct wt_plan {
+  const wt_graph *g;
+  int n_values;
+  wt_tensor *vals;               /* shape, dtype and (once resolved) data of every value */
+  uint8_t *storage;
+  int n_steps;
+  wt_step *steps;
+  uint8_t *arena;
+  size_t arena_bytes;
+  void **statics;
+  int n_statics;
+  /* what the plan was built for */
+  wt_tensor *in_desc;
+  uint8_t *keyed;                /* graph input k's values determine shapes */
+  void **keyed_data;
+};
+
+typedef struct builder {
+  wt_plan *p;
+  const wt_tensor *inputs;
+  const wt_node *node;           /* node being inferred */
+} builder;
+
+static int value_input_index(const wt_graph *g, int v) {
+  for (int k = 0; k < g->n_inputs; k++)
+    if (g->inputs[k] == v) return k;
+  return -1;
 }
+
+const wt_tensor *wt_planner_value(void *planner, wt_infer_ctx *ctx, int i) {
+  builder *b = planner;
+  int v = b->node->inputs[i];
+  if (v < 0) return NULL;
+  switch (b->p->storage[v]) {
+    case ST_INIT:
+    case ST_STATIC:
+      return &b->p->vals[v];
+    case ST_INPUT: {
+      int k = value_input_index(b->p->g, v);
+      if (k < 0 || b->p->vals[v].dtype == WT_FLOAT) return NULL;
+      b->p->keyed[k] = 1;
+      b->p->vals[v].data = b->inputs[k].data;
+      return &b->p->vals[v];
+    }
+    default:
+      return NULL;
+  }
+  (void)ctx;
+}
+
+int wt_check_inputs(const wt_graph *g, int n_inputs, const wt_tensor *in) {
+  if (n_inputs != g->n_inputs)
+    return wt_errorf(WT_ERR_INVALID_ARG, "the model takes %d inputs; %d were given", g->n_inputs,
+                     n_inputs);
+  /* Symbolic dims with the same name must agree across inputs ("batch"). */
+  const char *sym_name[64];
+  int64_t sym_value[64];
+  int n_sym = 0;
+  for (int k = 0; k < n_inputs; k++) {
+    const wt_value *v = &g->values[g->inputs[k]];
+    char want[256], got[256];
+    if (!wt_dtype_supported(in[k].dtype))
+      return wt_errorf(WT_ERR_INVALID_ARG, "input '%s' has dtype %s; expected %s", v->name,
+                       wt_dtype_name(in[k].dtype), wt_dtype_name(v->dtype));
+    if (v->dtype && in[k].dtype != v->dtype)
+      return wt_errorf(WT_ERR_INVALID_ARG, "input '%s' has dtype %s; expected %s", v->name,
+                       wt_dtype_name(in[k].dtype), wt_dtype_name(v->dtype));
+    if (in[k].rank < 0 || in[k].rank > WT_MAX_RANK)
+      return wt_errorf(WT_ERR_INVALID_ARG, "input '%s' has rank %d; at most %d is supported",
+                       v->name, in[k].rank, WT_MAX_RANK);
+    for (int d = 0; d < in[k].rank; d++)
+      if (in[k].dims[d] < 0)
+        return wt_errorf(WT_ERR_INVALID_ARG, "input '%s' has a negative dimension", v->name);
+    if (v->rank < 0) continue;
+    int bad = v->rank != in[k].rank;
+    for (int d = 0; !bad && d < v->rank; d++) {
+      if (v->dims[d] >= 0) {
+        bad = v->dims[d] != in[k].dims[d];
+      } else if (v->dim_param[d]) {
+        int s = 0;
+        while (s < n_sym && strcmp(sym_name[s], v->dim_param[d]) != 0) s++;
+        if (s < n_sym) bad = sym_value[s] != in[k].dims[d];
+        else if (n_sym < 64) {
+          sym_name[n_sym] = v->dim_param[d];
+          sym_value[n_sym++] = in[k].dims[d];
+        }
+      }
+    }
+    if (!bad) continue;
+    size_t used = 0;
+    used += (size_t)snprintf(want + used, sizeof want - used, "[");
+    for (int d = 0; d < v->rank && used < sizeof want; d++) {
+      if (v->dims[d] >= 0)
+        used += (size_t)snprintf(want + used, sizeof want - used, d ? ",%lld" : "%lld",
+                                 (long long)v->dims[d]);
+      else
+        used += (size_t)snprintf(want + used, sizeof want - used, d ? ",%s" : "%s",
+                                 v->dim_param[d] ? v->dim_param[d] : "?");
+    }
+    if (used < sizeof want) snprintf(want + used, sizeof want - used, "]");
+    wt_shape_str(in[k].rank, in[k].dims, got, sizeof got);
+    return wt_errorf(WT_ERR_SHAPE, "input '%s' has shape %s; expected %s", v->name, got, want);
+  }
+  return WT_OK;
+}
+
+static int add_static(wt_plan *p, void *buf) {
+  void **s = realloc(p->statics, sizeof *s * (size_t)(p->n_statics + 1));
+  if (!s) {
+    free(buf);
+    return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  }
+  p->statics = s;
+  s[p->n_statics++] = buf;
+  return WT_OK;
+}
+
+static int node_error(int rc, const wt_node *n, int opset) {
+  return wt_error_context(rc, "%s (%s, opset %d)", wt_node_label(n),
+                          n->domain[0] ? n->domain : "ai.onnx", opset);
+}
+
+/* Infers one node; fills step (params, shapes). Sets *foldable when its outputs can be computed now. */
+static int infer_node(builder *b, const wt_node *n, wt_step *st, int *foldable) {
+  wt_plan *p = b->p;
+  const wt_graph *g = p->g;
+  int opset = (int)wt_graph_opset(g, n->domain);
+  const wt_op_def *op = wt_op_find(n->domain, n->op_type);
+  if (!op)
+    return wt_errorf(WT_ERR_UNSUPPORTED, "%s: op %s (domain %s, opset %d) is not supported by "
+                     "webtrain", wt_node_label(n), n->op_type, n->domain[0] ? n->domain : "ai.onnx",
+                     opset);
+  if (n->n_inputs < op->min_inputs || n->n_inputs > op->max_inputs ||
+      n->n_outputs < op->min_outputs || n->n_outputs > op->max_outputs)
+    return node_error(wt_errorf(WT_ERR_INVALID_ARG, "has %d inputs and %d outputs; expected "
+                                "%d..%d inputs and %d..%d outputs", n->n_inputs, n->n_outputs,
+                                op->min_inputs, op->max_inputs, op->min_outputs, op->max_outputs),
+                      n, opset);
+  st->op = op;
+  st->node = n;
+  st->n_in = n->n_inputs;
+  st->n_out = n->n_outputs;
+  st->in = calloc((size_t)n->n_inputs + 1, sizeof *st->in);
+  st->out = calloc((size_t)n->n_outputs + 1, sizeof *st->out);
+  if (!st->in || !st->out) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  int all_known = 1;
+  for (int i = 0; i < n->n_inputs; i++) {
+    int v = n->inputs[i];
+    if (v < 0) continue;
+    if (p->storage[v] == ST_NONE)
+      return node_error(wt_errorf(WT_ERR_INTERNAL, "input '%s' has no producer", g->values[v].name),
+                        n, opset);
+    st->in[i] = p->vals[v];
+    st->in[i].data = NULL;
+    if (p->storage[v] != ST_INIT && p->storage[v] != ST_STATIC) all_known = 0;
+  }
+  b->node = n;
+  wt_infer_ctx ic = {.node = n, .opset = opset, .n_in = st->n_in, .in = st->in, .n_out = st->n_out,
+                     .out = st->out, .params = st->params, .planner = b};
+  int rc = op->infer(&ic);
+  if (rc) return node_error(rc, n, opset);
+  for (int i = 0; i < n->n_outputs; i++) {
+    const wt_tensor *o = &st->out[i];
+    if (n->outputs[i] < 0) continue;
+    if (!wt_dtype_supported(o->dtype) || o->rank < 0 || o->rank > WT_MAX_RANK)
+      return node_error(wt_errorf(WT_ERR_INTERNAL, "output %d was not inferred", i), n, opset);
+    int64_t numel = 1;
+    for (int d = 0; d < o->rank; d++) {
+      if (o->dims[d] < 0 || (o->dims[d] && numel > ((int64_t)1 << 40) / o->dims[d]))
+        return node_error(wt_errorf(WT_ERR_SHAPE, "output '%s' would have an invalid or too "
+                                    "large shape", g->values[n->outputs[i]].name), n, opset);
+      numel *= o->dims[d];
+    }
+  }
+  st->scratch_bytes = ic.scratch_bytes;
+  st->view = (op->flags & WT_OP_VIEW) && n->n_inputs > 0 && n->inputs[0] >= 0 &&
+             n->n_outputs > 0 && n->outputs[0] >= 0;
+  *foldable = all_known || (op->flags & WT_OP_SHAPE_ONLY);
+  return WT_OK;
+}
+
+/* Runs a node now (constant folding) into plan-owned buffers. */
+static int fold_node(wt_plan *p, wt_step *st) {
+  const wt_node *n = st->node;
+  for (int i = 0; i < n->n_inputs; i++)
+    if (n->inputs[i] >= 0) st->in[i].data = p->vals[n->inputs[i]].data;
+  for (int i = 0; i < n->n_outputs; i++) {
+    int v = n->outputs[i];
+    size_t nb = wt_nbytes(&st->out[i]);
+    void *buf = calloc(nb ? nb : 1, 1);
+    if (!buf) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory folding constants");
+    WT_TRY(add_static(p, buf));
+    st->out[i].data = buf;
+    if (v >= 0) {
+      p->vals[v] = st->out[i];
+      p->storage[v] = ST_STATIC;
+    }
+  }
+  void *scratch = NULL;
+  if (st->scratch_bytes) {
+    scratch = aligned_alloc(64, (st->scratch_bytes + 63) / 64 * 64);
+    if (!scratch) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory folding constants");
+  }
+  wt_run_ctx rc = {.node = n, .params = st->params, .n_in = st->n_in, .in = st->in,
+                   .n_out = st->n_out, .out = st->out, .scratch = scratch};
+  int r = st->op->run(&rc);
+  free(scratch);
+  if (r) return node_error(r, n, (int)wt_graph_opset(p->g, n->domain));
+  return WT_OK;
+}
+
+static void free_steps(wt_step *steps, int n) {
+  for (int i = 0; i < n; i++) {
+    free(steps[i].in);
+    free(steps[i].out);
+  }
+  free(steps);
+}
+
+void wt_plan_free(wt_plan *p) {
+  if (!p) return;
+  free_steps(p->steps, p->n_steps);
+  for (int i = 0; i < p->n_statics; i++) free(p->statics[i]);
+  free(p->statics);
+  free(p->vals);
+  free(p->storage);
+  free(p->arena);
+  free(p->in_desc);
+  if (p->keyed_data)
+    for (int k = 0; k < p->g->n_inputs; k++) free(p->keyed_data[k]);
+  free(p->keyed_data);
+  free(p->keyed);
+  free(p);
+}
+
+/* Assigns arena offsets: a value lives from the step that writes it to its last reader (graph
+ * outputs to the end); views extend their root's life. Scratch lives for its step only. */
+static int assign_arena(wt_plan *p) {
+  const wt_graph *g = p->g;
+  int nv = p->n_values, ns = p->n_steps;
+  int rc = WT_OK;
+  int *root = malloc(sizeof(int) * (size_t)(nv + 1));
+  int *last = malloc(sizeof(int) * (size_t)(nv + 1));
+  size_t *off = calloc((size_t)nv + 1, sizeof(size_t));
+  wt_arena_alloc aa;
+  wt_arena_alloc_init(&aa);
+  if (!root || !last || !off) {
+    rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory planning");
+    goto out;
+  }
+  for (int v = 0; v < nv; v++) {
+    root[v] = v;
+    last[v] = -1;
+  }
+  for (int s = 0; s < ns; s++) {
+    const wt_step *st = &p->steps[s];
+    if (st->view) root[st->node->outputs[0]] = root[st->node->inputs[0]];
+    for (int i = 0; i < st->n_in; i++) {
+      int v = st->node->inputs[i];
+      if (v >= 0) last[root[v]] = s;
+    }
+  }
+  for (int k = 0; k < g->n_outputs; k++) last[root[g->outputs[k]]] = ns;
+  for (int s = 0; s < ns; s++) {
+    wt_step *st = &p->steps[s];
+    for (int i = 0; i < st->n_out; i++) {
+      int v = st->node->outputs[i];
+      if (v < 0 || (i == 0 && st->view)) continue;
+      size_t nb = wt_nbytes(&p->vals[v]);
+      if (last[v] < 0) last[v] = s; /* unused output: still written by the kernel */
+      if (wt_arena_alloc_take(&aa, nb, &off[v])) {
+        rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory planning");
+        goto out;
+      }
+    }
+    if (st->scratch_bytes && wt_arena_alloc_take(&aa, st->scratch_bytes, &st->scratch_off)) {
+      rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory planning");
+      goto out;
+    }
+    if (st->scratch_bytes) wt_arena_alloc_give(&aa, st->scratch_off, st->scratch_bytes);
+    /* Free what dies here: inputs read for the last time, and outputs nobody reads. */
+    for (int i = 0; i < st->n_in; i++) {
+      int v = st->node->inputs[i];
+      if (v < 0) continue;
+      int r = root[v];
+      if (last[r] == s && p->storage[r] == ST_ARENA) {
+        wt_arena_alloc_give(&aa, off[r], wt_nbytes(&p->vals[r]));
+        last[r] = -2; /* given back once */
+      }
+    }
+    for (int i = 0; i < st->n_out; i++) {
+      int v = st->node->outputs[i];
+      if (v >= 0 && root[v] == v && last[v] == s && p->storage[v] == ST_ARENA) {
+        wt_arena_alloc_give(&aa, off[v], wt_nbytes(&p->vals[v]));
+        last[v] = -2;
+      }
+    }
+  }
+  p->arena_bytes = aa.high_water;
+  p->arena = aligned_alloc(64, (p->arena_bytes + 63) / 64 * 64 + 64);
+  if (!p->arena) {
+    rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory: the plan needs an arena of %zu bytes",
+                   p->arena_bytes);
+    goto out;
+  }
+  for (int v = 0; v < nv; v++)
+    if (p->storage[v] == ST_ARENA) p->vals[v].data = p->arena + off[v];
+out:
+  wt_arena_alloc_release(&aa);
+  free(root);
+  free(last);
+  free(off);
+  return rc;
+}
+
+int wt_plan_build(const wt_graph *g, const wt_tensor *inputs, wt_plan **out) {
+  *out = NULL;
+  WT_TRY(wt_check_inputs(g, g->n_inputs, inputs));
+  wt_plan *p = calloc(1, sizeof *p);
+  if (!p) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  p->g = g;
+  p->n_values = g->n_values;
+  p->vals = calloc((size_t)g->n_values + 1, sizeof *p->vals);
+  p->storage = calloc((size_t)g->n_values + 1, 1);
+  p->steps = calloc((size_t)g->n_nodes + 1, sizeof *p->steps);
+  p->in_desc = calloc((size_t)g->n_inputs + 1, sizeof *p->in_desc);
+  p->keyed = calloc((size_t)g->n_inputs + 1, 1);
+  p->keyed_data = calloc((size_t)g->n_inputs + 1, sizeof(void *));
+  int rc = WT_OK;
+  if (!p->vals || !p->storage || !p->steps || !p->in_desc || !p->keyed || !p->keyed_data) {
+    rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+    goto fail;
+  }
+  for (int v = 0; v < g->n_values; v++) {
+    const wt_value *val = &g->values[v];
+    if (!(val->flags & WT_VALUE_INITIALIZER)) continue;
+    p->storage[v] = ST_INIT;
+    p->vals[v].dtype = val->dtype;
+    p->vals[v].rank = val->rank;
+    memcpy(p->vals[v].dims, val->dims, sizeof val->dims);
+    p->vals[v].data = val->data;
+  }
+  for (int k = 0; k < g->n_inputs; k++) {
+    int v = g->inputs[k];
+    p->storage[v] = ST_INPUT;
+    p->vals[v] = inputs[k];
+    p->vals[v].data = NULL;
+    p->in_desc[k] = inputs[k];
+    p->in_desc[k].data = NULL;
+  }
+  builder b = {.p = p, .inputs = inputs};
+  for (int i = 0; i < g->n_nodes; i++) {
+    const wt_node *n = &g->nodes[i];
+    wt_step *st = &p->steps[p->n_steps];
+    int foldable = 0;
+    rc = infer_node(&b, n, st, &foldable);
+    if (rc) {
+      free(st->in);
+      free(st->out);
+      goto fail;
+    }
+    if (foldable) {
+      rc = fold_node(p, st);
+      free(st->in);
+      free(st->out);
+      memset(st, 0, sizeof *st);
+      if (rc) goto fail;
+      continue;
+    }
+    for (int o = 0; o < n->n_outputs; o++) {
+      int v = n->outputs[o];
+      if (v < 0) continue;
+      p->vals[v] = st->out[o];
+      p->vals[v].data = NULL;
+      p->storage[v] = (o == 0 && st->view) ? ST_VIEW : ST_ARENA;
+    }
+    p->n_steps++;
+  }
+  /* Values read by the graph only through keyed inputs: remember those inputs' bytes. */
+  for (int k = 0; k < g->n_inputs; k++) {
+    if (!p->keyed[k]) continue;
+    size_t nb = wt_nbytes(&inputs[k]);
+    p->keyed_data[k] = malloc(nb ? nb : 1);
+    if (!p->keyed_data[k]) {
+      rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+      goto fail;
+    }
+    if (nb) memcpy(p->keyed_data[k], inputs[k].data, nb);
+    p->vals[g->inputs[k]].data = NULL;
+  }
+  rc = assign_arena(p);
+  if (rc) goto fail;
+  for (int s = 0; s < p->n_steps; s++) {
+    wt_step *st = &p->steps[s];
+    for (int o = 0; o < st->n_out; o++)
+      if (st->node->outputs[o] < 0) { /* omitted optional output: still needs a buffer */
+        size_t nb = wt_nbytes(&st->out[o]);
+        void *buf = calloc(nb ? nb : 1, 1);
+        if (!buf || add_static(p, buf)) {
+          rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+          goto fail;
+        }
+        st->out[o].data = buf;
+      }
+  }
+  *out = p;
+  return WT_OK;
+fail:
+  wt_plan_free(p);
+  return rc;
+}
+
+int wt_plan_matches(const wt_plan *p, const wt_tensor *inputs) {
+  for (int k = 0; k < p->g->n_inputs; k++) {
+    const wt_tensor *d = &p->in_desc[k];
+    if (d->dtype != inputs[k].dtype || !wt_same_shape(d, &inputs[k])) return 0;
+    if (p->keyed[k] && memcmp(p->keyed_data[k], inputs[k].data, wt_nbytes(d)) != 0) return 0;
+  }
+  return 1;
+}
+
+int wt_plan_run(wt_plan *p, const wt_tensor *inputs) {
+  const wt_graph *g = p->g;
+  for (int k = 0; k < g->n_inputs; k++) p->vals[g->inputs[k]].data = inputs[k].data;
+  for (int s = 0; s < p->n_steps; s++) {
+    wt_step *st = &p->steps[s];
+    const wt_node *n = st->node;
+    for (int i = 0; i < st->n_in; i++)
+      if (n->inputs[i] >= 0) st->in[i].data = p->vals[n->inputs[i]].data;
+    if (st->view) p->vals[n->outputs[0]].data = st->in[0].data;
+    for (int o = 0; o < st->n_out; o++)
+      if (n->outputs[o] >= 0) st->out[o].data = p->vals[n->outputs[o]].data;
+    wt_run_ctx rc = {.node = n, .params = st->params, .n_in = st->n_in, .in = st->in,
+                     .n_out = st->n_out, .out = st->out,
+                     .scratch = st->scratch_bytes ? p->arena + st->scratch_off : NULL};
+    int r = st->op->run(&rc);
+    if (r) return node_error(r, n, (int)wt_graph_opset(g, n->domain));
+  }
+  return WT_OK;
+}
+
+const wt_tensor *wt_plan_output(const wt_plan *p, int k) { return &p->vals[p->g->outputs[k]]; }
+
+size_t wt_plan_arena_bytes(const wt_plan *p) { return p->arena_bytes; }

@@ -1,10 +1,31 @@
-/* The planner: concrete input shapes -> per-node kernels, output shapes, arena offsets. */
+/* The planner: a graph and concrete inputs -> a plan: per-node kernels with parsed parameters,
+ * every value's shape, arena offsets with buffers of dead values reused, constants folded.
+ * Running a plan allocates nothing. A plan is valid for the input shapes (and the values of
+ * the few integer inputs that determine shapes) it was built for: wt_plan_matches tells. */
 #ifndef WT_RUNTIME_PLANNER_H
 #define WT_RUNTIME_PLANNER_H
 
+#include "ir/ir.h"
 #include "ops/op.h"
 
-struct wt_planner;
+typedef struct wt_plan wt_plan;
+
+/* inputs[k] describes graph input k (dtype, shape, data). */
+int wt_plan_build(const wt_graph *g, const wt_tensor *inputs, wt_plan **out);
+void wt_plan_free(wt_plan *p);
+/* True when the plan was built for inputs of these dtypes/shapes (and shape-determining values). */
+int wt_plan_matches(const wt_plan *p, const wt_tensor *inputs);
+/* Runs the plan on inputs; graph outputs are then readable with wt_plan_output until the next run. */
+int wt_plan_run(wt_plan *p, const wt_tensor *inputs);
+const wt_tensor *wt_plan_output(const wt_plan *p, int k);
+/* Bytes of the plan's arena (activations and scratch), for memory reports. */
+size_t wt_plan_arena_bytes(const wt_plan *p);
+
+/* Checks the caller's inputs against the graph's declared inputs (count, dtype, rank, fixed and
+ * symbolic dims); the message names the input and shows expected vs actual shapes. */
+int wt_check_inputs(const wt_graph *g, int n_inputs, const wt_tensor *inputs);
+
+/* Used by wt_infer_value. */
 const wt_tensor *wt_planner_value(void *planner, wt_infer_ctx *ctx, int i);
 
 #endif

@@ -1,0 +1,259 @@
+/* ModelProto -> IR. Everything webtrain cannot honour is rejected here with a message that
+ * names the node, tensor or attribute: nested graphs, sparse tensors, unsupported dtypes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/onnx_io.h"
+#include "io/onnx_tensor.h"
+#include "onnx.pb-c.h"
+
+static int read_value_type(wt_graph *g, int v, const Onnx__ValueInfoProto *vi, const char *what) {
+  wt_value *val = &g->values[v];
+  const Onnx__TypeProto *tp = vi->type;
+  if (!tp) return WT_OK; /* type unknown: inferred later */
+  if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
+    return wt_errorf(WT_ERR_UNSUPPORTED,
+                     "%s '%s' is not a tensor (sequence/map/optional/sparse types are not "
+                     "supported here)", what, val->name);
+  const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+  if (tt->has_elem_type && !wt_dtype_supported(tt->elem_type))
+    return wt_errorf(WT_ERR_UNSUPPORTED,
+                     "%s '%s' has dtype %s; webtrain supports float, int32, int64 and bool", what,
+                     val->name, wt_dtype_name(tt->elem_type));
+  val->dtype = tt->has_elem_type ? tt->elem_type : 0;
+  if (!tt->shape) return WT_OK;
+  if (tt->shape->n_dim > WT_MAX_RANK)
+    return wt_errorf(WT_ERR_UNSUPPORTED, "%s '%s' has rank %zu; webtrain supports rank <= %d",
+                     what, val->name, tt->shape->n_dim, WT_MAX_RANK);
+  val->rank = (int)tt->shape->n_dim;
+  for (int i = 0; i < val->rank; i++) {
+    const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+    free(val->dim_param[i]);
+    val->dim_param[i] = NULL;
+    if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && d->dim_value >= 0) {
+      val->dims[i] = d->dim_value;
+    } else {
+      val->dims[i] = -1;
+      if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param)
+        val->dim_param[i] = wt_strdup(d->dim_param);
+    }
+  }
+  return WT_OK;
+}
+
+static int read_attr(wt_graph *g, int node, const Onnx__AttributeProto *ap) {
+  const wt_node *n = &g->nodes[node];
+  const char *aname = ap->name ? ap->name : "";
+  if (ap->ref_attr_name && ap->ref_attr_name[0])
+    return wt_errorf(WT_ERR_UNSUPPORTED, "%s: attribute '%s' refers to a function attribute",
+                     wt_node_label(n), aname);
+  int type = ap->has_type ? (int)ap->type : 0;
+  switch (type) {
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH:
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS:
+      return wt_errorf(WT_ERR_UNSUPPORTED,
+                       "%s: attribute '%s' holds a nested graph; control flow (If/Loop/Scan) is "
+                       "not supported yet", wt_node_label(n), aname);
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSOR:
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSORS:
+      return wt_errorf(WT_ERR_UNSUPPORTED, "%s: attribute '%s' is a sparse tensor (not supported)",
+                       wt_node_label(n), aname);
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO:
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTOS:
+      return wt_errorf(WT_ERR_UNSUPPORTED, "%s: attribute '%s' is a type (not supported)",
+                       wt_node_label(n), aname);
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSORS:
+      return wt_errorf(WT_ERR_UNSUPPORTED, "%s: attribute '%s' is a list of tensors (not supported)",
+                       wt_node_label(n), aname);
+    default:
+      break;
+  }
+  if (type < 1 || type > 8)
+    return wt_errorf(WT_ERR_PARSE, "%s: attribute '%s' has no valid type (%d)", wt_node_label(n),
+                     aname, type);
+  wt_attr *a = wt_node_add_attr(g, node, aname, (wt_attr_type)type);
+  if (!a) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  switch (type) {
+    case WT_ATTR_FLOAT: a->f = ap->f; break;
+    case WT_ATTR_INT: a->i = ap->i; break;
+    case WT_ATTR_STRING:
+      a->s = wt_strndup((const char *)ap->s.data, ap->s.len);
+      a->s_len = ap->s.len;
+      if (!a->s) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+      break;
+    case WT_ATTR_TENSOR: {
+      if (!ap->t) return wt_errorf(WT_ERR_PARSE, "%s: tensor attribute '%s' has no tensor",
+                                   wt_node_label(n), aname);
+      a->t = calloc(1, sizeof *a->t);
+      if (!a->t) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+      int rc = wt_tensor_from_proto(ap->t, NULL, "tensor attribute", a->t);
+      if (rc) return wt_error_context(rc, "%s: attribute '%s'", wt_node_label(n), aname);
+      break;
+    }
+    case WT_ATTR_FLOATS:
+      a->n = (int)ap->n_floats;
+      a->floats = malloc(sizeof(float) * (ap->n_floats + 1));
+      if (!a->floats) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+      if (ap->n_floats) memcpy(a->floats, ap->floats, sizeof(float) * ap->n_floats);
+      break;
+    case WT_ATTR_INTS:
+      a->n = (int)ap->n_ints;
+      a->ints = malloc(sizeof(int64_t) * (ap->n_ints + 1));
+      if (!a->ints) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+      if (ap->n_ints) memcpy(a->ints, ap->ints, sizeof(int64_t) * ap->n_ints);
+      break;
+    case WT_ATTR_STRINGS:
+      a->n = (int)ap->n_strings;
+      a->strings = calloc(ap->n_strings + 1, sizeof(char *));
+      if (!a->strings) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+      for (size_t i = 0; i < ap->n_strings; i++) {
+        a->strings[i] = wt_strndup((const char *)ap->strings[i].data, ap->strings[i].len);
+        if (!a->strings[i]) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+      }
+      break;
+  }
+  return WT_OK;
+}
+
+static int value_or_none(wt_graph *g, const char *name) {
+  if (!name || !name[0]) return -1; /* omitted optional input/output */
+  return wt_graph_value(g, name);
+}
+
+static int read_node(wt_graph *g, const Onnx__NodeProto *np, int index) {
+  int ins[64], outs[64];
+  char fallback[32];
+  const char *name = np->name && np->name[0] ? np->name : NULL;
+  if (!name) {
+    snprintf(fallback, sizeof fallback, "#%d", index);
+    name = fallback;
+  }
+  if (!np->op_type || !np->op_type[0])
+    return wt_errorf(WT_ERR_PARSE, "node '%s' has no op_type", name);
+  if (np->n_input > 64 || np->n_output > 64)
+    return wt_errorf(WT_ERR_UNSUPPORTED, "%s node '%s' has %zu inputs and %zu outputs; at most 64 "
+                     "each are supported", np->op_type, name, np->n_input, np->n_output);
+  for (size_t i = 0; i < np->n_input; i++) ins[i] = value_or_none(g, np->input[i]);
+  for (size_t i = 0; i < np->n_output; i++) outs[i] = value_or_none(g, np->output[i]);
+  for (size_t i = 0; i < np->n_output; i++)
+    if (outs[i] >= 0 && (g->values[outs[i]].producer >= 0 ||
+                         (g->values[outs[i]].flags & (WT_VALUE_GRAPH_INPUT | WT_VALUE_INITIALIZER))))
+      return wt_errorf(WT_ERR_PARSE, "%s node '%s': output '%s' is already defined elsewhere (ONNX "
+                       "graphs are single-assignment)", np->op_type, name, np->output[i]);
+  int node = wt_graph_add_node(g, np->op_type, np->domain, name, (int)np->n_input, ins,
+                               (int)np->n_output, outs);
+  if (node < 0) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  for (size_t i = 0; i < np->n_attribute; i++) WT_TRY(read_attr(g, node, np->attribute[i]));
+  return WT_OK;
+}
+
+static int read_graph(wt_graph *g, const Onnx__GraphProto *gp, const wt_onnx_read_opts *opts) {
+  free(g->name);
+  g->name = wt_strdup(gp->name);
+  if (gp->n_sparse_initializer)
+    return wt_errorf(WT_ERR_UNSUPPORTED, "graph has %zu sparse initializers (not supported)",
+                     gp->n_sparse_initializer);
+  for (size_t i = 0; i < gp->n_initializer; i++) {
+    const Onnx__TensorProto *tp = gp->initializer[i];
+    if (!tp->name || !tp->name[0])
+      return wt_errorf(WT_ERR_PARSE, "initializer #%zu has no name", i);
+    if (wt_graph_find(g, tp->name) >= 0)
+      return wt_errorf(WT_ERR_PARSE, "initializer '%s' is defined twice", tp->name);
+    wt_const_tensor ct;
+    WT_TRY(wt_tensor_from_proto(tp, opts, "initializer", &ct));
+    int v = wt_graph_value(g, tp->name);
+    if (v < 0) {
+      free(ct.name);
+      free(ct.t.data);
+      return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+    }
+    wt_value *val = &g->values[v];
+    val->flags |= WT_VALUE_INITIALIZER;
+    val->dtype = ct.t.dtype;
+    val->rank = ct.t.rank;
+    memcpy(val->dims, ct.t.dims, sizeof val->dims);
+    val->data = ct.t.data;
+    val->nbytes = wt_nbytes(&ct.t);
+    free(ct.name);
+  }
+  for (size_t i = 0; i < gp->n_input; i++) {
+    const Onnx__ValueInfoProto *vi = gp->input[i];
+    if (!vi->name || !vi->name[0]) return wt_errorf(WT_ERR_PARSE, "graph input #%zu has no name", i);
+    int v = wt_graph_find(g, vi->name);
+    /* Older exporters list initializers among the inputs: those stay initializers. */
+    if (v >= 0 && (g->values[v].flags & WT_VALUE_INITIALIZER)) continue;
+    if (v >= 0) return wt_errorf(WT_ERR_PARSE, "graph input '%s' is listed twice", vi->name);
+    v = wt_graph_value(g, vi->name);
+    if (v < 0) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+    WT_TRY(read_value_type(g, v, vi, "graph input"));
+    WT_TRY(wt_graph_add_input(g, v));
+  }
+  for (size_t i = 0; i < gp->n_node; i++) WT_TRY(read_node(g, gp->node[i], (int)i));
+  for (size_t i = 0; i < gp->n_output; i++) {
+    const Onnx__ValueInfoProto *vi = gp->output[i];
+    if (!vi->name || !vi->name[0]) return wt_errorf(WT_ERR_PARSE, "graph output #%zu has no name", i);
+    int v = wt_graph_find(g, vi->name);
+    if (v < 0)
+      return wt_errorf(WT_ERR_PARSE, "graph output '%s' is not produced by any node, input or "
+                       "initializer", vi->name);
+    int saved_rank = g->values[v].rank;
+    if (!(g->values[v].flags & WT_VALUE_INITIALIZER)) WT_TRY(read_value_type(g, v, vi, "graph output"));
+    else g->values[v].rank = saved_rank;
+    WT_TRY(wt_graph_add_output(g, v));
+  }
+  for (size_t i = 0; i < gp->n_value_info; i++) {
+    const Onnx__ValueInfoProto *vi = gp->value_info[i];
+    if (!vi->name) continue;
+    int v = wt_graph_find(g, vi->name);
+    if (v < 0 || (g->values[v].flags & (WT_VALUE_INITIALIZER | WT_VALUE_GRAPH_INPUT |
+                                        WT_VALUE_GRAPH_OUTPUT)))
+      continue;
+    /* Intermediate annotations are hints only; unsupported ones are ignored here and the
+     * planner reports the real problem at the node that produces such a value. */
+    if (read_value_type(g, v, vi, "value") != WT_OK) wt_error_clear();
+  }
+  return wt_graph_toposort(g);
+}
+
+int wt_onnx_read(const uint8_t *bytes, size_t len, const wt_onnx_read_opts *opts,
+                 wt_graph **out) {
+  *out = NULL;
+  Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, bytes);
+  if (!mp) return wt_errorf(WT_ERR_PARSE, "not a valid ONNX model: the %zu bytes do not parse as "
+                            "a ModelProto", len);
+  int rc = WT_OK;
+  wt_graph *g = wt_graph_new();
+  if (!g) {
+    rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+    goto done;
+  }
+  if (!mp->graph) {
+    rc = wt_errorf(WT_ERR_PARSE, "ONNX model has no graph");
+    goto done;
+  }
+  if (mp->n_functions) {
+    rc = wt_errorf(WT_ERR_UNSUPPORTED, "ONNX model defines %zu local functions (not supported)",
+                   mp->n_functions);
+    goto done;
+  }
+  g->ir_version = mp->has_ir_version ? mp->ir_version : 0;
+  free(g->producer_name);
+  free(g->producer_version);
+  g->producer_name = wt_strdup(mp->producer_name);
+  g->producer_version = wt_strdup(mp->producer_version);
+  for (size_t i = 0; i < mp->n_opset_import && rc == WT_OK; i++)
+    rc = wt_graph_set_opset(g, mp->opset_import[i]->domain,
+                            mp->opset_import[i]->has_version ? mp->opset_import[i]->version : 1);
+  if (rc == WT_OK && mp->n_opset_import == 0)
+    rc = wt_graph_set_opset(g, "", 1); /* IR < 3 models: the default domain at version 1 */
+  if (rc == WT_OK) rc = read_graph(g, mp->graph, opts);
+done:
+  onnx__model_proto__free_unpacked(mp, NULL);
+  if (rc) {
+    wt_graph_free(g);
+    return rc;
+  }
+  *out = g;
+  return WT_OK;
+}

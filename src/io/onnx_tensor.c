@@ -1,0 +1,185 @@
+/* TensorProto <-> tensors with owned data: every storage field ONNX allows (raw_data, typed
+ * fields, external data), checked against dims and dtype before any byte is trusted. */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/onnx_io.h"
+#include "io/onnx_tensor.h"
+#include "onnx.pb-c.h"
+
+/* Upper bound on one tensor's elements: products that overflow or exceed what a 32-bit wasm
+ * heap could hold are rejected before any allocation. */
+#define WT_MAX_TENSOR_ELEMS ((int64_t)1 << 32)
+
+int wt_check_dims(const char *what, const char *name, int rank, const int64_t *dims,
+                  int64_t *numel) {
+  if (rank > WT_MAX_RANK)
+    return wt_errorf(WT_ERR_UNSUPPORTED, "%s '%s' has rank %d; webtrain supports rank <= %d",
+                     what, name, rank, WT_MAX_RANK);
+  int64_t n = 1;
+  for (int i = 0; i < rank; i++) {
+    if (dims[i] < 0)
+      return wt_errorf(WT_ERR_PARSE, "%s '%s' has negative dimension %lld at axis %d", what,
+                       name, (long long)dims[i], i);
+    if (dims[i] != 0 && n > WT_MAX_TENSOR_ELEMS / dims[i])
+      return wt_errorf(WT_ERR_PARSE, "%s '%s' is too large (more than 2^32 elements)", what,
+                       name);
+    n *= dims[i];
+  }
+  *numel = n;
+  return WT_OK;
+}
+
+static int copy_typed(const Onnx__TensorProto *tp, int dtype, int64_t n, void *dst,
+                      const char *name) {
+  size_t have;
+  switch (dtype) {
+    case WT_FLOAT:
+      have = tp->n_float_data;
+      if ((int64_t)have != n) break;
+      memcpy(dst, tp->float_data, (size_t)n * 4);
+      return WT_OK;
+    case WT_INT32:
+      have = tp->n_int32_data;
+      if ((int64_t)have != n) break;
+      memcpy(dst, tp->int32_data, (size_t)n * 4);
+      return WT_OK;
+    case WT_BOOL:
+      have = tp->n_int32_data;
+      if ((int64_t)have != n) break;
+      for (int64_t i = 0; i < n; i++) ((uint8_t *)dst)[i] = tp->int32_data[i] != 0;
+      return WT_OK;
+    case WT_INT64:
+      have = tp->n_int64_data;
+      if ((int64_t)have != n) break;
+      memcpy(dst, tp->int64_data, (size_t)n * 8);
+      return WT_OK;
+    default:
+      return wt_errorf(WT_ERR_INTERNAL, "bad dtype");
+  }
+  return wt_errorf(WT_ERR_PARSE, "tensor '%s' has %zu values in its %s field; its dims say %lld",
+                   name, have, dtype == WT_INT64 ? "int64_data" :
+                   dtype == WT_FLOAT ? "float_data" : "int32_data", (long long)n);
+}
+
+static int read_external(const Onnx__TensorProto *tp, const wt_onnx_read_opts *opts, void *dst,
+                         size_t nbytes, const char *name) {
+  const char *location = NULL;
+  uint64_t offset = 0, length = nbytes;
+  int has_length = 0;
+  for (size_t i = 0; i < tp->n_external_data; i++) {
+    const Onnx__StringStringEntryProto *e = tp->external_data[i];
+    if (!e->key || !e->value) continue;
+    if (strcmp(e->key, "location") == 0) location = e->value;
+    else if (strcmp(e->key, "offset") == 0) offset = strtoull(e->value, NULL, 10);
+    else if (strcmp(e->key, "length") == 0) {
+      length = strtoull(e->value, NULL, 10);
+      has_length = 1;
+    }
+  }
+  if (!location || !location[0])
+    return wt_errorf(WT_ERR_PARSE, "tensor '%s' has external data without a location", name);
+  if (location[0] == '/' || strstr(location, "..") || strchr(location, '\\'))
+    return wt_errorf(WT_ERR_PARSE,
+                     "tensor '%s': external data location '%s' must be a relative path inside "
+                     "the model's directory", name, location);
+  if (has_length && length != nbytes)
+    return wt_errorf(WT_ERR_PARSE, "tensor '%s': external data length %llu; its dims and dtype "
+                     "need %zu bytes", name, (unsigned long long)length, nbytes);
+  if (!opts || !opts->read_external)
+    return wt_errorf(WT_ERR_IO, "tensor '%s' is stored in external file '%s', but no way to "
+                     "read external data was given", name, location);
+  return opts->read_external(opts->user, location, offset, nbytes, dst);
+}
+
+int wt_tensor_from_proto(const Onnx__TensorProto *tp, const wt_onnx_read_opts *opts,
+                         const char *what, wt_const_tensor *out) {
+  const char *name = tp->name ? tp->name : "";
+  memset(out, 0, sizeof *out);
+  int dtype = tp->has_data_type ? tp->data_type : 0;
+  if (!wt_dtype_supported(dtype))
+    return wt_errorf(WT_ERR_UNSUPPORTED,
+                     "%s '%s' has dtype %s; webtrain supports float, int32, int64 and bool", what,
+                     name, wt_dtype_name(dtype));
+  if (tp->segment)
+    return wt_errorf(WT_ERR_UNSUPPORTED, "%s '%s' is segmented; segments are not supported", what,
+                     name);
+  int64_t n;
+  WT_TRY(wt_check_dims(what, name, (int)tp->n_dims, tp->dims, &n));
+  size_t nbytes = (size_t)n * wt_dtype_size(dtype);
+  out->name = wt_strdup(name);
+  out->t.dtype = dtype;
+  out->t.rank = (int)tp->n_dims;
+  for (size_t i = 0; i < tp->n_dims; i++) out->t.dims[i] = tp->dims[i];
+  out->t.data = nbytes ? malloc(nbytes) : NULL;
+  if (!out->name || (nbytes && !out->t.data)) {
+    free(out->name);
+    free(out->t.data);
+    memset(out, 0, sizeof *out);
+    return wt_errorf(WT_ERR_NO_MEMORY, "out of memory reading %s '%s' (%zu bytes)", what, name,
+                     nbytes);
+  }
+  int rc;
+  if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+    rc = read_external(tp, opts, out->t.data, nbytes, name);
+  } else if (tp->has_raw_data) {
+    if (tp->raw_data.len != nbytes) {
+      char shape[160];
+      wt_shape_str(out->t.rank, out->t.dims, shape, sizeof shape);
+      rc = wt_errorf(WT_ERR_PARSE, "%s '%s' has %zu bytes of raw_data; %s %s needs %zu", what,
+                     name, tp->raw_data.len, wt_dtype_name(dtype), shape, nbytes);
+    } else {
+      if (nbytes) memcpy(out->t.data, tp->raw_data.data, nbytes);
+      rc = WT_OK;
+    }
+  } else {
+    rc = copy_typed(tp, dtype, n, out->t.data, name);
+  }
+  if (rc) {
+    free(out->name);
+    free(out->t.data);
+    memset(out, 0, sizeof *out);
+  }
+  return rc;
+}
+
+void wt_tensor_to_proto(const wt_const_tensor *t, Onnx__TensorProto *tp, int64_t *dims_buf) {
+  onnx__tensor_proto__init(tp);
+  tp->name = t->name;
+  tp->has_data_type = 1;
+  tp->data_type = t->t.dtype;
+  tp->n_dims = (size_t)t->t.rank;
+  for (int i = 0; i < t->t.rank; i++) dims_buf[i] = t->t.dims[i];
+  tp->dims = dims_buf;
+  tp->has_raw_data = 1;
+  tp->raw_data.len = wt_nbytes(&t->t);
+  tp->raw_data.data = t->t.data;
+}
+
+int wt_tensor_pb_read(const uint8_t *bytes, size_t len, wt_const_tensor **out) {
+  *out = NULL;
+  Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, len, bytes);
+  if (!tp) return wt_errorf(WT_ERR_PARSE, "not a valid serialized TensorProto (%zu bytes)", len);
+  wt_const_tensor *t = calloc(1, sizeof *t);
+  int rc = t ? wt_tensor_from_proto(tp, NULL, "tensor", t)
+             : wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  onnx__tensor_proto__free_unpacked(tp, NULL);
+  if (rc) {
+    free(t);
+    return rc;
+  }
+  *out = t;
+  return WT_OK;
+}
+
+int wt_tensor_pb_write(const wt_const_tensor *t, uint8_t **out, size_t *len) {
+  Onnx__TensorProto tp;
+  int64_t dims[WT_MAX_RANK];
+  wt_tensor_to_proto(t, &tp, dims);
+  size_t n = onnx__tensor_proto__get_packed_size(&tp);
+  *out = malloc(n ? n : 1);
+  if (!*out) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  *len = onnx__tensor_proto__pack(&tp, *out);
+  return WT_OK;
+}

@@ -1,0 +1,16 @@
+/* Internal to src/io: TensorProto conversion shared by the model reader and writer. */
+#ifndef WT_IO_ONNX_TENSOR_H
+#define WT_IO_ONNX_TENSOR_H
+
+#include "io/onnx_io.h"
+#include "onnx.pb-c.h"
+
+/* Checks dims (non-negative, product bounded) and returns the element count. */
+int wt_check_dims(const char *what, const char *name, int rank, const int64_t *dims,
+                  int64_t *numel);
+int wt_tensor_from_proto(const Onnx__TensorProto *tp, const wt_onnx_read_opts *opts,
+                         const char *what, wt_const_tensor *out);
+/* Fills tp pointing into t (no copies); dims_buf holds WT_MAX_RANK int64. */
+void wt_tensor_to_proto(const wt_const_tensor *t, Onnx__TensorProto *tp, int64_t *dims_buf);
+
+#endif
