@@ -1,0 +1,27 @@
+# WebAssembly tree: an ES module (dist/webtrain-core.mjs) with the .wasm beside it, loadable
+# in Node 20 (ESM; js/core.js hands it the .wasm bytes) and in browsers (fetched next to the
+# module via import.meta.url). Built for web/worker only: 3.1.6's Node branch breaks under
+# Node 20 ESM (TOOLCHAIN.md), and Node never needs it since js/ passes wasmBinary.
+target_compile_options(webtrain_core PRIVATE -O3 -msimd128)
+target_compile_options(wt_protobuf_c PRIVATE -O3 -msimd128)
+
+file(STRINGS "${CMAKE_SOURCE_DIR}/src/wasm/exports.txt" WT_EXPORTS)
+list(APPEND WT_EXPORTS _malloc _free)
+list(JOIN WT_EXPORTS "," WT_EXPORTS_CSV)
+
+add_executable(webtrain-core src/wasm/api.c)
+target_compile_options(webtrain-core PRIVATE -O3 -msimd128 ${WT_WARNINGS})
+target_link_libraries(webtrain-core PRIVATE webtrain_core)
+set_target_properties(webtrain-core PROPERTIES
+  SUFFIX ".mjs"
+  RUNTIME_OUTPUT_DIRECTORY "${CMAKE_SOURCE_DIR}/dist"
+  LINK_DEPENDS "${CMAKE_SOURCE_DIR}/src/wasm/exports.txt")
+target_link_options(webtrain-core PRIVATE
+  -O3 -msimd128
+  -sMODULARIZE=1 -sEXPORT_ES6=1 -sEXPORT_NAME=createWebtrainCore
+  -sENVIRONMENT=web,worker
+  -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=33554432 -sMAXIMUM_MEMORY=4294967296
+  -sTOTAL_STACK=1048576
+  -sEXPORTED_FUNCTIONS=${WT_EXPORTS_CSV}
+  "-sEXPORTED_RUNTIME_METHODS=[UTF8ToString,HEAPU8]"
+  -sFILESYSTEM=0 -sASSERTIONS=0 -sDYNAMIC_EXECUTION=0)

@@ -1,0 +1,107 @@
+// Loads the WebAssembly core once per process (or page/worker) and wraps its flat C ABI
+// (src/wasm/api.c). Node: the .wasm bytes are read from disk and handed over, so the
+// generated loader never touches Node-specific paths (which break under Node 20 ESM).
+// Browsers: the .wasm is fetched next to the module (import.meta.url) unless
+// `wasmUrl`/`wasmBinary` is given.
+
+const isNode = typeof process !== 'undefined' && process.versions != null && process.versions.node != null;
+
+let corePromise = null;
+
+/**
+ * Initializes the core. Optional: every API entry point calls it. Options apply to the first
+ * call only: { wasmBinary?: Uint8Array|ArrayBuffer, wasmUrl?: string|URL }.
+ */
+export function init(options = {}) {
+  if (!corePromise) corePromise = load(options).catch((err) => {
+    corePromise = null;
+    throw err;
+  });
+  return corePromise;
+}
+
+async function load(options) {
+  const { default: createWebtrainCore } = await import('../dist/webtrain-core.mjs');
+  const moduleArg = {};
+  if (options.wasmBinary) {
+    moduleArg.wasmBinary = options.wasmBinary;
+  } else if (isNode && !options.wasmUrl) {
+    const { readFile } = await import('node:fs/promises');
+    moduleArg.wasmBinary = await readFile(new URL('../dist/webtrain-core.wasm', import.meta.url));
+  } else {
+    const url = options.wasmUrl ? String(options.wasmUrl) : new URL('../dist/webtrain-core.wasm', import.meta.url).href;
+    moduleArg.locateFile = () => url;
+  }
+  const m = await createWebtrainCore(moduleArg);
+  return new Core(m);
+}
+
+export class WebtrainError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'WebtrainError';
+  }
+}
+
+/** Thin typed access to the exported functions and the heap. */
+export class Core {
+  constructor(m) {
+    this.m = m;
+  }
+
+  /** Current heap bytes (re-read after every call that can allocate: memory may grow). */
+  get heap() {
+    return this.m.HEAPU8;
+  }
+
+  string(ptr) {
+    return ptr ? this.m.UTF8ToString(ptr) : '';
+  }
+
+  lastError() {
+    return this.string(this.m._wtw_last_error());
+  }
+
+  /** Throws the last error if status is non-zero. */
+  check(status, context) {
+    if (status !== 0) throw new WebtrainError(context ? `${context}: ${this.lastError()}` : this.lastError());
+  }
+
+  /** Throws the last error if handle is 0. */
+  handle(h, context) {
+    if (!h) throw new WebtrainError(context ? `${context}: ${this.lastError()}` : this.lastError());
+    return h;
+  }
+
+  malloc(n) {
+    const p = this.m._wtw_malloc(n);
+    if (!p) throw new WebtrainError(`out of WebAssembly memory allocating ${n} bytes`);
+    return p;
+  }
+
+  free(p) {
+    if (p) this.m._wtw_free(p);
+  }
+
+  /** Copies bytes into a fresh heap buffer; returns its pointer (caller frees). */
+  copyIn(bytes) {
+    const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const p = this.malloc(u8.byteLength);
+    this.heap.set(u8, p);
+    return p;
+  }
+
+  /** Writes numbers as float64 into a fresh heap buffer (dims cross the ABI as doubles). */
+  copyInF64(values) {
+    const p = this.malloc(Math.max(8, values.length * 8));
+    const f64 = new Float64Array(this.heap.buffer, p, values.length);
+    for (let i = 0; i < values.length; i++) f64[i] = Number(values[i]);
+    return p;
+  }
+
+  simdName() {
+    return this.string(this.m._wtw_simd_name());
+  }
+}
+
+export const fns = (core) => core.m;

@@ -1,0 +1,4 @@
+// webtrain: train ONNX models in WebAssembly, in the browser or in Node.js.
+export { init, WebtrainError } from './core.js';
+export { Tensor } from './tensor.js';
+export { InferenceSession } from './session.js';

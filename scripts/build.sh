@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Builds both trees: native (build/native: tests, CLI) and WebAssembly (build/wasm -> dist/).
+# Installs what is missing first (scripts/setup.sh). Incremental: a second run is quick.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+export NODE_PATH=/usr/share/nodejs   # emcc needs Debian's acorn at -O2/-O3 (TOOLCHAIN.md)
+jobs=$(nproc 2>/dev/null || echo 2)
+
+echo "build: native tree (build/native)"
+cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build/native -j"$jobs"
+
+echo "build: WebAssembly tree (build/wasm -> dist/)"
+if [ ! -f build/wasm/CMakeCache.txt ]; then
+  emcmake cmake -S . -B build/wasm -DCMAKE_BUILD_TYPE=Release \
+    "-DCMAKE_CROSSCOMPILING_EMULATOR=/usr/bin/node;--no-experimental-fetch" >/dev/null
+fi
+cmake --build build/wasm -j"$jobs"
+echo "build: ok ($(du -h dist/webtrain-core.wasm | cut -f1) dist/webtrain-core.wasm)"

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Every test, bottom up (DESIGN.md "Tests"): native unit + ONNX node tests, the same under
+# AddressSanitizer + UndefinedBehaviorSanitizer with warnings as errors, the ONNX node tests
+# and PyTorch forward vectors in WebAssembly under Node, then the JavaScript tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/build.sh
+jobs=$(nproc 2>/dev/null || echo 2)
+
+echo "== native: unit tests and ONNX node tests (ctest)"
+(cd build/native && ctest -j"$jobs" --output-on-failure | grep -Ev '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed')
+
+echo "== native under ASan + UBSan, -Werror (build/sanitize)"
+cmake -S . -B build/sanitize -DCMAKE_BUILD_TYPE=Debug -DWT_SANITIZE=ON -DWT_WERROR=ON >/dev/null
+cmake --build build/sanitize -j"$jobs"
+(cd build/sanitize && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+   ctest -j"$jobs" --output-on-failure | grep -Ev '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed')
+
+echo "== wasm: ONNX node tests (allowlist)"
+node tests/onnx/run.mjs --allowlist tests/onnx/allowlist.txt | grep -v '^ok '
+
+echo "== wasm: PyTorch forward vectors (tests/golden/cases/*/forward)"
+node tests/onnx/run.mjs tests/golden/cases/*/forward
+
+echo "== JavaScript tests (node --test)"
+node --test tests/js/
