@@ -14,6 +14,7 @@ foreach(src ${WT_UNIT_TESTS})
   add_executable(${name} ${src})
   target_compile_options(${name} PRIVATE ${WT_WARNINGS})
   target_link_libraries(${name} PRIVATE wt_test_support)
+  target_compile_definitions(${name} PRIVATE WT_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
   add_test(NAME unit/${name} COMMAND ${name})
 endforeach()
 

@@ -17,7 +17,7 @@ static int read_value_type(wt_graph *g, int v, const Onnx__ValueInfoProto *vi, c
                      "%s '%s' is not a tensor (sequence/map/optional/sparse types are not "
                      "supported here)", what, val->name);
   const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
-  if (tt->has_elem_type && !wt_dtype_supported(tt->elem_type))
+  if (tt->has_elem_type && tt->elem_type != 0 && !wt_dtype_supported(tt->elem_type))
     return wt_errorf(WT_ERR_UNSUPPORTED,
                      "%s '%s' has dtype %s; webtrain supports float, int32, int64 and bool", what,
                      val->name, wt_dtype_name(tt->elem_type));

@@ -44,6 +44,7 @@ static Onnx__ValueInfoProto *value_info(writer *w, const wt_value *v) {
   onnx__type_proto__init(tp);
   onnx__type_proto__tensor__init(tt);
   vi->name = v->name;
+  if (v->dtype == WT_UNDEFINED) return vi; /* type not known: leave it out */
   vi->type = tp;
   tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
   tp->tensor_type = tt;

@@ -1,0 +1,170 @@
+/* Planner and session: buffer reuse in the arena, constant folding of shape computations,
+ * plans keyed by input shapes and by the values of shape-determining integer inputs. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "io/onnx_io.h"
+#include "runtime/planner.h"
+#include "webtrain.h"
+
+static wt_session *session_of(wt_graph *g) {
+  uint8_t *bytes;
+  size_t len;
+  wt_session *s = NULL;
+  CHECK_OK(wt_onnx_write(g, &bytes, &len));
+  CHECK_OK(wt_session_create(bytes, len, &s));
+  free(bytes);
+  wt_graph_free(g);
+  return s;
+}
+
+static int input(wt_graph *g, const char *name, int dtype, int rank, int64_t d0) {
+  int v = wt_graph_value(g, name);
+  g->values[v].dtype = dtype;
+  g->values[v].rank = rank;
+  if (rank > 0) {
+    g->values[v].dims[0] = d0;
+    if (d0 < 0) g->values[v].dim_param[0] = wt_strdup("n");
+  }
+  wt_graph_add_input(g, v);
+  return v;
+}
+
+/* A chain of 12 elementwise ops over [n] floats needs two live buffers at a time, not 12. */
+static void test_arena_reuse(void) {
+  wt_graph *g = wt_graph_new();
+  wt_graph_set_opset(g, "", 17);
+  int x = input(g, "x", WT_FLOAT, 1, -1);
+  int prev = x;
+  for (int i = 0; i < 12; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "t%d", i);
+    int y = wt_graph_value(g, name);
+    wt_graph_add_node(g, i % 2 ? "Neg" : "Relu", "", name, 1, &prev, 1, &y);
+    prev = y;
+  }
+  wt_graph_add_output(g, prev);
+  wt_session *s = session_of(g);
+  if (!s) return;
+  enum { N = 1000 };
+  float *in = malloc(sizeof(float) * N);
+  for (int i = 0; i < N; i++) in[i] = (float)(i - 500);
+  int64_t dims[1] = {N};
+  CHECK_OK(wt_session_set_input(s, 0, WT_FLOAT, 1, dims, in));
+  CHECK_OK(wt_session_run(s));
+  int32_t dt, rank;
+  const int64_t *od;
+  const void *data;
+  CHECK_OK(wt_session_output(s, 0, &dt, &rank, &od, &data));
+  const float *y = data;
+  /* Relu then Neg six times: -relu(x) after the first pair, then relu(-relu) = 0 ... */
+  CHECK(y[0] == 0.0f && y[N - 1] == 0.0f);
+  size_t arena = wt_session_arena_bytes(s);
+  CHECK(arena > 0 && arena <= 2 * N * sizeof(float) + 256);
+  /* A second batch size gets its own plan; the first stays cached. */
+  dims[0] = 10;
+  CHECK_OK(wt_session_set_input(s, 0, WT_FLOAT, 1, dims, in));
+  CHECK_OK(wt_session_run(s));
+  CHECK_OK(wt_session_output(s, 0, &dt, &rank, &od, &data));
+  CHECK(od[0] == 10);
+  CHECK(wt_session_arena_bytes(s) > arena);
+  free(in);
+  wt_session_free(s);
+}
+
+/* Reshape whose target shape is a graph input: the plan depends on that input's values. */
+static void test_keyed_shape_input(void) {
+  wt_graph *g = wt_graph_new();
+  wt_graph_set_opset(g, "", 17);
+  int x = input(g, "x", WT_FLOAT, 1, 6);
+  int shape = input(g, "shape", WT_INT64, 1, 2);
+  int y = wt_graph_value(g, "y");
+  int ins[2] = {x, shape};
+  wt_graph_add_node(g, "Reshape", "", "r", 2, ins, 1, &y);
+  wt_graph_add_output(g, y);
+  wt_session *s = session_of(g);
+  if (!s) return;
+  float data[6] = {1, 2, 3, 4, 5, 6};
+  int64_t xd[1] = {6}, sd[1] = {2};
+  int64_t s23[2] = {2, 3}, s32[2] = {3, -1};
+  int32_t dt, rank;
+  const int64_t *od;
+  const void *out;
+  CHECK_OK(wt_session_set_input(s, 0, WT_FLOAT, 1, xd, data));
+  CHECK_OK(wt_session_set_input(s, 1, WT_INT64, 1, sd, s23));
+  CHECK_OK(wt_session_run(s));
+  CHECK_OK(wt_session_output(s, 0, &dt, &rank, &od, &out));
+  CHECK(rank == 2 && od[0] == 2 && od[1] == 3);
+  CHECK_OK(wt_session_set_input(s, 1, WT_INT64, 1, sd, s32));
+  CHECK_OK(wt_session_run(s));
+  CHECK_OK(wt_session_output(s, 0, &dt, &rank, &od, &out));
+  CHECK(rank == 2 && od[0] == 3 && od[1] == 2);
+  CHECK(((const float *)out)[5] == 6.0f);
+  wt_session_free(s);
+}
+
+/* Shape -> Reshape chains are folded at plan time, for any batch size. */
+static void test_shape_folding(void) {
+  wt_graph *g = wt_graph_new();
+  wt_graph_set_opset(g, "", 17);
+  int x = input(g, "x", WT_FLOAT, 1, -1);
+  int shp = wt_graph_value(g, "shp"), y = wt_graph_value(g, "y"), z = wt_graph_value(g, "z");
+  wt_graph_add_node(g, "Shape", "", "shape", 1, &x, 1, &shp);
+  wt_graph_add_node(g, "Relu", "", "relu", 1, &x, 1, &y);
+  int ins[2] = {y, shp};
+  wt_graph_add_node(g, "Reshape", "", "reshape", 2, ins, 1, &z);
+  wt_graph_add_output(g, z);
+  wt_session *s = session_of(g);
+  if (!s) return;
+  float data[5] = {-1, 2, -3, 4, -5};
+  for (int64_t n = 1; n <= 5; n++) {
+    int64_t d[1] = {n};
+    CHECK_OK(wt_session_set_input(s, 0, WT_FLOAT, 1, d, data));
+    CHECK_OK(wt_session_run(s));
+    int32_t dt, rank;
+    const int64_t *od;
+    const void *out;
+    int rc = wt_session_output(s, 0, &dt, &rank, &od, &out);
+    CHECK_OK(rc);
+    if (rc) break;
+    CHECK(rank == 1 && od[0] == n);
+    CHECK(((const float *)out)[0] == 0.0f);
+  }
+  wt_session_free(s);
+}
+
+/* Input checks: count, dtype, shape (fixed and symbolic) with names in the message. */
+static void test_input_errors(void) {
+  wt_graph *g = wt_graph_new();
+  wt_graph_set_opset(g, "", 17);
+  int a = input(g, "a", WT_FLOAT, 1, -1);
+  int b = input(g, "b", WT_FLOAT, 1, -1);
+  int y = wt_graph_value(g, "y");
+  int ins[2] = {a, b};
+  wt_graph_add_node(g, "Add", "", "add", 2, ins, 1, &y);
+  wt_graph_add_output(g, y);
+  wt_session *s = session_of(g);
+  if (!s) return;
+  float data[4] = {0};
+  int64_t d3[1] = {3}, d4[1] = {4};
+  CHECK(wt_session_run(s) == WT_ERR_INVALID_ARG);
+  CHECK(strstr(wt_last_error(), "input 'a' was not set") != NULL);
+  CHECK_OK(wt_session_set_input(s, 0, WT_FLOAT, 1, d3, data));
+  CHECK_OK(wt_session_set_input(s, 1, WT_FLOAT, 1, d4, data));
+  CHECK(wt_session_run(s) == WT_ERR_SHAPE);
+  CHECK(strstr(wt_last_error(), "input 'b' has shape [4]; expected [n]") != NULL);
+  CHECK_OK(wt_session_set_input(s, 1, WT_INT64, 1, d3, data));
+  CHECK(wt_session_run(s) == WT_ERR_INVALID_ARG);
+  CHECK(strstr(wt_last_error(), "input 'b' has dtype int64; expected float") != NULL);
+  CHECK(wt_session_set_input(s, 5, WT_FLOAT, 1, d3, data) == WT_ERR_INVALID_ARG);
+  wt_session_free(s);
+}
+
+int main(void) {
+  test_arena_reuse();
+  test_keyed_shape_input();
+  test_shape_folding();
+  test_input_errors();
+  CHECK_DONE();
+}
