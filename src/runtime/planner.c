@@ -44,7 +44,7 @@ struct wt_plan {
 
 typedef struct builder {
   wt_plan *p;
-  const wt_tensor *inputs;
+  const wt_tensor *inputs;       /* data NULL when only shapes are being inferred */
   const wt_node *node;           /* node being inferred */
 } builder;
 
@@ -64,7 +64,7 @@ const wt_tensor *wt_planner_value(void *planner, wt_infer_ctx *ctx, int i) {
       return &b->p->vals[v];
     case ST_INPUT: {
       int k = value_input_index(b->p->g, v);
-      if (k < 0 || b->p->vals[v].dtype == WT_FLOAT) return NULL;
+      if (k < 0 || b->p->vals[v].dtype == WT_FLOAT || !b->inputs[k].data) return NULL;
       b->p->keyed[k] = 1;
       b->p->vals[v].data = b->inputs[k].data;
       return &b->p->vals[v];
@@ -340,7 +340,7 @@ out:
   return rc;
 }
 
-int wt_plan_build(const wt_graph *g, const wt_tensor *inputs, wt_plan **out) {
+static int plan_build(const wt_graph *g, const wt_tensor *inputs, int shapes_only, wt_plan **out) {
   *out = NULL;
   WT_TRY(wt_check_inputs(g, g->n_inputs, inputs));
   wt_plan *p = calloc(1, sizeof *p);
@@ -415,6 +415,10 @@ int wt_plan_build(const wt_graph *g, const wt_tensor *inputs, wt_plan **out) {
     if (nb) memcpy(p->keyed_data[k], inputs[k].data, nb);
     p->vals[g->inputs[k]].data = NULL;
   }
+  if (shapes_only) {
+    *out = p;
+    return WT_OK;
+  }
   rc = assign_arena(p);
   if (rc) goto fail;
   for (int s = 0; s < p->n_steps; s++) {
@@ -435,6 +439,18 @@ int wt_plan_build(const wt_graph *g, const wt_tensor *inputs, wt_plan **out) {
 fail:
   wt_plan_free(p);
   return rc;
+}
+
+int wt_plan_build(const wt_graph *g, const wt_tensor *inputs, wt_plan **out) {
+  return plan_build(g, inputs, 0, out);
+}
+
+int wt_plan_build_shapes(const wt_graph *g, const wt_tensor *inputs, wt_plan **out) {
+  return plan_build(g, inputs, 1, out);
+}
+
+const wt_tensor *wt_plan_value(const wt_plan *p, int v) {
+  return v >= 0 && v < p->n_values && p->storage[v] != ST_NONE ? &p->vals[v] : NULL;
 }
 
 int wt_plan_matches(const wt_plan *p, const wt_tensor *inputs) {

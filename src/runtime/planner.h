@@ -12,7 +12,12 @@ typedef struct wt_plan wt_plan;
 
 /* inputs[k] describes graph input k (dtype, shape, data). */
 int wt_plan_build(const wt_graph *g, const wt_tensor *inputs, wt_plan **out);
+/* The same without memory layout or data: only dtypes and shapes of every value (inputs carry
+ * no data; constants are still folded). For wt_graph_infer_shapes. */
+int wt_plan_build_shapes(const wt_graph *g, const wt_tensor *inputs, wt_plan **out);
 void wt_plan_free(wt_plan *p);
+/* dtype/shape of value v as planned; NULL when the plan has none for it. */
+const wt_tensor *wt_plan_value(const wt_plan *p, int v);
 /* True when the plan was built for inputs of these dtypes/shapes (and shape-determining values). */
 int wt_plan_matches(const wt_plan *p, const wt_tensor *inputs);
 /* Runs the plan on inputs; graph outputs are then readable with wt_plan_output until the next run. */
@@ -24,6 +29,12 @@ size_t wt_plan_arena_bytes(const wt_plan *p);
 /* Checks the caller's inputs against the graph's declared inputs (count, dtype, rank, fixed and
  * symbolic dims); the message names the input and shows expected vs actual shapes. */
 int wt_check_inputs(const wt_graph *g, int n_inputs, const wt_tensor *inputs);
+
+/* Fills dtype/rank/dims of every value of g from its graph inputs' declared types, keeping
+ * symbolic dims symbolic (a dim that follows "batch" is written as "batch"; one derived from
+ * it, like 4*batch, as unknown). Works by planning twice with two different stand-in values
+ * for each symbolic dim and comparing. Inputs must have a declared dtype and rank. */
+int wt_graph_infer_shapes(wt_graph *g);
 
 /* Used by wt_infer_value. */
 const wt_tensor *wt_planner_value(void *planner, wt_infer_ctx *ctx, int i);

@@ -161,7 +161,26 @@ static void test_input_errors(void) {
   wt_session_free(s);
 }
 
+/* Symbolic inference on the tiny transformer: the logits are [batch,4]; intermediate
+ * activations keep "batch" where they follow it. */
+static void test_symbolic_inference(void) {
+  wt_graph *g = NULL;
+  CHECK_OK(wt_onnx_read_file(WT_SOURCE_DIR "/tests/golden/cases/tiny_transformer_frozen_adamw/model.onnx", &g));
+  if (!g) return;
+  CHECK_OK(wt_graph_infer_shapes(g));
+  const wt_value *out = &g->values[g->outputs[0]];
+  CHECK(out->dtype == WT_FLOAT && out->rank == 2 && out->dims[0] == -1 && out->dims[1] == 4);
+  CHECK(out->dim_param[0] && strcmp(out->dim_param[0], "batch") == 0);
+  int with_batch = 0;
+  for (int v = 0; v < g->n_values; v++)
+    if (g->values[v].rank >= 2 && g->values[v].dim_param[0] && strcmp(g->values[v].dim_param[0], "batch") == 0)
+      with_batch++;
+  CHECK(with_batch > 10);
+  wt_graph_free(g);
+}
+
 int main(void) {
+  test_symbolic_inference();
   test_arena_reuse();
   test_keyed_shape_input();
   test_shape_folding();
