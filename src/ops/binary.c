@@ -1,6 +1,311 @@
-/* Op family: binary. */
+/* Op family: binary elementwise ops with numpy broadcasting — arithmetic (Add Sub Mul Div Pow
+ * Mod PRelu), variadic Min/Max/Sum/Mean, comparisons (Equal Less Greater LessOrEqual GreaterOrEqual), logic
+ * (And Or Xor) and Where. The broadcast walk and row kernels live in kernels/elementwise.c. */
+#include <assert.h>
+#include <math.h>
+#include <string.h>
+
+#include "kernels/elementwise.h"
 #include "ops/op.h"
 
+enum { DT_F = 1, DT_I32 = 2, DT_I64 = 4, DT_B = 8, DT_NUM = DT_F | DT_I32 | DT_I64 };
+enum { K_ARITH, K_CMP, K_LOGIC, K_WHERE };
+
+typedef struct bin_spec {
+  const char *op_type;
+  int kind;
+  int op;            /* wt_ew_binop / wt_ew_cmpop / wt_ew_logicop */
+  unsigned dtypes;   /* allowed dtypes of the (first) data input */
+  int variadic;
+} bin_spec;
+
+static const bin_spec g_specs[] = {
+    {"Add", K_ARITH, WT_EW_ADD, DT_NUM, 0},
+    {"Sub", K_ARITH, WT_EW_SUB, DT_NUM, 0},
+    {"Mul", K_ARITH, WT_EW_MUL, DT_NUM, 0},
+    {"Div", K_ARITH, WT_EW_DIV, DT_NUM, 0},
+    {"Pow", K_ARITH, WT_EW_POW, DT_NUM, 0},
+    {"Mod", K_ARITH, WT_EW_MOD, DT_NUM, 0},
+    {"Min", K_ARITH, WT_EW_MIN, DT_NUM, 1},
+    {"Max", K_ARITH, WT_EW_MAX, DT_NUM, 1},
+    {"Sum", K_ARITH, WT_EW_ADD, DT_F, 1},
+    {"Mean", K_ARITH, WT_EW_ADD, DT_F, 1},
+    {"PRelu", K_ARITH, WT_EW_PRELU, DT_NUM, 0},
+    {"Equal", K_CMP, WT_EW_EQ, DT_NUM | DT_B, 0},
+    {"Less", K_CMP, WT_EW_LT, DT_NUM, 0},
+    {"Greater", K_CMP, WT_EW_GT, DT_NUM, 0},
+    {"LessOrEqual", K_CMP, WT_EW_LE, DT_NUM, 0},
+    {"GreaterOrEqual", K_CMP, WT_EW_GE, DT_NUM, 0},
+    {"And", K_LOGIC, WT_EW_AND, DT_B, 0},
+    {"Or", K_LOGIC, WT_EW_OR, DT_B, 0},
+    {"Xor", K_LOGIC, WT_EW_XOR, DT_B, 0},
+    {"Where", K_WHERE, 0, DT_NUM | DT_B, 0},
+};
+
+typedef struct bin_params {
+  int kind;
+  int op;
+  int mean;  /* Mean: Sum, then divide by the input count */
+} bin_params;
+static_assert(sizeof(bin_params) <= WT_PARAMS_MAX, "params too large");
+
+static unsigned dt_bit(int dtype) {
+  switch (dtype) {
+    case WT_FLOAT: return DT_F;
+    case WT_INT32: return DT_I32;
+    case WT_INT64: return DT_I64;
+    case WT_BOOL: return DT_B;
+    default: return 0;
+  }
+}
+
+static const char *dt_list(unsigned m) {
+  if (m == DT_B) return "bool";
+  if (m == DT_NUM) return "float, int32 or int64";
+  return "float, int32, int64 or bool";
+}
+
+static int check_dtype(const wt_tensor *t, int i, unsigned allowed) {
+  if (dt_bit(t->dtype) & allowed) return WT_OK;
+  return wt_errorf(WT_ERR_UNSUPPORTED, "input %d has dtype %s; expected %s", i,
+                   wt_dtype_name(t->dtype), dt_list(allowed));
+}
+
+static int infer(wt_infer_ctx *ctx) {
+  const char *type = ctx->node->op_type;
+  const bin_spec *s = NULL;
+  for (size_t i = 0; i < sizeof g_specs / sizeof g_specs[0]; i++)
+    if (strcmp(g_specs[i].op_type, type) == 0) s = &g_specs[i];
+  if (!s) return wt_errorf(WT_ERR_INTERNAL, "binary family has no op %s", type);
+  if (ctx->opset < 7 && wt_node_attr(ctx->node, "broadcast"))
+    return wt_errorf(WT_ERR_UNSUPPORTED,
+                     "legacy 'broadcast'/'axis' attributes (opset < 7) are not supported");
+  bin_params *p = ctx->params;
+  p->kind = s->kind;
+  p->op = s->op;
+  p->mean = strcmp(type, "Mean") == 0;
+  if (s->op == WT_EW_PRELU && ctx->opset < 16 && ctx->in[0].dtype != WT_FLOAT)
+    return wt_errorf(WT_ERR_UNSUPPORTED, "input 'X' (index 0) has dtype %s; expected float before opset 16",
+                     wt_dtype_name(ctx->in[0].dtype));
+  int out_dtype = ctx->in[0].dtype;
+  if (s->kind == K_WHERE) {
+    if (ctx->in[0].dtype != WT_BOOL)
+      return wt_errorf(WT_ERR_SHAPE, "input 'condition' (index 0) has dtype %s; expected bool",
+                       wt_dtype_name(ctx->in[0].dtype));
+    WT_TRY(check_dtype(&ctx->in[1], 1, s->dtypes));
+    if (ctx->in[2].dtype != ctx->in[1].dtype)
+      return wt_errorf(WT_ERR_SHAPE, "inputs 'X' and 'Y' have dtypes %s and %s; expected the same",
+                       wt_dtype_name(ctx->in[1].dtype), wt_dtype_name(ctx->in[2].dtype));
+    out_dtype = ctx->in[1].dtype;
+  } else {
+    for (int i = 0; i < ctx->n_in; i++) {
+      if (!wt_has_input(ctx->in, ctx->n_in, i))
+        return wt_errorf(WT_ERR_INVALID_ARG, "input %d is missing", i);
+      WT_TRY(check_dtype(&ctx->in[i], i, s->dtypes));
+      /* Pow's exponent (T1) may differ from the base type; everything else is homogeneous. */
+      if (i > 0 && ctx->in[i].dtype != ctx->in[0].dtype && s->op != WT_EW_POW)
+        return wt_errorf(WT_ERR_SHAPE, "input %d has dtype %s but input 0 has %s; expected the same",
+                         i, wt_dtype_name(ctx->in[i].dtype), wt_dtype_name(ctx->in[0].dtype));
+    }
+    if (s->kind == K_CMP) out_dtype = WT_BOOL;
+    if (s->op == WT_EW_MOD) {
+      int fmod = (int)wt_attr_int(ctx->node, "fmod", 0);
+      if (fmod != 0 && fmod != 1)
+        return wt_errorf(WT_ERR_INVALID_ARG, "attribute 'fmod' is %d; expected 0 or 1", fmod);
+      if (!fmod && ctx->in[0].dtype == WT_FLOAT)
+        return wt_errorf(WT_ERR_INVALID_ARG, "float Mod requires attribute fmod=1");
+      p->op = fmod ? WT_EW_FMOD : WT_EW_MOD;
+    }
+  }
+  const wt_tensor *ts[64];
+  if (ctx->n_in > (int)(sizeof ts / sizeof ts[0]))
+    return wt_errorf(WT_ERR_UNSUPPORTED, "%d inputs; at most %d supported", ctx->n_in,
+                     (int)(sizeof ts / sizeof ts[0]));
+  for (int i = 0; i < ctx->n_in; i++) ts[i] = &ctx->in[i];
+  int rank;
+  int64_t dims[WT_MAX_RANK];
+  WT_TRY(wt_broadcast_shapes(ctx->n_in, ts, &rank, dims));
+  if (s->op == WT_EW_PRELU && (rank != ctx->in[0].rank ||
+                               wt_shape_numel(rank, dims) != wt_numel(&ctx->in[0]))) {
+    char a[128], b[128];
+    return wt_errorf(WT_ERR_SHAPE, "input 'slope' (index 1) has shape %s; expected a shape that broadcasts to X's %s",
+                     wt_shape_str(ctx->in[1].rank, ctx->in[1].dims, b, sizeof b),
+                     wt_shape_str(ctx->in[0].rank, ctx->in[0].dims, a, sizeof a));
+  }
+  wt_set_shape(&ctx->out[0], out_dtype, rank, dims);
+  return WT_OK;
+}
+
+/* ---- rows ---------------------------------------------------------------------------------- */
+
+typedef struct row_user {
+  int op;
+  int da, db;         /* operand dtypes (Pow may mix) */
+} row_user;
+
+static double load_d(const void *p, int dtype, int64_t i) {
+  switch (dtype) {
+    case WT_FLOAT: return ((const float *)p)[i];
+    case WT_INT32: return ((const int32_t *)p)[i];
+    case WT_INT64: return (double)((const int64_t *)p)[i];
+    default: return ((const uint8_t *)p)[i] != 0;
+  }
+}
+
+static int64_t load_i(const void *p, int dtype, int64_t i) {
+  return dtype == WT_INT32 ? ((const int32_t *)p)[i] : ((const int64_t *)p)[i];
+}
+
+/* Float -> integer without the undefined behaviour of an out-of-range C conversion. */
+static int64_t sat_i64(double v, int64_t lo, int64_t hi) {
+  if (v != v) return 0;
+  if (v <= (double)lo) return lo;
+  if (v >= (double)hi) return hi;
+  return (int64_t)v;
+}
+
+/* Pow with different base and exponent types: computed in double, stored as the base type. */
+static void pow_mixed(const row_user *u, int64_t n, const void *a, int sa, const void *b, int sb,
+                      void *out) {
+  for (int64_t i = 0; i < n; i++) {
+    if (u->da == WT_FLOAT) {
+      ((float *)out)[i] = (float)pow(load_d(a, u->da, i * sa), load_d(b, u->db, i * sb));
+    } else if (u->db != WT_FLOAT) {
+      int64_t r = wt_ew_ipow(load_i(a, u->da, i * sa), load_i(b, u->db, i * sb));
+      if (u->da == WT_INT32) ((int32_t *)out)[i] = (int32_t)r;
+      else ((int64_t *)out)[i] = r;
+    } else {
+      double r = pow(load_d(a, u->da, i * sa), load_d(b, u->db, i * sb));
+      if (u->da == WT_INT32) ((int32_t *)out)[i] = (int32_t)sat_i64(r, INT32_MIN, INT32_MAX);
+      else ((int64_t *)out)[i] = sat_i64(r, INT64_MIN, INT64_MAX);
+    }
+  }
+}
+
+static int arith_row(void *user, int64_t n, const void *const *p, const int *st, void *out) {
+  const row_user *u = user;
+  if (u->da != u->db) {
+    pow_mixed(u, n, p[0], st[0], p[1], st[1], out);
+    return 0;
+  }
+  switch (u->da) {
+    case WT_FLOAT: wt_ew_binary_f32(u->op, n, p[0], st[0], p[1], st[1], out); return 0;
+    case WT_INT32: return wt_ew_binary_i32(u->op, n, p[0], st[0], p[1], st[1], out);
+    default: return wt_ew_binary_i64(u->op, n, p[0], st[0], p[1], st[1], out);
+  }
+}
+
+static int cmp_row(void *user, int64_t n, const void *const *p, const int *st, void *out) {
+  const row_user *u = user;
+  switch (u->da) {
+    case WT_FLOAT: wt_ew_compare_f32(u->op, n, p[0], st[0], p[1], st[1], out); break;
+    case WT_INT32: wt_ew_compare_i32(u->op, n, p[0], st[0], p[1], st[1], out); break;
+    case WT_INT64: wt_ew_compare_i64(u->op, n, p[0], st[0], p[1], st[1], out); break;
+    default: wt_ew_compare_bool(u->op, n, p[0], st[0], p[1], st[1], out); break;
+  }
+  return 0;
+}
+
+static int logic_row(void *user, int64_t n, const void *const *p, const int *st, void *out) {
+  const row_user *u = user;
+  wt_ew_logic(u->op, n, p[0], st[0], p[1], st[1], out);
+  return 0;
+}
+
+#define WHERE_LOOP(T)                                              \
+  do {                                                             \
+    const T *x = p[1], *y = p[2];                                  \
+    T *o = out;                                                    \
+    for (int64_t i = 0; i < n; i++) o[i] = c[i * st[0]] ? x[i * st[1]] : y[i * st[2]]; \
+  } while (0)
+
+static int where_row(void *user, int64_t n, const void *const *p, const int *st, void *out) {
+  const row_user *u = user;
+  const uint8_t *c = p[0];
+  switch (wt_dtype_size(u->da)) {
+    case 1: WHERE_LOOP(uint8_t); break;
+    case 4: WHERE_LOOP(uint32_t); break;
+    default: WHERE_LOOP(uint64_t); break;
+  }
+  return 0;
+}
+
+static int run_bcast(const wt_tensor *const *ts, int n, const wt_tensor *out, wt_bcast_row_fn fn,
+                     row_user *u) {
+  int ranks[WT_BCAST_MAX_IN];
+  const int64_t *dims[WT_BCAST_MAX_IN];
+  const void *ptrs[WT_BCAST_MAX_IN];
+  size_t es[WT_BCAST_MAX_IN];
+  for (int k = 0; k < n; k++) {
+    ranks[k] = ts[k]->rank;
+    dims[k] = ts[k]->dims;
+    ptrs[k] = ts[k]->data;
+    es[k] = wt_dtype_size(ts[k]->dtype);
+  }
+  wt_bcast plan;
+  wt_bcast_init(&plan, out->rank, out->dims, n, ranks, dims);
+  return wt_bcast_run(&plan, ptrs, es, out->data, wt_dtype_size(out->dtype), fn, u);
+}
+
+static int run(const wt_run_ctx *ctx) {
+  const bin_params *p = ctx->params;
+  const wt_tensor *out = &ctx->out[0];
+  row_user u = {.op = p->op, .da = ctx->in[0].dtype, .db = ctx->in[ctx->n_in > 1].dtype};
+  if (p->kind == K_WHERE) {
+    const wt_tensor *ts[3] = {&ctx->in[0], &ctx->in[1], &ctx->in[2]};
+    u.da = ctx->in[1].dtype;
+    return run_bcast(ts, 3, out, where_row, &u);
+  }
+  if (ctx->n_in == 1) { /* single-input Min/Max/Sum/Mean: a copy */
+    if (out->data != ctx->in[0].data) memmove(out->data, ctx->in[0].data, wt_nbytes(out));
+    return WT_OK;
+  }
+  wt_bcast_row_fn fn = p->kind == K_CMP ? cmp_row : p->kind == K_LOGIC ? logic_row : arith_row;
+  const wt_tensor *ts[2] = {&ctx->in[0], &ctx->in[1]};
+  int rc = run_bcast(ts, 2, out, fn, &u);
+  /* Variadic Min/Max fold the remaining inputs into the (full-shape) output in place. */
+  for (int k = 2; k < ctx->n_in && rc == 0; k++) {
+    const wt_tensor *tk[2] = {out, &ctx->in[k]};
+    rc = run_bcast(tk, 2, out, fn, &u);
+  }
+  if (rc == 0 && p->mean) {
+    float count = (float)ctx->n_in;
+    wt_ew_binary_f32(WT_EW_DIV, wt_numel(out), out->data, 1, &count, 0, out->data);
+  }
+  if (rc)
+    return wt_errorf(WT_ERR_RUNTIME, "integer %s by zero (a zero in the divisor input)", ctx->node->op_type);
+  return WT_OK;
+}
+
+#define BIN_OP(NAME, MIN_IN, MAX_IN)                                                          \
+  const wt_op_def wt_op_##NAME = {.domain = "", .op_type = #NAME, .min_inputs = MIN_IN,       \
+                                  .max_inputs = MAX_IN, .min_outputs = 1, .max_outputs = 1,   \
+                                  .infer = infer, .run = run};
+
+BIN_OP(Add, 2, 2)
+BIN_OP(Sub, 2, 2)
+BIN_OP(Mul, 2, 2)
+BIN_OP(Div, 2, 2)
+BIN_OP(Pow, 2, 2)
+BIN_OP(Mod, 2, 2)
+BIN_OP(Min, 1, 64)
+BIN_OP(Max, 1, 64)
+BIN_OP(Sum, 1, 64)
+BIN_OP(Mean, 1, 64)
+BIN_OP(PRelu, 2, 2)
+BIN_OP(Equal, 2, 2)
+BIN_OP(Less, 2, 2)
+BIN_OP(Greater, 2, 2)
+BIN_OP(LessOrEqual, 2, 2)
+BIN_OP(GreaterOrEqual, 2, 2)
+BIN_OP(And, 2, 2)
+BIN_OP(Or, 2, 2)
+BIN_OP(Xor, 2, 2)
+BIN_OP(Where, 3, 3)
+
 const wt_op_def *const wt_ops_binary[] = {
+    &wt_op_Add, &wt_op_Sub, &wt_op_Mul, &wt_op_Div, &wt_op_Pow, &wt_op_Mod,
+    &wt_op_Min, &wt_op_Max, &wt_op_Sum, &wt_op_Mean, &wt_op_PRelu, &wt_op_Equal, &wt_op_Less, &wt_op_Greater, &wt_op_LessOrEqual,
+    &wt_op_GreaterOrEqual, &wt_op_And, &wt_op_Or, &wt_op_Xor, &wt_op_Where,
     NULL,
 };

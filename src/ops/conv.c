@@ -1,6 +1,193 @@
-/* Op family: conv. */
+/* Op family: conv. Conv and ConvTranspose over 1-D, 2-D and 3-D float32 inputs, with groups,
+ * pads / auto_pad, strides, dilations and an optional bias. Conv is im2col + wt_sgemm per
+ * (image, group); ConvTranspose is wt_sgemm + col2im (kernels/conv.c). */
+#include <assert.h>
+#include <string.h>
+
+#include "kernels/conv.h"
+#include "ops/conv_window.h"
 #include "ops/op.h"
 
+typedef struct conv_params {
+  wt_conv_geom g;
+  int64_t C, M, group;
+  int has_bias;
+} conv_params;
+static_assert(sizeof(conv_params) <= WT_PARAMS_MAX, "conv_params too big");
+
+static int check_float(const wt_tensor *t, const char *name, int index) {
+  if (t->dtype != WT_FLOAT)
+    return wt_errorf(WT_ERR_UNSUPPORTED, "input '%s' (index %d) has dtype %s; expected float32",
+                     name, index, wt_dtype_name(t->dtype));
+  return WT_OK;
+}
+
+/* Validates the optional bias (input 2) against M output channels. */
+static int check_bias(const wt_infer_ctx *ctx, int64_t M, int *has_bias) {
+  *has_bias = wt_has_input(ctx->in, ctx->n_in, 2);
+  if (!*has_bias) return WT_OK;
+  const wt_tensor *B = &ctx->in[2];
+  WT_TRY(check_float(B, "B", 2));
+  if (B->rank != 1 || B->dims[0] != M)
+    return wt_errorf(WT_ERR_SHAPE, "input 'B' (index 2) has rank %d, dim0 %lld; expected a 1-D "
+                     "bias of %lld (output channels)", B->rank,
+                     (long long)(B->rank > 0 ? B->dims[0] : 0), (long long)M);
+  return WT_OK;
+}
+
+/* Checks X / W dtypes and ranks; returns nsp. */
+static int check_xw(const wt_infer_ctx *ctx, int *nsp) {
+  const wt_tensor *X = &ctx->in[0], *W = &ctx->in[1];
+  WT_TRY(check_float(X, "X", 0));
+  WT_TRY(check_float(W, "W", 1));
+  WT_TRY(wt_window_nsp("X", X->rank, nsp));
+  if (W->rank != X->rank)
+    return wt_errorf(WT_ERR_SHAPE, "input 'W' (index 1) has rank %d; expected rank %d like 'X'",
+                     W->rank, X->rank);
+  if (X->dims[1] < 0 || W->dims[0] < 0 || W->dims[1] < 0)
+    return wt_errorf(WT_ERR_SHAPE, "channel dims of 'X' and 'W' must be known");
+  return WT_OK;
+}
+
+static int read_group(const wt_node *n, int64_t *group) {
+  *group = wt_attr_int(n, "group", 1);
+  if (*group < 1)
+    return wt_errorf(WT_ERR_INVALID_ARG, "attribute 'group' is %lld; expected >= 1",
+                     (long long)*group);
+  return WT_OK;
+}
+
+/* ---- Conv --------------------------------------------------------------------------------- */
+
+static int conv_infer(wt_infer_ctx *ctx) {
+  const wt_tensor *X = &ctx->in[0], *W = &ctx->in[1];
+  int nsp;
+  WT_TRY(check_xw(ctx, &nsp));
+  conv_params *p = ctx->params;
+  WT_TRY(read_group(ctx->node, &p->group));
+  p->C = X->dims[1];
+  p->M = W->dims[0];
+  if (W->dims[1] * p->group != p->C)
+    return wt_errorf(WT_ERR_SHAPE, "input 'W' (index 1) has %lld input channels per group with "
+                     "group %lld, but 'X' has %lld channels; expected W.dims[1] * group == C",
+                     (long long)W->dims[1], (long long)p->group, (long long)p->C);
+  if (p->M % p->group != 0)
+    return wt_errorf(WT_ERR_SHAPE, "input 'W' (index 1) has %lld output channels; expected a "
+                     "multiple of group %lld", (long long)p->M, (long long)p->group);
+  WT_TRY(check_bias(ctx, p->M, &p->has_bias));
+  wt_window_attrs a;
+  WT_TRY(wt_window_parse(ctx->node, nsp, W->dims + 2, 1, &a));
+  int64_t out[WT_MAX_RANK];
+  WT_TRY(wt_window_forward(&a, X->dims + 2, 0, out + 2));
+  wt_window_geom(&a, X->dims + 2, out + 2, &p->g);
+  out[0] = X->dims[0];
+  out[1] = p->M;
+  wt_set_shape(&ctx->out[0], WT_FLOAT, X->rank, out);
+  ctx->scratch_bytes = sizeof(float) * wt_conv_scratch_floats(&p->g, p->C, p->group);
+  return WT_OK;
+}
+
+static int conv_run(const wt_run_ctx *ctx) {
+  const conv_params *p = ctx->params;
+  const wt_tensor *X = &ctx->in[0];
+  wt_conv_forward(&p->g, X->dims[0], p->C, p->M, p->group, X->data, ctx->in[1].data,
+                  p->has_bias ? ctx->in[2].data : NULL, ctx->out[0].data, ctx->scratch);
+  return WT_OK;
+}
+
+const wt_op_def wt_op_Conv = {.domain = "", .op_type = "Conv", .min_inputs = 2,
+                              .max_inputs = 3, .min_outputs = 1, .max_outputs = 1,
+                              .infer = conv_infer, .run = conv_run};
+
+/* ---- ConvTranspose ------------------------------------------------------------------------ */
+
+static int conv_transpose_infer(wt_infer_ctx *ctx) {
+  const wt_tensor *X = &ctx->in[0], *W = &ctx->in[1];
+  const wt_node *n = ctx->node;
+  int nsp;
+  WT_TRY(check_xw(ctx, &nsp));
+  conv_params *p = ctx->params;
+  WT_TRY(read_group(n, &p->group));
+  p->C = X->dims[1];
+  p->M = W->dims[1] * p->group;
+  if (W->dims[0] != p->C)
+    return wt_errorf(WT_ERR_SHAPE, "input 'W' (index 1) has dim0 %lld but 'X' has %lld "
+                     "channels; expected them equal", (long long)W->dims[0], (long long)p->C);
+  if (p->C % p->group != 0)
+    return wt_errorf(WT_ERR_SHAPE, "'X' has %lld channels; expected a multiple of group %lld",
+                     (long long)p->C, (long long)p->group);
+  WT_TRY(check_bias(ctx, p->M, &p->has_bias));
+  wt_window_attrs a;
+  WT_TRY(wt_window_parse(n, nsp, W->dims + 2, 1, &a));
+
+  int64_t opad[3] = {0, 0, 0}, oshape[3];
+  const int64_t *v;
+  int len = wt_attr_ints(n, "output_padding", &v);
+  if (len >= 0) {
+    if (len != nsp)
+      return wt_errorf(WT_ERR_INVALID_ARG, "attribute 'output_padding' has %d values; expected "
+                       "%d", len, nsp);
+    for (int i = 0; i < nsp; i++) {
+      if (v[i] < 0 || (v[i] >= a.stride[i] && v[i] >= a.dil[i]))
+        return wt_errorf(WT_ERR_INVALID_ARG, "attribute 'output_padding'[%d] is %lld; expected "
+                         ">= 0 and less than the stride or dilation", i, (long long)v[i]);
+      opad[i] = v[i];
+    }
+  }
+  int have_oshape = wt_attr_ints(n, "output_shape", &v);
+  if (have_oshape >= 0) {
+    /* Spatial dims only per the spec; some exporters give the full [N, C, ...] shape. */
+    if (have_oshape != nsp && have_oshape != nsp + 2)
+      return wt_errorf(WT_ERR_INVALID_ARG, "attribute 'output_shape' has %d values; expected %d",
+                       have_oshape, nsp);
+    for (int i = 0; i < nsp; i++) oshape[i] = v[have_oshape - nsp + i];
+  }
+
+  int64_t out[WT_MAX_RANK];
+  for (int i = 0; i < nsp; i++) {
+    int64_t in = X->dims[2 + i];
+    if (in < 0)
+      return wt_errorf(WT_ERR_SHAPE, "spatial dim %d of 'X' is unknown; expected a fixed size", i);
+    int64_t full = a.stride[i] * (in - 1) + opad[i] + (a.k[i] - 1) * a.dil[i] + 1, o;
+    int same = a.auto_pad == WT_AUTO_PAD_SAME_UPPER || a.auto_pad == WT_AUTO_PAD_SAME_LOWER;
+    if (have_oshape >= 0 || same) {
+      o = have_oshape >= 0 ? oshape[i] : in * a.stride[i];
+      int64_t total = full - o;
+      if (total < 0) total = 0; /* a larger output is zero (bias) past the full result */
+      a.pad_b[i] = a.auto_pad == WT_AUTO_PAD_SAME_UPPER ? total / 2 : total - total / 2;
+    } else {
+      if (a.auto_pad == WT_AUTO_PAD_VALID) a.pad_b[i] = a.pad_e[i] = 0;
+      o = full - a.pad_b[i] - a.pad_e[i];
+    }
+    if (o < 1)
+      return wt_errorf(WT_ERR_SHAPE, "spatial dim %d: output size would be %lld; expected >= 1",
+                       i, (long long)o);
+    out[2 + i] = o;
+  }
+  wt_window_geom(&a, out + 2, X->dims + 2, &p->g);
+  out[0] = X->dims[0];
+  out[1] = p->M;
+  wt_set_shape(&ctx->out[0], WT_FLOAT, X->rank, out);
+  ctx->scratch_bytes = sizeof(float) * wt_conv_transpose_scratch_floats(&p->g, p->M, p->group);
+  return WT_OK;
+}
+
+static int conv_transpose_run(const wt_run_ctx *ctx) {
+  const conv_params *p = ctx->params;
+  const wt_tensor *X = &ctx->in[0];
+  wt_conv_transpose_forward(&p->g, X->dims[0], p->C, p->M, p->group, X->data, ctx->in[1].data,
+                            p->has_bias ? ctx->in[2].data : NULL, ctx->out[0].data,
+                            ctx->scratch);
+  return WT_OK;
+}
+
+const wt_op_def wt_op_ConvTranspose = {.domain = "", .op_type = "ConvTranspose",
+                                       .min_inputs = 2, .max_inputs = 3, .min_outputs = 1,
+                                       .max_outputs = 1, .infer = conv_transpose_infer,
+                                       .run = conv_transpose_run};
+
 const wt_op_def *const wt_ops_conv[] = {
+    &wt_op_Conv,
+    &wt_op_ConvTranspose,
     NULL,
 };

@@ -1,6 +1,407 @@
-/* Op family: reduce. */
+/* Op family: reduce. ReduceSum/Mean/Max/Min/Prod/L1/L2/SumSquare/LogSumExp/LogSum (axes: attribute,
+ * or as input 1 for ReduceSum-13+ and every reduce op at 18+), ArgMax/ArgMin, CumSum, TopK.
+ * Infer collapses the reduced axes into a few [outer, n, inner] passes (one per block of
+ * adjacent reduced dims) so run is a straight sequence of kernel calls. */
+#include <assert.h>
+#include <math.h>
+#include <string.h>
+
+#include "kernels/reduce.h"
 #include "ops/op.h"
 
+/* ---- Reduce* ------------------------------------------------------------------------------ */
+
+enum { FINAL_NONE, FINAL_MEAN, FINAL_SQRT, FINAL_LOG };
+
+typedef struct reduce_params {
+  int kind;                       /* wt_reduce_kind of the first pass */
+  int final;                      /* FINAL_* applied to the output */
+  int noop;                       /* copy input to output */
+  int n_pass;
+  int64_t outer[WT_MAX_RANK], n[WT_MAX_RANK], inner[WT_MAX_RANK];
+  int64_t count;                  /* reduced elements per output (for the mean) */
+  int64_t buf0, buf1;             /* elements of the two ping-pong intermediates */
+} reduce_params;
+static_assert(sizeof(reduce_params) <= WT_PARAMS_MAX, "reduce_params too large");
+
+static int reduce_kind_of(const char *op, int *kind, int *final) {
+  static const struct { const char *name; int kind, final; } table[] = {
+      {"ReduceSum", WT_RED_SUM, FINAL_NONE},      {"ReduceMean", WT_RED_SUM, FINAL_MEAN},
+      {"ReduceMax", WT_RED_MAX, FINAL_NONE},      {"ReduceMin", WT_RED_MIN, FINAL_NONE},
+      {"ReduceProd", WT_RED_PROD, FINAL_NONE},    {"ReduceSumSquare", WT_RED_SUMSQ, FINAL_NONE},
+      {"ReduceL1", WT_RED_ABSSUM, FINAL_NONE},    {"ReduceL2", WT_RED_SUMSQ, FINAL_SQRT},
+      {"ReduceLogSumExp", WT_RED_LOGSUMEXP, FINAL_NONE}, {"ReduceLogSum", WT_RED_SUM, FINAL_LOG},
+  };
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+    if (strcmp(op, table[i].name) == 0) {
+      *kind = table[i].kind;
+      *final = table[i].final;
+      return 1;
+    }
+  return 0;
+}
+
+static int reduce_infer(wt_infer_ctx *ctx) {
+  reduce_params *p = ctx->params;
+  const wt_tensor *x = &ctx->in[0];
+  const char *op = ctx->node->op_type;
+  if (!reduce_kind_of(op, &p->kind, &p->final))
+    return wt_errorf(WT_ERR_INTERNAL, "unknown reduce op");
+  if (x->dtype != WT_FLOAT && x->dtype != WT_INT32 && x->dtype != WT_INT64)
+    return wt_errorf(WT_ERR_SHAPE, "input 'data' has dtype %s; expected float, int32 or int64",
+                     wt_dtype_name(x->dtype));
+  int axes_as_input = ctx->opset >= 18 || (strcmp(op, "ReduceSum") == 0 && ctx->opset >= 13);
+  int64_t keepdims = wt_attr_int(ctx->node, "keepdims", 1);
+  int64_t noop_empty = wt_attr_int(ctx->node, "noop_with_empty_axes", 0);
+  int rank = x->rank;
+  int mask[WT_MAX_RANK] = {0};
+  int n_axes = 0;
+  if (axes_as_input) {
+    if (wt_has_input(ctx->in, ctx->n_in, 1)) {
+      const wt_tensor *a = wt_infer_value(ctx, 1);
+      if (ctx->in[1].dtype != WT_INT64)
+        return wt_errorf(WT_ERR_SHAPE, "input 'axes' (index 1) has dtype %s; expected int64",
+                         wt_dtype_name(ctx->in[1].dtype));
+      if (!a && wt_numel(&ctx->in[1]) == 0) a = &ctx->in[1]; /* empty: no values needed */
+      if (!a)
+        return wt_errorf(WT_ERR_UNSUPPORTED,
+                         "input 'axes' (index 1) must be known before the run (an initializer "
+                         "or constant)");
+      if (a->rank > 1)
+        return wt_errorf(WT_ERR_SHAPE, "input 'axes' has rank %d; expected 1", a->rank);
+      n_axes = (int)wt_numel(a);
+      for (int i = 0; i < n_axes; i++) {
+        int ax = wt_axis(wt_get_int(a, i), rank);
+        if (ax < 0)
+          return wt_errorf(WT_ERR_INVALID_ARG, "axes[%d] = %lld is out of range for rank %d", i,
+                           (long long)wt_get_int(a, i), rank);
+        mask[ax] = 1;
+      }
+    }
+  } else {
+    if (wt_has_input(ctx->in, ctx->n_in, 1))
+      return wt_errorf(WT_ERR_INVALID_ARG,
+                       "axes is an attribute at this opset; expected 1 input, got 2");
+    const int64_t *axes;
+    n_axes = wt_attr_ints(ctx->node, "axes", &axes);
+    if (n_axes < 0) n_axes = 0;
+    for (int i = 0; i < n_axes; i++) {
+      int ax = wt_axis(axes[i], rank);
+      if (ax < 0)
+        return wt_errorf(WT_ERR_INVALID_ARG, "attribute axes[%d] = %lld is out of range for rank %d",
+                         i, (long long)axes[i], rank);
+      mask[ax] = 1;
+    }
+  }
+  if (n_axes == 0) {
+    if (noop_empty) {
+      p->noop = 1;
+      wt_set_shape(&ctx->out[0], x->dtype, rank, x->dims);
+      return WT_OK;
+    }
+    for (int i = 0; i < rank; i++) mask[i] = 1;
+  }
+  /* Output shape. */
+  wt_tensor *y = &ctx->out[0];
+  y->dtype = x->dtype;
+  y->rank = 0;
+  for (int i = 0; i < rank; i++) {
+    if (!mask[i]) y->dims[y->rank++] = x->dims[i];
+    else if (keepdims) y->dims[y->rank++] = 1;
+  }
+  /* Blocks of adjacent dims with the same reducedness; size-1 dims are dropped. */
+  int64_t bsize[WT_MAX_RANK];
+  int bred[WT_MAX_RANK], nb = 0;
+  p->count = 1;
+  for (int i = 0; i < rank; i++) {
+    if (mask[i]) p->count *= x->dims[i];
+    if (x->dims[i] == 1) continue;
+    if (nb > 0 && bred[nb - 1] == mask[i]) {
+      bsize[nb - 1] *= x->dims[i];
+    } else {
+      bsize[nb] = x->dims[i];
+      bred[nb++] = mask[i];
+    }
+  }
+  /* One pass per reduced block, innermost first. */
+  p->n_pass = 0;
+  for (int b = nb - 1; b >= 0; b--) {
+    if (!bred[b]) continue;
+    int k = p->n_pass++;
+    p->outer[k] = wt_dims_prod(bsize, 0, b);
+    p->n[k] = bsize[b];
+    p->inner[k] = wt_dims_prod(bsize, b + 1, nb);
+    bsize[b] = 1;
+  }
+  if (p->n_pass == 0) { /* only size-1 dims reduced: one trivial pass (L2 of x is |x|) */
+    p->n_pass = 1;
+    p->outer[0] = wt_numel(x);
+    p->n[0] = 1;
+    p->inner[0] = 1;
+  }
+  /* Pass k < last writes bufs[k % 2]; the last pass writes the output. */
+  for (int k = 0; k + 1 < p->n_pass; k++) {
+    int64_t sz = p->outer[k] * p->inner[k];
+    int64_t *buf = k % 2 ? &p->buf1 : &p->buf0;
+    if (sz > *buf) *buf = sz;
+  }
+  if (p->kind == WT_RED_LOGSUMEXP && x->dtype != WT_FLOAT && p->n_pass > 1)
+    return wt_errorf(WT_ERR_UNSUPPORTED,
+                     "ReduceLogSumExp on integers over non-adjacent axes is not supported");
+  ctx->scratch_bytes = (size_t)(p->buf0 + p->buf1) * wt_dtype_size(x->dtype);
+  return WT_OK;
+}
+
+static void reduce_pass(int dtype, int kind, const void *src, int64_t outer, int64_t n,
+                        int64_t inner, void *dst) {
+  switch (dtype) {
+    case WT_FLOAT: wt_reduce_f32(kind, src, outer, n, inner, dst); break;
+    case WT_INT32: wt_reduce_i32(kind, src, outer, n, inner, dst); break;
+    default: wt_reduce_i64(kind, src, outer, n, inner, dst); break;
+  }
+}
+
+static int reduce_run(const wt_run_ctx *ctx) {
+  const reduce_params *p = ctx->params;
+  const wt_tensor *x = &ctx->in[0];
+  wt_tensor *y = &ctx->out[0];
+  if (p->noop) {
+    if (y->data != x->data && wt_nbytes(x)) memcpy(y->data, x->data, wt_nbytes(x));
+    return WT_OK;
+  }
+  size_t es = wt_dtype_size(x->dtype);
+  void *bufs[2] = {ctx->scratch, (char *)ctx->scratch + (size_t)p->buf0 * es};
+  const void *src = x->data;
+  for (int k = 0; k < p->n_pass; k++) {
+    void *dst = k == p->n_pass - 1 ? y->data : bufs[k % 2];
+    int kind = k == 0 ? p->kind : (int)wt_reduce_next_kind(p->kind);
+    reduce_pass(x->dtype, kind, src, p->outer[k], p->n[k], p->inner[k], dst);
+    src = dst;
+  }
+  int64_t m = wt_numel(y);
+  if (p->final == FINAL_MEAN) {
+    if (x->dtype == WT_FLOAT) {
+      float *d = y->data;
+      for (int64_t i = 0; i < m; i++) d[i] = p->count ? d[i] / (float)p->count : NAN;
+    } else if (x->dtype == WT_INT32) {
+      int32_t *d = y->data;
+      for (int64_t i = 0; i < m; i++) d[i] = p->count ? (int32_t)(d[i] / p->count) : 0;
+    } else {
+      int64_t *d = y->data;
+      for (int64_t i = 0; i < m; i++) d[i] = p->count ? d[i] / p->count : 0;
+    }
+  } else if (p->final == FINAL_LOG) {
+    if (x->dtype == WT_FLOAT) {
+      float *d = y->data;
+      for (int64_t i = 0; i < m; i++) d[i] = logf(d[i]);
+    } else if (x->dtype == WT_INT32) {
+      int32_t *d = y->data;
+      for (int64_t i = 0; i < m; i++) d[i] = (int32_t)log((double)d[i]);
+    } else {
+      int64_t *d = y->data;
+      for (int64_t i = 0; i < m; i++) d[i] = (int64_t)log((double)d[i]);
+    }
+  } else if (p->final == FINAL_SQRT) {
+    if (x->dtype == WT_FLOAT) {
+      float *d = y->data;
+      for (int64_t i = 0; i < m; i++) d[i] = sqrtf(d[i]);
+    } else if (x->dtype == WT_INT32) {
+      int32_t *d = y->data;
+      for (int64_t i = 0; i < m; i++) d[i] = (int32_t)sqrt((double)(uint32_t)d[i]);
+    } else {
+      int64_t *d = y->data;
+      for (int64_t i = 0; i < m; i++) d[i] = (int64_t)sqrt((double)(uint64_t)d[i]);
+    }
+  }
+  return WT_OK;
+}
+
+#define REDUCE_OP(NAME)                                                                  \
+  const wt_op_def wt_op_##NAME = {.domain = "", .op_type = #NAME, .min_inputs = 1,         \
+                                  .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,     \
+                                  .infer = reduce_infer, .run = reduce_run};
+REDUCE_OP(ReduceSum)
+REDUCE_OP(ReduceMean)
+REDUCE_OP(ReduceMax)
+REDUCE_OP(ReduceMin)
+REDUCE_OP(ReduceProd)
+REDUCE_OP(ReduceSumSquare)
+REDUCE_OP(ReduceL1)
+REDUCE_OP(ReduceL2)
+REDUCE_OP(ReduceLogSumExp)
+REDUCE_OP(ReduceLogSum)
+
+/* ---- shared: one axis as [outer, n, inner] ------------------------------------------------ */
+
+typedef struct axis_params {
+  int64_t outer, n, inner;
+  int64_t k;                      /* TopK */
+  int a, b;                       /* ArgMax: is_max, select_last; CumSum: exclusive, reverse;
+                                     TopK: largest, sorted */
+} axis_params;
+static_assert(sizeof(axis_params) <= WT_PARAMS_MAX, "axis_params too large");
+
+static void split_at_axis(const wt_tensor *x, int ax, axis_params *p) {
+  p->outer = wt_dims_prod(x->dims, 0, ax);
+  p->n = x->dims[ax];
+  p->inner = wt_dims_prod(x->dims, ax + 1, x->rank);
+}
+
+static int check_numeric(const wt_tensor *x, const char *name) {
+  if (x->dtype != WT_FLOAT && x->dtype != WT_INT32 && x->dtype != WT_INT64)
+    return wt_errorf(WT_ERR_SHAPE, "input '%s' has dtype %s; expected float, int32 or int64",
+                     name, wt_dtype_name(x->dtype));
+  return WT_OK;
+}
+
+/* ---- ArgMax / ArgMin ---------------------------------------------------------------------- */
+
+static int argext_infer(wt_infer_ctx *ctx) {
+  axis_params *p = ctx->params;
+  const wt_tensor *x = &ctx->in[0];
+  WT_TRY(check_numeric(x, "data"));
+  int64_t axis = wt_attr_int(ctx->node, "axis", 0);
+  int ax = wt_axis(axis, x->rank);
+  if (ax < 0)
+    return wt_errorf(WT_ERR_INVALID_ARG, "axis %lld is out of range for rank %d",
+                     (long long)axis, x->rank);
+  if (x->dims[ax] == 0)
+    return wt_errorf(WT_ERR_SHAPE, "the reduced dim %d is empty; expected at least 1 element", ax);
+  split_at_axis(x, ax, p);
+  p->a = strcmp(ctx->node->op_type, "ArgMax") == 0;
+  p->b = wt_attr_int(ctx->node, "select_last_index", 0) != 0;
+  int keepdims = wt_attr_int(ctx->node, "keepdims", 1) != 0;
+  wt_tensor *y = &ctx->out[0];
+  y->dtype = WT_INT64;
+  y->rank = 0;
+  for (int i = 0; i < x->rank; i++) {
+    if (i != ax) y->dims[y->rank++] = x->dims[i];
+    else if (keepdims) y->dims[y->rank++] = 1;
+  }
+  return WT_OK;
+}
+
+static int argext_run(const wt_run_ctx *ctx) {
+  const axis_params *p = ctx->params;
+  const wt_tensor *x = &ctx->in[0];
+  int64_t *y = ctx->out[0].data;
+  switch (x->dtype) {
+    case WT_FLOAT: wt_argext_f32(x->data, p->outer, p->n, p->inner, p->a, p->b, y); break;
+    case WT_INT32: wt_argext_i32(x->data, p->outer, p->n, p->inner, p->a, p->b, y); break;
+    default: wt_argext_i64(x->data, p->outer, p->n, p->inner, p->a, p->b, y); break;
+  }
+  return WT_OK;
+}
+
+const wt_op_def wt_op_ArgMax = {.domain = "", .op_type = "ArgMax", .min_inputs = 1,
+                                .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
+                                .infer = argext_infer, .run = argext_run};
+const wt_op_def wt_op_ArgMin = {.domain = "", .op_type = "ArgMin", .min_inputs = 1,
+                                .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
+                                .infer = argext_infer, .run = argext_run};
+
+/* ---- CumSum ------------------------------------------------------------------------------- */
+
+static int cumsum_infer(wt_infer_ctx *ctx) {
+  axis_params *p = ctx->params;
+  const wt_tensor *x = &ctx->in[0], *a = &ctx->in[1];
+  WT_TRY(check_numeric(x, "x"));
+  if (a->dtype != WT_INT32 && a->dtype != WT_INT64)
+    return wt_errorf(WT_ERR_SHAPE, "input 'axis' (index 1) has dtype %s; expected int32 or int64",
+                     wt_dtype_name(a->dtype));
+  if (wt_numel(a) != 1 || a->rank > 1)
+    return wt_errorf(WT_ERR_SHAPE, "input 'axis' must be a scalar (or 1 element)");
+  if (x->rank == 0) return wt_errorf(WT_ERR_SHAPE, "input 'x' is a scalar; expected rank >= 1");
+  p->a = wt_attr_int(ctx->node, "exclusive", 0) != 0;
+  p->b = wt_attr_int(ctx->node, "reverse", 0) != 0;
+  wt_set_shape(&ctx->out[0], x->dtype, x->rank, x->dims);
+  return WT_OK;
+}
+
+static int cumsum_run(const wt_run_ctx *ctx) {
+  axis_params q = *(const axis_params *)ctx->params;
+  const wt_tensor *x = &ctx->in[0];
+  int64_t axis = wt_get_int(&ctx->in[1], 0);
+  int ax = wt_axis(axis, x->rank);
+  if (ax < 0)
+    return wt_errorf(WT_ERR_RUNTIME, "axis %lld is out of range for rank %d", (long long)axis,
+                     x->rank);
+  split_at_axis(x, ax, &q);
+  void *y = ctx->out[0].data;
+  switch (x->dtype) {
+    case WT_FLOAT: wt_cumsum_f32(x->data, q.outer, q.n, q.inner, q.a, q.b, y); break;
+    case WT_INT32: wt_cumsum_i32(x->data, q.outer, q.n, q.inner, q.a, q.b, y); break;
+    default: wt_cumsum_i64(x->data, q.outer, q.n, q.inner, q.a, q.b, y); break;
+  }
+  return WT_OK;
+}
+
+const wt_op_def wt_op_CumSum = {.domain = "", .op_type = "CumSum", .min_inputs = 2,
+                                .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
+                                .infer = cumsum_infer, .run = cumsum_run};
+
+/* ---- TopK --------------------------------------------------------------------------------- */
+
+static int topk_infer(wt_infer_ctx *ctx) {
+  axis_params *p = ctx->params;
+  const wt_tensor *x = &ctx->in[0];
+  WT_TRY(check_numeric(x, "X"));
+  int64_t k;
+  if (ctx->opset < 10) {
+    if (ctx->n_in > 1) return wt_errorf(WT_ERR_INVALID_ARG, "k is an attribute before opset 10");
+    const wt_attr *ka = wt_node_attr(ctx->node, "k");
+    if (!ka) return wt_errorf(WT_ERR_INVALID_ARG, "attribute 'k' is required");
+    k = ka->i;
+  } else {
+    if (!wt_has_input(ctx->in, ctx->n_in, 1))
+      return wt_errorf(WT_ERR_INVALID_ARG, "input 'K' (index 1) is required at opset >= 10");
+    const wt_tensor *kt = &ctx->in[1];
+    if (kt->dtype != WT_INT64 || wt_numel(kt) != 1)
+      return wt_errorf(WT_ERR_SHAPE, "input 'K' must hold one int64");
+    const wt_tensor *kv = wt_infer_value(ctx, 1);
+    if (!kv)
+      return wt_errorf(WT_ERR_UNSUPPORTED,
+                       "input 'K' (index 1) must be known before the run (an initializer or "
+                       "constant)");
+    k = wt_get_int(kv, 0);
+  }
+  int64_t axis = wt_attr_int(ctx->node, "axis", -1);
+  int ax = wt_axis(axis, x->rank);
+  if (ax < 0)
+    return wt_errorf(WT_ERR_INVALID_ARG, "axis %lld is out of range for rank %d",
+                     (long long)axis, x->rank);
+  if (k < 0 || k > x->dims[ax])
+    return wt_errorf(WT_ERR_INVALID_ARG, "k = %lld; expected 0 <= k <= %lld (dim %d)",
+                     (long long)k, (long long)x->dims[ax], ax);
+  split_at_axis(x, ax, p);
+  p->k = k;
+  p->a = ctx->opset >= 11 ? wt_attr_int(ctx->node, "largest", 1) != 0 : 1;
+  p->b = ctx->opset >= 11 ? wt_attr_int(ctx->node, "sorted", 1) != 0 : 1;
+  wt_set_shape(&ctx->out[0], x->dtype, x->rank, x->dims);
+  ctx->out[0].dims[ax] = k;
+  wt_set_shape(&ctx->out[1], WT_INT64, x->rank, ctx->out[0].dims);
+  ctx->scratch_bytes = (size_t)(2 * p->n) * sizeof(int64_t);
+  return WT_OK;
+}
+
+static int topk_run(const wt_run_ctx *ctx) {
+  const axis_params *p = ctx->params;
+  const wt_tensor *x = &ctx->in[0];
+  if (ctx->n_in > 1 && ctx->in[1].data && wt_get_int(&ctx->in[1], 0) != p->k)
+    return wt_errorf(WT_ERR_RUNTIME, "K changed to %lld after planning (planned %lld)",
+                     (long long)wt_get_int(&ctx->in[1], 0), (long long)p->k);
+  wt_topk(x->dtype, x->data, p->outer, p->n, p->inner, p->k, p->a, ctx->out[0].data,
+          ctx->out[1].data, ctx->scratch);
+  return WT_OK;
+}
+
+const wt_op_def wt_op_TopK = {.domain = "", .op_type = "TopK", .min_inputs = 1,
+                              .max_inputs = 2, .min_outputs = 2, .max_outputs = 2,
+                              .infer = topk_infer, .run = topk_run};
+
 const wt_op_def *const wt_ops_reduce[] = {
+    &wt_op_ReduceSum, &wt_op_ReduceMean, &wt_op_ReduceMax,       &wt_op_ReduceMin,
+    &wt_op_ReduceProd, &wt_op_ReduceSumSquare, &wt_op_ReduceL1, &wt_op_ReduceL2,
+    &wt_op_ReduceLogSumExp, &wt_op_ReduceLogSum, &wt_op_ArgMax, &wt_op_ArgMin, &wt_op_CumSum, &wt_op_TopK,
     NULL,
 };

@@ -1,6 +1,460 @@
-/* Op family: unary. */
+/* Op family: unary elementwise ops — math and activations (float kernels in
+ * kernels/elementwise_unary.c), their integer variants (Neg Abs Sign Relu Clip), Not, IsNaN,
+ * IsInf, Cast, CastLike, Identity and Dropout. */
+#include <assert.h>
+#include <float.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "kernels/elementwise.h"
 #include "ops/op.h"
 
+enum { DT_F = 1, DT_I32 = 2, DT_I64 = 4, DT_B = 8, DT_NUM = DT_F | DT_I32 | DT_I64,
+       DT_ALL = DT_NUM | DT_B };
+/* Op kinds beyond the float maps of wt_ew_unop. */
+enum { K_NOT = WT_EW_UNOP_COUNT, K_CAST, K_CASTLIKE, K_IDENTITY, K_DROPOUT, K_ISNAN, K_ISINF };
+
+typedef struct un_spec {
+  const char *op_type;
+  int kind;
+  unsigned dtypes;
+  int int_since;  /* opset from which int32/int64 inputs are allowed (0: never) */
+} un_spec;
+
+static const un_spec g_specs[] = {
+    {"Neg", WT_EW_NEG, DT_NUM, 6},
+    {"Abs", WT_EW_ABS, DT_NUM, 6},
+    {"Sign", WT_EW_SIGN, DT_NUM, 9},
+    {"Relu", WT_EW_RELU, DT_NUM, 14},
+    {"Clip", WT_EW_CLIP, DT_NUM, 12},
+    {"Sqrt", WT_EW_SQRT, DT_F, 0},
+    {"Reciprocal", WT_EW_RECIPROCAL, DT_F, 0},
+    {"LeakyRelu", WT_EW_LEAKYRELU, DT_F, 0},
+    {"Exp", WT_EW_EXP, DT_F, 0},
+    {"Log", WT_EW_LOG, DT_F, 0},
+    {"Sin", WT_EW_SIN, DT_F, 0},
+    {"Cos", WT_EW_COS, DT_F, 0},
+    {"Tanh", WT_EW_TANH, DT_F, 0},
+    {"Erf", WT_EW_ERF, DT_F, 0},
+    {"Sigmoid", WT_EW_SIGMOID, DT_F, 0},
+    {"Softplus", WT_EW_SOFTPLUS, DT_F, 0},
+    {"Softsign", WT_EW_SOFTSIGN, DT_F, 0},
+    {"Floor", WT_EW_FLOOR, DT_F, 0},
+    {"Ceil", WT_EW_CEIL, DT_F, 0},
+    {"Round", WT_EW_ROUND, DT_F, 0},
+    {"Elu", WT_EW_ELU, DT_F, 0},
+    {"Selu", WT_EW_SELU, DT_F, 0},
+    {"HardSigmoid", WT_EW_HARDSIGMOID, DT_F, 0},
+    {"HardSwish", WT_EW_HARDSWISH, DT_F, 0},
+    {"Gelu", WT_EW_GELU, DT_F, 0},
+    {"Mish", WT_EW_MISH, DT_F, 0},
+    {"Tan", WT_EW_TAN, DT_F, 0},
+    {"Asin", WT_EW_ASIN, DT_F, 0},
+    {"Acos", WT_EW_ACOS, DT_F, 0},
+    {"Atan", WT_EW_ATAN, DT_F, 0},
+    {"Sinh", WT_EW_SINH, DT_F, 0},
+    {"Cosh", WT_EW_COSH, DT_F, 0},
+    {"Asinh", WT_EW_ASINH, DT_F, 0},
+    {"Acosh", WT_EW_ACOSH, DT_F, 0},
+    {"Atanh", WT_EW_ATANH, DT_F, 0},
+    {"Celu", WT_EW_CELU, DT_F, 0},
+    {"ThresholdedRelu", WT_EW_THRESHOLDEDRELU, DT_F, 0},
+    {"Shrink", WT_EW_SHRINK, DT_F, 0},
+    {"IsNaN", K_ISNAN, DT_F, 0},
+    {"IsInf", K_ISINF, DT_F, 0},
+    {"Not", K_NOT, DT_B, 0},
+    {"Cast", K_CAST, DT_ALL, 0},
+    {"CastLike", K_CASTLIKE, DT_ALL, 0},
+    {"Identity", K_IDENTITY, DT_ALL, 0},
+    {"Dropout", K_DROPOUT, DT_F, 0},
+};
+
+typedef struct un_params {
+  int kind;
+  int to;             /* Cast / CastLike target dtype */
+  float alpha, beta;  /* activation attributes; Clip bounds before opset 11 */
+  int clip_inputs;    /* Clip opset >= 11: bounds come from inputs 1 and 2 */
+  /* Dropout */
+  int opset;
+  int training;       /* opset < 12: fixed by attributes */
+  float ratio;
+  uint64_t seed;
+} un_params;
+static_assert(sizeof(un_params) <= WT_PARAMS_MAX, "params too large");
+
+static unsigned dt_bit(int dtype) {
+  switch (dtype) {
+    case WT_FLOAT: return DT_F;
+    case WT_INT32: return DT_I32;
+    case WT_INT64: return DT_I64;
+    case WT_BOOL: return DT_B;
+    default: return 0;
+  }
+}
+
+static const char *dt_list(unsigned m) {
+  switch (m) {
+    case DT_F: return "float";
+    case DT_B: return "bool";
+    case DT_NUM: return "float, int32 or int64";
+    default: return "float, int32, int64 or bool";
+  }
+}
+
+static int check_scalar_input(const wt_infer_ctx *ctx, int i, const char *name) {
+  if (!wt_has_input(ctx->in, ctx->n_in, i)) return WT_OK;
+  if (wt_numel(&ctx->in[i]) != 1) {
+    char b[128];
+    return wt_errorf(WT_ERR_SHAPE, "input '%s' (index %d) has shape %s; expected a scalar", name,
+                     i, wt_shape_str(ctx->in[i].rank, ctx->in[i].dims, b, sizeof b));
+  }
+  return WT_OK;
+}
+
+static int infer_dropout(wt_infer_ctx *ctx, un_params *p) {
+  p->opset = ctx->opset;
+  p->ratio = wt_attr_float(ctx->node, "ratio", 0.5f);
+  /* No seed: a fixed one, so runs are reproducible (see the PRNG note at run_dropout). */
+  p->seed = (uint64_t)wt_attr_int(ctx->node, "seed", 0x5eed);
+  if (ctx->opset < 7) p->training = wt_attr_int(ctx->node, "is_test", 0) == 0;
+  if (ctx->opset >= 12) {
+    WT_TRY(check_scalar_input(ctx, 1, "ratio"));
+    WT_TRY(check_scalar_input(ctx, 2, "training_mode"));
+    if (wt_has_input(ctx->in, ctx->n_in, 1) && ctx->in[1].dtype != WT_FLOAT)
+      return wt_errorf(WT_ERR_UNSUPPORTED, "input 'ratio' (index 1) has dtype %s; expected float",
+                       wt_dtype_name(ctx->in[1].dtype));
+    if (wt_has_input(ctx->in, ctx->n_in, 2) && ctx->in[2].dtype != WT_BOOL)
+      return wt_errorf(WT_ERR_SHAPE,
+                       "input 'training_mode' (index 2) has dtype %s; expected bool",
+                       wt_dtype_name(ctx->in[2].dtype));
+  } else if (ctx->n_in > 1) {
+    return wt_errorf(WT_ERR_INVALID_ARG, "%d inputs; expected 1 before opset 12", ctx->n_in);
+  }
+  if (!(p->ratio >= 0.0f && p->ratio <= 1.0f))
+    return wt_errorf(WT_ERR_INVALID_ARG, "attribute 'ratio' is %g; expected a value in [0, 1]",
+                     (double)p->ratio);
+  wt_set_shape(&ctx->out[0], ctx->in[0].dtype, ctx->in[0].rank, ctx->in[0].dims);
+  /* The mask is bool from opset 10, the data type before. */
+  if (ctx->n_out > 1)
+    wt_set_shape(&ctx->out[1], ctx->opset >= 10 ? WT_BOOL : ctx->in[0].dtype, ctx->in[0].rank,
+                 ctx->in[0].dims);
+  return WT_OK;
+}
+
+static int infer(wt_infer_ctx *ctx) {
+  const char *type = ctx->node->op_type;
+  const un_spec *s = NULL;
+  for (size_t i = 0; i < sizeof g_specs / sizeof g_specs[0]; i++)
+    if (strcmp(g_specs[i].op_type, type) == 0) s = &g_specs[i];
+  if (!s) return wt_errorf(WT_ERR_INTERNAL, "unary family has no op %s", type);
+  un_params *p = ctx->params;
+  p->kind = s->kind;
+  const wt_tensor *x = &ctx->in[0];
+  unsigned allowed = s->dtypes;
+  if (s->int_since && ctx->opset < s->int_since) allowed = DT_F;
+  if (!(dt_bit(x->dtype) & allowed))
+    return wt_errorf(WT_ERR_UNSUPPORTED, "input 0 has dtype %s; expected %s",
+                     wt_dtype_name(x->dtype), dt_list(allowed));
+  int out_dtype = x->dtype;
+  switch (s->kind) {
+    case WT_EW_LEAKYRELU: p->alpha = wt_attr_float(ctx->node, "alpha", 0.01f); break;
+    case WT_EW_ELU:
+    case WT_EW_CELU:
+    case WT_EW_THRESHOLDEDRELU: p->alpha = wt_attr_float(ctx->node, "alpha", 1.0f); break;
+    case WT_EW_SHRINK:
+      p->alpha = wt_attr_float(ctx->node, "lambd", 0.5f);
+      p->beta = wt_attr_float(ctx->node, "bias", 0.0f);
+      break;
+    case K_ISNAN: out_dtype = WT_BOOL; break;
+    case K_ISINF:
+      out_dtype = WT_BOOL;
+      p->alpha = (float)wt_attr_int(ctx->node, "detect_negative", 1);
+      p->beta = (float)wt_attr_int(ctx->node, "detect_positive", 1);
+      break;
+    case WT_EW_SELU:
+      p->alpha = wt_attr_float(ctx->node, "alpha", 1.67326319217681884765625f);
+      p->beta = wt_attr_float(ctx->node, "gamma", 1.05070102214813232421875f);
+      break;
+    case WT_EW_HARDSIGMOID:
+      p->alpha = wt_attr_float(ctx->node, "alpha", 0.2f);
+      p->beta = wt_attr_float(ctx->node, "beta", 0.5f);
+      break;
+    case WT_EW_GELU: {
+      const char *a = wt_attr_string(ctx->node, "approximate", "none");
+      if (strcmp(a, "tanh") == 0) p->kind = WT_EW_GELU_TANH;
+      else if (strcmp(a, "none") != 0)
+        return wt_errorf(WT_ERR_INVALID_ARG, "attribute 'approximate' is '%s'; expected 'none' or 'tanh'", a);
+      break;
+    }
+    case WT_EW_CLIP:
+      if (ctx->opset < 11) {
+        p->alpha = wt_attr_float(ctx->node, "min", -FLT_MAX);
+        p->beta = wt_attr_float(ctx->node, "max", FLT_MAX);
+        if (ctx->n_in > 1)
+          return wt_errorf(WT_ERR_INVALID_ARG, "%d inputs; expected 1 before opset 11", ctx->n_in);
+      } else {
+        p->clip_inputs = 1;
+        for (int i = 1; i < ctx->n_in; i++) {
+          WT_TRY(check_scalar_input(ctx, i, i == 1 ? "min" : "max"));
+          if (wt_has_input(ctx->in, ctx->n_in, i) && ctx->in[i].dtype != x->dtype)
+            return wt_errorf(WT_ERR_SHAPE, "input '%s' (index %d) has dtype %s; expected %s",
+                             i == 1 ? "min" : "max", i, wt_dtype_name(ctx->in[i].dtype),
+                             wt_dtype_name(x->dtype));
+        }
+      }
+      break;
+    case K_CAST:
+    case K_CASTLIKE:
+      out_dtype = s->kind == K_CAST ? (int)wt_attr_int(ctx->node, "to", 0) : ctx->in[1].dtype;
+      if (!dt_bit(out_dtype))
+        return wt_errorf(WT_ERR_UNSUPPORTED, "target dtype %s; expected float, int32, int64 or bool",
+                         wt_dtype_name(out_dtype));
+      p->to = out_dtype;
+      break;
+    case K_DROPOUT:
+      return infer_dropout(ctx, p);
+    default: break;
+  }
+  wt_set_shape(&ctx->out[0], out_dtype, x->rank, x->dims);
+  return WT_OK;
+}
+
+/* ---- integer variants -------------------------------------------------------------------- */
+
+/* Neg / Abs of the most negative value wrap (as in numpy) instead of being undefined. */
+#define INT_MAP(T, UT)                                                                          \
+  static void int_map_##T(int kind, int64_t n, const T *x, T *y, T lo, T hi) {                  \
+    switch (kind) {                                                                             \
+      case WT_EW_NEG: for (int64_t i = 0; i < n; i++) y[i] = (T)((UT)0 - (UT)x[i]); return;     \
+      case WT_EW_ABS:                                                                           \
+        for (int64_t i = 0; i < n; i++) y[i] = x[i] < 0 ? (T)((UT)0 - (UT)x[i]) : x[i];         \
+        return;                                                                                 \
+      case WT_EW_SIGN: for (int64_t i = 0; i < n; i++) y[i] = (T)((x[i] > 0) - (x[i] < 0)); return; \
+      case WT_EW_RELU: for (int64_t i = 0; i < n; i++) y[i] = x[i] < 0 ? 0 : x[i]; return;      \
+      case WT_EW_CLIP:                                                                          \
+        for (int64_t i = 0; i < n; i++) {                                                       \
+          T v = x[i] < lo ? lo : x[i];                                                          \
+          y[i] = hi < v ? hi : v;                                                               \
+        }                                                                                       \
+        return;                                                                                 \
+    }                                                                                           \
+  }
+INT_MAP(int32_t, uint32_t)
+INT_MAP(int64_t, uint64_t)
+
+/* ---- Cast ---------------------------------------------------------------------------------- */
+
+static double load_d(const void *p, int dtype, int64_t i) {
+  switch (dtype) {
+    case WT_FLOAT: return ((const float *)p)[i];
+    case WT_INT32: return ((const int32_t *)p)[i];
+    case WT_INT64: return (double)((const int64_t *)p)[i];
+    default: return ((const uint8_t *)p)[i] != 0;
+  }
+}
+
+/* Out-of-range and NaN float -> int conversions are undefined in C: saturate (NaN -> 0). */
+static int64_t sat_i64(double v, int64_t lo, int64_t hi) {
+  if (v != v) return 0;
+  if (v <= (double)lo) return lo;
+  if (v >= (double)hi) return hi;
+  return (int64_t)v;
+}
+
+static void cast(const wt_tensor *x, wt_tensor *y) {
+  int64_t n = wt_numel(x);
+  if (x->dtype == y->dtype) {
+    if (x->data != y->data) memcpy(y->data, x->data, wt_nbytes(x));
+    return;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    switch (y->dtype) {
+      case WT_FLOAT:
+        ((float *)y->data)[i] = x->dtype == WT_INT64 ? (float)((const int64_t *)x->data)[i]
+                                                     : (float)load_d(x->data, x->dtype, i);
+        break;
+      case WT_INT32:
+        ((int32_t *)y->data)[i] = x->dtype == WT_INT64
+                                      ? (int32_t)((const int64_t *)x->data)[i]
+                                      : (int32_t)sat_i64(load_d(x->data, x->dtype, i), INT32_MIN, INT32_MAX);
+        break;
+      case WT_INT64:
+        ((int64_t *)y->data)[i] = x->dtype == WT_FLOAT
+                                      ? sat_i64(((const float *)x->data)[i], INT64_MIN, INT64_MAX)
+                                      : (int64_t)load_d(x->data, x->dtype, i);
+        break;
+      default:
+        ((uint8_t *)y->data)[i] = x->dtype == WT_INT64 ? ((const int64_t *)x->data)[i] != 0
+                                                       : load_d(x->data, x->dtype, i) != 0.0;
+        break;
+    }
+  }
+}
+
+/* ---- Dropout ------------------------------------------------------------------------------- */
+
+static uint64_t splitmix64(uint64_t z) {
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/* Training-mode PRNG: a counter-based hash, element i keeps when hash(key + i) >= ratio.
+ * key mixes the seed with a process-wide call counter, so successive training steps draw
+ * fresh masks while a given seed and call sequence reproduce exactly. */
+static atomic_ullong g_dropout_calls;
+
+static int run_dropout(const wt_run_ctx *ctx, const un_params *p) {
+  const wt_tensor *x = &ctx->in[0];
+  int64_t n = wt_numel(x);
+  float ratio = p->ratio;
+  int training = p->training;
+  if (p->opset >= 12) {
+    ratio = wt_has_input(ctx->in, ctx->n_in, 1) ? *(const float *)ctx->in[1].data : 0.5f;
+    training = wt_has_input(ctx->in, ctx->n_in, 2) && *(const uint8_t *)ctx->in[2].data != 0;
+  }
+  const float *xd = x->data;
+  float *yd = ctx->out[0].data;
+  void *mask = ctx->n_out > 1 ? ctx->out[1].data : NULL;
+  int mask_bool = ctx->n_out > 1 && ctx->out[1].dtype == WT_BOOL;
+  if (!training || ratio == 0.0f) {
+    if (yd != xd) memcpy(yd, xd, (size_t)n * sizeof(float));
+    if (mask && mask_bool) memset(mask, 1, (size_t)n);
+    else if (mask) for (int64_t i = 0; i < n; i++) ((float *)mask)[i] = 1.0f;
+    return WT_OK;
+  }
+  if (!(ratio >= 0.0f && ratio <= 1.0f))
+    return wt_errorf(WT_ERR_RUNTIME, "input 'ratio' is %g; expected a value in [0, 1]", (double)ratio);
+  uint64_t key = splitmix64(p->seed ^ splitmix64(atomic_fetch_add(&g_dropout_calls, 1)));
+  float scale = ratio < 1.0f ? 1.0f / (1.0f - ratio) : 0.0f;
+  for (int64_t i = 0; i < n; i++) {
+    float u = (float)(splitmix64(key + (uint64_t)i) >> 40) * (1.0f / 16777216.0f);
+    int keep = u >= ratio;
+    yd[i] = keep ? xd[i] * scale : 0.0f;
+    if (mask && mask_bool) ((uint8_t *)mask)[i] = (uint8_t)keep;
+    else if (mask) ((float *)mask)[i] = (float)keep;
+  }
+  return WT_OK;
+}
+
+/* ---- run ----------------------------------------------------------------------------------- */
+
+static int run(const wt_run_ctx *ctx) {
+  const un_params *p = ctx->params;
+  const wt_tensor *x = &ctx->in[0];
+  wt_tensor *y = &ctx->out[0];
+  int64_t n = wt_numel(x);
+  switch (p->kind) {
+    case K_IDENTITY:
+      if (y->data != x->data) memcpy(y->data, x->data, wt_nbytes(x));
+      return WT_OK;
+    case K_CAST:
+    case K_CASTLIKE:
+      cast(x, y);
+      return WT_OK;
+    case K_DROPOUT:
+      return run_dropout(ctx, p);
+    case K_NOT:
+      for (int64_t i = 0; i < n; i++)
+        ((uint8_t *)y->data)[i] = ((const uint8_t *)x->data)[i] == 0;
+      return WT_OK;
+    case K_ISNAN:
+      for (int64_t i = 0; i < n; i++) ((uint8_t *)y->data)[i] = isnan(((const float *)x->data)[i]);
+      return WT_OK;
+    case K_ISINF:
+      for (int64_t i = 0; i < n; i++) {
+        float v = ((const float *)x->data)[i];
+        ((uint8_t *)y->data)[i] = isinf(v) && (v < 0 ? p->alpha != 0 : p->beta != 0);
+      }
+      return WT_OK;
+    default: break;
+  }
+  int has_lo = p->clip_inputs && wt_has_input(ctx->in, ctx->n_in, 1);
+  int has_hi = p->clip_inputs && wt_has_input(ctx->in, ctx->n_in, 2);
+  switch (x->dtype) {
+    case WT_FLOAT: {
+      float a = p->alpha, b = p->beta;
+      if (p->clip_inputs) {
+        a = has_lo ? *(const float *)ctx->in[1].data : -INFINITY;
+        b = has_hi ? *(const float *)ctx->in[2].data : INFINITY;
+      }
+      wt_ew_unary_f32(p->kind, n, x->data, y->data, a, b);
+      return WT_OK;
+    }
+    case WT_INT32:
+      int_map_int32_t(p->kind, n, x->data, y->data,
+                      has_lo ? *(const int32_t *)ctx->in[1].data : INT32_MIN,
+                      has_hi ? *(const int32_t *)ctx->in[2].data : INT32_MAX);
+      return WT_OK;
+    default:
+      int_map_int64_t(p->kind, n, x->data, y->data,
+                      has_lo ? *(const int64_t *)ctx->in[1].data : INT64_MIN,
+                      has_hi ? *(const int64_t *)ctx->in[2].data : INT64_MAX);
+      return WT_OK;
+  }
+}
+
+#define UN_OP(NAME, MIN_IN, MAX_IN, MAX_OUT, FLAGS)                                             \
+  const wt_op_def wt_op_##NAME = {.domain = "", .op_type = #NAME, .min_inputs = MIN_IN,         \
+                                  .max_inputs = MAX_IN, .min_outputs = 1, .max_outputs = MAX_OUT, \
+                                  .infer = infer, .run = run, .flags = FLAGS};
+
+UN_OP(Neg, 1, 1, 1, 0)
+UN_OP(Abs, 1, 1, 1, 0)
+UN_OP(Sign, 1, 1, 1, 0)
+UN_OP(Relu, 1, 1, 1, 0)
+UN_OP(Clip, 1, 3, 1, 0)
+UN_OP(Sqrt, 1, 1, 1, 0)
+UN_OP(Reciprocal, 1, 1, 1, 0)
+UN_OP(LeakyRelu, 1, 1, 1, 0)
+UN_OP(Exp, 1, 1, 1, 0)
+UN_OP(Log, 1, 1, 1, 0)
+UN_OP(Sin, 1, 1, 1, 0)
+UN_OP(Cos, 1, 1, 1, 0)
+UN_OP(Tanh, 1, 1, 1, 0)
+UN_OP(Erf, 1, 1, 1, 0)
+UN_OP(Sigmoid, 1, 1, 1, 0)
+UN_OP(Softplus, 1, 1, 1, 0)
+UN_OP(Softsign, 1, 1, 1, 0)
+UN_OP(Floor, 1, 1, 1, 0)
+UN_OP(Ceil, 1, 1, 1, 0)
+UN_OP(Round, 1, 1, 1, 0)
+UN_OP(Elu, 1, 1, 1, 0)
+UN_OP(Selu, 1, 1, 1, 0)
+UN_OP(HardSigmoid, 1, 1, 1, 0)
+UN_OP(HardSwish, 1, 1, 1, 0)
+UN_OP(Gelu, 1, 1, 1, 0)
+UN_OP(Mish, 1, 1, 1, 0)
+UN_OP(Tan, 1, 1, 1, 0)
+UN_OP(Asin, 1, 1, 1, 0)
+UN_OP(Acos, 1, 1, 1, 0)
+UN_OP(Atan, 1, 1, 1, 0)
+UN_OP(Sinh, 1, 1, 1, 0)
+UN_OP(Cosh, 1, 1, 1, 0)
+UN_OP(Asinh, 1, 1, 1, 0)
+UN_OP(Acosh, 1, 1, 1, 0)
+UN_OP(Atanh, 1, 1, 1, 0)
+UN_OP(Celu, 1, 1, 1, 0)
+UN_OP(ThresholdedRelu, 1, 1, 1, 0)
+UN_OP(Shrink, 1, 1, 1, 0)
+UN_OP(IsNaN, 1, 1, 1, 0)
+UN_OP(IsInf, 1, 1, 1, 0)
+UN_OP(Not, 1, 1, 1, 0)
+UN_OP(Cast, 1, 1, 1, 0)
+UN_OP(CastLike, 2, 2, 1, 0)
+UN_OP(Identity, 1, 1, 1, WT_OP_VIEW)
+UN_OP(Dropout, 1, 3, 2, 0)
+
 const wt_op_def *const wt_ops_unary[] = {
+    &wt_op_Neg, &wt_op_Abs, &wt_op_Sign, &wt_op_Relu, &wt_op_Clip, &wt_op_Sqrt,
+    &wt_op_Reciprocal, &wt_op_LeakyRelu, &wt_op_Exp, &wt_op_Log, &wt_op_Sin, &wt_op_Cos,
+    &wt_op_Tanh, &wt_op_Erf, &wt_op_Sigmoid, &wt_op_Softplus, &wt_op_Softsign, &wt_op_Floor,
+    &wt_op_Ceil, &wt_op_Round, &wt_op_Elu, &wt_op_Selu, &wt_op_HardSigmoid, &wt_op_HardSwish,
+    &wt_op_Gelu, &wt_op_Mish, &wt_op_Tan, &wt_op_Asin, &wt_op_Acos, &wt_op_Atan, &wt_op_Sinh,
+    &wt_op_Cosh, &wt_op_Asinh, &wt_op_Acosh, &wt_op_Atanh, &wt_op_Celu, &wt_op_ThresholdedRelu,
+    &wt_op_Shrink, &wt_op_IsNaN, &wt_op_IsInf, &wt_op_Not, &wt_op_Cast, &wt_op_CastLike, &wt_op_Identity,
+    &wt_op_Dropout,
     NULL,
 };

@@ -54,25 +54,59 @@ static int value_input_index(const wt_graph *g, int v) {
   return -1;
 }
 
-const wt_tensor *wt_planner_value(void *planner, wt_infer_ctx *ctx, int i) {
-  builder *b = planner;
-  int v = b->node->inputs[i];
-  if (v < 0) return NULL;
-  switch (b->p->storage[v]) {
+static int fold_node(wt_plan *p, wt_step *st);
+
+/* The value of v before the run, if it can be had: initializers and folded constants; integer
+ * graph inputs (the plan is then keyed on their values); or small values computed by steps
+ * already planned whose own inputs can be had (Range(0, Cast(n)) ...), which are folded now
+ * and leave the plan. NULL otherwise. */
+static const wt_tensor *value_of(builder *b, int v, int depth) {
+  wt_plan *p = b->p;
+  switch (p->storage[v]) {
     case ST_INIT:
     case ST_STATIC:
-      return &b->p->vals[v];
+      return &p->vals[v];
     case ST_INPUT: {
-      int k = value_input_index(b->p->g, v);
-      if (k < 0 || b->p->vals[v].dtype == WT_FLOAT || !b->inputs[k].data) return NULL;
-      b->p->keyed[k] = 1;
-      b->p->vals[v].data = b->inputs[k].data;
-      return &b->p->vals[v];
+      int k = value_input_index(p->g, v);
+      if (k < 0 || !b->inputs[k].data) return NULL;
+      p->keyed[k] = 1;
+      p->vals[v].data = b->inputs[k].data;
+      return &p->vals[v];
+    }
+    case ST_ARENA:
+    case ST_VIEW: {
+      if (depth > 16 || wt_numel(&p->vals[v]) > 4096) return NULL;
+      int s = p->n_steps - 1;
+      while (s >= 0) {
+        const wt_node *n = p->steps[s].node;
+        int hit = 0;
+        for (int o = 0; o < n->n_outputs; o++) hit |= n->outputs[o] == v;
+        if (hit) break;
+        s--;
+      }
+      if (s < 0) return NULL;
+      const wt_node *n = p->steps[s].node;
+      for (int j = 0; j < n->n_inputs; j++)
+        if (n->inputs[j] >= 0 && !value_of(b, n->inputs[j], depth + 1)) return NULL;
+      /* Folding earlier steps may have moved this one: find it again. */
+      for (s = 0; s < p->n_steps && p->steps[s].node != n; s++) {}
+      if (s == p->n_steps || fold_node(p, &p->steps[s]) != WT_OK) return NULL;
+      free(p->steps[s].in);
+      free(p->steps[s].out);
+      memmove(&p->steps[s], &p->steps[s + 1], sizeof *p->steps * (size_t)(p->n_steps - s - 1));
+      p->n_steps--;
+      return &p->vals[v];
     }
     default:
       return NULL;
   }
+}
+
+const wt_tensor *wt_planner_value(void *planner, wt_infer_ctx *ctx, int i) {
+  builder *b = planner;
   (void)ctx;
+  int v = b->node->inputs[i];
+  return v < 0 ? NULL : value_of(b, v, 0);
 }
 
 int wt_check_inputs(const wt_graph *g, int n_inputs, const wt_tensor *in) {
@@ -378,19 +412,17 @@ static int plan_build(const wt_graph *g, const wt_tensor *inputs, int shapes_onl
   builder b = {.p = p, .inputs = inputs};
   for (int i = 0; i < g->n_nodes; i++) {
     const wt_node *n = &g->nodes[i];
-    wt_step *st = &p->steps[p->n_steps];
+    /* Built outside p->steps: inferring it may fold (and so remove) earlier steps. */
+    wt_step *st = calloc(1, sizeof *st);
     int foldable = 0;
-    rc = infer_node(&b, n, st, &foldable);
-    if (rc) {
-      free(st->in);
-      free(st->out);
-      goto fail;
-    }
-    if (foldable) {
-      rc = fold_node(p, st);
-      free(st->in);
-      free(st->out);
-      memset(st, 0, sizeof *st);
+    rc = st ? infer_node(&b, n, st, &foldable) : wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+    if (rc == WT_OK && foldable) rc = fold_node(p, st);
+    if (rc || foldable) {
+      if (st) {
+        free(st->in);
+        free(st->out);
+      }
+      free(st);
       if (rc) goto fail;
       continue;
     }
@@ -401,7 +433,8 @@ static int plan_build(const wt_graph *g, const wt_tensor *inputs, int shapes_onl
       p->vals[v].data = NULL;
       p->storage[v] = (o == 0 && st->view) ? ST_VIEW : ST_ARENA;
     }
-    p->n_steps++;
+    p->steps[p->n_steps++] = *st;
+    free(st);
   }
   /* Values read by the graph only through keyed inputs: remember those inputs' bytes. */
   for (int k = 0; k < g->n_inputs; k++) {

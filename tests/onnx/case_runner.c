@@ -2,6 +2,7 @@
  * output_K.pb): runs each case through the public API and compares every output with
  * |actual - expected| <= atol + rtol * |expected| (exact for integer and bool outputs).
  *   wt_onnx_case [--rtol R] [--atol A] DIR...
+ *   wt_onnx_case --list-ops          (the ops webtrain implements)
  * Prints one line per case and "N passed, M failed"; exits 1 if any case failed. */
 #include <dirent.h>
 #include <math.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "io/onnx_io.h"
+#include "ops/op.h"
 #include "webtrain.h"
 
 static double g_rtol = 1e-4, g_atol = 1e-5;
@@ -143,8 +145,17 @@ static int run_case(const char *dir, char *why, size_t cap) {
   return ok;
 }
 
+static void print_op(const wt_op_def *op, void *user) {
+  (void)user;
+  printf("%s%s%s\n", op->domain, op->domain[0] ? "::" : "", op->op_type);
+}
+
 int main(int argc, char **argv) {
   int passed = 0, failed = 0;
+  if (argc == 2 && strcmp(argv[1], "--list-ops") == 0) {
+    wt_op_each(print_op, NULL);
+    return 0;
+  }
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--rtol") == 0 && i + 1 < argc) {
       g_rtol = atof(argv[++i]);

@@ -30,13 +30,18 @@ ALLOWLIST = os.path.join(HERE, "allowlist.txt")
 
 SUPPORTED_DTYPES = {1, 6, 7, 9}
 SUPPORTED_OPS = """
-Add Sub Mul Div Neg Pow Sqrt Exp Log Abs Reciprocal Sin Cos Tanh Erf Sigmoid Relu
-LeakyRelu Elu Softplus HardSigmoid Clip Min Max Where Equal Less Greater Not And Cast
-Identity Softmax LogSoftmax MatMul Gemm Conv ConvTranspose MaxPool AveragePool
-GlobalAveragePool GlobalMaxPool BatchNormalization LayerNormalization Dropout ReduceMean
-ReduceSum ReduceMax ReduceMin ReduceL2 ReduceLogSumExp Concat Split Reshape Flatten
-Transpose Squeeze Unsqueeze Expand Tile Slice Pad Gather GatherElements ScatterElements
-Shape Size ConstantOfShape Constant Range Trilu CumSum TopK ArgMax SoftmaxCrossEntropyLoss
+Abs Acos Acosh Add And ArgMax ArgMin Asin Asinh Atan Atanh AveragePool
+BatchNormalization Cast CastLike Ceil Celu Clip Concat Constant ConstantOfShape Conv
+ConvTranspose Cos Cosh CumSum Div Dropout Elu Equal Erf Exp Expand Flatten Floor Gather
+GatherElements GatherND Gelu Gemm GlobalAveragePool GlobalMaxPool Greater
+GreaterOrEqual HardSigmoid HardSwish Identity IsInf IsNaN LayerNormalization LeakyRelu
+Less LessOrEqual Log LogSoftmax MatMul Max MaxPool Mean Min Mish Mod Mul Neg
+NegativeLogLikelihoodLoss Not Or PRelu Pad Pow Range Reciprocal ReduceL1 ReduceL2
+ReduceLogSum ReduceLogSumExp ReduceMax ReduceMean ReduceMin ReduceProd ReduceSum
+ReduceSumSquare Relu Reshape Round Scatter ScatterElements ScatterND Selu Shape Shrink
+Sigmoid Sign Sin Sinh Size Slice Softmax SoftmaxCrossEntropyLoss Softplus Softsign
+Split Sqrt Squeeze Sub Sum Tan Tanh ThresholdedRelu Tile TopK Transpose Trilu Unsqueeze
+Where Xor
 """.split()
 
 # Cases whose expected outputs come from numpy's random generator inside the

@@ -1,0 +1,157 @@
+/* Convolution kernels: im2col / col2im over 3-D-normalized geometry and the Conv /
+ * ConvTranspose forward passes as one wt_sgemm per (image, group). See conv.h. */
+#include "kernels/conv.h"
+
+#include <string.h>
+
+#include "kernels/gemm.h"
+#include "kernels/simd.h"
+
+int wt_conv_is_pointwise(const wt_conv_geom *g) {
+  for (int d = 0; d < 3; d++)
+    if (g->k[d] != 1 || g->stride[d] != 1 || g->pad[d] != 0 || g->img[d] != g->grid[d]) return 0;
+  return 1;
+}
+
+void wt_im2col(const wt_conv_geom *g, int64_t channels, const float *x, float *col) {
+  const int64_t G0 = g->grid[0], G1 = g->grid[1], G2 = g->grid[2];
+  const int64_t I0 = g->img[0], I1 = g->img[1], I2 = g->img[2];
+  const int64_t gsize = G0 * G1 * G2, isize = I0 * I1 * I2;
+  const int64_t s2 = g->stride[2];
+  float *row = col;
+  for (int64_t c = 0; c < channels; c++) {
+    const float *xc = x + c * isize;
+    for (int64_t kd = 0; kd < g->k[0]; kd++)
+      for (int64_t kh = 0; kh < g->k[1]; kh++)
+        for (int64_t kw = 0; kw < g->k[2]; kw++, row += gsize) {
+          int64_t off2 = kw * g->dil[2] - g->pad[2], lo, hi;
+          wt_conv_valid_range(off2, s2, I2, G2, &lo, &hi);
+          for (int64_t od = 0; od < G0; od++) {
+            int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
+            for (int64_t oh = 0; oh < G1; oh++) {
+              float *dst = row + (od * G1 + oh) * G2;
+              int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
+              if (id < 0 || id >= I0 || ih < 0 || ih >= I1) {
+                memset(dst, 0, sizeof(float) * (size_t)G2);
+                continue;
+              }
+              /* Indexing stays relative to the row start: off2 may be negative. */
+              const float *src = xc + (id * I1 + ih) * I2;
+              if (lo > 0) memset(dst, 0, sizeof(float) * (size_t)lo);
+              if (s2 == 1) {
+                if (hi > lo) memcpy(dst + lo, src + (off2 + lo), sizeof(float) * (size_t)(hi - lo));
+              } else {
+                for (int64_t ow = lo; ow < hi; ow++) dst[ow] = src[off2 + ow * s2];
+              }
+              if (hi < G2) memset(dst + hi, 0, sizeof(float) * (size_t)(G2 - hi));
+            }
+          }
+        }
+  }
+}
+
+void wt_col2im(const wt_conv_geom *g, int64_t channels, const float *col, float *x) {
+  const int64_t G0 = g->grid[0], G1 = g->grid[1], G2 = g->grid[2];
+  const int64_t I0 = g->img[0], I1 = g->img[1], I2 = g->img[2];
+  const int64_t gsize = G0 * G1 * G2, isize = I0 * I1 * I2;
+  const int64_t s2 = g->stride[2];
+  const float *row = col;
+  for (int64_t c = 0; c < channels; c++) {
+    float *xc = x + c * isize;
+    for (int64_t kd = 0; kd < g->k[0]; kd++)
+      for (int64_t kh = 0; kh < g->k[1]; kh++)
+        for (int64_t kw = 0; kw < g->k[2]; kw++, row += gsize) {
+          int64_t off2 = kw * g->dil[2] - g->pad[2], lo, hi;
+          wt_conv_valid_range(off2, s2, I2, G2, &lo, &hi);
+          for (int64_t od = 0; od < G0; od++) {
+            int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
+            if (id < 0 || id >= I0) continue;
+            for (int64_t oh = 0; oh < G1; oh++) {
+              int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
+              if (ih < 0 || ih >= I1) continue;
+              const float *src = row + (od * G1 + oh) * G2;
+              float *dst = xc + (id * I1 + ih) * I2;
+              if (s2 == 1) {
+                float *d = dst + (off2 + lo);
+                const float *s = src + lo;
+                int64_t n = hi - lo, i = 0;
+                for (; i + 4 <= n; i += 4)
+                  wt_f32x4_store(d + i, wt_f32x4_add(wt_f32x4_load(d + i), wt_f32x4_load(s + i)));
+                for (; i < n; i++) d[i] += s[i];
+              } else {
+                for (int64_t ow = lo; ow < hi; ow++) dst[off2 + ow * s2] += src[ow];
+              }
+            }
+          }
+        }
+  }
+}
+
+void wt_fill_rows(float *y, int64_t rows, int64_t inner, const float *v) {
+  for (int64_t r = 0; r < rows; r++) {
+    float *p = y + r * inner;
+    float b = v ? v[r] : 0.0f;
+    wt_f32x4 bv = wt_f32x4_splat(b);
+    int64_t i = 0;
+    for (; i + 4 <= inner; i += 4) wt_f32x4_store(p + i, bv);
+    for (; i < inner; i++) p[i] = b;
+  }
+}
+
+size_t wt_conv_scratch_floats(const wt_conv_geom *g, int64_t C, int64_t group) {
+  if (wt_conv_is_pointwise(g)) return 0;
+  return (size_t)((C / group) * wt_conv_kernel_size(g) * wt_conv_grid_size(g));
+}
+
+void wt_conv_forward(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group,
+                     const float *x, const float *w, const float *bias, float *y, float *col) {
+  const int64_t Cg = C / group, Mg = M / group;
+  const int64_t K = wt_conv_kernel_size(g), G = wt_conv_grid_size(g), I = wt_conv_img_size(g);
+  const int64_t CK = Cg * K;
+  const int pointwise = wt_conv_is_pointwise(g);
+  for (int64_t n = 0; n < N; n++) {
+    float *yn = y + n * M * G;
+    /* The bias is written first and the GEMM accumulates onto it (beta = 1). */
+    if (bias) wt_fill_rows(yn, M, G, bias);
+    for (int64_t gi = 0; gi < group; gi++) {
+      const float *xg = x + (n * C + gi * Cg) * I;
+      const float *B = xg;
+      if (!pointwise) {
+        wt_im2col(g, Cg, xg, col);
+        B = col;
+      }
+      wt_sgemm(0, 0, Mg, G, CK, 1.0f, w + gi * Mg * CK, CK, B, G, bias ? 1.0f : 0.0f,
+               yn + gi * Mg * G, G);
+    }
+  }
+}
+
+size_t wt_conv_transpose_scratch_floats(const wt_conv_geom *g, int64_t M, int64_t group) {
+  if (wt_conv_is_pointwise(g)) return 0;
+  return (size_t)((M / group) * wt_conv_kernel_size(g) * wt_conv_grid_size(g));
+}
+
+void wt_conv_transpose_forward(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M,
+                               int64_t group, const float *x, const float *w, const float *bias,
+                               float *y, float *col) {
+  const int64_t Cg = C / group, Mg = M / group;
+  const int64_t K = wt_conv_kernel_size(g), G = wt_conv_grid_size(g), I = wt_conv_img_size(g);
+  const int64_t MK = Mg * K;
+  const int pointwise = wt_conv_is_pointwise(g);
+  for (int64_t n = 0; n < N; n++) {
+    float *yn = y + n * M * I;
+    wt_fill_rows(yn, M, I, bias);
+    for (int64_t gi = 0; gi < group; gi++) {
+      const float *xg = x + (n * C + gi * Cg) * G;
+      const float *wg = w + gi * Cg * MK;
+      float *yg = yn + gi * Mg * I;
+      if (pointwise) {
+        /* col would be the output block itself: accumulate straight into it. */
+        wt_sgemm(1, 0, Mg, G, Cg, 1.0f, wg, MK, xg, G, 1.0f, yg, I);
+      } else {
+        wt_sgemm(1, 0, MK, G, Cg, 1.0f, wg, MK, xg, G, 0.0f, col, G);
+        wt_col2im(g, Mg, col, yg);
+      }
+    }
+  }
+}

@@ -1,0 +1,68 @@
+/* Convolution kernels over NC[D]HW float32 tensors: im2col / col2im and the forward passes of
+ * Conv and ConvTranspose built on them plus wt_sgemm.
+ *
+ * Every spatial geometry is normalized to 3-D (1-D and 2-D get leading unit dims with kernel 1,
+ * stride 1, pad 0), so one loop nest serves all three ranks. "img" is the dense tensor side
+ * (Conv's input, ConvTranspose's output); "grid" is the set of window positions (Conv's output,
+ * ConvTranspose's input): grid position o reads img position o*stride - pad + k*dilation. */
+#ifndef WT_KERNELS_CONV_H
+#define WT_KERNELS_CONV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct wt_conv_geom {
+  int64_t img[3];               /* image spatial dims */
+  int64_t grid[3];              /* window-position grid dims */
+  int64_t k[3];                 /* kernel dims */
+  int64_t stride[3], dil[3];
+  int64_t pad[3];               /* leading pad per dim (the trailing pad is implied by grid) */
+} wt_conv_geom;
+
+static inline int64_t wt_conv_img_size(const wt_conv_geom *g) {
+  return g->img[0] * g->img[1] * g->img[2];
+}
+static inline int64_t wt_conv_grid_size(const wt_conv_geom *g) {
+  return g->grid[0] * g->grid[1] * g->grid[2];
+}
+static inline int64_t wt_conv_kernel_size(const wt_conv_geom *g) {
+  return g->k[0] * g->k[1] * g->k[2];
+}
+/* Grid positions o in [*lo, *hi) (within [0, n_grid)) whose image index o*s + off lies in
+ * [0, n). */
+static inline void wt_conv_valid_range(int64_t off, int64_t s, int64_t n, int64_t n_grid,
+                                       int64_t *lo, int64_t *hi) {
+  int64_t a = off >= 0 ? 0 : (-off + s - 1) / s;
+  int64_t b = n - off <= 0 ? 0 : (n - off + s - 1) / s;
+  if (b > n_grid) b = n_grid;
+  if (a > b) a = b;
+  *lo = a;
+  *hi = b;
+}
+
+/* True when the col matrix of one channel block is the image itself (1x1, stride 1, no pad). */
+int wt_conv_is_pointwise(const wt_conv_geom *g);
+
+/* col[(c*K + kidx) * grid_size + gidx] = img value or 0 outside the image.
+ * x: [channels, img...]; col: [channels * kernel_size, grid_size]. */
+void wt_im2col(const wt_conv_geom *g, int64_t channels, const float *x, float *col);
+/* The adjoint of im2col: x[...] += col[...] for every in-image position (x is accumulated). */
+void wt_col2im(const wt_conv_geom *g, int64_t channels, const float *col, float *x);
+
+/* Conv forward. x [N, C, img...], w [M, C/group, k...], bias [M] or NULL, y [N, M, grid...].
+ * col: scratch of wt_conv_scratch_floats(...) floats (may be NULL when that is 0). */
+size_t wt_conv_scratch_floats(const wt_conv_geom *g, int64_t C, int64_t group);
+void wt_conv_forward(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group,
+                     const float *x, const float *w, const float *bias, float *y, float *col);
+
+/* ConvTranspose forward. x [N, C, grid...], w [C, M/group, k...], bias [M] or NULL,
+ * y [N, M, img...]. col: scratch of wt_conv_transpose_scratch_floats(...) floats. */
+size_t wt_conv_transpose_scratch_floats(const wt_conv_geom *g, int64_t M, int64_t group);
+void wt_conv_transpose_forward(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M,
+                               int64_t group, const float *x, const float *w, const float *bias,
+                               float *y, float *col);
+
+/* y[m, i] = v[m] for i < inner (v NULL: zeros), SIMD fill. */
+void wt_fill_rows(float *y, int64_t rows, int64_t inner, const float *v);
+
+#endif

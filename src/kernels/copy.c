@@ -1,0 +1,175 @@
+/* Strided copy / transpose / fill kernels on raw bytes (see copy.h).
+ * The strided copy first drops size-1 axes and merges axes that are contiguous in both source
+ * and destination, so most real layouts reduce to a few long memcpy rows or one tiled 2-D
+ * transpose (e.g. attention's [N,T,H,D] -> [N,H,T,D] becomes rows of D elements). */
+#include "kernels/copy.h"
+
+#include <string.h>
+
+#define TILE 16
+
+void wt_copy_bytes(void *dst, const void *src, size_t n) {
+  if (n && dst != src) memcpy(dst, src, n);
+}
+
+void wt_fill(void *dst, int64_t n, const void *value, size_t elem) {
+  if (n <= 0) return;
+  unsigned char *d = dst;
+  if (elem == 1) {
+    memset(d, *(const unsigned char *)value, (size_t)n);
+    return;
+  }
+  /* Doubling copies: log2(n) memcpy calls instead of n small ones. */
+  size_t total = (size_t)n * elem, done = elem;
+  memcpy(d, value, elem);
+  while (done < total) {
+    size_t k = done < total - done ? done : total - done;
+    memcpy(d + done, d, k);
+    done += k;
+  }
+}
+
+/* One row: n elements, byte strides ds/ss. Fixed-size memcpy compiles to a plain load/store
+ * without breaking strict aliasing. */
+static void copy_row(char *d, int64_t ds, const char *s, int64_t ss, int64_t n, size_t elem) {
+  if (ss == 0 && ds == (int64_t)elem) {
+    wt_fill(d, n, s, elem);
+    return;
+  }
+  switch (elem) {
+    case 1:
+      for (int64_t j = 0; j < n; j++) d[j * ds] = s[j * ss];
+      break;
+    case 4:
+      for (int64_t j = 0; j < n; j++) memcpy(d + j * ds, s + j * ss, 4);
+      break;
+    case 8:
+      for (int64_t j = 0; j < n; j++) memcpy(d + j * ds, s + j * ss, 8);
+      break;
+    default:
+      for (int64_t j = 0; j < n; j++) memcpy(d + j * ds, s + j * ss, elem);
+      break;
+  }
+}
+
+/* dst[i*dsr + j*elem] = src[i*elem + j*ssc] for i < R, j < C, in cache-sized tiles. */
+#define TILE_BODY(SZ)                                                         \
+  for (int64_t i0 = 0; i0 < R; i0 += TILE) {                                  \
+    int64_t i1 = i0 + TILE < R ? i0 + TILE : R;                               \
+    for (int64_t j0 = 0; j0 < C; j0 += TILE) {                                \
+      int64_t j1 = j0 + TILE < C ? j0 + TILE : C;                             \
+      for (int64_t i = i0; i < i1; i++)                                       \
+        for (int64_t j = j0; j < j1; j++)                                     \
+          memcpy(d + i * dsr + j * (SZ), s + i * (SZ) + j * ssc, (SZ));       \
+    }                                                                         \
+  }
+
+static void tile_2d(char *d, int64_t dsr, const char *s, int64_t ssc, int64_t R, int64_t C,
+                    size_t elem) {
+  switch (elem) {
+    case 1: TILE_BODY(1) break;
+    case 4: TILE_BODY(4) break;
+    case 8: TILE_BODY(8) break;
+    default: TILE_BODY(elem) break;
+  }
+}
+
+void wt_copy_strided(void *dst, const int64_t *dst_strides, const void *src,
+                     const int64_t *src_strides, int rank, const int64_t *dims, size_t elem) {
+  int64_t n[WT_COPY_MAX_RANK], ds[WT_COPY_MAX_RANK], ss[WT_COPY_MAX_RANK];
+  int r = 0;
+  for (int k = 0; k < rank; k++) {
+    if (dims[k] <= 0) return;
+    if (dims[k] == 1) continue;
+    if (r > 0 && ds[r - 1] == dst_strides[k] * dims[k] && ss[r - 1] == src_strides[k] * dims[k]) {
+      /* Previous (outer) axis steps exactly over this one in both tensors: merge. */
+      n[r - 1] *= dims[k];
+      ds[r - 1] = dst_strides[k];
+      ss[r - 1] = src_strides[k];
+      continue;
+    }
+    n[r] = dims[k];
+    ds[r] = dst_strides[k];
+    ss[r] = src_strides[k];
+    r++;
+  }
+  char *d = dst;
+  const char *s = src;
+  if (r == 0) {
+    memcpy(d, s, elem);
+    return;
+  }
+  int inner = 1; /* axes handled by the inner kernel */
+  int tiled = 0;
+  if (r >= 2 && ds[r - 1] == 1 && ss[r - 1] != 1) {
+    int k = -1;
+    for (int a = r - 2; a >= 0; a--)
+      if (ss[a] == 1) {
+        k = a;
+        break;
+      }
+    if (k >= 0) {
+      /* Loop order is free: move the source-contiguous axis next to the innermost one. */
+      int64_t tn = n[k], td = ds[k], ts = ss[k];
+      for (int a = k; a < r - 2; a++) {
+        n[a] = n[a + 1];
+        ds[a] = ds[a + 1];
+        ss[a] = ss[a + 1];
+      }
+      n[r - 2] = tn;
+      ds[r - 2] = td;
+      ss[r - 2] = ts;
+      inner = 2;
+      tiled = 1;
+    }
+  }
+  for (int k = 0; k < r; k++) {
+    ds[k] *= (int64_t)elem;
+    ss[k] *= (int64_t)elem;
+  }
+  int outer = r - inner;
+  int64_t count = 1, idx[WT_COPY_MAX_RANK];
+  for (int k = 0; k < outer; k++) {
+    count *= n[k];
+    idx[k] = 0;
+  }
+  int64_t doff = 0, soff = 0;
+  int contiguous = ds[r - 1] == (int64_t)elem && ss[r - 1] == (int64_t)elem;
+  for (int64_t it = 0; it < count; it++) {
+    if (tiled)
+      tile_2d(d + doff, ds[r - 2], s + soff, ss[r - 1], n[r - 2], n[r - 1], elem);
+    else if (contiguous)
+      memcpy(d + doff, s + soff, (size_t)n[r - 1] * elem);
+    else
+      copy_row(d + doff, ds[r - 1], s + soff, ss[r - 1], n[r - 1], elem);
+    for (int k = outer - 1; k >= 0; k--) {
+      doff += ds[k];
+      soff += ss[k];
+      if (++idx[k] < n[k]) break;
+      doff -= ds[k] * n[k];
+      soff -= ss[k] * n[k];
+      idx[k] = 0;
+    }
+  }
+}
+
+void wt_transpose(void *dst, const void *src, int rank, const int64_t *in_dims, const int *perm,
+                  size_t elem) {
+  int64_t in_str[WT_COPY_MAX_RANK], dims[WT_COPY_MAX_RANK], ss[WT_COPY_MAX_RANK],
+      dstr[WT_COPY_MAX_RANK];
+  int64_t st = 1;
+  for (int k = rank - 1; k >= 0; k--) {
+    in_str[k] = st;
+    st *= in_dims[k];
+  }
+  for (int k = 0; k < rank; k++) {
+    dims[k] = in_dims[perm[k]];
+    ss[k] = in_str[perm[k]];
+  }
+  st = 1;
+  for (int k = rank - 1; k >= 0; k--) {
+    dstr[k] = st;
+    st *= dims[k];
+  }
+  wt_copy_strided(dst, dstr, src, ss, rank, dims, elem);
+}

@@ -1,0 +1,98 @@
+/* Elementwise kernels: numpy broadcasting iteration, binary arithmetic / comparison / logic
+ * rows, and float unary maps. Used by src/ops/unary.c and src/ops/binary.c.
+ *
+ * Broadcast model: the output shape is iterated as [outer dims..., inner]; after dropping
+ * size-1 dims and merging dims that are contiguous for every operand, each operand's stride
+ * along the inner dim is 0 (broadcast) or 1 (contiguous). Row kernels take that 0/1 stride,
+ * so same-shape, scalar and bias-row operands all reach a SIMD loop.
+ * Bool elements are uint8_t 0/1 (any non-zero input byte counts as true). */
+#ifndef WT_KERNELS_ELEMENTWISE_H
+#define WT_KERNELS_ELEMENTWISE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define WT_BCAST_MAX_IN 3
+#define WT_BCAST_MAX_RANK 8
+
+typedef struct wt_bcast {
+  int n_in;
+  int rank;                                         /* >= 1 after wt_bcast_init */
+  int64_t dims[WT_BCAST_MAX_RANK];                  /* collapsed output dims */
+  int64_t strides[WT_BCAST_MAX_IN][WT_BCAST_MAX_RANK]; /* element strides per operand, 0 = broadcast */
+} wt_bcast;
+
+/* Plans the iteration of out_dims over n_in operands whose shapes broadcast to it (caller
+ * has checked broadcastability). */
+void wt_bcast_init(wt_bcast *p, int out_rank, const int64_t *out_dims, int n_in,
+                   const int *in_ranks, const int64_t *const *in_dims);
+
+/* One inner row: n elements; ptrs[k] points at operand k's first element, inner stride
+ * st[k] (0 or 1) in elements; out is contiguous. Returns 0 or a non-zero code that stops
+ * the iteration and is returned by wt_bcast_run. */
+typedef int (*wt_bcast_row_fn)(void *user, int64_t n, const void *const *ptrs, const int *st,
+                               void *out);
+
+int wt_bcast_run(const wt_bcast *p, const void *const *ins, const size_t *elem_size, void *out,
+                 size_t out_elem_size, wt_bcast_row_fn fn, void *user);
+
+/* Binary arithmetic. */
+typedef enum wt_ew_binop {
+  WT_EW_ADD, WT_EW_SUB, WT_EW_MUL, WT_EW_DIV, WT_EW_MIN, WT_EW_MAX, WT_EW_POW,
+  WT_EW_MOD,   /* integer: result has the divisor's sign (Python %) */
+  WT_EW_FMOD,  /* C fmod / %: result has the dividend's sign */
+  WT_EW_PRELU  /* a < 0 ? a * b : a */
+} wt_ew_binop;
+
+/* out[i] = a[i*sa] op b[i*sb]. Float rows never fail. Integer rows return 1 on division
+ * (or Mod) by zero; overflow wraps (two's complement) instead of being undefined. */
+void wt_ew_binary_f32(wt_ew_binop op, int64_t n, const float *a, int sa, const float *b, int sb,
+                      float *out);
+int wt_ew_binary_i32(wt_ew_binop op, int64_t n, const int32_t *a, int sa, const int32_t *b, int sb,
+                     int32_t *out);
+int wt_ew_binary_i64(wt_ew_binop op, int64_t n, const int64_t *a, int sa, const int64_t *b, int sb,
+                     int64_t *out);
+
+/* Integer power with wrapping; negative exponents give the truncated 1 / a^-e. */
+int64_t wt_ew_ipow(int64_t a, int64_t e);
+
+/* Comparisons -> bool (uint8_t). */
+typedef enum wt_ew_cmpop { WT_EW_EQ, WT_EW_LT, WT_EW_GT, WT_EW_LE, WT_EW_GE } wt_ew_cmpop;
+void wt_ew_compare_f32(wt_ew_cmpop op, int64_t n, const float *a, int sa, const float *b, int sb,
+                       uint8_t *out);
+void wt_ew_compare_i32(wt_ew_cmpop op, int64_t n, const int32_t *a, int sa, const int32_t *b,
+                       int sb, uint8_t *out);
+void wt_ew_compare_i64(wt_ew_cmpop op, int64_t n, const int64_t *a, int sa, const int64_t *b,
+                       int sb, uint8_t *out);
+void wt_ew_compare_bool(wt_ew_cmpop op, int64_t n, const uint8_t *a, int sa, const uint8_t *b,
+                        int sb, uint8_t *out);
+
+typedef enum wt_ew_logicop { WT_EW_AND, WT_EW_OR, WT_EW_XOR } wt_ew_logicop;
+void wt_ew_logic(wt_ew_logicop op, int64_t n, const uint8_t *a, int sa, const uint8_t *b, int sb,
+                 uint8_t *out);
+
+/* Float unary maps y = f(x); x == y (in place) is allowed. */
+typedef enum wt_ew_unop {
+  WT_EW_NEG, WT_EW_ABS, WT_EW_SQRT, WT_EW_RELU, WT_EW_RECIPROCAL,
+  WT_EW_LEAKYRELU,    /* alpha */
+  WT_EW_CLIP,         /* alpha = min, beta = max */
+  WT_EW_EXP, WT_EW_LOG, WT_EW_SIN, WT_EW_COS, WT_EW_TANH, WT_EW_ERF, WT_EW_SIGMOID,
+  WT_EW_SOFTPLUS, WT_EW_SOFTSIGN, WT_EW_FLOOR, WT_EW_CEIL, WT_EW_ROUND, WT_EW_SIGN,
+  WT_EW_ELU,          /* alpha */
+  WT_EW_SELU,         /* alpha, gamma = beta */
+  WT_EW_HARDSIGMOID,  /* alpha, beta */
+  WT_EW_HARDSWISH,
+  WT_EW_GELU,         /* exact (erf) form */
+  WT_EW_GELU_TANH,    /* tanh approximation */
+  WT_EW_MISH,
+  WT_EW_TAN, WT_EW_ASIN, WT_EW_ACOS, WT_EW_ATAN, WT_EW_SINH, WT_EW_COSH, WT_EW_ASINH,
+  WT_EW_ACOSH, WT_EW_ATANH,
+  WT_EW_CELU,         /* alpha */
+  WT_EW_THRESHOLDEDRELU, /* alpha */
+  WT_EW_SHRINK,       /* alpha = lambd, beta = bias */
+  WT_EW_UNOP_COUNT
+} wt_ew_unop;
+
+void wt_ew_unary_f32(wt_ew_unop op, int64_t n, const float *x, float *y, float alpha, float beta);
+
+#endif

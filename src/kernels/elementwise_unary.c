@@ -1,0 +1,105 @@
+/* Float unary maps (activations and math functions); see elementwise.h. Piecewise-linear
+ * maps use simd.h; transcendental ones call libm per element for reference accuracy. */
+#include <math.h>
+
+#include "kernels/elementwise.h"
+#include "kernels/simd.h"
+
+/* Vector body + scalar tail for maps that simd.h can express. */
+#define VMAP(VEXPR, SEXPR)                                  \
+  do {                                                      \
+    int64_t i = 0;                                          \
+    for (; i + 4 <= n; i += 4) {                            \
+      wt_f32x4 v = wt_f32x4_load(x + i);                    \
+      wt_f32x4_store(y + i, (VEXPR));                       \
+    }                                                       \
+    for (; i < n; i++) {                                    \
+      float s = x[i];                                       \
+      y[i] = (SEXPR);                                       \
+    }                                                       \
+  } while (0)
+
+#define SMAP(SEXPR)                                         \
+  do {                                                      \
+    for (int64_t i = 0; i < n; i++) {                       \
+      float s = x[i];                                       \
+      y[i] = (SEXPR);                                       \
+    }                                                       \
+  } while (0)
+
+static inline float sigmoidf_(float s) {
+  /* Never exponentiates a large positive number, so no overflow to inf/inf. */
+  if (s >= 0.0f) return 1.0f / (1.0f + expf(-s));
+  float e = expf(s);
+  return e / (1.0f + e);
+}
+
+static inline float softplusf_(float s) {
+  return s > 0.0f ? s + log1pf(expf(-s)) : log1pf(expf(s));
+}
+
+static inline float clampf_(float s, float lo, float hi) {
+  s = s < lo ? lo : s;
+  return hi < s ? hi : s;
+}
+
+void wt_ew_unary_f32(wt_ew_unop op, int64_t n, const float *x, float *y, float alpha, float beta) {
+  wt_f32x4 zero = wt_f32x4_zero();
+  switch (op) {
+    case WT_EW_NEG: VMAP(wt_f32x4_neg(v), -s); return;
+    case WT_EW_ABS: VMAP(wt_f32x4_abs(v), fabsf(s)); return;
+    case WT_EW_SQRT: VMAP(wt_f32x4_sqrt(v), sqrtf(s)); return;
+    case WT_EW_RELU: VMAP(wt_f32x4_max(v, zero), s < 0.0f ? 0.0f : s); return;
+    case WT_EW_RECIPROCAL: {
+      wt_f32x4 one = wt_f32x4_splat(1.0f);
+      VMAP(wt_f32x4_div(one, v), 1.0f / s);
+      return;
+    }
+    case WT_EW_LEAKYRELU: {
+      wt_f32x4 va = wt_f32x4_splat(alpha);
+      VMAP(wt_f32x4_select(wt_f32x4_gt(v, zero), v, wt_f32x4_mul(v, va)), s > 0.0f ? s : s * alpha);
+      return;
+    }
+    case WT_EW_CLIP: {
+      wt_f32x4 lo = wt_f32x4_splat(alpha), hi = wt_f32x4_splat(beta);
+      VMAP(wt_f32x4_min(wt_f32x4_max(v, lo), hi), clampf_(s, alpha, beta));
+      return;
+    }
+    case WT_EW_EXP: SMAP(expf(s)); return;
+    case WT_EW_LOG: SMAP(logf(s)); return;
+    case WT_EW_SIN: SMAP(sinf(s)); return;
+    case WT_EW_COS: SMAP(cosf(s)); return;
+    case WT_EW_TANH: SMAP(tanhf(s)); return;
+    case WT_EW_ERF: SMAP(erff(s)); return;
+    case WT_EW_SIGMOID: SMAP(sigmoidf_(s)); return;
+    case WT_EW_SOFTPLUS: SMAP(softplusf_(s)); return;
+    case WT_EW_SOFTSIGN: SMAP(s / (1.0f + fabsf(s))); return;
+    case WT_EW_FLOOR: SMAP(floorf(s)); return;
+    case WT_EW_CEIL: SMAP(ceilf(s)); return;
+    /* nearbyintf in the default rounding mode rounds halves to even, as ONNX Round wants. */
+    case WT_EW_ROUND: SMAP(nearbyintf(s)); return;
+    case WT_EW_SIGN: SMAP(s > 0.0f ? 1.0f : (s < 0.0f ? -1.0f : s)); return;
+    case WT_EW_ELU: SMAP(s < 0.0f ? alpha * expm1f(s) : s); return;
+    case WT_EW_SELU: SMAP(s <= 0.0f ? beta * alpha * expm1f(s) : beta * s); return;
+    case WT_EW_HARDSIGMOID: SMAP(clampf_(alpha * s + beta, 0.0f, 1.0f)); return;
+    case WT_EW_HARDSWISH: SMAP(s * clampf_(s * (1.0f / 6.0f) + 0.5f, 0.0f, 1.0f)); return;
+    case WT_EW_GELU: SMAP(0.5f * s * (1.0f + erff(s * 0.70710678118654752f))); return;
+    case WT_EW_GELU_TANH:
+      SMAP(0.5f * s * (1.0f + tanhf(0.79788456080286536f * (s + 0.044715f * s * s * s))));
+      return;
+    case WT_EW_MISH: SMAP(s * tanhf(softplusf_(s))); return;
+    case WT_EW_TAN: SMAP(tanf(s)); return;
+    case WT_EW_ASIN: SMAP(asinf(s)); return;
+    case WT_EW_ACOS: SMAP(acosf(s)); return;
+    case WT_EW_ATAN: SMAP(atanf(s)); return;
+    case WT_EW_SINH: SMAP(sinhf(s)); return;
+    case WT_EW_COSH: SMAP(coshf(s)); return;
+    case WT_EW_ASINH: SMAP(asinhf(s)); return;
+    case WT_EW_ACOSH: SMAP(acoshf(s)); return;
+    case WT_EW_ATANH: SMAP(atanhf(s)); return;
+    case WT_EW_CELU: SMAP(s > 0.0f ? s : alpha * expm1f(s / alpha)); return;
+    case WT_EW_THRESHOLDEDRELU: SMAP(s > alpha ? s : 0.0f); return;
+    case WT_EW_SHRINK: SMAP(s < -alpha ? s + beta : (s > alpha ? s - beta : 0.0f)); return;
+    case WT_EW_UNOP_COUNT: return;
+  }
+}

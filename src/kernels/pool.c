@@ -1,0 +1,317 @@
+/* Pooling kernels (see pool.h). Max / average pooling reduce the window's valid image rows
+ * into one row first (SIMD over the whole row width), then reduce along the row per output
+ * column: SIMD for stride-1 interior columns, scalar at the borders and for other strides. */
+#include "kernels/pool.h"
+
+#include <float.h>
+#include <string.h>
+
+#include "kernels/simd.h"
+
+int64_t wt_pool_scratch_floats(const wt_conv_geom *g) { return g->img[2]; }
+
+/* Interior output columns: every tap of the window lies inside the row. */
+static void interior_cols(const wt_conv_geom *g, int64_t *lo, int64_t *hi) {
+  int64_t lo0, hi0, lo1, hi1;
+  wt_conv_valid_range(-g->pad[2], g->stride[2], g->img[2], g->grid[2], &lo0, &hi0);
+  wt_conv_valid_range((g->k[2] - 1) * g->dil[2] - g->pad[2], g->stride[2], g->img[2],
+                      g->grid[2], &lo1, &hi1);
+  *lo = lo0 > lo1 ? lo0 : lo1;
+  *hi = hi0 < hi1 ? hi0 : hi1;
+  if (*hi < *lo) *hi = *lo;
+}
+
+/* Reduces the valid rows of the (od, oh) window of plane xp into a row. Returns the row (a
+ * row of xp itself when only one is valid, else tmp) and the number of valid rows in *nrows. */
+static const float *reduce_rows(const wt_conv_geom *g, const float *xp, int64_t od, int64_t oh,
+                                int is_max, float *tmp, int64_t *nrows) {
+  const int64_t I0 = g->img[0], I1 = g->img[1], I2 = g->img[2];
+  const float *first = NULL;
+  int64_t n = 0;
+  for (int64_t kd = 0; kd < g->k[0]; kd++) {
+    int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
+    if (id < 0 || id >= I0) continue;
+    for (int64_t kh = 0; kh < g->k[1]; kh++) {
+      int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
+      if (ih < 0 || ih >= I1) continue;
+      const float *row = xp + (id * I1 + ih) * I2;
+      n++;
+      if (n == 1) {
+        first = row;
+        continue;
+      }
+      /* The second row combines with the first straight into tmp (no copy pass). */
+      const float *acc = n == 2 ? first : tmp;
+      int64_t i = 0;
+      if (is_max) {
+        for (; i + 4 <= I2; i += 4)
+          wt_f32x4_store(tmp + i, wt_f32x4_max(wt_f32x4_load(acc + i), wt_f32x4_load(row + i)));
+        for (; i < I2; i++) tmp[i] = acc[i] < row[i] ? row[i] : acc[i];
+      } else {
+        for (; i + 4 <= I2; i += 4)
+          wt_f32x4_store(tmp + i, wt_f32x4_add(wt_f32x4_load(acc + i), wt_f32x4_load(row + i)));
+        for (; i < I2; i++) tmp[i] = acc[i] + row[i];
+      }
+    }
+  }
+  *nrows = n;
+  return n <= 1 ? first : tmp;
+}
+
+/* Max along a reduced row r for every output column: interior columns [lo, hi) without
+ * bounds checks (four at a time for stride 1), border columns with them. */
+static void max_cols(const wt_conv_geom *g, const float *r, int64_t lo, int64_t hi, float *out) {
+  const int64_t G2 = g->grid[2], I2 = g->img[2];
+  const int64_t k2 = g->k[2], s2 = g->stride[2], d2 = g->dil[2], p2 = g->pad[2];
+  int64_t ow = lo;
+  if (s2 == 1)
+    for (; ow + 4 <= hi; ow += 4) {
+      wt_f32x4 m = wt_f32x4_load(r + (ow - p2));
+      for (int64_t kw = 1; kw < k2; kw++)
+        m = wt_f32x4_max(m, wt_f32x4_load(r + (ow - p2 + kw * d2)));
+      wt_f32x4_store(out + ow, m);
+    }
+  for (; ow < hi; ow++) {
+    const float *w = r + (ow * s2 - p2);
+    float m = w[0];
+    for (int64_t kw = 1; kw < k2; kw++) m = m < w[kw * d2] ? w[kw * d2] : m;
+    out[ow] = m;
+  }
+  for (ow = 0; ow < G2; ow++) {
+    if (ow == lo) ow = hi; /* border columns only */
+    if (ow >= G2) break;
+    float m = -FLT_MAX;
+    for (int64_t kw = 0; kw < k2; kw++) {
+      int64_t iw = ow * s2 - p2 + kw * d2;
+      if (iw >= 0 && iw < I2 && m < r[iw]) m = r[iw];
+    }
+    out[ow] = m;
+  }
+}
+
+/* Row pointers of the (od, oh) window's valid rows, up to cap; returns the count (may
+ * exceed cap, then rows holds only the first cap). */
+static int64_t window_rows(const wt_conv_geom *g, const float *xp, int64_t od, int64_t oh,
+                           const float **rows, int64_t cap) {
+  int64_t n = 0;
+  for (int64_t kd = 0; kd < g->k[0]; kd++) {
+    int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
+    if (id < 0 || id >= g->img[0]) continue;
+    for (int64_t kh = 0; kh < g->k[1]; kh++) {
+      int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
+      if (ih < 0 || ih >= g->img[1]) continue;
+      if (n < cap) rows[n] = xp + (id * g->img[1] + ih) * g->img[2];
+      n++;
+    }
+  }
+  return n;
+}
+
+#define WT_POOL_DIRECT_ROWS 4
+
+/* Max over a few rows and a small strided window (the 2x2 / stride-2 CNN pool): reading the
+ * taps directly beats a reduced-row pass there. */
+static void max_direct(const wt_conv_geom *g, const float *const *rows, int64_t nrows,
+                       int64_t lo, int64_t hi, float *out) {
+  const int64_t G2 = g->grid[2], I2 = g->img[2];
+  const int64_t k2 = g->k[2], s2 = g->stride[2], d2 = g->dil[2], p2 = g->pad[2];
+  if (nrows == 2 && k2 == 2) {
+    const float *a = rows[0], *b = rows[1];
+    for (int64_t ow = lo; ow < hi; ow++) {
+      int64_t i = ow * s2 - p2;
+      float m0 = a[i] < a[i + d2] ? a[i + d2] : a[i];
+      float m1 = b[i] < b[i + d2] ? b[i + d2] : b[i];
+      out[ow] = m0 < m1 ? m1 : m0;
+    }
+  } else {
+    /* Tap-outer order keeps the max chains of different columns independent. */
+    for (int64_t j = 0; j < nrows; j++)
+      for (int64_t kw = 0; kw < k2; kw++) {
+        const float *src = rows[j];
+        int64_t off = kw * d2 - p2;
+        for (int64_t ow = lo; ow < hi; ow++) {
+          float v = src[off + ow * s2];
+          out[ow] = (j == 0 && kw == 0) || out[ow] < v ? v : out[ow];
+        }
+      }
+  }
+  for (int64_t ow = 0; ow < G2; ow++) {
+    if (ow == lo) ow = hi; /* border columns, with bounds checks */
+    if (ow >= G2) break;
+    float m = -FLT_MAX;
+    for (int64_t j = 0; j < nrows; j++)
+      for (int64_t kw = 0; kw < k2; kw++) {
+        int64_t iw = ow * s2 - p2 + kw * d2;
+        if (iw >= 0 && iw < I2 && m < rows[j][iw]) m = rows[j][iw];
+      }
+    out[ow] = m;
+  }
+}
+
+void wt_maxpool(const wt_conv_geom *g, int64_t NC, const float *x, float *y, float *tmp) {
+  const int64_t G0 = g->grid[0], G1 = g->grid[1], G2 = g->grid[2];
+  const int64_t isize = wt_conv_img_size(g), gsize = wt_conv_grid_size(g);
+  int64_t lo, hi;
+  interior_cols(g, &lo, &hi);
+  for (int64_t nc = 0; nc < NC; nc++) {
+    const float *xp = x + nc * isize;
+    for (int64_t od = 0; od < G0; od++)
+      for (int64_t oh = 0; oh < G1; oh++) {
+        float *out = y + nc * gsize + (od * G1 + oh) * G2;
+        const float *rows[WT_POOL_DIRECT_ROWS];
+        int64_t nrows = window_rows(g, xp, od, oh, rows, WT_POOL_DIRECT_ROWS);
+        if (nrows == 0) {
+          for (int64_t ow = 0; ow < G2; ow++) out[ow] = -FLT_MAX;
+          continue;
+        }
+        if (g->stride[2] != 1 && nrows <= WT_POOL_DIRECT_ROWS && g->k[2] <= 4) {
+          max_direct(g, rows, nrows, lo, hi, out);
+          continue;
+        }
+        const float *r = reduce_rows(g, xp, od, oh, 1, tmp, &nrows);
+        max_cols(g, r, lo, hi, out);
+      }
+  }
+}
+
+void wt_maxpool_indices(const wt_conv_geom *g, int64_t NC, int storage_order, const float *x,
+                        float *y, int64_t *indices) {
+  const int64_t I0 = g->img[0], I1 = g->img[1], I2 = g->img[2];
+  const int64_t isize = wt_conv_img_size(g);
+  int64_t o = 0;
+  for (int64_t nc = 0; nc < NC; nc++) {
+    const float *xp = x + nc * isize;
+    for (int64_t od = 0; od < g->grid[0]; od++)
+      for (int64_t oh = 0; oh < g->grid[1]; oh++)
+        for (int64_t ow = 0; ow < g->grid[2]; ow++, o++) {
+          float best = -FLT_MAX;
+          int64_t bi = -1;
+          for (int64_t kd = 0; kd < g->k[0]; kd++) {
+            int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
+            if (id < 0 || id >= I0) continue;
+            for (int64_t kh = 0; kh < g->k[1]; kh++) {
+              int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
+              if (ih < 0 || ih >= I1) continue;
+              for (int64_t kw = 0; kw < g->k[2]; kw++) {
+                int64_t iw = ow * g->stride[2] - g->pad[2] + kw * g->dil[2];
+                if (iw < 0 || iw >= I2) continue;
+                float v = xp[(id * I1 + ih) * I2 + iw];
+                if (bi < 0 || v > best) {
+                  best = v;
+                  bi = storage_order ? (iw * I1 + ih) * I0 + id : (id * I1 + ih) * I2 + iw;
+                }
+              }
+            }
+          }
+          y[o] = best;
+          indices[o] = bi < 0 ? -1 : nc * isize + bi;
+        }
+  }
+}
+
+/* Window taps start + k*dil (k < kn) inside [lo, hi). */
+static int64_t count_taps(int64_t start, int64_t kn, int64_t dil, int64_t lo, int64_t hi) {
+  int64_t n = 0;
+  for (int64_t k = 0; k < kn; k++) {
+    int64_t i = start + k * dil;
+    n += i >= lo && i < hi;
+  }
+  return n;
+}
+
+void wt_avgpool(const wt_conv_geom *g, const int64_t *pad_end, int count_include_pad,
+                int64_t NC, const float *x, float *y, float *tmp) {
+  const int64_t G0 = g->grid[0], G1 = g->grid[1], G2 = g->grid[2], I2 = g->img[2];
+  const int64_t k2 = g->k[2], s2 = g->stride[2], d2 = g->dil[2], p2 = g->pad[2];
+  const int64_t isize = wt_conv_img_size(g), gsize = wt_conv_grid_size(g);
+  int64_t lo, hi;
+  interior_cols(g, &lo, &hi);
+  for (int64_t nc = 0; nc < NC; nc++) {
+    const float *xp = x + nc * isize;
+    for (int64_t od = 0; od < G0; od++)
+      for (int64_t oh = 0; oh < G1; oh++) {
+        float *out = y + nc * gsize + (od * G1 + oh) * G2;
+        int64_t nrows;
+        const float *r = reduce_rows(g, xp, od, oh, 0, tmp, &nrows);
+        int64_t rows_div = nrows;
+        if (count_include_pad) {
+          int64_t sd = od * g->stride[0] - g->pad[0], sh = oh * g->stride[1] - g->pad[1];
+          rows_div = count_taps(sd, g->k[0], g->dil[0], -g->pad[0], g->img[0] + pad_end[0]) *
+                     count_taps(sh, g->k[1], g->dil[1], -g->pad[1], g->img[1] + pad_end[1]);
+        }
+        if (nrows == 0) {
+          memset(out, 0, sizeof(float) * (size_t)G2);
+          continue;
+        }
+        /* Interior windows lie fully inside the row, so both counts are k2 there. */
+        float div = (float)(rows_div * k2);
+        int64_t ow = lo;
+        if (s2 == 1) {
+          wt_f32x4 dv = wt_f32x4_splat(div);
+          for (; ow + 4 <= hi; ow += 4) {
+            wt_f32x4 s = wt_f32x4_load(r + (ow - p2));
+            for (int64_t kw = 1; kw < k2; kw++)
+              s = wt_f32x4_add(s, wt_f32x4_load(r + (ow - p2 + kw * d2)));
+            wt_f32x4_store(out + ow, wt_f32x4_div(s, dv));
+          }
+        }
+        for (; ow < hi; ow++) {
+          const float *w = r + (ow * s2 - p2);
+          float s = w[0];
+          for (int64_t kw = 1; kw < k2; kw++) s += w[kw * d2];
+          out[ow] = s / div;
+        }
+        for (ow = 0; ow < G2; ow++) {
+          if (ow == lo) ow = hi; /* border columns only */
+          if (ow >= G2) break;
+          float s = 0.0f;
+          int64_t n = 0, start = ow * s2 - p2;
+          for (int64_t kw = 0; kw < k2; kw++) {
+            int64_t iw = start + kw * d2;
+            if (iw >= 0 && iw < I2) {
+              s += r[iw];
+              n++;
+            }
+          }
+          if (count_include_pad) n = count_taps(start, k2, d2, -p2, I2 + pad_end[2]);
+          /* A window wholly in the padding (pads >= kernel) averages nothing: 0. */
+          out[ow] = rows_div * n > 0 ? s / (float)(rows_div * n) : 0.0f;
+        }
+      }
+  }
+}
+
+/* Sum of p[0..n) in float SIMD blocks folded into a double, so long planes stay accurate. */
+static double plane_sum(const float *p, int64_t n) {
+  double total = 0.0;
+  int64_t i = 0;
+  while (i < n) {
+    int64_t end = n - i > 1024 ? i + 1024 : n;
+    wt_f32x4 acc = wt_f32x4_zero();
+    for (; i + 4 <= end; i += 4) acc = wt_f32x4_add(acc, wt_f32x4_load(p + i));
+    float s = wt_f32x4_hsum(acc);
+    for (; i < end; i++) s += p[i];
+    total += s;
+  }
+  return total;
+}
+
+void wt_global_avgpool(int64_t NC, int64_t S, const float *x, float *y) {
+  for (int64_t i = 0; i < NC; i++)
+    y[i] = S > 0 ? (float)(plane_sum(x + i * S, S) / (double)S) : 0.0f;
+}
+
+void wt_global_maxpool(int64_t NC, int64_t S, const float *x, float *y) {
+  for (int64_t c = 0; c < NC; c++) {
+    const float *p = x + c * S;
+    float m = -FLT_MAX;
+    int64_t i = 0;
+    if (S >= 4) {
+      wt_f32x4 acc = wt_f32x4_load(p);
+      for (i = 4; i + 4 <= S; i += 4) acc = wt_f32x4_max(acc, wt_f32x4_load(p + i));
+      m = wt_f32x4_hmax(acc);
+    }
+    for (; i < S; i++) m = m < p[i] ? p[i] : m;
+    y[c] = m;
+  }
+}

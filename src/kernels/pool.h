@@ -1,0 +1,30 @@
+/* Pooling kernels over NC[D]HW float32 tensors, geometry 3-D-normalized as in conv.h (img =
+ * input spatial dims, grid = output spatial dims). Padding never contributes a value: max
+ * ignores it, average divides by the in-image count, or with count_include_pad by the count of
+ * window taps inside the padded extent [-pad_begin, img + pad_end). */
+#ifndef WT_KERNELS_POOL_H
+#define WT_KERNELS_POOL_H
+
+#include <stdint.h>
+
+#include "kernels/conv.h"
+
+/* Floats of scratch the max / average pool kernels need (one reduced image row). */
+int64_t wt_pool_scratch_floats(const wt_conv_geom *g);
+
+/* x [NC, img...] -> y [NC, grid...]. tmp: wt_pool_scratch_floats floats. */
+void wt_maxpool(const wt_conv_geom *g, int64_t NC, const float *x, float *y, float *tmp);
+/* Max pool that also writes the argmax: the flattened index of the max in x (counting from
+ * the start of the whole tensor), spatial part row-major (storage_order 0) or column-major
+ * (storage_order 1). The first maximum wins. */
+void wt_maxpool_indices(const wt_conv_geom *g, int64_t NC, int storage_order, const float *x,
+                        float *y, int64_t *indices);
+/* pad_end: trailing pads per normalized dim (only read when count_include_pad). */
+void wt_avgpool(const wt_conv_geom *g, const int64_t *pad_end, int count_include_pad,
+                int64_t NC, const float *x, float *y, float *tmp);
+
+/* y[i] = mean / max of x[i*S .. i*S + S). */
+void wt_global_avgpool(int64_t NC, int64_t S, const float *x, float *y);
+void wt_global_maxpool(int64_t NC, int64_t S, const float *x, float *y);
+
+#endif

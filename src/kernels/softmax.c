@@ -1,0 +1,172 @@
+/* Softmax, log-softmax and softmax cross-entropy kernels (see softmax.h). max / scale passes
+ * use simd.h; exp is scalar expf (no vector exp in wasm SIMD128) and its sum is accumulated in
+ * double, which costs nothing next to expf and keeps long rows accurate. */
+#include "kernels/softmax.h"
+
+#include <math.h>
+
+#include "kernels/simd.h"
+
+static float row_max(const float *x, int64_t n) {
+  wt_f32x4 a = wt_f32x4_splat(-INFINITY);
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) a = wt_f32x4_max(a, wt_f32x4_load(x + i));
+  float m = wt_f32x4_hmax(a);
+  for (; i < n; i++) m = x[i] > m ? x[i] : m;
+  return m;
+}
+
+/* y[i] = x[i] * s */
+static void scale_row(float *y, int64_t n, float s) {
+  wt_f32x4 v = wt_f32x4_splat(s);
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) wt_f32x4_store(y + i, wt_f32x4_mul(wt_f32x4_load(y + i), v));
+  for (; i < n; i++) y[i] *= s;
+}
+
+/* y[i] = (x[i] - a) - b: keeps (x - max) exact before the log-sum is subtracted. */
+static void shift_row(const float *x, float *y, int64_t n, float a, float b) {
+  wt_f32x4 va = wt_f32x4_splat(a), vb = wt_f32x4_splat(b);
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4)
+    wt_f32x4_store(y + i, wt_f32x4_sub(wt_f32x4_sub(wt_f32x4_load(x + i), va), vb));
+  for (; i < n; i++) y[i] = (x[i] - a) - b;
+}
+
+static void softmax_row(const float *x, float *y, int64_t n, int log_out) {
+  float m = row_max(x, n);
+  if (isinf(m) && m < 0) m = 0; /* all -inf: avoid -inf - -inf; yields NaN like the reference */
+  double s = 0;
+  if (log_out) {
+    for (int64_t i = 0; i < n; i++) s += expf(x[i] - m);
+    shift_row(x, y, n, m, logf((float)s));
+  } else {
+    for (int64_t i = 0; i < n; i++) {
+      float e = expf(x[i] - m);
+      y[i] = e;
+      s += e;
+    }
+    scale_row(y, n, (float)(1.0 / s));
+  }
+}
+
+void wt_softmax_f32(const float *x, float *y, int64_t outer, int64_t n, int64_t inner,
+                    int log_out, float *tmp) {
+  if (inner == 1) {
+    for (int64_t o = 0; o < outer; o++) softmax_row(x + o * n, y + o * n, n, log_out);
+    return;
+  }
+  /* Columns: vectorize across inner, walking the n rows of each outer block. */
+  float *mx = tmp, *sm = tmp + inner;
+  for (int64_t o = 0; o < outer; o++) {
+    const float *xo = x + o * n * inner;
+    float *yo = y + o * n * inner;
+    for (int64_t i = 0; i < inner; i++) {
+      mx[i] = -INFINITY;
+      sm[i] = 0;
+    }
+    for (int64_t r = 0; r < n; r++) {
+      const float *xr = xo + r * inner;
+      int64_t i = 0;
+      for (; i + 4 <= inner; i += 4)
+        wt_f32x4_store(mx + i, wt_f32x4_max(wt_f32x4_load(mx + i), wt_f32x4_load(xr + i)));
+      for (; i < inner; i++) mx[i] = xr[i] > mx[i] ? xr[i] : mx[i];
+    }
+    for (int64_t i = 0; i < inner; i++)
+      if (isinf(mx[i]) && mx[i] < 0) mx[i] = 0;
+    for (int64_t r = 0; r < n; r++) {
+      const float *xr = xo + r * inner;
+      float *yr = yo + r * inner;
+      for (int64_t i = 0; i < inner; i++) {
+        float e = expf(xr[i] - mx[i]);
+        sm[i] += e;
+        if (!log_out) yr[i] = e;
+      }
+    }
+    if (log_out) {
+      for (int64_t i = 0; i < inner; i++) sm[i] = logf(sm[i]);
+    } else {
+      for (int64_t i = 0; i < inner; i++) sm[i] = 1.0f / sm[i];
+    }
+    for (int64_t r = 0; r < n; r++) {
+      const float *xr = xo + r * inner;
+      float *yr = yo + r * inner;
+      int64_t i = 0;
+      if (log_out) {
+        for (; i + 4 <= inner; i += 4) {
+          wt_f32x4 v = wt_f32x4_sub(wt_f32x4_load(xr + i), wt_f32x4_load(mx + i));
+          wt_f32x4_store(yr + i, wt_f32x4_sub(v, wt_f32x4_load(sm + i)));
+        }
+        for (; i < inner; i++) yr[i] = (xr[i] - mx[i]) - sm[i];
+      } else {
+        for (; i + 4 <= inner; i += 4)
+          wt_f32x4_store(yr + i, wt_f32x4_mul(wt_f32x4_load(yr + i), wt_f32x4_load(sm + i)));
+        for (; i < inner; i++) yr[i] *= sm[i];
+      }
+    }
+  }
+}
+
+int64_t wt_softmax_xent_f32(const float *scores, int64_t N, int64_t C, int64_t D,
+                            const int32_t *labels32, const int64_t *labels64, const float *weight,
+                            int has_ignore, int64_t ignore_index, int reduction, float *loss,
+                            float *log_prob) {
+  double lsum = 0, wsum = 0;
+  for (int64_t nn = 0; nn < N; nn++) {
+    const float *xs = scores + nn * C * D;
+    for (int64_t d = 0; d < D; d++) {
+      int64_t li = nn * D + d;
+      int64_t t = labels64 ? labels64[li] : labels32[li];
+      const float *x = xs + d;
+      float m, lse; /* log-softmax(x)[c] = (x[c] - m) - lse */
+      if (D == 1) {
+        m = row_max(x, C);
+        double s = 0;
+        for (int64_t c = 0; c < C; c++) s += expf(x[c] - m);
+        lse = logf((float)s);
+        if (log_prob) shift_row(x, log_prob + nn * C, C, m, lse);
+      } else {
+        m = -INFINITY;
+        for (int64_t c = 0; c < C; c++) m = x[c * D] > m ? x[c * D] : m;
+        double s = 0;
+        for (int64_t c = 0; c < C; c++) s += expf(x[c * D] - m);
+        lse = logf((float)s);
+        if (log_prob)
+          for (int64_t c = 0; c < C; c++) log_prob[nn * C * D + c * D + d] = (x[c * D] - m) - lse;
+      }
+      float l = 0, w = 0;
+      if (!(has_ignore && t == ignore_index)) {
+        if (t < 0 || t >= C) return li;
+        w = weight ? weight[t] : 1.0f;
+        l = -w * ((x[t * D] - m) - lse);
+      }
+      if (reduction == WT_LOSS_NONE) loss[li] = l;
+      lsum += l;
+      wsum += w;
+    }
+  }
+  if (reduction == WT_LOSS_SUM) loss[0] = (float)lsum;
+  else if (reduction == WT_LOSS_MEAN) loss[0] = (float)(lsum / wsum);
+  return -1;
+}
+
+int64_t wt_nll_loss_f32(const float *log_prob, int64_t N, int64_t C, int64_t D,
+                        const int32_t *labels32, const int64_t *labels64, const float *weight,
+                        int has_ignore, int64_t ignore_index, int reduction, float *loss) {
+  double lsum = 0, wsum = 0;
+  for (int64_t li = 0; li < N * D; li++) {
+    int64_t t = labels64 ? labels64[li] : labels32[li];
+    float l = 0, w = 0;
+    if (!(has_ignore && t == ignore_index)) {
+      if (t < 0 || t >= C) return li;
+      w = weight ? weight[t] : 1.0f;
+      l = -w * log_prob[(li / D) * C * D + t * D + li % D];
+    }
+    if (reduction == WT_LOSS_NONE) loss[li] = l;
+    lsum += l;
+    wsum += w;
+  }
+  if (reduction == WT_LOSS_SUM) loss[0] = (float)lsum;
+  else if (reduction == WT_LOSS_MEAN) loss[0] = (float)(lsum / wsum);
+  return -1;
+}

@@ -1,0 +1,33 @@
+/* Softmax / log-softmax along the middle dim of an [outer, n, inner] view, and the fused
+ * softmax cross-entropy loss (the usual classification loss) and the plain NLL loss. Numerically stable: every
+ * exponent is taken after subtracting the max. */
+#ifndef WT_KERNELS_SOFTMAX_H
+#define WT_KERNELS_SOFTMAX_H
+
+#include <stdint.h>
+
+/* y = softmax(x) (or log_softmax when log_out) over n; y may alias x.
+ * tmp: 2 * inner floats, used only when inner > 1. */
+void wt_softmax_f32(const float *x, float *y, int64_t outer, int64_t n, int64_t inner,
+                    int log_out, float *tmp);
+
+enum { WT_LOSS_NONE = 0, WT_LOSS_SUM = 1, WT_LOSS_MEAN = 2 };
+
+/* Softmax cross-entropy of scores [N, C, D] (D = product of the trailing dims) against labels
+ * [N, D] (exactly one of labels32 / labels64 non-NULL). weight [C] may be NULL. Labels equal to
+ * ignore_index (when has_ignore) contribute nothing. loss: [N, D] for WT_LOSS_NONE, else one
+ * value (mean divides by the summed weights of the non-ignored targets). log_prob [N, C, D]
+ * may be NULL. Returns -1, or the flat label index of an out-of-range label (nothing valid is
+ * written then). */
+int64_t wt_softmax_xent_f32(const float *scores, int64_t N, int64_t C, int64_t D,
+                            const int32_t *labels32, const int64_t *labels64, const float *weight,
+                            int has_ignore, int64_t ignore_index, int reduction, float *loss,
+                            float *log_prob);
+
+/* Negative log-likelihood of log-probabilities [N, C, D] (NegativeLogLikelihoodLoss): the same
+ * targets, weights, ignore_index, reduction and return value as wt_softmax_xent_f32. */
+int64_t wt_nll_loss_f32(const float *log_prob, int64_t N, int64_t C, int64_t D,
+                        const int32_t *labels32, const int64_t *labels64, const float *weight,
+                        int has_ignore, int64_t ignore_index, int reduction, float *loss);
+
+#endif

@@ -1,0 +1,378 @@
+/* Op family: data (part 2; listed in data.c's table wt_ops_data). Indexed reads and writes: Gather,
+ * GatherElements, GatherND, ScatterElements (and its deprecated alias Scatter), ScatterND.
+ * Every index is bounds-checked at run time; negative indices count from the end. */
+#include <assert.h>
+#include <string.h>
+
+#include "kernels/copy.h"
+#include "ops/op.h"
+#include "ops/shape_util.h"
+
+typedef struct index_params {
+  int axis;      /* Gather*, ScatterElements: normalized axis; GatherND: batch_dims */
+  int reduction; /* scatters */
+} index_params;
+
+enum { RED_NONE, RED_ADD, RED_MUL, RED_MAX, RED_MIN };
+
+/* Resolves index v for an axis of size d; error names the index and the valid range. */
+static int fix_index(int64_t *v, int64_t d, int64_t pos, int axis) {
+  int64_t i = *v;
+  if (i < -d || i >= d)
+    return wt_errorf(WT_ERR_RUNTIME, "index %lld (element %lld of 'indices') is out of range for "
+                     "axis %d of size %lld; valid range is [%lld, %lld]", (long long)i,
+                     (long long)pos, axis, (long long)d, (long long)-d, (long long)(d - 1));
+  *v = i < 0 ? i + d : i;
+  return WT_OK;
+}
+
+static int parse_reduction(wt_infer_ctx *ctx, int dtype, int *out) {
+  const char *r = ctx->opset >= 16 ? wt_attr_string(ctx->node, "reduction", "none") : "none";
+  if (strcmp(r, "none") == 0) *out = RED_NONE;
+  else if (strcmp(r, "add") == 0) *out = RED_ADD;
+  else if (strcmp(r, "mul") == 0) *out = RED_MUL;
+  else if (strcmp(r, "max") == 0 && ctx->opset >= 18) *out = RED_MAX;
+  else if (strcmp(r, "min") == 0 && ctx->opset >= 18) *out = RED_MIN;
+  else return wt_errorf(WT_ERR_INVALID_ARG, "attribute 'reduction' = '%s'; expected none, add or "
+                        "mul", r);
+  if (*out != RED_NONE && dtype == WT_BOOL)
+    return wt_errorf(WT_ERR_UNSUPPORTED, "reduction '%s' on bool data is not supported", r);
+  return WT_OK;
+}
+
+/* dst[0..n) op= src[0..n) for one of the arithmetic reductions. */
+#define REDUCE_LOOP(T)                                                       \
+  do {                                                                       \
+    for (int64_t j = 0; j < n; j++) {                                        \
+      T a, b;                                                                \
+      memcpy(&a, d + j * (int64_t)sizeof(T), sizeof(T));                     \
+      memcpy(&b, s + j * (int64_t)sizeof(T), sizeof(T));                     \
+      switch (red) {                                                         \
+        case RED_ADD: a = (T)(a + b); break;                                 \
+        case RED_MUL: a = (T)(a * b); break;                                 \
+        case RED_MAX: a = b > a ? b : a; break;                              \
+        default: a = b < a ? b : a; break;                                   \
+      }                                                                      \
+      memcpy(d + j * (int64_t)sizeof(T), &a, sizeof(T));                     \
+    }                                                                        \
+  } while (0)
+
+static void apply(char *d, const char *s, int64_t n, int dtype, int red) {
+  if (red == RED_NONE) {
+    wt_copy_bytes(d, s, (size_t)n * wt_dtype_size(dtype));
+    return;
+  }
+  /* Integer add/mul wrap like ONNX Runtime; unsigned arithmetic avoids signed-overflow UB. */
+  if (dtype == WT_FLOAT) REDUCE_LOOP(float);
+  else if (dtype == WT_INT32 && (red == RED_ADD || red == RED_MUL)) {
+    for (int64_t j = 0; j < n; j++) {
+      uint32_t a, b;
+      memcpy(&a, d + 4 * j, 4);
+      memcpy(&b, s + 4 * j, 4);
+      a = red == RED_ADD ? a + b : a * b;
+      memcpy(d + 4 * j, &a, 4);
+    }
+  } else if (dtype == WT_INT64 && (red == RED_ADD || red == RED_MUL)) {
+    for (int64_t j = 0; j < n; j++) {
+      uint64_t a, b;
+      memcpy(&a, d + 8 * j, 8);
+      memcpy(&b, s + 8 * j, 8);
+      a = red == RED_ADD ? a + b : a * b;
+      memcpy(d + 8 * j, &a, 8);
+    }
+  } else if (dtype == WT_INT32) REDUCE_LOOP(int32_t);
+  else REDUCE_LOOP(int64_t);
+}
+
+static int get_axis(wt_infer_ctx *ctx, int rank, int *out) {
+  int64_t axis = wt_attr_int(ctx->node, "axis", 0);
+  *out = wt_axis(axis, rank);
+  if (*out < 0)
+    return wt_errorf(WT_ERR_INVALID_ARG, "attribute 'axis' = %lld is out of range for rank %d",
+                     (long long)axis, rank);
+  return WT_OK;
+}
+
+/* ---- Gather ----------------------------------------------------------------------------- */
+
+static int gather_infer(wt_infer_ctx *ctx) {
+  index_params *p = ctx->params;
+  const wt_tensor *x = &ctx->in[0], *ind = &ctx->in[1];
+  if (!wt_su_elem(ctx, 0)) return WT_ERR_UNSUPPORTED;
+  WT_TRY(wt_su_index_dtype(ctx, 1, "indices"));
+  if (x->rank < 1) return wt_errorf(WT_ERR_SHAPE, "input 'data' is a scalar; expected rank >= 1");
+  WT_TRY(get_axis(ctx, x->rank, &p->axis));
+  int r = x->rank - 1 + ind->rank;
+  if (r > WT_MAX_RANK)
+    return wt_errorf(WT_ERR_UNSUPPORTED, "output rank %d exceeds the maximum %d", r, WT_MAX_RANK);
+  int64_t dims[WT_MAX_RANK];
+  int k = 0;
+  for (int i = 0; i < p->axis; i++) dims[k++] = x->dims[i];
+  for (int i = 0; i < ind->rank; i++) dims[k++] = ind->dims[i];
+  for (int i = p->axis + 1; i < x->rank; i++) dims[k++] = x->dims[i];
+  wt_set_shape(&ctx->out[0], x->dtype, r, dims);
+  return WT_OK;
+}
+
+static int gather_run(const wt_run_ctx *ctx) {
+  const index_params *p = ctx->params;
+  const wt_tensor *x = &ctx->in[0], *ind = &ctx->in[1];
+  size_t elem = wt_dtype_size(x->dtype);
+  int64_t outer = wt_dims_prod(x->dims, 0, p->axis), d = x->dims[p->axis];
+  size_t row = (size_t)wt_dims_prod(x->dims, p->axis + 1, x->rank) * elem;
+  int64_t ni = wt_numel(ind);
+  int is64 = ind->dtype == WT_INT64;
+  const char *src = x->data;
+  char *dst = ctx->out[0].data;
+  for (int64_t j = 0; j < ni; j++) {
+    int64_t v = wt_su_idx(ind->data, is64, j);
+    WT_TRY(fix_index(&v, d, j, p->axis));
+    if (!row) continue;
+    for (int64_t o = 0; o < outer; o++)
+      memcpy(dst + (size_t)(o * ni + j) * row, src + (size_t)(o * d + v) * row, row);
+  }
+  return WT_OK;
+}
+
+/* ---- GatherElements / ScatterElements --------------------------------------------------- */
+
+/* Checks that indices (input ii) and updates (input ui, or -1) fit data for the element ops. */
+static int elements_check(wt_infer_ctx *ctx, int ii, int ui) {
+  const wt_tensor *x = &ctx->in[0], *ind = &ctx->in[ii];
+  index_params *p = ctx->params;
+  if (!wt_su_elem(ctx, 0)) return WT_ERR_UNSUPPORTED;
+  WT_TRY(wt_su_index_dtype(ctx, ii, "indices"));
+  if (x->rank < 1) return wt_errorf(WT_ERR_SHAPE, "input 'data' is a scalar; expected rank >= 1");
+  WT_TRY(get_axis(ctx, x->rank, &p->axis));
+  char a[160], b[160];
+  wt_shape_str(ind->rank, ind->dims, a, sizeof a);
+  wt_shape_str(x->rank, x->dims, b, sizeof b);
+  if (ind->rank != x->rank)
+    return wt_errorf(WT_ERR_SHAPE, "'indices' %s must have the rank of 'data' %s", a, b);
+  for (int i = 0; i < x->rank; i++)
+    if (i != p->axis && ind->dims[i] > x->dims[i])
+      return wt_errorf(WT_ERR_SHAPE, "'indices' %s exceeds 'data' %s on axis %d", a, b, i);
+  if (ui >= 0) {
+    const wt_tensor *u = &ctx->in[ui];
+    if (u->dtype != x->dtype)
+      return wt_errorf(WT_ERR_SHAPE, "'updates' has dtype %s; expected %s like 'data'",
+                       wt_dtype_name(u->dtype), wt_dtype_name(x->dtype));
+    if (!wt_same_shape(u, ind))
+      return wt_errorf(WT_ERR_SHAPE, "'updates' %s must have the shape of 'indices' %s",
+                       wt_shape_str(u->rank, u->dims, b, sizeof b), a);
+  }
+  return WT_OK;
+}
+
+/* Walks every element of `ind`: calls back with its linear position and the data offset of
+ * its coordinates with the axis coordinate replaced by the (checked) index value. */
+#define ELEMENTS_WALK(BODY)                                                          \
+  do {                                                                               \
+    int64_t xs_[WT_MAX_RANK], idx_[WT_MAX_RANK] = {0}, base_ = 0;                    \
+    wt_strides(x->rank, x->dims, xs_);                                               \
+    int64_t n_ = wt_numel(ind), d_ = x->dims[p->axis];                               \
+    int is64_ = ind->dtype == WT_INT64;                                              \
+    for (int64_t pos = 0; pos < n_; pos++) {                                         \
+      int64_t v_ = wt_su_idx(ind->data, is64_, pos);                                 \
+      WT_TRY(fix_index(&v_, d_, pos, p->axis));                                      \
+      int64_t off = base_ + v_ * xs_[p->axis];                                       \
+      BODY;                                                                          \
+      for (int k_ = ind->rank - 1; k_ >= 0; k_--) {                                  \
+        if (k_ != p->axis) base_ += xs_[k_];                                         \
+        if (++idx_[k_] < ind->dims[k_]) break;                                       \
+        if (k_ != p->axis) base_ -= xs_[k_] * ind->dims[k_];                         \
+        idx_[k_] = 0;                                                                \
+      }                                                                              \
+    }                                                                                \
+  } while (0)
+
+static int gather_elements_infer(wt_infer_ctx *ctx) {
+  WT_TRY(elements_check(ctx, 1, -1));
+  wt_set_shape(&ctx->out[0], ctx->in[0].dtype, ctx->in[1].rank, ctx->in[1].dims);
+  return WT_OK;
+}
+
+static int gather_elements_run(const wt_run_ctx *ctx) {
+  const index_params *p = ctx->params;
+  const wt_tensor *x = &ctx->in[0], *ind = &ctx->in[1];
+  size_t elem = wt_dtype_size(x->dtype);
+  const char *src = x->data;
+  char *dst = ctx->out[0].data;
+  ELEMENTS_WALK(memcpy(dst + (size_t)pos * elem, src + (size_t)off * elem, elem));
+  return WT_OK;
+}
+
+static int scatter_elements_infer(wt_infer_ctx *ctx) {
+  index_params *p = ctx->params;
+  WT_TRY(elements_check(ctx, 1, 2));
+  WT_TRY(parse_reduction(ctx, ctx->in[0].dtype, &p->reduction));
+  wt_set_shape(&ctx->out[0], ctx->in[0].dtype, ctx->in[0].rank, ctx->in[0].dims);
+  return WT_OK;
+}
+
+static int scatter_elements_run(const wt_run_ctx *ctx) {
+  const index_params *p = ctx->params;
+  const wt_tensor *x = &ctx->in[0], *ind = &ctx->in[1], *u = &ctx->in[2];
+  size_t elem = wt_dtype_size(x->dtype);
+  char *dst = ctx->out[0].data;
+  const char *upd = u->data;
+  wt_copy_bytes(dst, x->data, wt_nbytes(x));
+  ELEMENTS_WALK(apply(dst + (size_t)off * elem, upd + (size_t)pos * elem, 1, x->dtype,
+                      p->reduction));
+  return WT_OK;
+}
+
+/* ---- GatherND / ScatterND --------------------------------------------------------------- */
+
+static int gather_nd_infer(wt_infer_ctx *ctx) {
+  index_params *p = ctx->params;
+  const wt_tensor *x = &ctx->in[0], *ind = &ctx->in[1];
+  if (!wt_su_elem(ctx, 0)) return WT_ERR_UNSUPPORTED;
+  if (ind->dtype != WT_INT64)
+    return wt_errorf(WT_ERR_SHAPE, "input 'indices' has dtype %s; expected int64",
+                     wt_dtype_name(ind->dtype));
+  int64_t b = ctx->opset >= 12 ? wt_attr_int(ctx->node, "batch_dims", 0) : 0;
+  int r = x->rank, q = ind->rank;
+  if (r < 1 || q < 1)
+    return wt_errorf(WT_ERR_SHAPE, "'data' (rank %d) and 'indices' (rank %d) must have rank >= 1",
+                     r, q);
+  if (b < 0 || b >= r || b >= q)
+    return wt_errorf(WT_ERR_INVALID_ARG, "attribute 'batch_dims' = %lld; expected [0, %d)",
+                     (long long)b, (r < q ? r : q));
+  int64_t last = ind->dims[q - 1];
+  if (last < 1 || last > r - b)
+    return wt_errorf(WT_ERR_SHAPE, "last dim of 'indices' is %lld; expected [1, %lld]",
+                     (long long)last, (long long)(r - b));
+  for (int i = 0; i < b; i++)
+    if (ind->dims[i] != x->dims[i])
+      return wt_errorf(WT_ERR_SHAPE, "batch dim %d differs: 'data' %lld, 'indices' %lld", i,
+                       (long long)x->dims[i], (long long)ind->dims[i]);
+  int orank = q - 1 + r - (int)b - (int)last;
+  if (orank > WT_MAX_RANK)
+    return wt_errorf(WT_ERR_UNSUPPORTED, "output rank %d exceeds the maximum %d", orank,
+                     WT_MAX_RANK);
+  int64_t dims[WT_MAX_RANK];
+  int k = 0;
+  for (int i = 0; i < q - 1; i++) dims[k++] = ind->dims[i];
+  for (int i = (int)(b + last); i < r; i++) dims[k++] = x->dims[i];
+  p->axis = (int)b;
+  wt_set_shape(&ctx->out[0], x->dtype, orank, dims);
+  return WT_OK;
+}
+
+/* Data element offset of index tuple t (last values at ind) within one batch block. */
+static int nd_offset(const wt_tensor *x, int first, const int64_t *ind, int64_t last,
+                     const int64_t *xs, int64_t t, int64_t *off) {
+  *off = 0;
+  for (int64_t k = 0; k < last; k++) {
+    int64_t v = ind[k];
+    int a = first + (int)k;
+    WT_TRY(fix_index(&v, x->dims[a], t * last + k, a));
+    *off += v * xs[a];
+  }
+  return WT_OK;
+}
+
+static int gather_nd_run(const wt_run_ctx *ctx) {
+  const index_params *p = ctx->params;
+  const wt_tensor *x = &ctx->in[0], *ind = &ctx->in[1];
+  size_t elem = wt_dtype_size(x->dtype);
+  int b = p->axis, q = ind->rank;
+  int64_t last = ind->dims[q - 1], xs[WT_MAX_RANK];
+  wt_strides(x->rank, x->dims, xs);
+  int64_t batches = wt_dims_prod(x->dims, 0, b), per = wt_dims_prod(ind->dims, b, q - 1);
+  int64_t slice = wt_dims_prod(x->dims, b + (int)last, x->rank);
+  int64_t block = wt_dims_prod(x->dims, b, x->rank);
+  const int64_t *iv = ind->data;
+  const char *src = x->data;
+  char *dst = ctx->out[0].data;
+  for (int64_t bi = 0; bi < batches; bi++)
+    for (int64_t t = 0; t < per; t++) {
+      int64_t tt = bi * per + t, off;
+      WT_TRY(nd_offset(x, b, iv + tt * last, last, xs, tt, &off));
+      wt_copy_bytes(dst + (size_t)(tt * slice) * elem, src + (size_t)(bi * block + off) * elem,
+                    (size_t)slice * elem);
+    }
+  return WT_OK;
+}
+
+static int scatter_nd_infer(wt_infer_ctx *ctx) {
+  index_params *p = ctx->params;
+  const wt_tensor *x = &ctx->in[0], *ind = &ctx->in[1], *u = &ctx->in[2];
+  if (!wt_su_elem(ctx, 0)) return WT_ERR_UNSUPPORTED;
+  if (ind->dtype != WT_INT64)
+    return wt_errorf(WT_ERR_SHAPE, "input 'indices' has dtype %s; expected int64",
+                     wt_dtype_name(ind->dtype));
+  if (u->dtype != x->dtype)
+    return wt_errorf(WT_ERR_SHAPE, "'updates' has dtype %s; expected %s like 'data'",
+                     wt_dtype_name(u->dtype), wt_dtype_name(x->dtype));
+  int r = x->rank, q = ind->rank;
+  if (r < 1 || q < 1)
+    return wt_errorf(WT_ERR_SHAPE, "'data' (rank %d) and 'indices' (rank %d) must have rank >= 1",
+                     r, q);
+  int64_t last = ind->dims[q - 1];
+  if (last < 1 || last > r)
+    return wt_errorf(WT_ERR_SHAPE, "last dim of 'indices' is %lld; expected [1, %d]",
+                     (long long)last, r);
+  int64_t want[2 * WT_MAX_RANK];
+  int k = 0;
+  for (int i = 0; i < q - 1; i++) want[k++] = ind->dims[i];
+  for (int i = (int)last; i < r; i++) want[k++] = x->dims[i];
+  int bad = u->rank != k;
+  for (int i = 0; i < k && !bad; i++) bad = u->dims[i] != want[i];
+  if (bad) {
+    char a[160], b[160];
+    return wt_errorf(WT_ERR_SHAPE, "'updates' has shape %s; expected %s",
+                     wt_shape_str(u->rank, u->dims, a, sizeof a), wt_shape_str(k, want, b, sizeof b));
+  }
+  WT_TRY(parse_reduction(ctx, x->dtype, &p->reduction));
+  wt_set_shape(&ctx->out[0], x->dtype, r, x->dims);
+  return WT_OK;
+}
+
+static int scatter_nd_run(const wt_run_ctx *ctx) {
+  const index_params *p = ctx->params;
+  const wt_tensor *x = &ctx->in[0], *ind = &ctx->in[1], *u = &ctx->in[2];
+  size_t elem = wt_dtype_size(x->dtype);
+  int q = ind->rank;
+  int64_t last = ind->dims[q - 1], xs[WT_MAX_RANK];
+  wt_strides(x->rank, x->dims, xs);
+  int64_t n = wt_dims_prod(ind->dims, 0, q - 1), slice = wt_dims_prod(x->dims, (int)last, x->rank);
+  const int64_t *iv = ind->data;
+  const char *upd = u->data;
+  char *dst = ctx->out[0].data;
+  wt_copy_bytes(dst, x->data, wt_nbytes(x));
+  for (int64_t t = 0; t < n; t++) {
+    int64_t off;
+    WT_TRY(nd_offset(x, 0, iv + t * last, last, xs, t, &off));
+    if (slice)
+      apply(dst + (size_t)off * elem, upd + (size_t)(t * slice) * elem, slice, x->dtype,
+            p->reduction);
+  }
+  return WT_OK;
+}
+
+static_assert(sizeof(index_params) <= WT_PARAMS_MAX, "params");
+
+const wt_op_def wt_op_Gather = {.domain = "", .op_type = "Gather", .min_inputs = 2,
+                                .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
+                                .infer = gather_infer, .run = gather_run};
+const wt_op_def wt_op_GatherElements = {.domain = "", .op_type = "GatherElements",
+                                        .min_inputs = 2, .max_inputs = 2, .min_outputs = 1,
+                                        .max_outputs = 1, .infer = gather_elements_infer,
+                                        .run = gather_elements_run};
+const wt_op_def wt_op_ScatterElements = {.domain = "", .op_type = "ScatterElements",
+                                         .min_inputs = 3, .max_inputs = 3, .min_outputs = 1,
+                                         .max_outputs = 1, .infer = scatter_elements_infer,
+                                         .run = scatter_elements_run};
+/* Scatter (opsets 9-10) is ScatterElements under its old name. */
+const wt_op_def wt_op_Scatter = {.domain = "", .op_type = "Scatter", .min_inputs = 3,
+                                 .max_inputs = 3, .min_outputs = 1, .max_outputs = 1,
+                                 .infer = scatter_elements_infer, .run = scatter_elements_run};
+const wt_op_def wt_op_GatherND = {.domain = "", .op_type = "GatherND", .min_inputs = 2,
+                                  .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
+                                  .infer = gather_nd_infer, .run = gather_nd_run};
+const wt_op_def wt_op_ScatterND = {.domain = "", .op_type = "ScatterND", .min_inputs = 3,
+                                   .max_inputs = 3, .min_outputs = 1, .max_outputs = 1,
+                                   .infer = scatter_nd_infer, .run = scatter_nd_run};
+

@@ -1,0 +1,102 @@
+/* SGEMM micro-benchmark (not a ctest): GFLOP/s of wt_sgemm on square sizes and on the
+ * MLP training shapes (784-128-10 at batch 64, forward and backward), each checked once
+ * against wt_sgemm_ref.
+ *   native: cc -O3 -Isrc tests/bench/gemm_bench.c src/kernels/gemm.c src/kernels/gemm_ref.c \
+ *             -o build/gemm_bench -lm
+ *   wasm:   NODE_PATH=/usr/share/nodejs emcc -O3 -msimd128 -Isrc tests/bench/gemm_bench.c \
+ *             src/kernels/gemm.c src/kernels/gemm_ref.c -sINITIAL_MEMORY=64MB \
+ *             -o /tmp/gemm_bench.js && node --no-experimental-fetch /tmp/gemm_bench.js
+ *   (outside the repo: its package.json makes Node treat .js files there as ES modules) */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "kernels/gemm.h"
+#include "kernels/simd.h"
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void fill(float *p, int64_t n, unsigned *seed) {
+  for (int64_t i = 0; i < n; i++) {
+    *seed = *seed * 1664525u + 1013904223u;
+    p[i] = (float)((*seed >> 8) & 0xffff) / 65536.0f - 0.5f;
+  }
+}
+
+static int bench(const char *label, int ta, int tb, int64_t M, int64_t N, int64_t K) {
+  int64_t lda = ta ? M : K, ldb = tb ? K : N;
+  float *A = malloc(sizeof(float) * (size_t)(M * K));
+  float *B = malloc(sizeof(float) * (size_t)(K * N));
+  float *C = malloc(sizeof(float) * (size_t)(M * N));
+  float *R = malloc(sizeof(float) * (size_t)(M * N));
+  unsigned seed = 12345;
+  fill(A, M * K, &seed);
+  fill(B, K * N, &seed);
+  wt_sgemm(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C, N);
+  wt_sgemm_ref(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, R, N);
+  double maxerr = 0;
+  for (int64_t i = 0; i < M * N; i++) {
+    double e = fabs((double)C[i] - R[i]) / (1.0 + fabs((double)R[i]));
+    if (e > maxerr) maxerr = e;
+  }
+  double flops = 2.0 * (double)M * (double)N * (double)K, best = 1e30;
+  int64_t reps = (int64_t)(2e7 / flops) + 1;
+  for (int trial = 0; trial < 7; trial++) {
+    double t0 = now();
+    for (int64_t r = 0; r < reps; r++)
+      wt_sgemm(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C, N);
+    double t = (now() - t0) / (double)reps;
+    if (t < best) best = t;
+  }
+  printf("%-10s %c%c M=%4lld N=%4lld K=%4lld  %7.2f GFLOP/s  %8.2f us  maxrel=%.1e\n", label,
+         ta ? 'T' : 'N', tb ? 'T' : 'N', (long long)M, (long long)N, (long long)K,
+         flops / best * 1e-9, best * 1e6, maxerr);
+  free(A);
+  free(B);
+  free(C);
+  free(R);
+  return maxerr < 1e-4 ? 0 : 1;
+}
+
+int main(void) {
+  int bad = 0;
+  printf("simd: %s\n", WT_SIMD_NAME);
+  /* Warm-up: V8 runs new functions in a baseline tier until they are hot. */
+  {
+    static float w[3][96 * 96];
+    double t0 = now();
+    while (now() - t0 < 0.3)
+      for (int t = 0; t < 4; t++) wt_sgemm(t & 1, t >> 1, 96, 96, 96, 1.0f, w[0], 96, w[1], 96, 0.0f, w[2], 96);
+  }
+  for (int n = 128; n <= 512; n *= 2) bad |= bench("square", 0, 0, n, n, n);
+  bad |= bench("square", 1, 0, 512, 512, 512);
+  bad |= bench("square", 0, 1, 512, 512, 512);
+  /* Layer 784 -> 128 at batch 64: Y = X W (W [784,128]) or Y = X W^T (W [128,784]). */
+  bad |= bench("fwd1", 0, 0, 64, 128, 784);
+  bad |= bench("fwd1", 0, 1, 64, 128, 784);
+  bad |= bench("dX1", 0, 1, 64, 784, 128);  /* dX = dY W^T */
+  bad |= bench("dX1", 0, 0, 64, 784, 128);  /* dX = dY W (W [128,784]) */
+  bad |= bench("dW1", 1, 0, 784, 128, 64);  /* dW = X^T dY */
+  bad |= bench("dW1", 1, 0, 128, 784, 64);  /* dW = dY^T X (W [128,784]) */
+  /* Layer 128 -> 10. */
+  bad |= bench("fwd2", 0, 0, 64, 10, 128);
+  bad |= bench("fwd2", 0, 1, 64, 10, 128);
+  bad |= bench("dX2", 0, 1, 64, 128, 10);
+  bad |= bench("dX2", 0, 0, 64, 128, 10);
+  bad |= bench("dW2", 1, 0, 128, 10, 64);
+  bad |= bench("dW2", 1, 0, 10, 128, 64);
+  /* Thin shapes (batch 1 inference, matrix x vector). */
+  bad |= bench("thin", 0, 0, 1, 128, 784);
+  bad |= bench("thin", 0, 1, 1, 128, 784);
+  bad |= bench("thin", 0, 0, 3, 512, 512);
+  bad |= bench("thin", 0, 0, 128, 1, 784);
+  bad |= bench("thin", 1, 0, 784, 2, 64);
+  if (bad) printf("MISMATCH against wt_sgemm_ref\n");
+  return bad;
+}
