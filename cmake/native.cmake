@@ -1,8 +1,5 @@
 # Native tree: C unit tests, ONNX node tests (one ctest per allowlisted case), CLI.
 enable_testing()
-if(CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
-  target_compile_options(webtrain_core PRIVATE -O2)
-endif()
 
 add_library(wt_test_support STATIC tests/c/op_harness.c)
 target_link_libraries(wt_test_support PUBLIC webtrain_core)
