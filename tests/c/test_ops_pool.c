@@ -48,7 +48,9 @@ static void ref_pool(const pool_case *pc, const int64_t *I, const int64_t *O, co
                 n++;
                 if (v > m) m = v;
               }
-          y[o] = is_max ? (float)m : (float)(s / (double)(pc->count_include_pad ? nincl : n));
+          int64_t div = pc->count_include_pad ? nincl : n;
+          /* A window wholly in the padding averages to 0 in webtrain. */
+          y[o] = is_max ? (float)m : div ? (float)(s / (double)div) : 0.0f;
         }
 }
 
