@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "autodiff/grad.h"
 #include "kernels/elementwise.h"
 #include "ops/op.h"
 
@@ -277,31 +278,62 @@ static int run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
-#define BIN_OP(NAME, MIN_IN, MAX_IN)                                                          \
+/* ---- gradient rules --------------------------------------------------------------------- */
+
+/* dA = unbroadcast(dY), dB = unbroadcast(+-dY) */
+static int add_sub_grad(wt_grad_ctx *c, int negate_b) {
+  if (wt_grad_need(c, 0)) wt_grad_set(c, 0, wt_grad_unbroadcast(c, GO(0), 0, 0));
+  if (wt_grad_need(c, 1)) {
+    int d = negate_b ? wt_grad_op1(c, "Neg", "", 1, (int[]){GO(0)}) : GO(0);
+    wt_grad_set(c, 1, wt_grad_unbroadcast(c, d, 0, 1));
+  }
+  return wt_grad_status(c);
+}
+static int add_grad(wt_grad_ctx *c) { return add_sub_grad(c, 0); }
+static int sub_grad(wt_grad_ctx *c) { return add_sub_grad(c, 1); }
+
+/* dA = unbroadcast(dY * B), dB = unbroadcast(dY * A) */
+static int mul_grad(wt_grad_ctx *c) {
+  for (int i = 0; i < 2; i++) {
+    if (!wt_grad_need(c, i)) continue;
+    int d = wt_grad_op1(c, "Mul", "", 2, (int[]){GO(0), I(1 - i)});
+    wt_grad_set(c, i, wt_grad_unbroadcast(c, d, 0, i));
+  }
+  return wt_grad_status(c);
+}
+
+/* Sum(x0..xn): every input gets dY (unbroadcast). */
+static int sum_grad(wt_grad_ctx *c) {
+  for (int i = 0; i < wt_grad_node(c)->n_inputs; i++)
+    if (wt_grad_need(c, i)) wt_grad_set(c, i, wt_grad_unbroadcast(c, GO(0), 0, i));
+  return wt_grad_status(c);
+}
+
+#define BIN_OP(NAME, MIN_IN, MAX_IN, GRAD)                                                    \
   const wt_op_def wt_op_##NAME = {.domain = "", .op_type = #NAME, .min_inputs = MIN_IN,       \
                                   .max_inputs = MAX_IN, .min_outputs = 1, .max_outputs = 1,   \
-                                  .infer = infer, .run = run};
+                                  .infer = infer, .run = run, .grad = GRAD};
 
-BIN_OP(Add, 2, 2)
-BIN_OP(Sub, 2, 2)
-BIN_OP(Mul, 2, 2)
-BIN_OP(Div, 2, 2)
-BIN_OP(Pow, 2, 2)
-BIN_OP(Mod, 2, 2)
-BIN_OP(Min, 1, 64)
-BIN_OP(Max, 1, 64)
-BIN_OP(Sum, 1, 64)
-BIN_OP(Mean, 1, 64)
-BIN_OP(PRelu, 2, 2)
-BIN_OP(Equal, 2, 2)
-BIN_OP(Less, 2, 2)
-BIN_OP(Greater, 2, 2)
-BIN_OP(LessOrEqual, 2, 2)
-BIN_OP(GreaterOrEqual, 2, 2)
-BIN_OP(And, 2, 2)
-BIN_OP(Or, 2, 2)
-BIN_OP(Xor, 2, 2)
-BIN_OP(Where, 3, 3)
+BIN_OP(Add, 2, 2, add_grad)
+BIN_OP(Sub, 2, 2, sub_grad)
+BIN_OP(Mul, 2, 2, mul_grad)
+BIN_OP(Div, 2, 2, NULL)
+BIN_OP(Pow, 2, 2, NULL)
+BIN_OP(Mod, 2, 2, NULL)
+BIN_OP(Min, 1, 64, NULL)
+BIN_OP(Max, 1, 64, NULL)
+BIN_OP(Sum, 1, 64, sum_grad)
+BIN_OP(Mean, 1, 64, NULL)
+BIN_OP(PRelu, 2, 2, NULL)
+BIN_OP(Equal, 2, 2, NULL)
+BIN_OP(Less, 2, 2, NULL)
+BIN_OP(Greater, 2, 2, NULL)
+BIN_OP(LessOrEqual, 2, 2, NULL)
+BIN_OP(GreaterOrEqual, 2, 2, NULL)
+BIN_OP(And, 2, 2, NULL)
+BIN_OP(Or, 2, 2, NULL)
+BIN_OP(Xor, 2, 2, NULL)
+BIN_OP(Where, 3, 3, NULL)
 
 const wt_op_def *const wt_ops_binary[] = {
     &wt_op_Add, &wt_op_Sub, &wt_op_Mul, &wt_op_Div, &wt_op_Pow, &wt_op_Mod,

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "autodiff/grad.h"
 #include "kernels/reduce.h"
 #include "ops/op.h"
 
@@ -216,20 +217,86 @@ static int reduce_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
-#define REDUCE_OP(NAME)                                                                  \
+/* ---- gradient rules --------------------------------------------------------------------- */
+
+/* dY brought back to X's shape: unsqueezed at the reduced axes (keepdims=0), then expanded.
+ * Sets *all when every axis was reduced. */
+static int spread_grad(wt_grad_ctx *c, int *identity) {
+  const wt_node *n = wt_grad_node(c);
+  const wt_value *x = wt_grad_value(c, I(0));
+  int64_t axes[WT_MAX_RANK];
+  int n_axes = -1;
+  const int64_t *attr;
+  int na = wt_attr_ints(n, "axes", &attr);
+  if (na >= 0) {
+    n_axes = na > WT_MAX_RANK ? -1 : na;
+    for (int i = 0; i < n_axes; i++) axes[i] = attr[i];
+  } else if (n->n_inputs > 1 && I(1) >= 0) {
+    n_axes = wt_grad_const_ints(c, I(1), axes, WT_MAX_RANK);
+    if (n_axes < 0)
+      return wt_grad_fail(c, WT_ERR_UNSUPPORTED, "the axes input must be a constant to differentiate"), -1;
+  } else {
+    n_axes = 0;
+  }
+  int keepdims = (int)wt_attr_int(n, "keepdims", 1);
+  *identity = n_axes == 0 && wt_attr_int(n, "noop_with_empty_axes", 0);
+  if (*identity) return GO(0);
+  int dy = GO(0);
+  if (!keepdims && n_axes > 0) {
+    if (x->rank < 0) return wt_grad_fail(c, WT_ERR_SHAPE, "the rank of the input must be known"), -1;
+    for (int i = 0; i < n_axes; i++)
+      if (axes[i] < 0) axes[i] += x->rank;
+    /* Unsqueeze wants sorted axes. */
+    for (int i = 1; i < n_axes; i++)
+      for (int j = i; j > 0 && axes[j - 1] > axes[j]; j--) {
+        int64_t t = axes[j];
+        axes[j] = axes[j - 1];
+        axes[j - 1] = t;
+      }
+    dy = wt_grad_unsqueeze(c, dy, axes, n_axes);
+  }
+  /* keepdims=0 with all axes: dY is a scalar, which Expand broadcasts as is. */
+  return wt_grad_expand_like(c, dy, I(0));
+}
+
+static int reduce_sum_grad(wt_grad_ctx *c) {
+  int identity;
+  wt_grad_set(c, 0, spread_grad(c, &identity));
+  return wt_grad_status(c);
+}
+
+/* ReduceMean: the spread gradient times |Y| / |X| (sizes folded at plan time). */
+static int reduce_mean_grad(wt_grad_ctx *c) {
+  int identity;
+  int d = spread_grad(c, &identity);
+  if (!identity && d >= 0) {
+    int sx = wt_grad_op1(c, "Size", "", 1, (int[]){I(0)});
+    int sy = wt_grad_op1(c, "Size", "", 1, (int[]){O(0)});
+    int fy = wt_grad_op1(c, "Cast", "", 1, &sy);
+    if (fy >= 0) wt_node_set_int(c->g, wt_grad_last(c), "to", WT_FLOAT);
+    int fx = wt_grad_op1(c, "Cast", "", 1, &sx);
+    if (fx >= 0) wt_node_set_int(c->g, wt_grad_last(c), "to", WT_FLOAT);
+    int scale = wt_grad_op1(c, "Div", "", 2, (int[]){fy, fx});
+    d = wt_grad_op1(c, "Mul", "", 2, (int[]){d, scale});
+  }
+  wt_grad_set(c, 0, d);
+  return wt_grad_status(c);
+}
+
+#define REDUCE_OP(NAME, GRAD)                                                            \
   const wt_op_def wt_op_##NAME = {.domain = "", .op_type = #NAME, .min_inputs = 1,         \
                                   .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,     \
-                                  .infer = reduce_infer, .run = reduce_run};
-REDUCE_OP(ReduceSum)
-REDUCE_OP(ReduceMean)
-REDUCE_OP(ReduceMax)
-REDUCE_OP(ReduceMin)
-REDUCE_OP(ReduceProd)
-REDUCE_OP(ReduceSumSquare)
-REDUCE_OP(ReduceL1)
-REDUCE_OP(ReduceL2)
-REDUCE_OP(ReduceLogSumExp)
-REDUCE_OP(ReduceLogSum)
+                                  .infer = reduce_infer, .run = reduce_run, .grad = GRAD};
+REDUCE_OP(ReduceSum, reduce_sum_grad)
+REDUCE_OP(ReduceMean, reduce_mean_grad)
+REDUCE_OP(ReduceMax, NULL)
+REDUCE_OP(ReduceMin, NULL)
+REDUCE_OP(ReduceProd, NULL)
+REDUCE_OP(ReduceSumSquare, NULL)
+REDUCE_OP(ReduceL1, NULL)
+REDUCE_OP(ReduceL2, NULL)
+REDUCE_OP(ReduceLogSumExp, NULL)
+REDUCE_OP(ReduceLogSum, NULL)
 
 /* ---- shared: one axis as [outer, n, inner] ------------------------------------------------ */
 

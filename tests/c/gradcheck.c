@@ -1,0 +1,240 @@
+/* Finite-difference gradient checker (see gradcheck.h). */
+#include "gradcheck.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "autodiff/autodiff.h"
+#include "base/status.h"
+#include "io/onnx_io.h"
+#include "runtime/planner.h"
+#include "webtrain.h"
+
+static unsigned rng_state;
+static float frand(float lo, float hi) {
+  rng_state = rng_state * 1664525u + 1013904223u;
+  return lo + (hi - lo) * (float)((rng_state >> 8) & 0xffffff) / (float)0xffffff;
+}
+
+static int add_init(wt_graph *g, const char *name, int dtype, int rank, const int64_t *dims,
+                    const void *data) {
+  int v = wt_graph_value(g, name);
+  wt_value *val = &g->values[v];
+  wt_tensor t = {.dtype = dtype, .rank = rank};
+  memcpy(t.dims, dims, sizeof(int64_t) * (size_t)rank);
+  val->nbytes = wt_nbytes(&t);
+  val->data = malloc(val->nbytes ? val->nbytes : 1);
+  if (val->nbytes) memcpy(val->data, data, val->nbytes);
+  val->dtype = dtype;
+  val->rank = rank;
+  memcpy(val->dims, dims, sizeof(int64_t) * (size_t)rank);
+  val->flags |= WT_VALUE_INITIALIZER;
+  return v;
+}
+
+static double run_loss(wt_session *s, int n_diff, float **xs, const gc_arg **da, int want_grads,
+                       float **grads, int *ok) {
+  for (int k = 0; k < n_diff; k++)
+    if (wt_session_set_input(s, k, WT_FLOAT, da[k]->rank, da[k]->dims, xs[k])) *ok = 0;
+  if (!*ok || wt_session_run(s)) {
+    fprintf(stderr, "  run failed: %s\n", wt_last_error());
+    *ok = 0;
+    return 0;
+  }
+  int32_t dt, rank;
+  const int64_t *dims;
+  const void *data;
+  wt_session_output(s, 0, &dt, &rank, &dims, &data);
+  double loss = *(const float *)data;
+  for (int k = 0; want_grads && k < n_diff; k++) {
+    if (!grads[k]) continue;
+    wt_session_output(s, 1 + k, &dt, &rank, &dims, &data);
+    wt_tensor t = {.dtype = dt, .rank = rank};
+    memcpy(t.dims, dims, sizeof(int64_t) * (size_t)rank);
+    memcpy(grads[k], data, wt_nbytes(&t));
+  }
+  return loss;
+}
+
+int gradcheck(const char *label, const char *op_type, const gc_opts *opts, int n_in,
+              const gc_arg *args, gc_attrs_fn attrs) {
+  gc_opts o = opts ? *opts : (gc_opts){0};
+  if (!o.opset) o.opset = 17;
+  if (!o.domain) o.domain = "";
+  if (!o.n_out) o.n_out = 1;
+  if (o.eps == 0) o.eps = 1e-2;
+  if (o.rtol == 0) o.rtol = 2e-2;
+  if (o.atol == 0) o.atol = 2e-3;
+  rng_state = o.seed ? o.seed : 12345u;
+
+  wt_graph *g = wt_graph_new();
+  wt_graph_set_opset(g, "", o.opset);
+  if (o.domain[0]) wt_graph_set_opset(g, o.domain, 1);
+  int ins[16], outs[8], diff_vals[16];
+  float *xs[16] = {0}, *grads[16] = {0};
+  const gc_arg *da[16];
+  int n_diff = 0, failed = 0;
+  char name[64];
+  for (int i = 0; i < n_in; i++) {
+    const gc_arg *a = &args[i];
+    int dtype = a->dtype ? a->dtype : WT_FLOAT;
+    if (a->absent) {
+      ins[i] = -1;
+      continue;
+    }
+    snprintf(name, sizeof name, "x%d", i);
+    wt_tensor t = {.dtype = dtype, .rank = a->rank};
+    memcpy(t.dims, a->dims, sizeof(int64_t) * (size_t)a->rank);
+    int64_t n = wt_numel(&t);
+    if (a->constant || dtype != WT_FLOAT) {
+      float *tmp = NULL;
+      const void *data = a->data;
+      if (!data) {
+        tmp = malloc(sizeof(float) * (size_t)(n ? n : 1));
+        for (int64_t e = 0; e < n; e++) tmp[e] = frand(a->hi > a->lo ? a->lo : -1, a->hi > a->lo ? a->hi : 1);
+        data = tmp;
+      }
+      ins[i] = add_init(g, name, dtype, a->rank, a->dims, data);
+      free(tmp);
+      continue;
+    }
+    int v = wt_graph_value(g, name);
+    g->values[v].dtype = WT_FLOAT;
+    g->values[v].rank = a->rank;
+    memcpy(g->values[v].dims, a->dims, sizeof(int64_t) * (size_t)a->rank);
+    wt_graph_add_input(g, v);
+    ins[i] = v;
+    xs[n_diff] = malloc(sizeof(float) * (size_t)(n ? n : 1));
+    grads[n_diff] = malloc(sizeof(float) * (size_t)(n ? n : 1));
+    for (int64_t e = 0; e < n; e++)
+      xs[n_diff][e] = a->data ? ((const float *)a->data)[e]
+                              : frand(a->hi > a->lo ? a->lo : -1, a->hi > a->lo ? a->hi : 1);
+    da[n_diff] = a;
+    diff_vals[n_diff++] = v;
+  }
+  for (int j = 0; j < o.n_out; j++) {
+    snprintf(name, sizeof name, "y%d", j);
+    outs[j] = wt_graph_value(g, name);
+  }
+  int node = wt_graph_add_node(g, op_type, o.domain, "op", n_in, ins, o.n_out, outs);
+  if (attrs) attrs(g, node);
+  /* loss = sum_j ReduceSum(Y_j * W_j) over the float outputs */
+  int rc = wt_graph_infer_shapes(g);
+  int terms[8], n_terms = 0;
+  for (int j = 0; rc == WT_OK && j < o.n_out; j++) {
+    const wt_value *y = &g->values[outs[j]];
+    if (y->dtype != WT_FLOAT) continue;
+    int64_t n = wt_shape_numel(y->rank, y->dims);
+    float *w = malloc(sizeof(float) * (size_t)(n ? n : 1));
+    for (int64_t e = 0; e < n; e++) w[e] = frand(-1, 1);
+    snprintf(name, sizeof name, "w%d", j);
+    int64_t dims[8];
+    memcpy(dims, y->dims, sizeof dims);
+    int wv = add_init(g, name, WT_FLOAT, y->rank, dims, w);
+    free(w);
+    snprintf(name, sizeof name, "p%d", j);
+    int pv = wt_graph_value(g, name);
+    wt_graph_add_node(g, "Mul", "", name, 2, (int[]){outs[j], wv}, 1, &pv);
+    snprintf(name, sizeof name, "s%d", j);
+    int sv = wt_graph_value(g, name);
+    int rs = wt_graph_add_node(g, "ReduceSum", "", name, 1, &pv, 1, &sv);
+    wt_node_set_int(g, rs, "keepdims", 0);
+    terms[n_terms++] = sv;
+  }
+  int loss = -1;
+  if (rc == WT_OK) {
+    loss = wt_graph_value(g, "loss");
+    wt_graph_add_node(g, "Sum", "", "loss_sum", n_terms, terms, 1, &loss);
+    rc = wt_graph_infer_shapes(g);
+  }
+  int grad_vals[16];
+  if (rc == WT_OK) rc = wt_autodiff(g, loss, n_diff, diff_vals, grad_vals);
+  if (rc) {
+    fprintf(stderr, "%s: building the gradient failed: %s\n", label, wt_error_message());
+    failed = 1;
+    goto out;
+  }
+  wt_graph_add_output(g, loss);
+  for (int k = 0; k < n_diff; k++) {
+    if (grad_vals[k] >= 0) {
+      wt_graph_add_output(g, grad_vals[k]);
+    } else { /* no dependence: the gradient is zero; compare against that */
+      free(grads[k]);
+      grads[k] = NULL;
+    }
+  }
+  uint8_t *bytes;
+  size_t len;
+  wt_session *s = NULL;
+  if (wt_onnx_write(g, &bytes, &len) || wt_session_create(bytes, len, &s)) {
+    fprintf(stderr, "%s: %s\n", label, wt_last_error());
+    failed = 1;
+    goto out;
+  }
+  free(bytes);
+  /* outputs are loss then the present gradients, in order: compact the grads array view */
+  float *gout[16];
+  int gi = 0;
+  for (int k = 0; k < n_diff; k++) gout[k] = grads[k] ? grads[k] : NULL;
+  (void)gi;
+  int ok = 1;
+  {
+    /* analytic */
+    int idx = 0;
+    float *order[16];
+    for (int k = 0; k < n_diff; k++)
+      if (gout[k]) order[idx++] = gout[k];
+    for (int k = 0; k < n_diff; k++)
+      if (wt_session_set_input(s, k, WT_FLOAT, da[k]->rank, da[k]->dims, xs[k])) ok = 0;
+    if (ok && wt_session_run(s) == WT_OK) {
+      for (int k = 0; k < idx; k++) {
+        int32_t dt, rank;
+        const int64_t *dims;
+        const void *data;
+        wt_session_output(s, 1 + k, &dt, &rank, &dims, &data);
+        wt_tensor t = {.dtype = dt, .rank = rank};
+        memcpy(t.dims, dims, sizeof(int64_t) * (size_t)rank);
+        memcpy(order[k], data, wt_nbytes(&t));
+      }
+    } else {
+      fprintf(stderr, "%s: run failed: %s\n", label, wt_last_error());
+      ok = 0;
+    }
+  }
+  int reported = 0;
+  for (int k = 0; ok && k < n_diff; k++) {
+    int64_t n = wt_shape_numel(da[k]->rank, da[k]->dims);
+    for (int64_t e = 0; e < n; e++) {
+      float keep = xs[k][e];
+      xs[k][e] = (float)(keep + o.eps);
+      double lp = run_loss(s, n_diff, xs, da, 0, NULL, &ok);
+      xs[k][e] = (float)(keep - o.eps);
+      double lm = run_loss(s, n_diff, xs, da, 0, NULL, &ok);
+      double h = ((double)(float)(keep + o.eps) - (double)(float)(keep - o.eps));
+      xs[k][e] = keep;
+      if (!ok) break;
+      double num = (lp - lm) / h;
+      double ana = gout[k] ? gout[k][e] : 0.0;
+      double tol = o.atol + o.rtol * fmax(fabs(ana), fabs(num));
+      if (fabs(ana - num) > tol) {
+        if (reported++ < 5)
+          fprintf(stderr, "%s: d loss / d x%d[%lld]: autodiff %.7g, finite difference %.7g\n", label,
+                  k, (long long)e, ana, num);
+        failed = 1;
+      }
+    }
+  }
+  if (!ok) failed = 1;
+  wt_session_free(s);
+out:
+  for (int k = 0; k < n_diff; k++) {
+    free(xs[k]);
+    free(grads[k]);
+  }
+  wt_graph_free(g);
+  if (!failed) printf("ok   gradcheck %s\n", label);
+  else printf("FAIL gradcheck %s\n", label);
+  return failed;
+}
