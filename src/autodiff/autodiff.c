@@ -161,6 +161,7 @@ int wt_autodiff(wt_graph *g, int loss, int n_params, const int *params, int *gra
       goto out;
     }
     c.go = go;
+    c.n_go = nd->n_outputs;
     c.gi = gi;
     c.need = need;
     rc = op->grad(&c);

@@ -32,6 +32,7 @@ typedef struct wt_grad_ctx {
   int rc;                       /* sticky status */
   int *counter;                 /* for unique names */
   int last_node;                /* last node emitted */
+  int n_go;                     /* outputs of the forward node when the rule started */
 } wt_grad_ctx;
 
 const wt_node *wt_grad_node(const wt_grad_ctx *c);
@@ -54,6 +55,10 @@ int wt_grad_op(wt_grad_ctx *c, const char *op_type, const char *domain, int n_in
 int wt_grad_op1(wt_grad_ctx *c, const char *op_type, const char *domain, int n_in, const int *ins);
 /* The node index of the last node emitted (for attributes after wt_grad_op1). */
 int wt_grad_last(const wt_grad_ctx *c);
+/* Makes the forward node produce its optional output `index` (MaxPool's Indices,
+ * LayerNormalization's Mean/InvStdDev, SoftmaxCrossEntropyLoss's log_prob ...), adding it
+ * if the model omitted it, and returns its value. */
+int wt_grad_forward_output(wt_grad_ctx *c, int index);
 /* Constants, as initializers. */
 int wt_grad_const_f32(wt_grad_ctx *c, float v);           /* scalar */
 int wt_grad_const_i64s(wt_grad_ctx *c, const int64_t *v, int n);  /* 1-D */

@@ -16,7 +16,7 @@ int wt_grad_O(const wt_grad_ctx *c, int i) {
   const wt_node *n = wt_grad_node(c);
   return i < n->n_outputs ? n->outputs[i] : -1;
 }
-int wt_grad_GO(const wt_grad_ctx *c, int i) { return i < wt_grad_node(c)->n_outputs ? c->go[i] : -1; }
+int wt_grad_GO(const wt_grad_ctx *c, int i) { return i >= 0 && i < c->n_go ? c->go[i] : -1; }
 int wt_grad_need(const wt_grad_ctx *c, int i) { return i < wt_grad_node(c)->n_inputs && c->need[i]; }
 const wt_value *wt_grad_value(const wt_grad_ctx *c, int v) { return &c->g->values[v]; }
 int wt_grad_status(const wt_grad_ctx *c) { return c->rc; }
@@ -202,4 +202,26 @@ int wt_grad_const_ints(const wt_grad_ctx *c, int v, int64_t *out, int cap) {
   for (int64_t i = 0; i < n; i++)
     out[i] = dtype == WT_INT64 ? ((const int64_t *)data)[i] : ((const int32_t *)data)[i];
   return (int)n;
+}
+
+int wt_grad_forward_output(wt_grad_ctx *c, int index) {
+  if (c->rc) return -1;
+  wt_node *n = &c->g->nodes[c->node];
+  if (index < n->n_outputs && n->outputs[index] >= 0) return n->outputs[index];
+  if (index >= 16) return wt_grad_fail(c, WT_ERR_INTERNAL, "output index %d", index), -1;
+  if (index >= n->n_outputs) {
+    int *o = realloc(n->outputs, sizeof(int) * (size_t)(index + 1));
+    if (!o) return wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory"), -1;
+    for (int i = n->n_outputs; i <= index; i++) o[i] = -1;
+    n->outputs = o;
+    n->n_outputs = index + 1;
+  }
+  char name[512];
+  snprintf(name, sizeof name, "%s_output_%d", n->name, index);
+  int v = wt_graph_value(c->g, name);
+  if (v < 0) return wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory"), -1;
+  n = &c->g->nodes[c->node];
+  n->outputs[index] = v;
+  c->g->values[v].producer = c->node;
+  return v;
 }
