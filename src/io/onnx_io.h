@@ -27,6 +27,9 @@ int wt_onnx_read_file(const char *path, wt_graph **out);
 /* Serializes the graph as a ModelProto (initializers as raw_data). *out is malloc'd. */
 int wt_onnx_write(const wt_graph *g, uint8_t **out, size_t *len);
 
+/* A deep copy of g (through its serialized form: what is written is what is copied). */
+int wt_graph_clone(const wt_graph *g, wt_graph **out);
+
 /* A serialized TensorProto (the backend tests' .pb files) <-> a tensor with owned data. */
 int wt_tensor_pb_read(const uint8_t *bytes, size_t len, wt_const_tensor **out);
 int wt_tensor_pb_write(const wt_const_tensor *t, uint8_t **out, size_t *len);

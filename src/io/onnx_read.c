@@ -12,10 +12,17 @@ static int read_value_type(wt_graph *g, int v, const Onnx__ValueInfoProto *vi, c
   wt_value *val = &g->values[v];
   const Onnx__TypeProto *tp = vi->type;
   if (!tp) return WT_OK; /* type unknown: inferred later */
-  if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
+  if (tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE && tp->sequence_type &&
+      tp->sequence_type->elem_type &&
+      tp->sequence_type->elem_type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
+    /* Sequences of tensors: the optimizer model's params/gradients/moments. */
+    val->flags |= WT_VALUE_SEQUENCE;
+    tp = tp->sequence_type->elem_type;
+  } else if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
     return wt_errorf(WT_ERR_UNSUPPORTED,
-                     "%s '%s' is not a tensor (sequence/map/optional/sparse types are not "
-                     "supported here)", what, val->name);
+                     "%s '%s' is not a tensor or a sequence of tensors (map/optional/sparse types "
+                     "are not supported)", what, val->name);
+  }
   const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
   if (tt->has_elem_type && tt->elem_type != 0 && !wt_dtype_supported(tt->elem_type))
     return wt_errorf(WT_ERR_UNSUPPORTED,

@@ -46,11 +46,22 @@ static Onnx__ValueInfoProto *value_info(writer *w, const wt_value *v) {
   vi->name = v->name;
   if (v->dtype == WT_UNDEFINED) return vi; /* type not known: leave it out */
   vi->type = tp;
+  if (v->flags & WT_VALUE_SEQUENCE) {
+    Onnx__TypeProto__Sequence *sq = wz(w, sizeof *sq);
+    Onnx__TypeProto *elem = wz(w, sizeof *elem);
+    if (!sq || !elem) return NULL;
+    onnx__type_proto__sequence__init(sq);
+    onnx__type_proto__init(elem);
+    tp->value_case = ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE;
+    tp->sequence_type = sq;
+    sq->elem_type = elem;
+    tp = elem;
+  }
   tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
   tp->tensor_type = tt;
   tt->has_elem_type = 1;
   tt->elem_type = v->dtype;
-  if (v->rank >= 0) {
+  if (v->rank >= 0 && !(v->flags & WT_VALUE_SEQUENCE)) {
     Onnx__TensorShapeProto *sp = wz(w, sizeof *sp);
     Onnx__TensorShapeProto__Dimension **dims = wz(w, sizeof *dims * (size_t)(v->rank + 1));
     if (!sp || !dims) return NULL;
@@ -214,5 +225,15 @@ int wt_onnx_write(const wt_graph *g, uint8_t **out, size_t *len) {
   }
   for (int i = 0; i < w.n_blocks; i++) free(w.blocks[i]);
   free(w.blocks);
+  return rc;
+}
+
+int wt_graph_clone(const wt_graph *g, wt_graph **out) {
+  uint8_t *bytes;
+  size_t len;
+  *out = NULL;
+  WT_TRY(wt_onnx_write(g, &bytes, &len));
+  int rc = wt_onnx_read(bytes, len, NULL, out);
+  free(bytes);
   return rc;
 }

@@ -49,7 +49,8 @@ typedef struct wt_attr {
 enum wt_value_flags {
   WT_VALUE_GRAPH_INPUT = 1u << 0,
   WT_VALUE_GRAPH_OUTPUT = 1u << 1,
-  WT_VALUE_INITIALIZER = 1u << 2
+  WT_VALUE_INITIALIZER = 1u << 2,
+  WT_VALUE_SEQUENCE = 1u << 3     /* a sequence of tensors of `dtype` (optimizer models) */
 };
 
 /* dims[i] >= 0: fixed; -1: symbolic (dim_param[i] names it, may be NULL: unknown). rank -1: unknown. */
@@ -134,6 +135,9 @@ int wt_attr_floats(const wt_node *n, const char *name, const float **out);
  * (graph inputs, initializers, earlier nodes), reordering nodes topologically if needed.
  * Errors name the node and the missing value. */
 int wt_graph_toposort(wt_graph *g);
+
+/* Removes the nodes no graph output depends on, and initializers left unread. */
+int wt_graph_prune(wt_graph *g);
 
 /* Copies a string into a new malloc'd NUL-terminated buffer (NULL -> ""). */
 char *wt_strdup(const char *s);

@@ -6,6 +6,7 @@
 #include "io/onnx_io.h"
 #include "kernels/simd.h"
 #include "runtime/planner.h"
+#include "runtime/session.h"
 #include "webtrain.h"
 
 #define WT_PLAN_CACHE 8
@@ -23,7 +24,7 @@ const char *wt_last_error(void) { return wt_error_message(); }
 
 const char *wt_simd_name(void) { return WT_SIMD_NAME; }
 
-static int session_from_graph(wt_graph *g, wt_session **out) {
+int wt_session_create_from_graph(wt_graph *g, wt_session **out) {
   wt_session *s = calloc(1, sizeof *s);
   if (!s) {
     wt_graph_free(g);
@@ -44,14 +45,14 @@ int wt_session_create(const uint8_t *model, size_t len, wt_session **out) {
   *out = NULL;
   wt_graph *g;
   WT_TRY(wt_onnx_read(model, len, NULL, &g));
-  return session_from_graph(g, out);
+  return wt_session_create_from_graph(g, out);
 }
 
 int wt_session_create_from_file(const char *path, wt_session **out) {
   *out = NULL;
   wt_graph *g;
   WT_TRY(wt_onnx_read_file(path, &g));
-  return session_from_graph(g, out);
+  return wt_session_create_from_graph(g, out);
 }
 
 void wt_session_free(wt_session *s) {
@@ -169,3 +170,5 @@ size_t wt_session_arena_bytes(const wt_session *s) {
   for (int i = 0; i < s->n_plans; i++) n += wt_plan_arena_bytes(s->plans[i]);
   return n;
 }
+
+const wt_graph *wt_session_graph(const wt_session *s) { return s->g; }

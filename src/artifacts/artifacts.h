@@ -1,0 +1,75 @@
+/* Training artifact generation, following ONNX Runtime's generate_artifacts
+ * (orttraining/.../training/artifacts.py): from a forward-only ONNX model, the training model
+ * (forward + loss + gradients + InPlaceAccumulatorV2), the eval model, the optimizer model
+ * and the checkpoint. Interchangeable with ONNX Runtime's artifacts (ORT-COMPAT.md). */
+#ifndef WT_ARTIFACTS_ARTIFACTS_H
+#define WT_ARTIFACTS_ARTIFACTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ir/ir.h"
+
+/* ONNX Runtime's LossType / OptimType numbering. */
+enum wt_loss_type { WT_LOSS_NONE = 0, WT_LOSS_MSE = 1, WT_LOSS_CE = 2, WT_LOSS_BCE = 3, WT_LOSS_L1 = 4 };
+enum wt_optim_type { WT_OPTIM_NONE = 0, WT_OPTIM_ADAMW = 1, WT_OPTIM_SGD = 2 };
+
+typedef struct wt_loss_opts {
+  int type;                     /* wt_loss_type; ignored when custom is set */
+  const char *reduction;        /* "mean" (default), "sum", "none" */
+  int has_ignore_index;         /* CrossEntropyLoss */
+  int64_t ignore_index;
+  const float *weight;          /* CE class weights [C] / BCE weights (broadcast to the output) */
+  int64_t n_weight;
+  const float *pos_weight;      /* BCE [C] */
+  int64_t n_pos_weight;
+  /* A custom loss: a graph whose inputs named like model outputs are fed by them, whose other
+   * inputs become target inputs of the training model, and whose first output is the loss. */
+  const wt_graph *custom;
+} wt_loss_opts;
+
+typedef struct wt_optim_opts {
+  int type;                     /* wt_optim_type */
+  float beta1, beta2, eps, weight_decay;   /* AdamW; 0s mean ONNX Runtime's block defaults */
+  int adam_mode;                /* default 1, like ONNX Runtime's generator */
+  int no_bias_correction;
+  float clip_max_norm;          /* > 0: InplaceClipGradNorm before the update */
+  int has_betas, has_eps, has_weight_decay, has_adam_mode;
+} wt_optim_opts;
+
+typedef struct wt_artifacts_opts {
+  const char *const *requires_grad;
+  int n_requires_grad;
+  const char *const *frozen_params;
+  int n_frozen_params;
+  wt_loss_opts loss;
+  wt_optim_opts optimizer;
+  const char *const *additional_output_names;
+  int n_additional_outputs;
+  const char *const *loss_input_names;
+  int n_loss_inputs;
+  int nominal_checkpoint;       /* also produce a nominal checkpoint */
+  int ort_format;               /* rejected: not supported */
+  const char *custom_op_library;  /* rejected: not supported */
+} wt_artifacts_opts;
+
+typedef struct wt_bytes {
+  uint8_t *data;
+  size_t len;
+} wt_bytes;
+
+typedef struct wt_artifacts {
+  wt_bytes training_model, eval_model, optimizer_model, checkpoint, nominal_checkpoint;
+} wt_artifacts;
+
+int wt_generate_artifacts(const uint8_t *model, size_t len, const wt_artifacts_opts *opts,
+                          wt_artifacts *out);
+void wt_artifacts_free(wt_artifacts *a);
+
+/* Internal steps, one file each in src/artifacts. */
+int wt_artifacts_add_loss(wt_graph *g, const wt_artifacts_opts *o, int *loss_value);
+int wt_artifacts_eval_model(const wt_graph *g, wt_bytes *out);
+int wt_artifacts_optimizer_model(const wt_graph *train, const int *params, int n_params,
+                                 const wt_optim_opts *o, wt_bytes *out);
+
+#endif

@@ -1,0 +1,246 @@
+/* generate_artifacts: forward model -> training model, eval model, optimizer model and
+ * checkpoint (ONNX Runtime's conventions, ORT-COMPAT.md). Steps: pick the parameters, add the
+ * loss, derive the eval model, differentiate, add the gradient accumulators, write. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "artifacts/artifacts.h"
+#include "autodiff/autodiff.h"
+#include "base/status.h"
+#include "io/checkpoint.h"
+#include "io/onnx_io.h"
+#include "runtime/planner.h"
+
+static int listed(const char *const *names, int n, const char *name) {
+  for (int i = 0; i < n; i++)
+    if (!strcmp(names[i], name)) return 1;
+  return 0;
+}
+
+/* BatchNormalization running statistics in training mode are state the train step updates:
+ * webtrain keeps them as frozen parameters (ONNX Runtime leaves them constant, its #19370). */
+static int is_bn_running_stat(const wt_graph *g, int v) {
+  for (int i = 0; i < g->n_nodes; i++) {
+    const wt_node *n = &g->nodes[i];
+    if (strcmp(n->op_type, "BatchNormalization") || n->domain[0]) continue;
+    if (!wt_attr_int(n, "training_mode", 0)) continue;
+    if ((n->n_inputs > 3 && n->inputs[3] == v) || (n->n_inputs > 4 && n->inputs[4] == v)) return 1;
+  }
+  return 0;
+}
+
+static int check_names(const wt_graph *g, const char *what, const char *const *names, int n) {
+  for (int i = 0; i < n; i++) {
+    int v = wt_graph_find(g, names[i]);
+    if (v < 0 || !(g->values[v].flags & WT_VALUE_INITIALIZER))
+      return wt_errorf(WT_ERR_INVALID_ARG, "%s: '%s' is not an initializer (parameter) of the model",
+                       what, names[i]);
+    if (g->values[v].dtype != WT_FLOAT)
+      return wt_errorf(WT_ERR_INVALID_ARG, "%s: parameter '%s' is %s; only float parameters can be "
+                       "trained", what, names[i], wt_dtype_name(g->values[v].dtype));
+  }
+  return WT_OK;
+}
+
+/* Sorts parameters into trainable and frozen, in initializer order. */
+static int select_params(const wt_graph *g, const wt_artifacts_opts *o, int *trainable, int *n_tr,
+                         int *frozen, int *n_fr) {
+  WT_TRY(check_names(g, "requires_grad", o->requires_grad, o->n_requires_grad));
+  WT_TRY(check_names(g, "frozen_params", o->frozen_params, o->n_frozen_params));
+  for (int i = 0; i < o->n_requires_grad; i++)
+    if (listed(o->frozen_params, o->n_frozen_params, o->requires_grad[i]))
+      return wt_errorf(WT_ERR_INVALID_ARG, "parameter '%s' is listed in both requires_grad and "
+                       "frozen_params", o->requires_grad[i]);
+  int all = o->n_requires_grad == 0 && o->n_frozen_params == 0;
+  *n_tr = *n_fr = 0;
+  for (int v = 0; v < g->n_values; v++) {
+    const wt_value *val = &g->values[v];
+    if (!(val->flags & WT_VALUE_INITIALIZER)) continue;
+    if (listed(o->requires_grad, o->n_requires_grad, val->name)) trainable[(*n_tr)++] = v;
+    else if (listed(o->frozen_params, o->n_frozen_params, val->name)) frozen[(*n_fr)++] = v;
+    else if (is_bn_running_stat(g, v)) frozen[(*n_fr)++] = v;
+    else if (all && val->dtype == WT_FLOAT) trainable[(*n_tr)++] = v;
+  }
+  return WT_OK;
+}
+
+static int copy_param(const wt_graph *g, int v, wt_const_tensor *t, int with_data) {
+  const wt_value *val = &g->values[v];
+  t->name = wt_strdup(val->name);
+  t->t.dtype = val->dtype;
+  t->t.rank = val->rank;
+  memcpy(t->t.dims, val->dims, sizeof t->t.dims);
+  t->t.data = NULL;
+  if (with_data && val->nbytes) {
+    t->t.data = malloc(val->nbytes);
+    if (!t->t.data) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+    memcpy(t->t.data, val->data, val->nbytes);
+  }
+  return t->name ? WT_OK : wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+}
+
+static int write_checkpoint(const wt_graph *g, const int *tr, int n_tr, const int *fr, int n_fr,
+                            int nominal, wt_bytes *out) {
+  wt_checkpoint *c = calloc(1, sizeof *c);
+  if (!c) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  c->version = 2;
+  c->is_nominal = nominal;
+  c->trainable = calloc((size_t)n_tr + 1, sizeof *c->trainable);
+  c->frozen = calloc((size_t)n_fr + 1, sizeof *c->frozen);
+  int rc = c->trainable && c->frozen ? WT_OK : wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  for (int i = 0; rc == WT_OK && i < n_tr; i++, c->n_trainable++) rc = copy_param(g, tr[i], &c->trainable[i], !nominal);
+  for (int i = 0; rc == WT_OK && i < n_fr; i++, c->n_frozen++) rc = copy_param(g, fr[i], &c->frozen[i], !nominal);
+  if (rc == WT_OK) rc = wt_checkpoint_write(c, 0, &out->data, &out->len);
+  wt_checkpoint_free(c);
+  return rc;
+}
+
+/* Moves parameters from initializers to graph inputs (their bytes stay in the checkpoint). */
+static int params_to_inputs(wt_graph *g, const int *vals, int n) {
+  for (int i = 0; i < n; i++) {
+    wt_value *v = &g->values[vals[i]];
+    v->flags &= ~(uint32_t)WT_VALUE_INITIALIZER;
+    free(v->data);
+    v->data = NULL;
+    v->nbytes = 0;
+    WT_TRY(wt_graph_add_input(g, vals[i]));
+  }
+  return WT_OK;
+}
+
+/* p_grad.accumulation.buffer inputs, lazy_reset_grad, InPlaceAccumulatorV2 nodes and their
+ * p_grad.accumulation.out outputs. */
+static int add_accumulators(wt_graph *g, const int *params, const int *grads, int n) {
+  char name[512];
+  int reset = wt_graph_value(g, "lazy_reset_grad");
+  if (reset < 0) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  int *bufs = malloc(sizeof(int) * (size_t)(n + 1));
+  if (!bufs) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  for (int i = 0; i < n; i++) {
+    const wt_value *p = &g->values[params[i]];
+    snprintf(name, sizeof name, "%s_grad.accumulation.buffer", p->name);
+    int b = wt_graph_value(g, name);
+    if (b < 0) {
+      free(bufs);
+      return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+    }
+    p = &g->values[params[i]];
+    g->values[b].dtype = p->dtype;
+    g->values[b].rank = p->rank;
+    memcpy(g->values[b].dims, p->dims, sizeof p->dims);
+    wt_graph_add_input(g, b);
+    bufs[i] = b;
+  }
+  g->values[reset].dtype = WT_BOOL;
+  g->values[reset].rank = 1;
+  g->values[reset].dims[0] = 1;
+  wt_graph_add_input(g, reset);
+  int rc = WT_OK;
+  for (int i = 0; i < n && rc == WT_OK; i++) {
+    snprintf(name, sizeof name, "%s_grad.accumulation.out", g->values[params[i]].name);
+    int out = wt_graph_value(g, name);
+    g->values[out].dtype = WT_BOOL;
+    g->values[out].rank = 1;
+    g->values[out].dims[0] = 1;
+    snprintf(name, sizeof name, "GradientAccumulator%d", i);
+    if (wt_graph_add_node(g, "InPlaceAccumulatorV2", "com.microsoft", name, 3,
+                          (int[]){bufs[i], grads[i], reset}, 1, &out) < 0)
+      rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+    else
+      rc = wt_graph_add_output(g, out);
+  }
+  free(bufs);
+  return rc;
+}
+
+/* Sets the outputs to [loss, additional outputs...], naming the loss "loss" when it is ours. */
+static int set_outputs(wt_graph *g, int loss, const wt_artifacts_opts *o) {
+  int *extra = malloc(sizeof(int) * (size_t)(o->n_additional_outputs + 1));
+  if (!extra) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  for (int i = 0; i < o->n_additional_outputs; i++) {
+    extra[i] = wt_graph_find(g, o->additional_output_names[i]);
+    if (extra[i] < 0) {
+      free(extra);
+      return wt_errorf(WT_ERR_INVALID_ARG, "additional_output_names: '%s' is not a value of the model",
+                       o->additional_output_names[i]);
+    }
+  }
+  for (int i = 0; i < g->n_outputs; i++) g->values[g->outputs[i]].flags &= ~(uint32_t)WT_VALUE_GRAPH_OUTPUT;
+  g->n_outputs = 0;
+  if (!strncmp(g->values[loss].name, "loss/", 5) && wt_graph_find(g, "loss") < 0) {
+    free(g->values[loss].name);
+    g->values[loss].name = wt_strdup("loss");
+  }
+  int rc = wt_graph_add_output(g, loss);
+  for (int i = 0; i < o->n_additional_outputs && rc == WT_OK; i++) rc = wt_graph_add_output(g, extra[i]);
+  free(extra);
+  return rc;
+}
+
+int wt_generate_artifacts(const uint8_t *model, size_t len, const wt_artifacts_opts *o,
+                          wt_artifacts *out) {
+  memset(out, 0, sizeof *out);
+  if (o->ort_format)
+    return wt_errorf(WT_ERR_UNSUPPORTED, "ort_format: webtrain writes ONNX artifacts only (ORT format "
+                     "is not supported)");
+  if (o->custom_op_library && o->custom_op_library[0])
+    return wt_errorf(WT_ERR_UNSUPPORTED, "custom_op_library: custom op libraries are not supported");
+  wt_graph *g = NULL;
+  int *tr = NULL, *fr = NULL, *grads = NULL;
+  int n_tr = 0, n_fr = 0, loss = -1;
+  int rc = wt_onnx_read(model, len, NULL, &g);
+  if (rc) goto fail;
+  tr = malloc(sizeof(int) * (size_t)(g->n_values + 1));
+  fr = malloc(sizeof(int) * (size_t)(g->n_values + 1));
+  grads = malloc(sizeof(int) * (size_t)(g->n_values + 1));
+  if (!tr || !fr || !grads) {
+    rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+    goto fail;
+  }
+  if ((rc = select_params(g, o, tr, &n_tr, fr, &n_fr))) goto fail;
+  if ((rc = write_checkpoint(g, tr, n_tr, fr, n_fr, 0, &out->checkpoint))) goto fail;
+  if (o->nominal_checkpoint && (rc = write_checkpoint(g, tr, n_tr, fr, n_fr, 1, &out->nominal_checkpoint)))
+    goto fail;
+  if ((rc = wt_graph_infer_shapes(g))) goto fail;
+  if ((rc = wt_artifacts_add_loss(g, o, &loss))) goto fail;
+  if ((rc = set_outputs(g, loss, o))) goto fail;
+  if ((rc = params_to_inputs(g, tr, n_tr)) || (rc = params_to_inputs(g, fr, n_fr))) goto fail;
+  if ((rc = wt_graph_infer_shapes(g))) goto fail;
+  if ((rc = wt_artifacts_eval_model(g, &out->eval_model))) goto fail;
+  if ((rc = wt_autodiff(g, loss, n_tr, tr, grads))) goto fail;
+  for (int i = 0; i < n_tr; i++)
+    if (grads[i] < 0) {
+      rc = wt_errorf(WT_ERR_INVALID_ARG, "the loss does not depend on parameter '%s' (list it in "
+                     "frozen_params instead of requires_grad)", g->values[tr[i]].name);
+      goto fail;
+    }
+  if ((rc = add_accumulators(g, tr, grads, n_tr))) goto fail;
+  if (wt_graph_opset(g, "com.microsoft") == 0 && (rc = wt_graph_set_opset(g, "com.microsoft", 1))) goto fail;
+  if ((rc = wt_graph_prune(g))) goto fail;
+  if ((rc = wt_onnx_write(g, &out->training_model.data, &out->training_model.len))) goto fail;
+  if (o->optimizer.type != WT_OPTIM_NONE &&
+      (rc = wt_artifacts_optimizer_model(g, tr, n_tr, &o->optimizer, &out->optimizer_model)))
+    goto fail;
+  wt_graph_free(g);
+  free(tr);
+  free(fr);
+  free(grads);
+  return WT_OK;
+fail:
+  wt_graph_free(g);
+  free(tr);
+  free(fr);
+  free(grads);
+  wt_artifacts_free(out);
+  return wt_error_context(rc, "generate_artifacts");
+}
+
+void wt_artifacts_free(wt_artifacts *a) {
+  free(a->training_model.data);
+  free(a->eval_model.data);
+  free(a->optimizer_model.data);
+  free(a->checkpoint.data);
+  free(a->nominal_checkpoint.data);
+  memset(a, 0, sizeof *a);
+}

@@ -1,0 +1,307 @@
+/* Loss blocks appended to the forward graph, as ONNX Runtime's onnxblock builds them
+ * (onnxblock/loss/loss.py): MSELoss, CrossEntropyLoss, BCEWithLogitsLoss (the numerically
+ * stable form), L1Loss, loss=None, or a custom loss graph merged in. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "artifacts/artifacts.h"
+#include "base/status.h"
+
+typedef struct lb {
+  wt_graph *g;
+  int count;
+  int rc;
+} lb;
+
+static int fresh(lb *b, const char *what) {
+  char name[256];
+  do snprintf(name, sizeof name, "loss/%s_%d", what, b->count++);
+  while (wt_graph_find(b->g, name) >= 0);
+  int v = wt_graph_value(b->g, name);
+  if (v < 0 && !b->rc) b->rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  return v;
+}
+
+/* One node with one fresh output; returns the output (or -1 after an error). */
+static int op(lb *b, const char *type, int n_in, const int *ins) {
+  if (b->rc) return -1;
+  int out = fresh(b, type);
+  char name[256];
+  snprintf(name, sizeof name, "%s_node", b->g->values[out].name);
+  if (out < 0 || wt_graph_add_node(b->g, type, "", name, n_in, ins, 1, &out) < 0) {
+    if (!b->rc) b->rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+    return -1;
+  }
+  return out;
+}
+
+static int last_node(lb *b) { return b->g->n_nodes - 1; }
+
+static int const_f32(lb *b, const char *what, const float *v, int64_t n, int scalar) {
+  if (b->rc) return -1;
+  int c = fresh(b, what);
+  if (c < 0) return -1;
+  wt_value *val = &b->g->values[c];
+  val->data = malloc(sizeof(float) * (size_t)(n ? n : 1));
+  if (!val->data) return b->rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory"), -1;
+  memcpy(val->data, v, sizeof(float) * (size_t)n);
+  val->nbytes = sizeof(float) * (size_t)n;
+  val->dtype = WT_FLOAT;
+  val->rank = scalar ? 0 : 1;
+  val->dims[0] = n;
+  val->flags |= WT_VALUE_INITIALIZER;
+  return c;
+}
+
+/* A target input shaped like `like` (dims and symbols), or without axis `drop` (>= 0). */
+static int target_input(lb *b, const char *name, int dtype, int like, int drop) {
+  if (b->rc) return -1;
+  if (wt_graph_find(b->g, name) >= 0) {
+    b->rc = wt_errorf(WT_ERR_INVALID_ARG, "the loss needs an input named '%s', but the model "
+                      "already has a value of that name", name);
+    return -1;
+  }
+  int t = wt_graph_value(b->g, name);
+  if (t < 0) return b->rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory"), -1;
+  const wt_value *src = &b->g->values[like];
+  wt_value *v = &b->g->values[t];
+  v->dtype = dtype;
+  v->rank = src->rank < 0 ? -1 : src->rank - (drop >= 0);
+  for (int i = 0, j = 0; i < src->rank; i++) {
+    if (i == drop) continue;
+    v->dims[j] = src->dims[i];
+    if (src->dim_param[i]) v->dim_param[j] = wt_strdup(src->dim_param[i]);
+    j++;
+  }
+  wt_graph_add_input(b->g, t);
+  return t;
+}
+
+static int reduce(lb *b, int x, const char *reduction) {
+  if (!strcmp(reduction, "none")) return x;
+  int r = op(b, !strcmp(reduction, "sum") ? "ReduceSum" : "ReduceMean", 1, &x);
+  if (r >= 0) wt_node_set_int(b->g, last_node(b), "keepdims", 0);
+  return r;
+}
+
+static int mse_or_l1(lb *b, int x, const char *reduction, int l1) {
+  int t = target_input(b, "target", WT_FLOAT, x, -1);
+  int d = op(b, "Sub", 2, (int[]){x, t});
+  int e;
+  if (l1) {
+    e = op(b, "Abs", 1, &d);
+  } else {
+    float two = 2.0f;
+    e = op(b, "Pow", 2, (int[]){d, const_f32(b, "two", &two, 1, 1)});
+  }
+  return reduce(b, e, reduction);
+}
+
+static int cross_entropy(lb *b, int x, const wt_loss_opts *o) {
+  int labels = target_input(b, "labels", WT_INT32, x, 1);
+  int ins[3] = {x, labels, -1};
+  int n_in = 2;
+  if (o->weight) {
+    ins[2] = const_f32(b, "weight", o->weight, o->n_weight, 0);
+    n_in = 3;
+  }
+  if (b->rc) return -1;
+  int loss = fresh(b, "ce_loss"), log_prob = fresh(b, "log_prob");
+  int node = wt_graph_add_node(b->g, "SoftmaxCrossEntropyLoss", "", "loss/SoftmaxCrossEntropyLoss",
+                               n_in, ins, 2, (int[]){loss, log_prob});
+  if (node < 0) return b->rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory"), -1;
+  wt_node_set_string(b->g, node, "reduction", o->reduction);
+  if (o->has_ignore_index) wt_node_set_int(b->g, node, "ignore_index", o->ignore_index);
+  return loss;
+}
+
+/* max(x,0) - x*t + log(1 + exp(-|x|)), with pos_weight p:
+ * (1-t)*x + (1 + (p-1)*t) * (log(1 + exp(-|x|)) + max(-x, 0)). */
+static int bce_with_logits(lb *b, int x, const wt_loss_opts *o) {
+  int t = target_input(b, "target", WT_FLOAT, x, -1);
+  int ax = op(b, "Abs", 1, &x);
+  int nax = op(b, "Neg", 1, &ax);
+  int sp = op(b, "Softplus", 1, &nax);
+  int e;
+  if (o->pos_weight) {
+    float one = 1.0f;
+    int c1 = const_f32(b, "one", &one, 1, 1);
+    int pw = const_f32(b, "pos_weight", o->pos_weight, o->n_pos_weight, 0);
+    int omt = op(b, "Sub", 2, (int[]){c1, t});
+    int a = op(b, "Mul", 2, (int[]){omt, x});
+    int pm1 = op(b, "Sub", 2, (int[]){pw, c1});
+    int lw = op(b, "Add", 2, (int[]){c1, op(b, "Mul", 2, (int[]){pm1, t})});
+    int nx = op(b, "Neg", 1, &x);
+    int tail = op(b, "Add", 2, (int[]){sp, op(b, "Relu", 1, &nx)});
+    e = op(b, "Add", 2, (int[]){a, op(b, "Mul", 2, (int[]){lw, tail})});
+  } else {
+    int rx = op(b, "Relu", 1, &x);
+    int xt = op(b, "Mul", 2, (int[]){x, t});
+    e = op(b, "Add", 2, (int[]){op(b, "Sub", 2, (int[]){rx, xt}), sp});
+  }
+  if (o->weight) e = op(b, "Mul", 2, (int[]){e, const_f32(b, "weight", o->weight, o->n_weight, 0)});
+  return reduce(b, e, o->reduction);
+}
+
+/* Merges a custom loss graph: its inputs named like values of g are fed by them, the others
+ * become target inputs; its values and nodes get a "loss/" prefix. Returns its first output. */
+static int merge_custom(lb *b, const wt_graph *lg) {
+  int *map = malloc(sizeof(int) * (size_t)(lg->n_values + 1));
+  if (!map) return b->rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory"), -1;
+  char name[512];
+  for (int v = 0; v < lg->n_values && !b->rc; v++) {
+    const wt_value *src = &lg->values[v];
+    int existing = wt_graph_find(b->g, src->name);
+    if ((src->flags & WT_VALUE_GRAPH_INPUT) && existing >= 0) {
+      map[v] = existing;
+      continue;
+    }
+    if (src->flags & WT_VALUE_GRAPH_INPUT) {
+      map[v] = wt_graph_value(b->g, src->name);
+      wt_value *t = &b->g->values[map[v]];
+      t->dtype = src->dtype;
+      t->rank = src->rank;
+      memcpy(t->dims, src->dims, sizeof t->dims);
+      for (int i = 0; i < src->rank && i < WT_MAX_RANK; i++)
+        if (src->dim_param[i]) t->dim_param[i] = wt_strdup(src->dim_param[i]);
+      wt_graph_add_input(b->g, map[v]);
+      continue;
+    }
+    snprintf(name, sizeof name, "loss/%s", src->name);
+    if (wt_graph_find(b->g, name) >= 0) {
+      b->rc = wt_errorf(WT_ERR_INVALID_ARG, "custom loss value '%s' clashes with '%s' in the model",
+                        src->name, name);
+      break;
+    }
+    map[v] = wt_graph_value(b->g, name);
+    wt_value *d = &b->g->values[map[v]];
+    d->dtype = src->dtype;
+    d->rank = src->rank;
+    memcpy(d->dims, src->dims, sizeof d->dims);
+    if (src->flags & WT_VALUE_INITIALIZER) {
+      d->data = malloc(src->nbytes ? src->nbytes : 1);
+      if (!d->data) {
+        b->rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+        break;
+      }
+      if (src->nbytes) memcpy(d->data, src->data, src->nbytes);
+      d->nbytes = src->nbytes;
+      d->flags |= WT_VALUE_INITIALIZER;
+    }
+  }
+  for (int n = 0; n < lg->n_nodes && !b->rc; n++) {
+    const wt_node *src = &lg->nodes[n];
+    int ins[64], outs[64];
+    if (src->n_inputs > 64 || src->n_outputs > 64) {
+      b->rc = wt_errorf(WT_ERR_UNSUPPORTED, "custom loss node '%s' has too many inputs", src->name);
+      break;
+    }
+    for (int k = 0; k < src->n_inputs; k++) ins[k] = src->inputs[k] >= 0 ? map[src->inputs[k]] : -1;
+    for (int k = 0; k < src->n_outputs; k++) outs[k] = src->outputs[k] >= 0 ? map[src->outputs[k]] : -1;
+    snprintf(name, sizeof name, "loss/%s", src->name);
+    int node = wt_graph_add_node(b->g, src->op_type, src->domain, name, src->n_inputs, ins,
+                                 src->n_outputs, outs);
+    if (node < 0) {
+      b->rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+      break;
+    }
+    for (int a = 0; a < src->n_attrs; a++) {
+      const wt_attr *sa = &src->attrs[a];
+      wt_attr *da = wt_node_add_attr(b->g, node, sa->name, sa->type);
+      if (!da) {
+        b->rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+        break;
+      }
+      da->f = sa->f;
+      da->i = sa->i;
+      da->n = sa->n;
+      if (sa->s) da->s = wt_strndup(sa->s, sa->s_len), da->s_len = sa->s_len;
+      if (sa->ints) {
+        da->ints = malloc(sizeof(int64_t) * (size_t)(sa->n + 1));
+        if (da->ints) memcpy(da->ints, sa->ints, sizeof(int64_t) * (size_t)sa->n);
+      }
+      if (sa->floats) {
+        da->floats = malloc(sizeof(float) * (size_t)(sa->n + 1));
+        if (da->floats) memcpy(da->floats, sa->floats, sizeof(float) * (size_t)sa->n);
+      }
+      if (sa->t) {
+        da->t = calloc(1, sizeof *da->t);
+        size_t nb = wt_nbytes(&sa->t->t);
+        if (da->t) {
+          da->t->name = wt_strdup(sa->t->name);
+          da->t->t = sa->t->t;
+          da->t->t.data = malloc(nb ? nb : 1);
+          if (da->t->t.data && nb) memcpy(da->t->t.data, sa->t->t.data, nb);
+        }
+      }
+      if (sa->type == WT_ATTR_STRINGS || sa->type == WT_ATTR_GRAPH) {
+        b->rc = wt_errorf(WT_ERR_UNSUPPORTED, "custom loss node '%s': attribute '%s' type not supported",
+                          src->name, sa->name);
+        break;
+      }
+    }
+  }
+  for (int i = 0; i < lg->n_opsets && !b->rc; i++)
+    if (wt_graph_opset(b->g, lg->opsets[i].domain) == 0)
+      wt_graph_set_opset(b->g, lg->opsets[i].domain, lg->opsets[i].version);
+  int loss = !b->rc && lg->n_outputs > 0 ? map[lg->outputs[0]] : -1;
+  if (!b->rc && loss < 0) b->rc = wt_errorf(WT_ERR_INVALID_ARG, "the custom loss graph has no output");
+  free(map);
+  return loss;
+}
+
+int wt_artifacts_add_loss(wt_graph *g, const wt_artifacts_opts *o, int *loss_value) {
+  lb b = {.g = g};
+  const wt_loss_opts *lo = &o->loss;
+  wt_loss_opts dflt = *lo;
+  if (!dflt.reduction) dflt.reduction = "mean";
+  if (strcmp(dflt.reduction, "mean") && strcmp(dflt.reduction, "sum") && strcmp(dflt.reduction, "none"))
+    return wt_errorf(WT_ERR_INVALID_ARG, "loss reduction '%s': expected mean, sum or none", dflt.reduction);
+  /* Which model outputs feed the loss. */
+  int inputs[64], n = 0;
+  if (o->n_loss_inputs > 0) {
+    for (int i = 0; i < o->n_loss_inputs && n < 64; i++) {
+      int v = wt_graph_find(g, o->loss_input_names[i]);
+      if (v < 0)
+        return wt_errorf(WT_ERR_INVALID_ARG, "loss_input_names: '%s' is not a value of the model",
+                         o->loss_input_names[i]);
+      inputs[n++] = v;
+    }
+  } else {
+    for (int i = 0; i < g->n_outputs && n < 64; i++) inputs[n++] = g->outputs[i];
+  }
+  if (n == 0) return wt_errorf(WT_ERR_INVALID_ARG, "the model has no output to compute a loss from");
+  int loss;
+  if (lo->custom) {
+    loss = merge_custom(&b, lo->custom);
+  } else if (lo->type == WT_LOSS_NONE) {
+    loss = inputs[0];
+    if (g->values[loss].dtype != WT_FLOAT)
+      return wt_errorf(WT_ERR_INVALID_ARG, "loss=None: the model's output '%s' must be a float loss",
+                       g->values[loss].name);
+  } else {
+    if (o->n_loss_inputs > 1)
+      return wt_errorf(WT_ERR_INVALID_ARG, "a built-in loss takes one model output; %d loss_input_names "
+                       "were given", o->n_loss_inputs);
+    int x = inputs[0];
+    if (g->values[x].dtype != WT_FLOAT || g->values[x].rank < 0)
+      return wt_errorf(WT_ERR_INVALID_ARG, "the loss input '%s' must be a float tensor of known rank",
+                       g->values[x].name);
+    switch (lo->type) {
+      case WT_LOSS_MSE: loss = mse_or_l1(&b, x, dflt.reduction, 0); break;
+      case WT_LOSS_L1: loss = mse_or_l1(&b, x, dflt.reduction, 1); break;
+      case WT_LOSS_CE:
+        if (g->values[x].rank < 2)
+          return wt_errorf(WT_ERR_INVALID_ARG, "CrossEntropyLoss needs scores of rank >= 2 ([N, C, ...]); "
+                           "'%s' has rank %d", g->values[x].name, g->values[x].rank);
+        loss = cross_entropy(&b, x, &dflt);
+        break;
+      case WT_LOSS_BCE: loss = bce_with_logits(&b, x, &dflt); break;
+      default: return wt_errorf(WT_ERR_INVALID_ARG, "unknown loss type %d", lo->type);
+    }
+  }
+  if (b.rc) return b.rc;
+  *loss_value = loss;
+  return WT_OK;
+}

@@ -1,0 +1,577 @@
+/* ONNX Runtime training checkpoint ("ODTC" flatbuffer) <-> wt_checkpoint, through the tiny
+ * verifying reader/builder in flatbuf.c. Field ids follow ort_training_checkpoint.fbs and the
+ * Tensor table of ort.fbs (ids listed below); read versions 1 and 2, write version 2. */
+#include "io/checkpoint.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/dtype.h"
+#include "base/status.h"
+#include "io/flatbuf.h"
+
+/* Field ids (declaration order in the .fbs files; none are deprecated). */
+enum { CK_VERSION = 0, CK_MODULE_STATE = 1, CK_OPTIMIZER_GROUPS = 2, CK_PROPERTY_BAG = 3 };
+enum { MS_REQUIRES_GRAD = 0, MS_FROZEN = 1, MS_IS_NOMINAL = 2, MS_HAS_EXTERNAL = 3 };
+enum { OG_GROUP_NAME = 0, OG_STEP = 1, OG_INITIAL_LR = 2, OG_OPTIMIZER_STATES = 3 };
+enum { PS_PARAM_NAME = 0, PS_MOMENTUMS = 1 };
+enum { PB_INTS = 0, PB_FLOATS = 1, PB_STRINGS = 2 };
+enum { PROP_NAME = 0, PROP_VALUE = 1 };
+enum { T_NAME = 0, T_DOC_STRING = 1, T_DIMS = 2, T_DATA_TYPE = 3, T_RAW_DATA = 4,
+       T_STRING_DATA = 5, T_EXTERNAL_DATA_OFFSET = 6 };
+
+#define CK_WRITE_VERSION 2
+#define CK_MAX_ELEMENTS (UINT64_C(1) << 32)
+static const char CK_IDENT[] = "ODTC";
+
+/* ---- shared helpers ----------------------------------------------------------------------- */
+
+static void dims_str(const wt_tensor *t, char *buf, size_t cap) {
+  size_t k = (size_t)snprintf(buf, cap, "[");
+  for (int i = 0; i < t->rank && k < cap; i++)
+    k += (size_t)snprintf(buf + k, cap - k, "%s%" PRId64, i ? "," : "", t->dims[i]);
+  if (k < cap) snprintf(buf + k, cap - k, "]");
+}
+
+/* Element count of t (dims already known non-negative); error if over 2^32. */
+static int element_count(const wt_tensor *t, uint64_t *n) {
+  uint64_t p = 1;
+  for (int i = 0; i < t->rank; i++)
+    if (t->dims[i] == 0) p = 0;
+  for (int i = 0; i < t->rank && p; i++) {
+    uint64_t d = (uint64_t)t->dims[i];
+    if (d > CK_MAX_ELEMENTS || p > CK_MAX_ELEMENTS / d) return 1;
+    p *= d;
+  }
+  *n = p;
+  return 0;
+}
+
+void wt_checkpoint_free(wt_checkpoint *c) {
+  if (!c) return;
+  wt_const_tensor *lists[2] = {c->trainable, c->frozen};
+  int counts[2] = {c->n_trainable, c->n_frozen};
+  for (int l = 0; l < 2; l++) {
+    for (int i = 0; lists[l] && i < counts[l]; i++) {
+      free(lists[l][i].name);
+      free(lists[l][i].t.data);
+    }
+    free(lists[l]);
+  }
+  free(c->group_name);
+  for (int i = 0; c->param_states && i < c->n_param_states; i++) {
+    wt_ckpt_param_state *ps = &c->param_states[i];
+    free(ps->param_name);
+    for (int m = 0; ps->momentums && m < ps->n_momentums; m++) {
+      free(ps->momentums[m].name);
+      free(ps->momentums[m].t.data);
+    }
+    free(ps->momentums);
+  }
+  free(c->param_states);
+  for (int i = 0; c->ints && i < c->n_ints; i++) free(c->ints[i].name);
+  for (int i = 0; c->floats && i < c->n_floats; i++) free(c->floats[i].name);
+  for (int i = 0; c->strings && i < c->n_strings; i++) {
+    free(c->strings[i].name);
+    free(c->strings[i].value);
+  }
+  free(c->ints);
+  free(c->floats);
+  free(c->strings);
+  free(c);
+}
+
+/* ---- reader ------------------------------------------------------------------------------ */
+
+typedef struct ck_reader {
+  wt_fb_reader r;
+  uint64_t budget;  /* bytes still allowed to be copied out: shared (aliased) strings or data
+                     * cannot make the decoded checkpoint larger than the file */
+} ck_reader;
+
+static int ck_oom(void) { return wt_errorf(WT_ERR_NO_MEMORY, "checkpoint: out of memory"); }
+
+static int ck_take(ck_reader *cr, uint64_t n, const char *what) {
+  if (n > cr->budget)
+    return wt_errorf(WT_ERR_PARSE, "checkpoint: %s: objects are shared more than once (decoded "
+                     "size would exceed the file size)", what);
+  cr->budget -= n;
+  return WT_OK;
+}
+
+/* Required string field id of t, copied into *out. */
+static int ck_string(ck_reader *cr, const wt_fb_table *t, int id, const char *what, char **out) {
+  const char *s;
+  uint32_t n;
+  WT_TRY(wt_fb_string(&cr->r, t, id, what, &s, &n));
+  if (!s) return wt_errorf(WT_ERR_PARSE, "checkpoint: %s is missing", what);
+  WT_TRY(ck_take(cr, (uint64_t)n + 1, what));
+  *out = malloc((size_t)n + 1);
+  if (!*out) return ck_oom();
+  memcpy(*out, s, n);
+  (*out)[n] = 0;
+  return WT_OK;
+}
+
+/* A vector of tables: element count, allocated zeroed array of `elem` bytes each. */
+static int ck_table_vector(ck_reader *cr, const wt_fb_table *t, int id, const char *what,
+                           size_t elem, wt_fb_vec *v, void **arr, int *n) {
+  int present;
+  *arr = NULL;
+  *n = 0;
+  WT_TRY(wt_fb_vector(&cr->r, t, id, 4, what, v, &present));
+  if (v->n > 0x7fffffff / elem) return wt_errorf(WT_ERR_PARSE, "checkpoint: %s: too many", what);
+  if (v->n == 0) return WT_OK;
+  *arr = calloc(v->n, elem);
+  if (!*arr) return ck_oom();
+  *n = (int)v->n;
+  return WT_OK;
+}
+
+static int read_tensor(ck_reader *cr, const wt_fb_table *t, int nominal, const char *where,
+                       uint32_t index, wt_const_tensor *out) {
+  char what[200], name_what[96];
+  uint64_t v;
+  int present;
+  snprintf(name_what, sizeof name_what, "name of tensor #%u of %s", index, where);
+  WT_TRY(ck_string(cr, t, T_NAME, name_what, &out->name));
+  snprintf(what, sizeof what, "tensor '%.120s'", out->name);
+
+  WT_TRY(wt_fb_scalar(&cr->r, t, T_EXTERNAL_DATA_OFFSET, 8, what, &v, &present));
+  if (present && (int64_t)v >= 0)
+    return wt_errorf(WT_ERR_UNSUPPORTED, "checkpoint: %s stores its data in an external file; "
+                     "not supported yet", what);
+  WT_TRY(wt_fb_scalar(&cr->r, t, T_DATA_TYPE, 4, what, &v, &present));
+  int dtype = (int)(int32_t)v;
+  if (!wt_dtype_supported(dtype))
+    return wt_errorf(WT_ERR_UNSUPPORTED, "checkpoint: %s has data type %s (%d); webtrain "
+                     "supports float, int32, int64 and bool", what, wt_dtype_name(dtype), dtype);
+  out->t.dtype = dtype;
+
+  wt_fb_vec dims;
+  WT_TRY(wt_fb_vector(&cr->r, t, T_DIMS, 8, what, &dims, &present));
+  if (!present) return wt_errorf(WT_ERR_PARSE, "checkpoint: %s has no dims", what);
+  if (dims.n > WT_MAX_RANK)
+    return wt_errorf(WT_ERR_UNSUPPORTED, "checkpoint: %s has rank %u; webtrain supports up to %d",
+                     what, dims.n, WT_MAX_RANK);
+  out->t.rank = (int)dims.n;
+  for (uint32_t i = 0; i < dims.n; i++) {
+    int64_t d = (int64_t)wt_fb_u64(cr->r.p + dims.pos + 8 * (uint64_t)i);
+    if (d < 0)
+      return wt_errorf(WT_ERR_PARSE, "checkpoint: %s: dimension %u is negative (%" PRId64 ")",
+                       what, i, d);
+    out->t.dims[i] = d;
+  }
+  char shape[160];
+  dims_str(&out->t, shape, sizeof shape);
+  uint64_t count;
+  if (element_count(&out->t, &count))
+    return wt_errorf(WT_ERR_PARSE, "checkpoint: %s: shape %s has more than 2^32 elements", what,
+                     shape);
+
+  wt_fb_vec sdata;
+  WT_TRY(wt_fb_vector(&cr->r, t, T_STRING_DATA, 4, what, &sdata, &present));
+  if (sdata.n)
+    return wt_errorf(WT_ERR_PARSE, "checkpoint: %s: %s tensor has string_data", what,
+                     wt_dtype_name(dtype));
+
+  wt_fb_vec raw;
+  WT_TRY(wt_fb_vector(&cr->r, t, T_RAW_DATA, 1, what, &raw, &present));
+  if (nominal) {
+    if (raw.n)
+      return wt_errorf(WT_ERR_PARSE, "checkpoint: %s: nominal state tensor has %u bytes of data",
+                       what, raw.n);
+    return WT_OK;
+  }
+  uint64_t need = count * wt_dtype_size(dtype);
+  if (raw.n != need)
+    return wt_errorf(WT_ERR_PARSE, "checkpoint: %s: raw_data has %u bytes; %s %s needs %" PRIu64,
+                     what, raw.n, wt_dtype_name(dtype), shape, need);
+  if (need == 0) return WT_OK;
+  WT_TRY(ck_take(cr, need, what));
+  out->t.data = malloc((size_t)need);
+  if (!out->t.data) return ck_oom();
+  memcpy(out->t.data, cr->r.p + raw.pos, (size_t)need);
+  return WT_OK;
+}
+
+static int read_tensors(ck_reader *cr, const wt_fb_table *t, int id, int nominal,
+                        const char *where, wt_const_tensor **arr, int *n) {
+  wt_fb_vec v;
+  int present;
+  WT_TRY(wt_fb_vector(&cr->r, t, id, 4, where, &v, &present));
+  if (!present) return wt_errorf(WT_ERR_PARSE, "checkpoint: %s is missing", where);
+  WT_TRY(ck_table_vector(cr, t, id, where, sizeof **arr, &v, (void **)arr, n));
+  for (uint32_t i = 0; i < v.n; i++) {
+    wt_fb_table tt;
+    char what[96];
+    snprintf(what, sizeof what, "tensor #%u of %s", i, where);
+    WT_TRY(wt_fb_vec_table(&cr->r, &v, i, what, &tt));
+    WT_TRY(read_tensor(cr, &tt, nominal, where, i, &(*arr)[i]));
+  }
+  return WT_OK;
+}
+
+static int cmp_name_ptr(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Parameter names are unique across trainable and frozen (sorted copy: O(n log n)). */
+static int check_unique_names(const wt_checkpoint *c) {
+  size_t n = (size_t)c->n_trainable + (size_t)c->n_frozen;
+  if (n < 2) return WT_OK;
+  const char **names = malloc(n * sizeof *names);
+  if (!names) return ck_oom();
+  for (int i = 0; i < c->n_trainable; i++) names[i] = c->trainable[i].name;
+  for (int i = 0; i < c->n_frozen; i++) names[c->n_trainable + i] = c->frozen[i].name;
+  qsort(names, n, sizeof *names, cmp_name_ptr);
+  int rc = WT_OK;
+  for (size_t i = 1; i < n && rc == WT_OK; i++)
+    if (strcmp(names[i - 1], names[i]) == 0)
+      rc = wt_errorf(WT_ERR_PARSE, "checkpoint: parameter '%.120s' appears more than once in "
+                     "the module state", names[i]);
+  free(names);
+  return rc;
+}
+
+static int read_module_state(ck_reader *cr, const wt_fb_table *ms, wt_checkpoint *c) {
+  uint64_t v;
+  int present;
+  WT_TRY(wt_fb_scalar(&cr->r, ms, MS_HAS_EXTERNAL, 1, "module_state.has_external_data", &v,
+                      &present));
+  if (v)
+    return wt_errorf(WT_ERR_UNSUPPORTED, "checkpoint: module state stores its tensors in an "
+                     "external data file; not supported yet");
+  WT_TRY(wt_fb_scalar(&cr->r, ms, MS_IS_NOMINAL, 1, "module_state.is_nominal_state", &v,
+                      &present));
+  if (present && c->version < 2)
+    return wt_errorf(WT_ERR_PARSE, "checkpoint: version %d has no is_nominal_state field but "
+                     "the module state sets it", c->version);
+  c->is_nominal = v != 0;
+  WT_TRY(read_tensors(cr, ms, MS_REQUIRES_GRAD, c->is_nominal, "module_state.requires_grad_params",
+                      &c->trainable, &c->n_trainable));
+  WT_TRY(read_tensors(cr, ms, MS_FROZEN, c->is_nominal, "module_state.frozen_params", &c->frozen,
+                      &c->n_frozen));
+  return check_unique_names(c);
+}
+
+static int read_optimizer(ck_reader *cr, const wt_fb_table *root, wt_checkpoint *c) {
+  wt_fb_vec groups;
+  int present;
+  WT_TRY(wt_fb_vector(&cr->r, root, CK_OPTIMIZER_GROUPS, 4, "optimizer_groups", &groups, &present));
+  if (groups.n == 0) return WT_OK;
+  if (groups.n > 1)
+    return wt_errorf(WT_ERR_UNSUPPORTED, "checkpoint: %u optimizer groups; webtrain supports one",
+                     groups.n);
+  wt_fb_table g;
+  uint64_t v;
+  WT_TRY(wt_fb_vec_table(&cr->r, &groups, 0, "optimizer group", &g));
+  c->has_optimizer = 1;
+  WT_TRY(ck_string(cr, &g, OG_GROUP_NAME, "optimizer group name", &c->group_name));
+  WT_TRY(wt_fb_scalar(&cr->r, &g, OG_STEP, 8, "optimizer group step", &v, &present));
+  c->step = (int64_t)v;
+  WT_TRY(wt_fb_scalar(&cr->r, &g, OG_INITIAL_LR, 4, "optimizer group initial_learning_rate", &v,
+                      &present));
+  uint32_t bits = (uint32_t)v;
+  memcpy(&c->initial_lr, &bits, 4);
+  wt_fb_vec states;
+  const char *where = "optimizer group optimizer_states";
+  WT_TRY(wt_fb_vector(&cr->r, &g, OG_OPTIMIZER_STATES, 4, where, &states, &present));
+  if (!present) return wt_errorf(WT_ERR_PARSE, "checkpoint: %s is missing", where);
+  WT_TRY(ck_table_vector(cr, &g, OG_OPTIMIZER_STATES, where, sizeof *c->param_states, &states,
+                         (void **)&c->param_states, &c->n_param_states));
+  for (uint32_t i = 0; i < states.n; i++) {
+    wt_fb_table ps;
+    char what[200];
+    snprintf(what, sizeof what, "optimizer state #%u", i);
+    WT_TRY(wt_fb_vec_table(&cr->r, &states, i, what, &ps));
+    wt_ckpt_param_state *s = &c->param_states[i];
+    snprintf(what, sizeof what, "param_name of optimizer state #%u", i);
+    WT_TRY(ck_string(cr, &ps, PS_PARAM_NAME, what, &s->param_name));
+    snprintf(what, sizeof what, "momentums of parameter '%.120s'", s->param_name);
+    WT_TRY(read_tensors(cr, &ps, PS_MOMENTUMS, 0, what, &s->momentums, &s->n_momentums));
+  }
+  return WT_OK;
+}
+
+static int read_properties(ck_reader *cr, const wt_fb_table *root, wt_checkpoint *c) {
+  wt_fb_table bag;
+  int present;
+  WT_TRY(wt_fb_subtable(&cr->r, root, CK_PROPERTY_BAG, "property_bag", &bag, &present));
+  if (!present) return WT_OK;
+  static const char *const kinds[3] = {"int", "float", "string"};
+  void *arrs[3] = {NULL, NULL, NULL};
+  size_t elems[3] = {sizeof *c->ints, sizeof *c->floats, sizeof *c->strings};
+  int *counts[3] = {&c->n_ints, &c->n_floats, &c->n_strings};
+  wt_fb_vec vecs[3];
+  for (int k = 0; k < 3; k++) {
+    char what[64];
+    snprintf(what, sizeof what, "property_bag %s properties", kinds[k]);
+    int rc = ck_table_vector(cr, &bag, PB_INTS + k, what, elems[k], &vecs[k], &arrs[k], counts[k]);
+    c->ints = arrs[0];
+    c->floats = arrs[1];
+    c->strings = arrs[2];
+    WT_TRY(rc);
+  }
+  for (int k = 0; k < 3; k++) {
+    for (uint32_t i = 0; i < vecs[k].n; i++) {
+      wt_fb_table p;
+      char what[200];
+      uint64_t v;
+      snprintf(what, sizeof what, "%s property #%u", kinds[k], i);
+      WT_TRY(wt_fb_vec_table(&cr->r, &vecs[k], i, what, &p));
+      char **name = k == 0 ? &c->ints[i].name : k == 1 ? &c->floats[i].name : &c->strings[i].name;
+      WT_TRY(ck_string(cr, &p, PROP_NAME, what, name));
+      snprintf(what, sizeof what, "value of %s property '%.120s'", kinds[k], *name);
+      if (k == 2) {
+        WT_TRY(ck_string(cr, &p, PROP_VALUE, what, &c->strings[i].value));
+      } else {
+        WT_TRY(wt_fb_scalar(&cr->r, &p, PROP_VALUE, k == 0 ? 8 : 4, what, &v, &present));
+        if (k == 0) {
+          c->ints[i].value = (int64_t)v;
+        } else {
+          uint32_t bits = (uint32_t)v;
+          memcpy(&c->floats[i].value, &bits, 4);
+        }
+      }
+    }
+  }
+  return WT_OK;
+}
+
+int wt_checkpoint_read(const uint8_t *bytes, size_t len, wt_checkpoint **out) {
+  *out = NULL;
+  if (!bytes && len) return wt_errorf(WT_ERR_INVALID_ARG, "checkpoint: NULL buffer");
+  ck_reader cr = {{bytes, len, "checkpoint"}, len};
+  wt_fb_table root, ms;
+  uint64_t v;
+  int present;
+  WT_TRY(wt_fb_root(&cr.r, CK_IDENT, &root));
+  WT_TRY(wt_fb_scalar(&cr.r, &root, CK_VERSION, 4, "version", &v, &present));
+  int version = (int)(int32_t)v;
+  if (version != 1 && version != 2)
+    return wt_errorf(WT_ERR_UNSUPPORTED, "checkpoint: format version %d is not supported "
+                     "(webtrain reads versions 1 and 2)", version);
+  WT_TRY(wt_fb_subtable(&cr.r, &root, CK_MODULE_STATE, "module_state", &ms, &present));
+  if (!present) return wt_errorf(WT_ERR_PARSE, "checkpoint: module_state is missing");
+
+  wt_checkpoint *c = calloc(1, sizeof *c);
+  if (!c) return ck_oom();
+  c->version = version;
+  int rc = read_module_state(&cr, &ms, c);
+  if (rc == WT_OK) rc = read_optimizer(&cr, &root, c);
+  if (rc == WT_OK) rc = read_properties(&cr, &root, c);
+  if (rc != WT_OK) {
+    wt_checkpoint_free(c);
+    return rc;
+  }
+  *out = c;
+  return WT_OK;
+}
+
+/* ---- writer ------------------------------------------------------------------------------ */
+
+static int cmp_tensor_ptr(const void *a, const void *b) {
+  const wt_const_tensor *x = *(const wt_const_tensor *const *)a;
+  const wt_const_tensor *y = *(const wt_const_tensor *const *)b;
+  return strcmp(x->name, y->name);
+}
+
+static int cmp_state_ptr(const void *a, const void *b) {
+  const wt_ckpt_param_state *x = *(const wt_ckpt_param_state *const *)a;
+  const wt_ckpt_param_state *y = *(const wt_ckpt_param_state *const *)b;
+  return strcmp(x->param_name, y->param_name);
+}
+
+static int check_tensor(const wt_const_tensor *t, int nominal, const char *where) {
+  if (!t->name) return wt_errorf(WT_ERR_INVALID_ARG, "checkpoint: a tensor of %s has no name", where);
+  if (!wt_dtype_supported(t->t.dtype))
+    return wt_errorf(WT_ERR_INVALID_ARG, "checkpoint: tensor '%s' has unsupported data type %s "
+                     "(%d)", t->name, wt_dtype_name(t->t.dtype), t->t.dtype);
+  if (t->t.rank < 0 || t->t.rank > WT_MAX_RANK)
+    return wt_errorf(WT_ERR_INVALID_ARG, "checkpoint: tensor '%s' has rank %d", t->name, t->t.rank);
+  for (int i = 0; i < t->t.rank; i++)
+    if (t->t.dims[i] < 0)
+      return wt_errorf(WT_ERR_INVALID_ARG, "checkpoint: tensor '%s' has a negative dimension",
+                       t->name);
+  uint64_t n;
+  if (element_count(&t->t, &n))
+    return wt_errorf(WT_ERR_INVALID_ARG, "checkpoint: tensor '%s' has more than 2^32 elements",
+                     t->name);
+  if (!nominal && n && !t->t.data)
+    return wt_errorf(WT_ERR_INVALID_ARG, "checkpoint: tensor '%s' has no data", t->name);
+  return WT_OK;
+}
+
+static wt_fb_ref_t write_tensor(wt_fb_builder *b, const wt_const_tensor *t, int nominal) {
+  uint64_t n = 0;
+  element_count(&t->t, &n);  /* checked by check_tensor */
+  uint64_t bytes = n * wt_dtype_size(t->t.dtype);
+  wt_fb_ref_t raw = 0;
+  if (!nominal) {
+    if (bytes > UINT32_MAX) b->failed = 1;
+    else raw = wt_fb_create_vector(b, t->t.data, (uint32_t)bytes, 1);
+  }
+  wt_fb_ref_t dims = wt_fb_create_vector(b, t->t.dims, (uint32_t)t->t.rank, 8);
+  wt_fb_ref_t name = wt_fb_create_string(b, t->name);
+  int32_t dtype = t->t.dtype;
+  wt_fb_start_table(b);
+  if (!nominal) wt_fb_add_ref(b, T_RAW_DATA, raw);
+  wt_fb_add_ref(b, T_DIMS, dims);
+  wt_fb_add_ref(b, T_NAME, name);
+  wt_fb_add_scalar(b, T_DATA_TYPE, &dtype, 4);
+  return wt_fb_end_table(b);
+}
+
+/* Writes n tensors sorted by name; returns the vector's ref (0 and an error set on failure). */
+static int write_tensors(wt_fb_builder *b, const wt_const_tensor *ts, int n, int nominal,
+                         const char *where, wt_fb_ref_t *vec) {
+  if (n < 0 || (n && !ts))
+    return wt_errorf(WT_ERR_INVALID_ARG, "checkpoint: %s: %d tensors but no array", where, n);
+  const wt_const_tensor **order = malloc(((size_t)n + 1) * sizeof *order);
+  wt_fb_ref_t *refs = malloc(((size_t)n + 1) * sizeof *refs);
+  int rc = WT_OK;
+  if (!order || !refs) rc = ck_oom();
+  for (int i = 0; rc == WT_OK && i < n; i++) {
+    rc = check_tensor(&ts[i], nominal, where);
+    order[i] = &ts[i];
+  }
+  if (rc == WT_OK) {
+    qsort(order, (size_t)n, sizeof *order, cmp_tensor_ptr);
+    for (int i = 0; i < n; i++) refs[i] = write_tensor(b, order[i], nominal);
+    *vec = wt_fb_create_ref_vector(b, refs, (uint32_t)n);
+  }
+  free(order);
+  free(refs);
+  return rc;
+}
+
+static int write_optimizer(wt_fb_builder *b, const wt_checkpoint *c, wt_fb_ref_t *vec) {
+  int n = c->n_param_states;
+  if (n < 0 || (n && !c->param_states))
+    return wt_errorf(WT_ERR_INVALID_ARG, "checkpoint: %d optimizer states but no array", n);
+  const wt_ckpt_param_state **order = malloc(((size_t)n + 1) * sizeof *order);
+  wt_fb_ref_t *refs = malloc(((size_t)n + 1) * sizeof *refs);
+  int rc = order && refs ? WT_OK : ck_oom();
+  for (int i = 0; rc == WT_OK && i < n; i++) {
+    order[i] = &c->param_states[i];
+    if (!order[i]->param_name)
+      rc = wt_errorf(WT_ERR_INVALID_ARG, "checkpoint: optimizer state #%d has no param_name", i);
+  }
+  if (rc == WT_OK) qsort(order, (size_t)n, sizeof *order, cmp_state_ptr);
+  for (int i = 0; rc == WT_OK && i < n; i++) {
+    wt_fb_ref_t moms = 0;
+    char where[200];
+    snprintf(where, sizeof where, "momentums of parameter '%.120s'", order[i]->param_name);
+    rc = write_tensors(b, order[i]->momentums, order[i]->n_momentums, 0, where, &moms);
+    if (rc != WT_OK) break;
+    wt_fb_ref_t pname = wt_fb_create_string(b, order[i]->param_name);
+    wt_fb_start_table(b);
+    wt_fb_add_ref(b, PS_MOMENTUMS, moms);
+    wt_fb_add_ref(b, PS_PARAM_NAME, pname);
+    refs[i] = wt_fb_end_table(b);
+  }
+  if (rc == WT_OK) {
+    wt_fb_ref_t states = wt_fb_create_ref_vector(b, refs, (uint32_t)n);
+    wt_fb_ref_t gname = wt_fb_create_string(b, c->group_name ? c->group_name : "group0");
+    wt_fb_start_table(b);
+    if (c->step != 0) wt_fb_add_scalar(b, OG_STEP, &c->step, 8);
+    wt_fb_add_ref(b, OG_OPTIMIZER_STATES, states);
+    wt_fb_add_ref(b, OG_GROUP_NAME, gname);
+    uint32_t lr_bits;
+    memcpy(&lr_bits, &c->initial_lr, 4);
+    if (lr_bits != 0) wt_fb_add_scalar(b, OG_INITIAL_LR, &c->initial_lr, 4);
+    wt_fb_ref_t group = wt_fb_end_table(b);
+    *vec = wt_fb_create_ref_vector(b, &group, 1);
+  }
+  free(order);
+  free(refs);
+  return rc;
+}
+
+/* One kind of property: k = 0 ints, 1 floats, 2 strings. */
+static int write_props(wt_fb_builder *b, const wt_checkpoint *c, int k, wt_fb_ref_t *vec) {
+  int n = k == 0 ? c->n_ints : k == 1 ? c->n_floats : c->n_strings;
+  const void *arr = k == 0 ? (const void *)c->ints : k == 1 ? (const void *)c->floats
+                                                           : (const void *)c->strings;
+  if (n < 0 || (n && !arr))
+    return wt_errorf(WT_ERR_INVALID_ARG, "checkpoint: %d properties but no array", n);
+  wt_fb_ref_t *refs = malloc(((size_t)n + 1) * sizeof *refs);
+  if (!refs) return ck_oom();
+  for (int i = 0; i < n; i++) {
+    const char *name = k == 0 ? c->ints[i].name : k == 1 ? c->floats[i].name : c->strings[i].name;
+    if (!name || (k == 2 && !c->strings[i].value)) {
+      free(refs);
+      return wt_errorf(WT_ERR_INVALID_ARG, "checkpoint: property #%d has no name or value", i);
+    }
+    wt_fb_ref_t sval = k == 2 ? wt_fb_create_string(b, c->strings[i].value) : 0;
+    wt_fb_ref_t nref = wt_fb_create_string(b, name);
+    wt_fb_start_table(b);
+    if (k == 0 && c->ints[i].value != 0) wt_fb_add_scalar(b, PROP_VALUE, &c->ints[i].value, 8);
+    wt_fb_add_ref(b, PROP_NAME, nref);
+    if (k == 1) {
+      uint32_t bits;
+      memcpy(&bits, &c->floats[i].value, 4);
+      if (bits != 0) wt_fb_add_scalar(b, PROP_VALUE, &c->floats[i].value, 4);
+    }
+    if (k == 2) wt_fb_add_ref(b, PROP_VALUE, sval);
+    refs[i] = wt_fb_end_table(b);
+  }
+  *vec = wt_fb_create_ref_vector(b, refs, (uint32_t)n);
+  free(refs);
+  return WT_OK;
+}
+
+int wt_checkpoint_write(const wt_checkpoint *c, int include_optimizer_state, uint8_t **out,
+                        size_t *len) {
+  *out = NULL;
+  *len = 0;
+  if (!c) return wt_errorf(WT_ERR_INVALID_ARG, "checkpoint: NULL checkpoint");
+  wt_fb_builder b;
+  wt_fb_builder_init(&b);
+  wt_fb_ref_t trainable = 0, frozen = 0, groups = 0, bag = 0, props[3] = {0, 0, 0};
+  int nominal = c->is_nominal != 0;
+  int rc = write_tensors(&b, c->trainable, c->n_trainable, nominal,
+                         "module_state.requires_grad_params", &trainable);
+  if (rc == WT_OK)
+    rc = write_tensors(&b, c->frozen, c->n_frozen, nominal, "module_state.frozen_params", &frozen);
+  if (rc == WT_OK && include_optimizer_state && c->has_optimizer)
+    rc = write_optimizer(&b, c, &groups);
+  int has_props = c->n_ints > 0 || c->n_floats > 0 || c->n_strings > 0;
+  for (int k = 0; rc == WT_OK && has_props && k < 3; k++) rc = write_props(&b, c, k, &props[k]);
+  if (rc != WT_OK) {
+    wt_fb_builder_free(&b);
+    return rc;
+  }
+  if (has_props) {
+    wt_fb_start_table(&b);
+    wt_fb_add_ref(&b, PB_STRINGS, props[2]);
+    wt_fb_add_ref(&b, PB_FLOATS, props[1]);
+    wt_fb_add_ref(&b, PB_INTS, props[0]);
+    bag = wt_fb_end_table(&b);
+  }
+  wt_fb_start_table(&b);
+  wt_fb_add_ref(&b, MS_FROZEN, frozen);
+  wt_fb_add_ref(&b, MS_REQUIRES_GRAD, trainable);
+  if (nominal) {
+    uint8_t one = 1;
+    wt_fb_add_scalar(&b, MS_IS_NOMINAL, &one, 1);
+  }
+  wt_fb_ref_t ms = wt_fb_end_table(&b);
+
+  int32_t version = CK_WRITE_VERSION;
+  wt_fb_start_table(&b);
+  if (has_props) wt_fb_add_ref(&b, CK_PROPERTY_BAG, bag);
+  if (groups) wt_fb_add_ref(&b, CK_OPTIMIZER_GROUPS, groups);
+  wt_fb_add_ref(&b, CK_MODULE_STATE, ms);
+  wt_fb_add_scalar(&b, CK_VERSION, &version, 4);
+  wt_fb_ref_t root = wt_fb_end_table(&b);
+  rc = wt_fb_finish(&b, root, CK_IDENT, out, len);
+  wt_fb_builder_free(&b);
+  if (rc != WT_OK)
+    return wt_error_context(rc, "checkpoint (external data for checkpoints over 2 GB is not "
+                            "supported yet)");
+  return WT_OK;
+}

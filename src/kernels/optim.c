@@ -1,0 +1,143 @@
+/* Optimizer kernels (AdamW modes 0/1, SGD, gradient-norm clipping, linear LR factor); see
+ * optim.h. Elementwise loops use simd.h with a scalar tail that performs the same float32
+ * operations in the same order, so every element gets the same result on either path. */
+#include "kernels/optim.h"
+
+#include <math.h>
+
+#include "kernels/simd.h"
+
+/* Mode 0 follows torch.optim.AdamW (PyTorch 1.13, single-tensor path) operation by operation:
+ *   p = p * (1 - lr*wd)
+ *   m = m*b1 + (1-b1)*g
+ *   v = v*b2 + ((1-b2)*g)*g
+ *   p = p + (-step_size * m) / (sqrt(v) / sqrt(bc2) + eps),   step_size = lr / bc1
+ * Scalars (1 - lr*wd, 1-b1, 1-b2, step_size, sqrt(bc2)) are computed in double, as PyTorch does
+ * with Python floats, then rounded to float32 like PyTorch's CPU kernels do with scalars. */
+static void adamw_mode0(float *p, const float *g, float *m, float *v, int64_t n, float decay,
+                        float b1, float omb1, float b2, float omb2, float nstep, float bc2s,
+                        float eps) {
+  int64_t i = 0;
+  const wt_f32x4 vdecay = wt_f32x4_splat(decay), vb1 = wt_f32x4_splat(b1),
+                 vomb1 = wt_f32x4_splat(omb1), vb2 = wt_f32x4_splat(b2),
+                 vomb2 = wt_f32x4_splat(omb2), vnstep = wt_f32x4_splat(nstep),
+                 vbc2s = wt_f32x4_splat(bc2s), veps = wt_f32x4_splat(eps);
+  for (; i + 4 <= n; i += 4) {
+    wt_f32x4 P = wt_f32x4_load(p + i), G = wt_f32x4_load(g + i);
+    wt_f32x4 M = wt_f32x4_load(m + i), V = wt_f32x4_load(v + i);
+    P = wt_f32x4_mul(P, vdecay);
+    M = wt_f32x4_add(wt_f32x4_mul(M, vb1), wt_f32x4_mul(vomb1, G));
+    V = wt_f32x4_add(wt_f32x4_mul(V, vb2), wt_f32x4_mul(wt_f32x4_mul(vomb2, G), G));
+    wt_f32x4 D = wt_f32x4_add(wt_f32x4_div(wt_f32x4_sqrt(V), vbc2s), veps);
+    P = wt_f32x4_add(P, wt_f32x4_div(wt_f32x4_mul(vnstep, M), D));
+    wt_f32x4_store(p + i, P);
+    wt_f32x4_store(m + i, M);
+    wt_f32x4_store(v + i, V);
+  }
+  for (; i < n; i++) {
+    float P = p[i], G = g[i], M = m[i], V = v[i];
+    P = P * decay;
+    M = M * b1 + omb1 * G;
+    V = V * b2 + (omb2 * G) * G;
+    float D = sqrtf(V) / bc2s + eps;
+    P = P + (nstep * M) / D;
+    p[i] = P;
+    m[i] = M;
+    v[i] = V;
+  }
+}
+
+/* Mode 1 follows HuggingFace's AdamW (what ONNX Runtime's generate_artifacts emits):
+ *   m, v as in mode 0
+ *   p = p + (-lr_c * m) / (sqrt(v) + eps),   lr_c = lr * sqrt(bc2) / bc1 (double, then float)
+ *   p = p + (-lr*wd) * p                     (uncorrected lr, after the Adam update) */
+static void adamw_mode1(float *p, const float *g, float *m, float *v, int64_t n, float b1,
+                        float omb1, float b2, float omb2, float nlrc, float eps, float nwd,
+                        int decay) {
+  int64_t i = 0;
+  const wt_f32x4 vb1 = wt_f32x4_splat(b1), vomb1 = wt_f32x4_splat(omb1),
+                 vb2 = wt_f32x4_splat(b2), vomb2 = wt_f32x4_splat(omb2),
+                 vnlrc = wt_f32x4_splat(nlrc), veps = wt_f32x4_splat(eps),
+                 vnwd = wt_f32x4_splat(nwd);
+  for (; i + 4 <= n; i += 4) {
+    wt_f32x4 P = wt_f32x4_load(p + i), G = wt_f32x4_load(g + i);
+    wt_f32x4 M = wt_f32x4_load(m + i), V = wt_f32x4_load(v + i);
+    M = wt_f32x4_add(wt_f32x4_mul(M, vb1), wt_f32x4_mul(vomb1, G));
+    V = wt_f32x4_add(wt_f32x4_mul(V, vb2), wt_f32x4_mul(wt_f32x4_mul(vomb2, G), G));
+    wt_f32x4 D = wt_f32x4_add(wt_f32x4_sqrt(V), veps);
+    P = wt_f32x4_add(P, wt_f32x4_div(wt_f32x4_mul(vnlrc, M), D));
+    if (decay) P = wt_f32x4_add(P, wt_f32x4_mul(vnwd, P));
+    wt_f32x4_store(p + i, P);
+    wt_f32x4_store(m + i, M);
+    wt_f32x4_store(v + i, V);
+  }
+  for (; i < n; i++) {
+    float P = p[i], G = g[i], M = m[i], V = v[i];
+    M = M * b1 + omb1 * G;
+    V = V * b2 + (omb2 * G) * G;
+    float D = sqrtf(V) + eps;
+    P = P + (nlrc * M) / D;
+    if (decay) P = P + nwd * P;
+    p[i] = P;
+    m[i] = M;
+    v[i] = V;
+  }
+}
+
+void wt_adamw_update_f32(float *p, const float *g, float *m, float *v, int64_t n,
+                         const wt_adamw_params *hp) {
+  if (n <= 0) return;
+  const double lr = hp->lr, wd = hp->weight_decay;
+  const double b1 = hp->beta1, b2 = hp->beta2;
+  double bc1 = 1.0, bc2 = 1.0;
+  if (hp->correct_bias) {
+    bc1 = 1.0 - pow(b1, (double)hp->t);
+    bc2 = 1.0 - pow(b2, (double)hp->t);
+  }
+  const float omb1 = (float)(1.0 - b1), omb2 = (float)(1.0 - b2);
+  if (hp->adam_mode == 0) {
+    adamw_mode0(p, g, m, v, n, (float)(1.0 - lr * wd), hp->beta1, omb1, hp->beta2, omb2,
+                (float)(-(lr / bc1)), (float)sqrt(bc2), hp->eps);
+  } else {
+    /* Weight decay 0 skips the decay term, so p stays exact even if it is not finite. */
+    adamw_mode1(p, g, m, v, n, hp->beta1, omb1, hp->beta2, omb2,
+                -(float)(lr * sqrt(bc2) / bc1), hp->eps, (float)(-lr * wd), wd != 0.0);
+  }
+}
+
+void wt_sgd_update_f32(float *p, const float *g, int64_t n, float lr) {
+  int64_t i = 0;
+  const wt_f32x4 vlr = wt_f32x4_splat(lr);
+  for (; i + 4 <= n; i += 4)
+    wt_f32x4_store(p + i, wt_f32x4_sub(wt_f32x4_load(p + i),
+                                       wt_f32x4_mul(vlr, wt_f32x4_load(g + i))));
+  for (; i < n; i++) p[i] = p[i] - lr * g[i];
+}
+
+double wt_sum_squares_f32(const float *g, int64_t n) {
+  double s = 0.0;
+  for (int64_t i = 0; i < n; i++) s += (double)g[i] * (double)g[i];
+  return s;
+}
+
+void wt_scale_f32(float *g, int64_t n, float coef) {
+  int64_t i = 0;
+  const wt_f32x4 c = wt_f32x4_splat(coef);
+  for (; i + 4 <= n; i += 4) wt_f32x4_store(g + i, wt_f32x4_mul(wt_f32x4_load(g + i), c));
+  for (; i < n; i++) g[i] = g[i] * coef;
+}
+
+float wt_clip_coef(double total_norm, float max_norm) {
+  double c = (double)max_norm / (total_norm + 1e-6);
+  /* A NaN norm gives a NaN coefficient (as in ONNX Runtime and PyTorch): it is not hidden. */
+  return c > 1.0 ? 1.0f : (float)c;
+}
+
+double wt_linear_lr_factor(int64_t s, int64_t warmup, int64_t total) {
+  /* Denominators clamped to 1 (as in ONNX Runtime and HuggingFace) so warmup 0 or
+   * total == warmup give a finite factor. */
+  if (s < warmup) return (double)s / (double)(warmup > 1 ? warmup : 1);
+  int64_t span = total - warmup;
+  double f = (double)(total - s) / (double)(span > 1 ? span : 1);
+  return f > 0.0 ? f : 0.0;
+}
