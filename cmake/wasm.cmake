@@ -6,10 +6,11 @@ target_compile_options(webtrain_core PRIVATE -O3 -msimd128)
 target_compile_options(wt_protobuf_c PRIVATE -O3 -msimd128)
 
 file(STRINGS "${CMAKE_SOURCE_DIR}/src/wasm/exports.txt" WT_EXPORTS)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${CMAKE_SOURCE_DIR}/src/wasm/exports.txt")
 list(APPEND WT_EXPORTS _malloc _free)
 list(JOIN WT_EXPORTS "," WT_EXPORTS_CSV)
 
-add_executable(webtrain-core src/wasm/api.c)
+add_executable(webtrain-core src/wasm/api.c src/wasm/api_train.c)
 target_compile_options(webtrain-core PRIVATE -O3 -msimd128 ${WT_WARNINGS})
 target_link_libraries(webtrain-core PRIVATE webtrain_core)
 set_target_properties(webtrain-core PROPERTIES

@@ -52,6 +52,89 @@ int wt_session_output(const wt_session *s, int32_t index, int32_t *dtype, int32_
 /* Bytes held by the plans' arenas (activations), for memory reports. */
 size_t wt_session_arena_bytes(const wt_session *s);
 
+
+/* ---- training ------------------------------------------------------------------------------
+ * The on-device training API of ONNX Runtime (CheckpointState, Module, Optimizer,
+ * LinearLRScheduler), in C. Parameters, gradients and optimizer moments live in the state and
+ * are shared by the training, eval and optimizer graphs without copies. */
+
+typedef struct wt_state wt_state;
+typedef struct wt_module wt_module;
+typedef struct wt_optimizer wt_optimizer;
+
+/* Checkpoint state from checkpoint bytes (ONNX Runtime's ODTC flatbuffer, versions 1 and 2). */
+int wt_state_load(const uint8_t *bytes, size_t len, wt_state **out);
+/* Serializes the state (version 2); *out is malloc'd, free with wt_free. */
+int wt_state_save(const wt_state *s, int include_optimizer_state, uint8_t **out, size_t *len);
+void wt_state_free(wt_state *s);
+void wt_free(void *p);
+
+int32_t wt_state_param_count(const wt_state *s);
+/* Index of the parameter with this name, -1 when absent. */
+int32_t wt_state_param_index(const wt_state *s, const char *name);
+const char *wt_state_param_name(const wt_state *s, int32_t i);
+int32_t wt_state_param_requires_grad(const wt_state *s, int32_t i);
+int32_t wt_state_param_rank(const wt_state *s, int32_t i);
+int64_t wt_state_param_dim(const wt_state *s, int32_t i, int32_t axis);
+/* The parameter's float data and its gradient buffer (NULL for frozen parameters or before a
+ * module exists). Valid until the state is freed. */
+float *wt_state_param_data(const wt_state *s, int32_t i);
+float *wt_state_param_grad(const wt_state *s, int32_t i);
+/* Replaces a parameter's values (count must match). */
+int wt_state_param_update(wt_state *s, int32_t i, const float *data, int64_t count);
+/* Total element count of the (trainable) parameters; contiguous copies in state order. */
+int64_t wt_state_params_size(const wt_state *s, int32_t trainable_only);
+int wt_state_params_copy_to(const wt_state *s, int32_t trainable_only, float *dst, int64_t count);
+int wt_state_params_copy_from(wt_state *s, int32_t trainable_only, const float *src, int64_t count);
+
+/* Properties (int64, float, string) kept in the checkpoint's property bag. */
+int wt_state_set_int_property(wt_state *s, const char *name, int64_t v);
+int wt_state_set_float_property(wt_state *s, const char *name, float v);
+int wt_state_set_string_property(wt_state *s, const char *name, const char *v);
+int32_t wt_state_property_count(const wt_state *s);
+const char *wt_state_property_name(const wt_state *s, int32_t i);
+/* 1 int, 2 float, 3 string. */
+int32_t wt_state_property_type(const wt_state *s, int32_t i);
+int64_t wt_state_property_int(const wt_state *s, int32_t i);
+float wt_state_property_float(const wt_state *s, int32_t i);
+const char *wt_state_property_string(const wt_state *s, int32_t i);
+
+/* A module over the training model and (optionally, eval may be NULL) the eval model. */
+int wt_module_create(wt_state *s, const uint8_t *train, size_t train_len, const uint8_t *eval,
+                     size_t eval_len, wt_module **out);
+void wt_module_free(wt_module *m);
+/* The user inputs (model inputs and targets) and user outputs (loss and extras), by mode
+ * (0 train, 1 eval). */
+int32_t wt_module_input_count(const wt_module *m, int32_t eval);
+const char *wt_module_input_name(const wt_module *m, int32_t eval, int32_t i);
+int32_t wt_module_output_count(const wt_module *m, int32_t eval);
+const char *wt_module_output_name(const wt_module *m, int32_t eval, int32_t i);
+int wt_module_set_input(wt_module *m, int32_t eval, int32_t i, int32_t dtype, int32_t rank,
+                        const int64_t *dims, const void *data);
+/* One forward + backward pass; gradients accumulate unless reset (lazy_reset_grad). */
+int wt_module_train_step(wt_module *m);
+int wt_module_eval_step(wt_module *m);
+/* Output i of the last step of that mode (see wt_session_output). */
+int wt_module_output(const wt_module *m, int32_t eval, int32_t i, int32_t *dtype, int32_t *rank,
+                     const int64_t **dims, const void **data);
+/* The next train step overwrites the gradient buffers instead of adding to them. */
+int wt_module_lazy_reset_grad(wt_module *m);
+/* A plain ONNX inference model: the eval graph without the loss, the chosen outputs, the
+ * current parameters as initializers. *out malloc'd (wt_free). */
+int wt_module_export_for_inference(const wt_module *m, const char *const *output_names,
+                                   int32_t n_outputs, uint8_t **out, size_t *len);
+
+int wt_optimizer_create(wt_state *s, const uint8_t *model, size_t len, wt_optimizer **out);
+void wt_optimizer_free(wt_optimizer *o);
+/* Updates every trainable parameter from its gradient (one fused pass) and advances the step. */
+int wt_optimizer_step(wt_optimizer *o);
+int wt_optimizer_set_lr(wt_optimizer *o, float lr);
+float wt_optimizer_get_lr(const wt_optimizer *o);
+/* LinearLRScheduler: sets lr = initial_lr * factor(0) now; each scheduler step advances it. */
+int wt_optimizer_set_linear_scheduler(wt_optimizer *o, int64_t warmup_steps, int64_t total_steps,
+                                      float initial_lr);
+int wt_optimizer_scheduler_step(wt_optimizer *o);
+
 #ifdef __cplusplus
 }
 #endif

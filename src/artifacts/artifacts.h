@@ -23,9 +23,11 @@ typedef struct wt_loss_opts {
   int64_t n_weight;
   const float *pos_weight;      /* BCE [C] */
   int64_t n_pos_weight;
-  /* A custom loss: a graph whose inputs named like model outputs are fed by them, whose other
-   * inputs become target inputs of the training model, and whose first output is the loss. */
-  const wt_graph *custom;
+  /* A custom loss already built into the forward graph (wt_generate_artifacts_graph): the name
+   * of its scalar output. Its nodes were added with the IR builder (src/ir/ir.h); its target
+   * inputs are graph inputs. Constants must be Constant nodes, not initializers, so they are
+   * never taken for parameters. */
+  const char *custom_value;
 } wt_loss_opts;
 
 typedef struct wt_optim_opts {
@@ -64,6 +66,9 @@ typedef struct wt_artifacts {
 
 int wt_generate_artifacts(const uint8_t *model, size_t len, const wt_artifacts_opts *opts,
                           wt_artifacts *out);
+/* The same from a forward graph the caller may have extended with a custom loss; g is consumed
+ * (freed, even on error). */
+int wt_generate_artifacts_graph(wt_graph *g, const wt_artifacts_opts *opts, wt_artifacts *out);
 void wt_artifacts_free(wt_artifacts *a);
 
 /* Internal steps, one file each in src/artifacts. */

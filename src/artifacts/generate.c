@@ -180,17 +180,27 @@ static int set_outputs(wt_graph *g, int loss, const wt_artifacts_opts *o) {
 
 int wt_generate_artifacts(const uint8_t *model, size_t len, const wt_artifacts_opts *o,
                           wt_artifacts *out) {
+  wt_graph *g;
   memset(out, 0, sizeof *out);
-  if (o->ort_format)
-    return wt_errorf(WT_ERR_UNSUPPORTED, "ort_format: webtrain writes ONNX artifacts only (ORT format "
-                     "is not supported)");
-  if (o->custom_op_library && o->custom_op_library[0])
-    return wt_errorf(WT_ERR_UNSUPPORTED, "custom_op_library: custom op libraries are not supported");
-  wt_graph *g = NULL;
+  int rc = wt_onnx_read(model, len, NULL, &g);
+  if (rc) return wt_error_context(rc, "generate_artifacts");
+  return wt_generate_artifacts_graph(g, o, out);
+}
+
+int wt_generate_artifacts_graph(wt_graph *g, const wt_artifacts_opts *o, wt_artifacts *out) {
+  memset(out, 0, sizeof *out);
   int *tr = NULL, *fr = NULL, *grads = NULL;
   int n_tr = 0, n_fr = 0, loss = -1;
-  int rc = wt_onnx_read(model, len, NULL, &g);
-  if (rc) goto fail;
+  int rc = WT_OK;
+  if (o->ort_format) {
+    rc = wt_errorf(WT_ERR_UNSUPPORTED, "ort_format: webtrain writes ONNX artifacts only (ORT format "
+                   "is not supported)");
+    goto fail;
+  }
+  if (o->custom_op_library && o->custom_op_library[0]) {
+    rc = wt_errorf(WT_ERR_UNSUPPORTED, "custom_op_library: custom op libraries are not supported");
+    goto fail;
+  }
   tr = malloc(sizeof(int) * (size_t)(g->n_values + 1));
   fr = malloc(sizeof(int) * (size_t)(g->n_values + 1));
   grads = malloc(sizeof(int) * (size_t)(g->n_values + 1));

@@ -1,6 +1,6 @@
 /* Loss blocks appended to the forward graph, as ONNX Runtime's onnxblock builds them
  * (onnxblock/loss/loss.py): MSELoss, CrossEntropyLoss, BCEWithLogitsLoss (the numerically
- * stable form), L1Loss, loss=None, or a custom loss graph merged in. */
+ * stable form), L1Loss, loss=None, or a custom loss the caller built into the graph. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,113 +144,6 @@ static int bce_with_logits(lb *b, int x, const wt_loss_opts *o) {
   return reduce(b, e, o->reduction);
 }
 
-/* Merges a custom loss graph: its inputs named like values of g are fed by them, the others
- * become target inputs; its values and nodes get a "loss/" prefix. Returns its first output. */
-static int merge_custom(lb *b, const wt_graph *lg) {
-  int *map = malloc(sizeof(int) * (size_t)(lg->n_values + 1));
-  if (!map) return b->rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory"), -1;
-  char name[512];
-  for (int v = 0; v < lg->n_values && !b->rc; v++) {
-    const wt_value *src = &lg->values[v];
-    int existing = wt_graph_find(b->g, src->name);
-    if ((src->flags & WT_VALUE_GRAPH_INPUT) && existing >= 0) {
-      map[v] = existing;
-      continue;
-    }
-    if (src->flags & WT_VALUE_GRAPH_INPUT) {
-      map[v] = wt_graph_value(b->g, src->name);
-      wt_value *t = &b->g->values[map[v]];
-      t->dtype = src->dtype;
-      t->rank = src->rank;
-      memcpy(t->dims, src->dims, sizeof t->dims);
-      for (int i = 0; i < src->rank && i < WT_MAX_RANK; i++)
-        if (src->dim_param[i]) t->dim_param[i] = wt_strdup(src->dim_param[i]);
-      wt_graph_add_input(b->g, map[v]);
-      continue;
-    }
-    snprintf(name, sizeof name, "loss/%s", src->name);
-    if (wt_graph_find(b->g, name) >= 0) {
-      b->rc = wt_errorf(WT_ERR_INVALID_ARG, "custom loss value '%s' clashes with '%s' in the model",
-                        src->name, name);
-      break;
-    }
-    map[v] = wt_graph_value(b->g, name);
-    wt_value *d = &b->g->values[map[v]];
-    d->dtype = src->dtype;
-    d->rank = src->rank;
-    memcpy(d->dims, src->dims, sizeof d->dims);
-    if (src->flags & WT_VALUE_INITIALIZER) {
-      d->data = malloc(src->nbytes ? src->nbytes : 1);
-      if (!d->data) {
-        b->rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
-        break;
-      }
-      if (src->nbytes) memcpy(d->data, src->data, src->nbytes);
-      d->nbytes = src->nbytes;
-      d->flags |= WT_VALUE_INITIALIZER;
-    }
-  }
-  for (int n = 0; n < lg->n_nodes && !b->rc; n++) {
-    const wt_node *src = &lg->nodes[n];
-    int ins[64], outs[64];
-    if (src->n_inputs > 64 || src->n_outputs > 64) {
-      b->rc = wt_errorf(WT_ERR_UNSUPPORTED, "custom loss node '%s' has too many inputs", src->name);
-      break;
-    }
-    for (int k = 0; k < src->n_inputs; k++) ins[k] = src->inputs[k] >= 0 ? map[src->inputs[k]] : -1;
-    for (int k = 0; k < src->n_outputs; k++) outs[k] = src->outputs[k] >= 0 ? map[src->outputs[k]] : -1;
-    snprintf(name, sizeof name, "loss/%s", src->name);
-    int node = wt_graph_add_node(b->g, src->op_type, src->domain, name, src->n_inputs, ins,
-                                 src->n_outputs, outs);
-    if (node < 0) {
-      b->rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
-      break;
-    }
-    for (int a = 0; a < src->n_attrs; a++) {
-      const wt_attr *sa = &src->attrs[a];
-      wt_attr *da = wt_node_add_attr(b->g, node, sa->name, sa->type);
-      if (!da) {
-        b->rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
-        break;
-      }
-      da->f = sa->f;
-      da->i = sa->i;
-      da->n = sa->n;
-      if (sa->s) da->s = wt_strndup(sa->s, sa->s_len), da->s_len = sa->s_len;
-      if (sa->ints) {
-        da->ints = malloc(sizeof(int64_t) * (size_t)(sa->n + 1));
-        if (da->ints) memcpy(da->ints, sa->ints, sizeof(int64_t) * (size_t)sa->n);
-      }
-      if (sa->floats) {
-        da->floats = malloc(sizeof(float) * (size_t)(sa->n + 1));
-        if (da->floats) memcpy(da->floats, sa->floats, sizeof(float) * (size_t)sa->n);
-      }
-      if (sa->t) {
-        da->t = calloc(1, sizeof *da->t);
-        size_t nb = wt_nbytes(&sa->t->t);
-        if (da->t) {
-          da->t->name = wt_strdup(sa->t->name);
-          da->t->t = sa->t->t;
-          da->t->t.data = malloc(nb ? nb : 1);
-          if (da->t->t.data && nb) memcpy(da->t->t.data, sa->t->t.data, nb);
-        }
-      }
-      if (sa->type == WT_ATTR_STRINGS || sa->type == WT_ATTR_GRAPH) {
-        b->rc = wt_errorf(WT_ERR_UNSUPPORTED, "custom loss node '%s': attribute '%s' type not supported",
-                          src->name, sa->name);
-        break;
-      }
-    }
-  }
-  for (int i = 0; i < lg->n_opsets && !b->rc; i++)
-    if (wt_graph_opset(b->g, lg->opsets[i].domain) == 0)
-      wt_graph_set_opset(b->g, lg->opsets[i].domain, lg->opsets[i].version);
-  int loss = !b->rc && lg->n_outputs > 0 ? map[lg->outputs[0]] : -1;
-  if (!b->rc && loss < 0) b->rc = wt_errorf(WT_ERR_INVALID_ARG, "the custom loss graph has no output");
-  free(map);
-  return loss;
-}
-
 int wt_artifacts_add_loss(wt_graph *g, const wt_artifacts_opts *o, int *loss_value) {
   lb b = {.g = g};
   const wt_loss_opts *lo = &o->loss;
@@ -273,8 +166,10 @@ int wt_artifacts_add_loss(wt_graph *g, const wt_artifacts_opts *o, int *loss_val
   }
   if (n == 0) return wt_errorf(WT_ERR_INVALID_ARG, "the model has no output to compute a loss from");
   int loss;
-  if (lo->custom) {
-    loss = merge_custom(&b, lo->custom);
+  if (lo->custom_value) {
+    loss = wt_graph_find(g, lo->custom_value);
+    if (loss < 0 || g->values[loss].dtype != WT_FLOAT)
+      return wt_errorf(WT_ERR_INVALID_ARG, "custom loss: '%s' is not a float value of the graph", lo->custom_value);
   } else if (lo->type == WT_LOSS_NONE) {
     loss = inputs[0];
     if (g->values[loss].dtype != WT_FLOAT)

@@ -62,6 +62,20 @@ void wt_conv_transpose_forward(const wt_conv_geom *g, int64_t N, int64_t C, int6
                                int64_t group, const float *x, const float *w, const float *bias,
                                float *y, float *col);
 
+/* Backward passes (kernels/conv_grad.c), same layouts as the forwards; dx / dw / db may each
+ * be NULL (not computed). dx, dw and db are overwritten. col: the forward's scratch size.
+ * ConvGrad: dy [N, M, grid...] -> dx like x, dw like w [M, C/group, k...], db [M]. */
+void wt_conv_grad(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group,
+                  const float *dy, const float *x, const float *w, float *dx, float *dw,
+                  float *db, float *col);
+/* ConvTransposeGrad: dy [N, M, img...] -> dx like x [N, C, grid...], dw like w
+ * [C, M/group, k...], db [M]. */
+void wt_conv_transpose_grad(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M,
+                            int64_t group, const float *dy, const float *x, const float *w,
+                            float *dx, float *dw, float *db, float *col);
+/* sums[m] = sum over n and s of y[n, m, s] (y [N, M, S]). */
+void wt_channel_sums(const float *y, int64_t N, int64_t M, int64_t S, float *sums);
+
 /* y[m, i] = v[m] for i < inner (v NULL: zeros), SIMD fill. */
 void wt_fill_rows(float *y, int64_t rows, int64_t inner, const float *v);
 

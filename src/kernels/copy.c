@@ -6,10 +6,19 @@
 
 #include <string.h>
 
+#include "kernels/simd.h"
+
 #define TILE 16
 
 void wt_copy_bytes(void *dst, const void *src, size_t n) {
   if (n && dst != src) memcpy(dst, src, n);
+}
+
+void wt_add_f32(float *dst, const float *src, int64_t n) {
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4)
+    wt_f32x4_store(dst + i, wt_f32x4_add(wt_f32x4_load(dst + i), wt_f32x4_load(src + i)));
+  for (; i < n; i++) dst[i] += src[i];
 }
 
 void wt_fill(void *dst, int64_t n, const void *value, size_t elem) {

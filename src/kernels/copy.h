@@ -24,6 +24,9 @@ void wt_transpose(void *dst, const void *src, int rank, const int64_t *in_dims, 
 /* Writes n copies of the `elem`-byte value. */
 void wt_fill(void *dst, int64_t n, const void *value, size_t elem);
 
+/* dst[i] += src[i] for i < n (float32, SIMD): the accumulation of scatter-add gradients. */
+void wt_add_f32(float *dst, const float *src, int64_t n);
+
 /* memcpy that accepts n == 0 with NULL pointers. */
 void wt_copy_bytes(void *dst, const void *src, size_t n);
 

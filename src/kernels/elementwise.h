@@ -90,9 +90,33 @@ typedef enum wt_ew_unop {
   WT_EW_CELU,         /* alpha */
   WT_EW_THRESHOLDEDRELU, /* alpha */
   WT_EW_SHRINK,       /* alpha = lambd, beta = bias */
+  WT_EW_QUICKGELU,    /* x * sigmoid(alpha * x) (com.microsoft QuickGelu) */
   WT_EW_UNOP_COUNT
 } wt_ew_unop;
 
 void wt_ew_unary_f32(wt_ew_unop op, int64_t n, const float *x, float *y, float alpha, float beta);
+
+/* Activation gradients dx = dy * f'(.) (ONNX Runtime's com.microsoft *Grad ops). t is the
+ * forward input X or output Y, as noted; dx may alias dy or t. */
+typedef enum wt_ew_gradop {
+  WT_EW_RELU_GRAD,       /* t = X (or Y): t > 0 ? dy : 0 */
+  WT_EW_SIGMOID_GRAD,    /* t = Y: dy * y * (1 - y) */
+  WT_EW_TANH_GRAD,       /* t = Y: dy * (1 - y * y) */
+  WT_EW_LEAKYRELU_GRAD,  /* t = Y: y > 0 ? dy : alpha * dy */
+  WT_EW_GELU_GRAD,       /* t = X: exact (erf) Gelu */
+  WT_EW_FASTGELU_GRAD,   /* t = X: tanh-approximated Gelu */
+  WT_EW_QUICKGELU_GRAD   /* t = X: x * sigmoid(alpha * x) */
+} wt_ew_gradop;
+void wt_ew_grad_f32(wt_ew_gradop op, int64_t n, const float *dy, const float *t, float *dx,
+                    float alpha);
+
+/* x + bias row-wise: y[r * nb + j] = x[r * nb + j] + b[j] for n elements (n % nb == 0). */
+void wt_ew_add_bias_f32(int64_t n, const float *x, const float *b, int64_t nb, float *y);
+
+/* DivGrad (y = a / b with broadcasting): da = dy / b and db = -dy * a / b^2, each summed over
+ * the axes its operand was broadcast along. plan iterates dy's shape over {dy, a, b}; da
+ * (a's shape) and db (b's shape) may be NULL; they are overwritten. */
+void wt_ew_div_grad_f32(const wt_bcast *plan, const float *dy, const float *a, const float *b,
+                        float *da, int64_t na, float *db, int64_t nb);
 
 #endif

@@ -100,6 +100,7 @@ void wt_ew_unary_f32(wt_ew_unop op, int64_t n, const float *x, float *y, float a
     case WT_EW_CELU: SMAP(s > 0.0f ? s : alpha * expm1f(s / alpha)); return;
     case WT_EW_THRESHOLDEDRELU: SMAP(s > alpha ? s : 0.0f); return;
     case WT_EW_SHRINK: SMAP(s < -alpha ? s + beta : (s > alpha ? s - beta : 0.0f)); return;
+    case WT_EW_QUICKGELU: SMAP(s * sigmoidf_(alpha * s)); return;
     case WT_EW_UNOP_COUNT: return;
   }
 }

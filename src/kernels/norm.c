@@ -112,3 +112,97 @@ void wt_layernorm_f32(const float *x, float *y, int64_t rows, int64_t n, const f
     }
   }
 }
+
+/* ---- backward ---------------------------------------------------------------------------- */
+
+void wt_batchnorm_grad_f32(const float *dy, const float *x, int64_t N, int64_t C, int64_t S,
+                           const float *scale, const float *mean, const float *invstd, float *dx,
+                           float *dscale, float *dbias) {
+  int64_t m = N * S;
+  for (int64_t c = 0; c < C; c++) {
+    float mu = mean[c], inv = invstd[c];
+    double sb = 0, sx = 0; /* sum dy, sum dy * (x - mu) */
+    for (int64_t n = 0; n < N; n++) {
+      const float *g = dy + (n * C + c) * S, *xr = x + (n * C + c) * S;
+      wt_f32x4 vm = wt_f32x4_splat(mu), a0 = wt_f32x4_zero(), a1 = wt_f32x4_zero();
+      int64_t i = 0;
+      for (; i + 4 <= S; i += 4) {
+        wt_f32x4 vg = wt_f32x4_load(g + i);
+        a0 = wt_f32x4_add(a0, vg);
+        a1 = wt_f32x4_fma(vg, wt_f32x4_sub(wt_f32x4_load(xr + i), vm), a1);
+      }
+      float b = wt_f32x4_hsum(a0), q = wt_f32x4_hsum(a1);
+      for (; i < S; i++) {
+        b += g[i];
+        q += g[i] * (xr[i] - mu);
+      }
+      sb += b;
+      sx += q;
+    }
+    float db = (float)sb, ds = (float)(sx * inv);
+    if (dbias) dbias[c] = db;
+    if (dscale) dscale[c] = ds;
+    if (!dx || m == 0) continue;
+    /* dx = k * (m * dy - db - (x - mu) * inv * ds) = a * dy + b * x + b0 */
+    float k = scale[c] * inv / (float)m;
+    float a = k * (float)m, b = -k * inv * ds, b0 = -k * db - b * mu;
+    wt_f32x4 va = wt_f32x4_splat(a), vb = wt_f32x4_splat(b), vb0 = wt_f32x4_splat(b0);
+    for (int64_t n = 0; n < N; n++) {
+      const float *g = dy + (n * C + c) * S, *xr = x + (n * C + c) * S;
+      float *d = dx + (n * C + c) * S;
+      int64_t i = 0;
+      for (; i + 4 <= S; i += 4)
+        wt_f32x4_store(d + i, wt_f32x4_add(wt_f32x4_fma(wt_f32x4_load(g + i), va, vb0),
+                                           wt_f32x4_mul(wt_f32x4_load(xr + i), vb)));
+      for (; i < S; i++) d[i] = g[i] * a + b0 + xr[i] * b;
+    }
+  }
+}
+
+void wt_layernorm_grad_f32(const float *dy, const float *x, const float *scale,
+                           const float *mean, const float *invstd, int64_t rows, int64_t n,
+                           float *dx, float *dscale, float *dbias) {
+  if (dscale)
+    for (int64_t i = 0; i < n; i++) dscale[i] = 0;
+  if (dbias)
+    for (int64_t i = 0; i < n; i++) dbias[i] = 0;
+  for (int64_t r = 0; r < rows; r++) {
+    const float *g = dy + r * n, *xr = x + r * n;
+    float mu = mean[r], inv = invstd[r];
+    wt_f32x4 vm = wt_f32x4_splat(mu), vi = wt_f32x4_splat(inv);
+    wt_f32x4 sa = wt_f32x4_zero(), sb = wt_f32x4_zero();
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+      wt_f32x4 vg = wt_f32x4_load(g + i);
+      wt_f32x4 xh = wt_f32x4_mul(wt_f32x4_sub(wt_f32x4_load(xr + i), vm), vi);
+      if (dscale) wt_f32x4_store(dscale + i, wt_f32x4_fma(vg, xh, wt_f32x4_load(dscale + i)));
+      if (dbias) wt_f32x4_store(dbias + i, wt_f32x4_add(vg, wt_f32x4_load(dbias + i)));
+      wt_f32x4 gs = wt_f32x4_mul(vg, wt_f32x4_load(scale + i));
+      sa = wt_f32x4_add(sa, gs);
+      sb = wt_f32x4_fma(gs, xh, sb);
+    }
+    float a = wt_f32x4_hsum(sa), b = wt_f32x4_hsum(sb);
+    for (; i < n; i++) {
+      float xh = (xr[i] - mu) * inv;
+      if (dscale) dscale[i] += g[i] * xh;
+      if (dbias) dbias[i] += g[i];
+      float gs = g[i] * scale[i];
+      a += gs;
+      b += gs * xh;
+    }
+    if (!dx) continue;
+    float ma = n ? a / (float)n : 0.0f, mb = n ? b / (float)n : 0.0f;
+    float *d = dx + r * n;
+    wt_f32x4 vma = wt_f32x4_splat(ma), vmb = wt_f32x4_splat(mb);
+    for (i = 0; i + 4 <= n; i += 4) {
+      wt_f32x4 xh = wt_f32x4_mul(wt_f32x4_sub(wt_f32x4_load(xr + i), vm), vi);
+      wt_f32x4 gs = wt_f32x4_mul(wt_f32x4_load(g + i), wt_f32x4_load(scale + i));
+      wt_f32x4 v = wt_f32x4_sub(wt_f32x4_sub(gs, vma), wt_f32x4_mul(xh, vmb));
+      wt_f32x4_store(d + i, wt_f32x4_mul(v, vi));
+    }
+    for (; i < n; i++) {
+      float xh = (xr[i] - mu) * inv;
+      d[i] = (g[i] * scale[i] - ma - xh * mb) * inv;
+    }
+  }
+}

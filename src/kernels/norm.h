@@ -32,4 +32,22 @@ void wt_batchnorm_train_f32(const float *x, float *y, int64_t N, int64_t C, int6
 void wt_layernorm_f32(const float *x, float *y, int64_t rows, int64_t n, const float *scale,
                       const float *bias, float eps, float *mean_out, float *invstd_out);
 
+/* BatchNormalizationGrad (ONNX Runtime's semantics) from the batch statistics mean[c] and
+ * invstd[c] = 1 / sqrt(var[c] + eps), with m = N*S, xhat = (x - mean) * invstd:
+ *   dbias[c] = sum dy,  dscale[c] = sum dy * xhat,
+ *   dx = scale * invstd / m * (m * dy - dbias - xhat * dscale).
+ * Sums in double. dx, dscale, dbias may each be NULL (not computed/written). */
+void wt_batchnorm_grad_f32(const float *dy, const float *x, int64_t N, int64_t C, int64_t S,
+                           const float *scale, const float *mean, const float *invstd, float *dx,
+                           float *dscale, float *dbias);
+
+/* LayerNormalizationGrad over `rows` rows of n, from the forward mean / invstd per row:
+ *   xhat = (x - mean) * invstd,  g = dy * scale,
+ *   dx = invstd * (g - mean_n(g) - xhat * mean_n(g * xhat)),
+ *   dscale[i] = sum_rows dy * xhat,  dbias[i] = sum_rows dy.
+ * dx, dscale, dbias may each be NULL. */
+void wt_layernorm_grad_f32(const float *dy, const float *x, const float *scale,
+                           const float *mean, const float *invstd, int64_t rows, int64_t n,
+                           float *dx, float *dscale, float *dbias);
+
 #endif

@@ -141,3 +141,9 @@ double wt_linear_lr_factor(int64_t s, int64_t warmup, int64_t total) {
   double f = (double)(total - s) / (double)(span > 1 ? span : 1);
   return f > 0.0 ? f : 0.0;
 }
+
+void wt_accumulate_f32(float *buf, const float *g, int64_t n) {
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) wt_f32x4_store(buf + i, wt_f32x4_add(wt_f32x4_load(buf + i), wt_f32x4_load(g + i)));
+  for (; i < n; i++) buf[i] += g[i];
+}

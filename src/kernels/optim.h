@@ -19,6 +19,8 @@ typedef struct wt_adamw_params {
 /* p, g, m, v: n floats; m and v are updated in place. */
 void wt_adamw_update_f32(float *p, const float *g, float *m, float *v, int64_t n,
                          const wt_adamw_params *hp);
+/* buf += g (gradient accumulation). */
+void wt_accumulate_f32(float *buf, const float *g, int64_t n);
 /* p -= lr * g */
 void wt_sgd_update_f32(float *p, const float *g, int64_t n, float lr);
 /* Sum of squares of g (accumulated in double), for gradient-norm clipping across tensors. */

@@ -174,38 +174,93 @@ void wt_maxpool(const wt_conv_geom *g, int64_t NC, const float *x, float *y, flo
   }
 }
 
+/* The generic argmax over one window (bounds-checked): index within the plane, -1 if empty. */
+static int64_t argmax_window(const wt_conv_geom *g, const float *xp, int storage_order,
+                             int64_t od, int64_t oh, int64_t ow, float *best_out) {
+  const int64_t I0 = g->img[0], I1 = g->img[1], I2 = g->img[2];
+  float best = -FLT_MAX;
+  int64_t bi = -1;
+  for (int64_t kd = 0; kd < g->k[0]; kd++) {
+    int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
+    if (id < 0 || id >= I0) continue;
+    for (int64_t kh = 0; kh < g->k[1]; kh++) {
+      int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
+      if (ih < 0 || ih >= I1) continue;
+      for (int64_t kw = 0; kw < g->k[2]; kw++) {
+        int64_t iw = ow * g->stride[2] - g->pad[2] + kw * g->dil[2];
+        if (iw < 0 || iw >= I2) continue;
+        float v = xp[(id * I1 + ih) * I2 + iw];
+        if (bi < 0 || v > best) {
+          best = v;
+          bi = storage_order ? (iw * I1 + ih) * I0 + id : (id * I1 + ih) * I2 + iw;
+        }
+      }
+    }
+  }
+  *best_out = best;
+  return bi;
+}
+
+#define WT_POOL_MAX_ROWS 64
+
 void wt_maxpool_indices(const wt_conv_geom *g, int64_t NC, int storage_order, const float *x,
                         float *y, int64_t *indices) {
-  const int64_t I0 = g->img[0], I1 = g->img[1], I2 = g->img[2];
-  const int64_t isize = wt_conv_img_size(g);
-  int64_t o = 0;
+  const int64_t G0 = g->grid[0], G1 = g->grid[1], G2 = g->grid[2];
+  const int64_t k2 = g->k[2], s2 = g->stride[2], d2 = g->dil[2], p2 = g->pad[2];
+  const int64_t isize = wt_conv_img_size(g), gsize = wt_conv_grid_size(g);
+  int64_t lo, hi;
+  interior_cols(g, &lo, &hi);
   for (int64_t nc = 0; nc < NC; nc++) {
     const float *xp = x + nc * isize;
-    for (int64_t od = 0; od < g->grid[0]; od++)
-      for (int64_t oh = 0; oh < g->grid[1]; oh++)
-        for (int64_t ow = 0; ow < g->grid[2]; ow++, o++) {
-          float best = -FLT_MAX;
-          int64_t bi = -1;
-          for (int64_t kd = 0; kd < g->k[0]; kd++) {
-            int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
-            if (id < 0 || id >= I0) continue;
-            for (int64_t kh = 0; kh < g->k[1]; kh++) {
-              int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
-              if (ih < 0 || ih >= I1) continue;
-              for (int64_t kw = 0; kw < g->k[2]; kw++) {
-                int64_t iw = ow * g->stride[2] - g->pad[2] + kw * g->dil[2];
-                if (iw < 0 || iw >= I2) continue;
-                float v = xp[(id * I1 + ih) * I2 + iw];
-                if (bi < 0 || v > best) {
-                  best = v;
-                  bi = storage_order ? (iw * I1 + ih) * I0 + id : (id * I1 + ih) * I2 + iw;
+    for (int64_t od = 0; od < G0; od++)
+      for (int64_t oh = 0; oh < G1; oh++) {
+        int64_t o = nc * gsize + (od * G1 + oh) * G2;
+        float *yo = y + o;
+        int64_t *io = indices + o;
+        const float *rows[WT_POOL_MAX_ROWS];
+        int64_t nrows = window_rows(g, xp, od, oh, rows, WT_POOL_MAX_ROWS);
+        int64_t ow = 0, flo = lo, fhi = hi;
+        /* Interior columns of row-major windows: no bounds checks, first maximum wins. */
+        if (storage_order == 0 && nrows > 0 && nrows <= WT_POOL_MAX_ROWS) {
+          if (nrows == 2 && k2 == 2) {
+            const float *r0 = rows[0], *r1 = rows[1];
+            int64_t b0 = r0 - xp, b1 = r1 - xp;
+            for (ow = lo; ow < hi; ow++) {
+              int64_t i = ow * s2 - p2;
+              float m = r0[i];
+              int64_t bi = b0 + i;
+              if (r0[i + d2] > m) m = r0[i + d2], bi = b0 + i + d2;
+              if (r1[i] > m) m = r1[i], bi = b1 + i;
+              if (r1[i + d2] > m) m = r1[i + d2], bi = b1 + i + d2;
+              yo[ow] = m;
+              io[ow] = nc * isize + bi;
+            }
+          } else {
+            for (ow = lo; ow < hi; ow++) {
+              int64_t i = ow * s2 - p2;
+              float m = rows[0][i];
+              int64_t bi = (rows[0] - xp) + i;
+              for (int64_t j = 0; j < nrows; j++)
+                for (int64_t kw = j == 0; kw < k2; kw++) {
+                  float v = rows[j][i + kw * d2];
+                  if (v > m) m = v, bi = (rows[j] - xp) + i + kw * d2;
                 }
-              }
+              yo[ow] = m;
+              io[ow] = nc * isize + bi;
             }
           }
-          y[o] = best;
-          indices[o] = bi < 0 ? -1 : nc * isize + bi;
+        } else {
+          flo = fhi = 0; /* every column through the generic path */
         }
+        for (ow = 0; ow < G2; ow++) {
+          if (ow == flo) ow = fhi; /* border columns */
+          if (ow >= G2) break;
+          float m;
+          int64_t bi = argmax_window(g, xp, storage_order, od, oh, ow, &m);
+          yo[ow] = m;
+          io[ow] = bi < 0 ? -1 : nc * isize + bi;
+        }
+      }
   }
 }
 

@@ -23,6 +23,17 @@ void wt_maxpool_indices(const wt_conv_geom *g, int64_t NC, int storage_order, co
 void wt_avgpool(const wt_conv_geom *g, const int64_t *pad_end, int count_include_pad,
                 int64_t NC, const float *x, float *y, float *tmp);
 
+/* Backward passes (kernels/pool_grad.c). dx is overwritten.
+ * MaxPoolGrad: dx[indices[i]] += dy[i] over n_dy elements (indices as wt_maxpool_indices
+ * writes them, storage_order 0). Returns -1, or the position of the first index outside
+ * [0, n_dx) (-1 indices, windows wholly in padding, are skipped). */
+int64_t wt_maxpool_grad(int64_t n_dy, const float *dy, const int64_t *indices, int64_t n_dx,
+                        float *dx);
+/* The adjoint of wt_avgpool (same divisors). dy [NC, grid...] -> dx [NC, img...].
+ * tmp: wt_pool_scratch_floats floats. */
+void wt_avgpool_grad(const wt_conv_geom *g, const int64_t *pad_end, int count_include_pad,
+                     int64_t NC, const float *dy, float *dx, float *tmp);
+
 /* y[i] = mean / max of x[i*S .. i*S + S). */
 void wt_global_avgpool(int64_t NC, int64_t S, const float *x, float *y);
 void wt_global_maxpool(int64_t NC, int64_t S, const float *x, float *y);

@@ -170,3 +170,113 @@ int64_t wt_nll_loss_f32(const float *log_prob, int64_t N, int64_t C, int64_t D,
   else if (reduction == WT_LOSS_MEAN) loss[0] = (float)(lsum / wsum);
   return -1;
 }
+
+/* ---- backward ---------------------------------------------------------------------------- */
+
+static float row_dot(const float *a, const float *b, int64_t n) {
+  wt_f32x4 s0 = wt_f32x4_zero(), s1 = wt_f32x4_zero();
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    s0 = wt_f32x4_fma(wt_f32x4_load(a + i), wt_f32x4_load(b + i), s0);
+    s1 = wt_f32x4_fma(wt_f32x4_load(a + i + 4), wt_f32x4_load(b + i + 4), s1);
+  }
+  float s = wt_f32x4_hsum(wt_f32x4_add(s0, s1));
+  for (; i < n; i++) s += a[i] * b[i];
+  return s;
+}
+
+static float row_sum(const float *a, int64_t n) {
+  wt_f32x4 s0 = wt_f32x4_zero();
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) s0 = wt_f32x4_add(s0, wt_f32x4_load(a + i));
+  float s = wt_f32x4_hsum(s0);
+  for (; i < n; i++) s += a[i];
+  return s;
+}
+
+/* dx = y * (dy - s) */
+static void softmax_bwd_row(const float *dy, const float *y, float *dx, int64_t n, float s) {
+  wt_f32x4 vs = wt_f32x4_splat(s);
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4)
+    wt_f32x4_store(dx + i, wt_f32x4_mul(wt_f32x4_load(y + i),
+                                        wt_f32x4_sub(wt_f32x4_load(dy + i), vs)));
+  for (; i < n; i++) dx[i] = y[i] * (dy[i] - s);
+}
+
+void wt_softmax_grad_f32(const float *dy, const float *y, float *dx, int64_t outer, int64_t n,
+                         int64_t inner, int log_out, float *tmp) {
+  if (inner == 1) {
+    for (int64_t o = 0; o < outer; o++) {
+      const float *g = dy + o * n, *yr = y + o * n;
+      float *d = dx + o * n;
+      if (log_out) {
+        float s = row_sum(g, n);
+        for (int64_t i = 0; i < n; i++) d[i] = g[i] - expf(yr[i]) * s;
+      } else {
+        softmax_bwd_row(g, yr, d, n, row_dot(g, yr, n));
+      }
+    }
+    return;
+  }
+  /* Columns: the sums across the n rows of a block are vectors over inner. */
+  for (int64_t o = 0; o < outer; o++) {
+    const float *g = dy + o * n * inner, *yo = y + o * n * inner;
+    float *d = dx + o * n * inner;
+    for (int64_t i = 0; i < inner; i++) tmp[i] = 0;
+    for (int64_t r = 0; r < n; r++) {
+      const float *gr = g + r * inner, *yr = yo + r * inner;
+      int64_t i = 0;
+      for (; i + 4 <= inner; i += 4) {
+        wt_f32x4 v = log_out ? wt_f32x4_load(gr + i)
+                             : wt_f32x4_mul(wt_f32x4_load(gr + i), wt_f32x4_load(yr + i));
+        wt_f32x4_store(tmp + i, wt_f32x4_add(wt_f32x4_load(tmp + i), v));
+      }
+      for (; i < inner; i++) tmp[i] += log_out ? gr[i] : gr[i] * yr[i];
+    }
+    for (int64_t r = 0; r < n; r++) {
+      const float *gr = g + r * inner, *yr = yo + r * inner;
+      float *dr = d + r * inner;
+      if (log_out) {
+        for (int64_t i = 0; i < inner; i++) dr[i] = gr[i] - expf(yr[i]) * tmp[i];
+      } else {
+        int64_t i = 0;
+        for (; i + 4 <= inner; i += 4)
+          wt_f32x4_store(dr + i, wt_f32x4_mul(wt_f32x4_load(yr + i),
+                                              wt_f32x4_sub(wt_f32x4_load(gr + i),
+                                                           wt_f32x4_load(tmp + i))));
+        for (; i < inner; i++) dr[i] = yr[i] * (gr[i] - tmp[i]);
+      }
+    }
+  }
+}
+
+int64_t wt_softmax_xent_grad_f32(const float *dy, const float *log_prob, int64_t N, int64_t C,
+                                 int64_t D, const int32_t *labels32, const int64_t *labels64,
+                                 const float *weight, int has_ignore, int64_t ignore_index,
+                                 int reduction, float *dx) {
+  int64_t nd = N * D;
+  float g = reduction == WT_LOSS_NONE ? 0.0f : dy[0];
+  /* Validate first (nothing valid is written on a bad label) and sum the weights. */
+  double wsum = 0;
+  for (int64_t li = 0; li < nd; li++) {
+    int64_t t = labels64 ? labels64[li] : labels32[li];
+    if (has_ignore && t == ignore_index) continue;
+    if (t < 0 || t >= C) return li;
+    wsum += weight ? weight[t] : 1.0f;
+  }
+  if (reduction == WT_LOSS_MEAN && wsum != 0) g = (float)(g / wsum);
+  for (int64_t li = 0; li < nd; li++) {
+    int64_t nn = li / D, d = li % D;
+    int64_t t = labels64 ? labels64[li] : labels32[li];
+    const float *lp = log_prob + nn * C * D + d;
+    float *o = dx + nn * C * D + d;
+    if (has_ignore && t == ignore_index) {
+      for (int64_t c = 0; c < C; c++) o[c * D] = 0.0f;
+      continue;
+    }
+    float s = (weight ? weight[t] : 1.0f) * (reduction == WT_LOSS_NONE ? dy[li] : g);
+    for (int64_t c = 0; c < C; c++) o[c * D] = (expf(lp[c * D]) - (c == t ? 1.0f : 0.0f)) * s;
+  }
+  return -1;
+}

@@ -30,4 +30,22 @@ int64_t wt_nll_loss_f32(const float *log_prob, int64_t N, int64_t C, int64_t D,
                         const int32_t *labels32, const int64_t *labels64, const float *weight,
                         int has_ignore, int64_t ignore_index, int reduction, float *loss);
 
+/* Softmax backward along the middle dim of [outer, n, inner], from the forward output y:
+ *   softmax:      dx = y * (dy - sum_n(dy * y))
+ *   log-softmax:  dx = dy - exp(y) * sum_n(dy)          (log_out; y = log-softmax output)
+ * dx may alias dy. tmp: inner floats, used only when inner > 1. */
+void wt_softmax_grad_f32(const float *dy, const float *y, float *dx, int64_t outer, int64_t n,
+                         int64_t inner, int log_out, float *tmp);
+
+/* SoftmaxCrossEntropyLossGrad (ONNX Runtime's semantics) over log_prob [N, C, D]:
+ *   dx[n, c, d] = (exp(log_prob[n, c, d]) - (c == t)) * w[t] * g,   t = label[n, d]
+ * with w = 1 without weight, 0 for labels equal to ignore_index (when has_ignore), and
+ * g = dy[n, d] for WT_LOSS_NONE, else dy[0], divided for WT_LOSS_MEAN by the summed weights
+ * of the non-ignored labels (the count without weight) when that sum is not 0.
+ * Returns -1, or the flat index of a non-ignored out-of-range label. */
+int64_t wt_softmax_xent_grad_f32(const float *dy, const float *log_prob, int64_t N, int64_t C,
+                                 int64_t D, const int32_t *labels32, const int64_t *labels64,
+                                 const float *weight, int has_ignore, int64_t ignore_index,
+                                 int reduction, float *dx);
+
 #endif

@@ -1,6 +1,7 @@
 /* Op family: binary elementwise ops with numpy broadcasting — arithmetic (Add Sub Mul Div Pow
  * Mod PRelu), variadic Min/Max/Sum/Mean, comparisons (Equal Less Greater LessOrEqual GreaterOrEqual), logic
- * (And Or Xor) and Where. The broadcast walk and row kernels live in kernels/elementwise.c. */
+ * (And Or Xor) and Where; their gradient rules, and com.microsoft DivGrad. The broadcast walk
+ * and row kernels live in kernels/elementwise.c (DivGrad's in kernels/elementwise_grad.c). */
 #include <assert.h>
 #include <math.h>
 #include <string.h>
@@ -309,6 +310,147 @@ static int sum_grad(wt_grad_ctx *c) {
   return wt_grad_status(c);
 }
 
+static int bop(wt_grad_ctx *c, const char *type, int a, int b) {
+  return wt_grad_op1(c, type, "", 2, (int[]){a, b});
+}
+
+/* Div: ONNX Runtime's DivGrad(dY, A, B) -> (dA, dB) when B needs a gradient (dA is then
+ * computed even if unused, as in ONNX Runtime); dA = unbroadcast(dY / B) alone otherwise. */
+static int div_grad(wt_grad_ctx *c) {
+  if (!wt_grad_need(c, 1)) {
+    wt_grad_set(c, 0, wt_grad_unbroadcast(c, bop(c, "Div", GO(0), I(1)), 0, 0));
+    return wt_grad_status(c);
+  }
+  int outs[2];
+  if (wt_grad_op(c, "DivGrad", WT_MS, 3, (int[]){GO(0), I(0), I(1)}, 2, outs) < 0)
+    return wt_grad_status(c);
+  if (wt_grad_need(c, 0)) wt_grad_set(c, 0, outs[0]);
+  wt_grad_set(c, 1, outs[1]);
+  return wt_grad_status(c);
+}
+
+/* Pow: dA = dY * B * A^(B - 1) (ONNX Runtime's); dB = dY * Y * log(A), taken as 0 where A == 0
+ * (as PyTorch); meaningful for A > 0. An integer exponent is cast to float first. */
+static int pow_grad(wt_grad_ctx *c) {
+  int e = I(1);
+  if (wt_grad_value(c, e)->dtype != WT_FLOAT) {
+    e = wt_grad_op1(c, "Cast", "", 1, &e);
+    if (e >= 0) wt_node_set_int(c->g, wt_grad_last(c), "to", WT_FLOAT);
+  }
+  if (wt_grad_need(c, 0)) {
+    int p = bop(c, "Pow", I(0), bop(c, "Sub", e, wt_grad_const_f32(c, 1.0f)));
+    int d = bop(c, "Mul", GO(0), bop(c, "Mul", e, p));
+    wt_grad_set(c, 0, wt_grad_unbroadcast(c, d, 0, 0));
+  }
+  if (wt_grad_need(c, 1)) {
+    int zero = wt_grad_const_f32(c, 0.0f);
+    int ylog = bop(c, "Mul", O(0), wt_grad_op1(c, "Log", "", 1, (int[]){I(0)}));
+    int safe = wt_grad_op1(c, "Where", "", 3, (int[]){bop(c, "Equal", I(0), zero), zero, ylog});
+    wt_grad_set(c, 1, wt_grad_unbroadcast(c, bop(c, "Mul", GO(0), safe), 0, 1));
+  }
+  return wt_grad_status(c);
+}
+
+/* Min / Max (ONNX Runtime's rule): input i gets dY * [x_i == y] / #{j : x_j == y}, so ties
+ * share the gradient equally. */
+static int min_max_grad(wt_grad_ctx *c) {
+  int n = wt_grad_node(c)->n_inputs;
+  if (n == 1) {
+    wt_grad_set(c, 0, GO(0));
+    return wt_grad_status(c);
+  }
+  int masks[64];
+  for (int i = 0; i < n; i++) {
+    int eq = bop(c, "Equal", I(i), O(0));
+    masks[i] = wt_grad_op1(c, "Cast", "", 1, &eq);
+    if (masks[i] >= 0) wt_node_set_int(c->g, wt_grad_last(c), "to", WT_FLOAT);
+  }
+  if (wt_grad_status(c)) return wt_grad_status(c);
+  int count = wt_grad_op1(c, "Sum", "", n, masks);
+  int scaled = bop(c, "Div", GO(0), count);
+  for (int i = 0; i < n; i++)
+    if (wt_grad_need(c, i))
+      wt_grad_set(c, i, wt_grad_unbroadcast(c, bop(c, "Mul", scaled, masks[i]), 0, i));
+  return wt_grad_status(c);
+}
+
+/* Mean: every input gets dY / n (unbroadcast). */
+static int mean_grad(wt_grad_ctx *c) {
+  int n = wt_grad_node(c)->n_inputs;
+  int d = n == 1 ? GO(0) : bop(c, "Div", GO(0), wt_grad_const_f32(c, (float)n));
+  for (int i = 0; i < n; i++)
+    if (wt_grad_need(c, i)) wt_grad_set(c, i, wt_grad_unbroadcast(c, d, 0, i));
+  return wt_grad_status(c);
+}
+
+/* PRelu: y = x < 0 ? x * slope : x. dX = x < 0 ? dY * slope : dY; dSlope = unbroadcast(x < 0 ?
+ * dY * x : 0). */
+static int prelu_grad(wt_grad_ctx *c) {
+  int zero = wt_grad_const_f32(c, 0.0f);
+  int neg = bop(c, "Less", I(0), zero);
+  if (wt_grad_need(c, 0)) {
+    int d = wt_grad_op1(c, "Where", "", 3, (int[]){neg, bop(c, "Mul", GO(0), I(1)), GO(0)});
+    wt_grad_set(c, 0, d);
+  }
+  if (wt_grad_need(c, 1)) {
+    int d = wt_grad_op1(c, "Where", "", 3, (int[]){neg, bop(c, "Mul", GO(0), I(0)), zero});
+    wt_grad_set(c, 1, wt_grad_unbroadcast(c, d, 0, 1));
+  }
+  return wt_grad_status(c);
+}
+
+/* Where(cond, X, Y): X gets dY where cond, Y elsewhere (ONNX Runtime's), each unbroadcast. */
+static int where_grad(wt_grad_ctx *c) {
+  int zero = wt_grad_const_f32(c, 0.0f);
+  for (int i = 1; i <= 2; i++) {
+    if (!wt_grad_need(c, i)) continue;
+    int ins[3] = {I(0), i == 1 ? GO(0) : zero, i == 1 ? zero : GO(0)};
+    wt_grad_set(c, i, wt_grad_unbroadcast(c, wt_grad_op1(c, "Where", "", 3, ins), 0, i));
+  }
+  return wt_grad_status(c);
+}
+
+/* ---- DivGrad (com.microsoft): (dY, A, B) -> (dA, dB) ----------------------------------------- */
+
+static int div_grad_infer(wt_infer_ctx *ctx) {
+  const char *names[3] = {"dY", "A", "B"};
+  for (int i = 0; i < 3; i++)
+    if (ctx->in[i].dtype != WT_FLOAT)
+      return wt_errorf(WT_ERR_UNSUPPORTED, "input '%s' (index %d) has dtype %s; expected float",
+                       names[i], i, wt_dtype_name(ctx->in[i].dtype));
+  const wt_tensor *ab[2] = {&ctx->in[1], &ctx->in[2]};
+  int rank;
+  int64_t dims[WT_MAX_RANK];
+  WT_TRY(wt_broadcast_shapes(2, ab, &rank, dims));
+  const wt_tensor *dy = &ctx->in[0];
+  int same = rank == dy->rank;
+  for (int i = 0; same && i < rank; i++) same = dims[i] == dy->dims[i];
+  if (!same || rank > WT_BCAST_MAX_RANK) {
+    char a[128], b[128];
+    return wt_errorf(WT_ERR_SHAPE, "input 'dY' has shape %s; expected A and B's broadcast shape %s",
+                     wt_shape_str(dy->rank, dy->dims, a, sizeof a), wt_shape_str(rank, dims, b, sizeof b));
+  }
+  for (int o = 0; o < ctx->n_out; o++)
+    wt_set_shape(&ctx->out[o], WT_FLOAT, ab[o]->rank, ab[o]->dims);
+  return WT_OK;
+}
+
+static int div_grad_run(const wt_run_ctx *ctx) {
+  const wt_tensor *dy = &ctx->in[0], *a = &ctx->in[1], *b = &ctx->in[2];
+  int ranks[3] = {dy->rank, a->rank, b->rank};
+  const int64_t *dims[3] = {dy->dims, a->dims, b->dims};
+  wt_bcast plan;
+  wt_bcast_init(&plan, dy->rank, dy->dims, 3, ranks, dims);
+  float *da = ctx->node->outputs[0] >= 0 ? ctx->out[0].data : NULL;
+  float *db = ctx->n_out > 1 && ctx->node->outputs[1] >= 0 ? ctx->out[1].data : NULL;
+  wt_ew_div_grad_f32(&plan, dy->data, a->data, b->data, da, wt_numel(a), db, wt_numel(b));
+  return WT_OK;
+}
+
+const wt_op_def wt_op_DivGrad = {.domain = WT_MS, .op_type = "DivGrad", .min_inputs = 3,
+                                 .max_inputs = 3, .min_outputs = 1, .max_outputs = 2,
+                                 .infer = div_grad_infer, .run = div_grad_run};
+
 #define BIN_OP(NAME, MIN_IN, MAX_IN, GRAD)                                                    \
   const wt_op_def wt_op_##NAME = {.domain = "", .op_type = #NAME, .min_inputs = MIN_IN,       \
                                   .max_inputs = MAX_IN, .min_outputs = 1, .max_outputs = 1,   \
@@ -317,14 +459,14 @@ static int sum_grad(wt_grad_ctx *c) {
 BIN_OP(Add, 2, 2, add_grad)
 BIN_OP(Sub, 2, 2, sub_grad)
 BIN_OP(Mul, 2, 2, mul_grad)
-BIN_OP(Div, 2, 2, NULL)
-BIN_OP(Pow, 2, 2, NULL)
+BIN_OP(Div, 2, 2, div_grad)
+BIN_OP(Pow, 2, 2, pow_grad)
 BIN_OP(Mod, 2, 2, NULL)
-BIN_OP(Min, 1, 64, NULL)
-BIN_OP(Max, 1, 64, NULL)
+BIN_OP(Min, 1, 64, min_max_grad)
+BIN_OP(Max, 1, 64, min_max_grad)
 BIN_OP(Sum, 1, 64, sum_grad)
-BIN_OP(Mean, 1, 64, NULL)
-BIN_OP(PRelu, 2, 2, NULL)
+BIN_OP(Mean, 1, 64, mean_grad)
+BIN_OP(PRelu, 2, 2, prelu_grad)
 BIN_OP(Equal, 2, 2, NULL)
 BIN_OP(Less, 2, 2, NULL)
 BIN_OP(Greater, 2, 2, NULL)
@@ -333,11 +475,11 @@ BIN_OP(GreaterOrEqual, 2, 2, NULL)
 BIN_OP(And, 2, 2, NULL)
 BIN_OP(Or, 2, 2, NULL)
 BIN_OP(Xor, 2, 2, NULL)
-BIN_OP(Where, 3, 3, NULL)
+BIN_OP(Where, 3, 3, where_grad)
 
 const wt_op_def *const wt_ops_binary[] = {
     &wt_op_Add, &wt_op_Sub, &wt_op_Mul, &wt_op_Div, &wt_op_Pow, &wt_op_Mod,
     &wt_op_Min, &wt_op_Max, &wt_op_Sum, &wt_op_Mean, &wt_op_PRelu, &wt_op_Equal, &wt_op_Less, &wt_op_Greater, &wt_op_LessOrEqual,
-    &wt_op_GreaterOrEqual, &wt_op_And, &wt_op_Or, &wt_op_Xor, &wt_op_Where,
+    &wt_op_GreaterOrEqual, &wt_op_And, &wt_op_Or, &wt_op_Xor, &wt_op_Where, &wt_op_DivGrad,
     NULL,
 };

@@ -1,9 +1,11 @@
 /* Op family: conv. Conv and ConvTranspose over 1-D, 2-D and 3-D float32 inputs, with groups,
- * pads / auto_pad, strides, dilations and an optional bias. Conv is im2col + wt_sgemm per
- * (image, group); ConvTranspose is wt_sgemm + col2im (kernels/conv.c). */
+ * pads / auto_pad, strides, dilations and an optional bias, their gradient rules, and the
+ * com.microsoft ConvGrad / ConvTransposeGrad ops those emit (ORT's schemas: inputs dY, X, W;
+ * optional outputs dX, dW, dB; the forward's attributes). Kernels in kernels/conv*.c. */
 #include <assert.h>
 #include <string.h>
 
+#include "autodiff/grad.h"
 #include "kernels/conv.h"
 #include "ops/conv_window.h"
 #include "ops/op.h"
@@ -12,6 +14,7 @@ typedef struct conv_params {
   wt_conv_geom g;
   int64_t C, M, group;
   int has_bias;
+  int want[3];                  /* gradient ops: outputs dX, dW, dB requested */
 } conv_params;
 static_assert(sizeof(conv_params) <= WT_PARAMS_MAX, "conv_params too big");
 
@@ -35,15 +38,17 @@ static int check_bias(const wt_infer_ctx *ctx, int64_t M, int *has_bias) {
   return WT_OK;
 }
 
-/* Checks X / W dtypes and ranks; returns nsp. */
-static int check_xw(const wt_infer_ctx *ctx, int *nsp) {
-  const wt_tensor *X = &ctx->in[0], *W = &ctx->in[1];
-  WT_TRY(check_float(X, "X", 0));
-  WT_TRY(check_float(W, "W", 1));
+/* Checks X / W (node inputs xi and xi + 1) dtypes and ranks; returns nsp. */
+static int check_xw(const wt_tensor *X, const wt_tensor *W, int xi, int *nsp) {
+  WT_TRY(check_float(X, "X", xi));
+  WT_TRY(check_float(W, "W", xi + 1));
+  if (X->rank < 3)
+    return wt_errorf(WT_ERR_SHAPE, "input 'X' (index %d) has rank %d; expected rank >= 3 "
+                     "(N, C, spatial...)", xi, X->rank);
   WT_TRY(wt_window_nsp("X", X->rank, nsp));
   if (W->rank != X->rank)
-    return wt_errorf(WT_ERR_SHAPE, "input 'W' (index 1) has rank %d; expected rank %d like 'X'",
-                     W->rank, X->rank);
+    return wt_errorf(WT_ERR_SHAPE, "input 'W' (index %d) has rank %d; expected rank %d like 'X'",
+                     xi + 1, W->rank, X->rank);
   if (X->dims[1] < 0 || W->dims[0] < 0 || W->dims[1] < 0)
     return wt_errorf(WT_ERR_SHAPE, "channel dims of 'X' and 'W' must be known");
   return WT_OK;
@@ -57,66 +62,45 @@ static int read_group(const wt_node *n, int64_t *group) {
   return WT_OK;
 }
 
-/* ---- Conv --------------------------------------------------------------------------------- */
-
-static int conv_infer(wt_infer_ctx *ctx) {
-  const wt_tensor *X = &ctx->in[0], *W = &ctx->in[1];
+/* Conv geometry from X / W (node inputs xi, xi + 1): p (not has_bias) and the output dims. */
+static int conv_setup(const wt_node *n, const wt_tensor *X, const wt_tensor *W, int xi,
+                      conv_params *p, int64_t *out) {
   int nsp;
-  WT_TRY(check_xw(ctx, &nsp));
-  conv_params *p = ctx->params;
-  WT_TRY(read_group(ctx->node, &p->group));
+  WT_TRY(check_xw(X, W, xi, &nsp));
+  WT_TRY(read_group(n, &p->group));
   p->C = X->dims[1];
   p->M = W->dims[0];
   if (W->dims[1] * p->group != p->C)
-    return wt_errorf(WT_ERR_SHAPE, "input 'W' (index 1) has %lld input channels per group with "
+    return wt_errorf(WT_ERR_SHAPE, "input 'W' (index %d) has %lld input channels per group with "
                      "group %lld, but 'X' has %lld channels; expected W.dims[1] * group == C",
-                     (long long)W->dims[1], (long long)p->group, (long long)p->C);
+                     xi + 1, (long long)W->dims[1], (long long)p->group, (long long)p->C);
   if (p->M % p->group != 0)
-    return wt_errorf(WT_ERR_SHAPE, "input 'W' (index 1) has %lld output channels; expected a "
-                     "multiple of group %lld", (long long)p->M, (long long)p->group);
-  WT_TRY(check_bias(ctx, p->M, &p->has_bias));
+    return wt_errorf(WT_ERR_SHAPE, "input 'W' (index %d) has %lld output channels; expected a "
+                     "multiple of group %lld", xi + 1, (long long)p->M, (long long)p->group);
   wt_window_attrs a;
-  WT_TRY(wt_window_parse(ctx->node, nsp, W->dims + 2, 1, &a));
-  int64_t out[WT_MAX_RANK];
+  WT_TRY(wt_window_parse(n, nsp, W->dims + 2, 1, &a));
   WT_TRY(wt_window_forward(&a, X->dims + 2, 0, out + 2));
   wt_window_geom(&a, X->dims + 2, out + 2, &p->g);
   out[0] = X->dims[0];
   out[1] = p->M;
-  wt_set_shape(&ctx->out[0], WT_FLOAT, X->rank, out);
-  ctx->scratch_bytes = sizeof(float) * wt_conv_scratch_floats(&p->g, p->C, p->group);
   return WT_OK;
 }
 
-static int conv_run(const wt_run_ctx *ctx) {
-  const conv_params *p = ctx->params;
-  const wt_tensor *X = &ctx->in[0];
-  wt_conv_forward(&p->g, X->dims[0], p->C, p->M, p->group, X->data, ctx->in[1].data,
-                  p->has_bias ? ctx->in[2].data : NULL, ctx->out[0].data, ctx->scratch);
-  return WT_OK;
-}
-
-const wt_op_def wt_op_Conv = {.domain = "", .op_type = "Conv", .min_inputs = 2,
-                              .max_inputs = 3, .min_outputs = 1, .max_outputs = 1,
-                              .infer = conv_infer, .run = conv_run};
-
-/* ---- ConvTranspose ------------------------------------------------------------------------ */
-
-static int conv_transpose_infer(wt_infer_ctx *ctx) {
-  const wt_tensor *X = &ctx->in[0], *W = &ctx->in[1];
-  const wt_node *n = ctx->node;
+/* ConvTranspose geometry from X / W (node inputs xi, xi + 1): p and the output dims. */
+static int conv_transpose_setup(const wt_node *n, const wt_tensor *X, const wt_tensor *W, int xi,
+                                conv_params *p, int64_t *out) {
   int nsp;
-  WT_TRY(check_xw(ctx, &nsp));
-  conv_params *p = ctx->params;
+  WT_TRY(check_xw(X, W, xi, &nsp));
   WT_TRY(read_group(n, &p->group));
   p->C = X->dims[1];
   p->M = W->dims[1] * p->group;
   if (W->dims[0] != p->C)
-    return wt_errorf(WT_ERR_SHAPE, "input 'W' (index 1) has dim0 %lld but 'X' has %lld "
-                     "channels; expected them equal", (long long)W->dims[0], (long long)p->C);
+    return wt_errorf(WT_ERR_SHAPE, "input 'W' (index %d) has dim0 %lld but 'X' has %lld "
+                     "channels; expected them equal", xi + 1, (long long)W->dims[0],
+                     (long long)p->C);
   if (p->C % p->group != 0)
     return wt_errorf(WT_ERR_SHAPE, "'X' has %lld channels; expected a multiple of group %lld",
                      (long long)p->C, (long long)p->group);
-  WT_TRY(check_bias(ctx, p->M, &p->has_bias));
   wt_window_attrs a;
   WT_TRY(wt_window_parse(n, nsp, W->dims + 2, 1, &a));
 
@@ -143,7 +127,6 @@ static int conv_transpose_infer(wt_infer_ctx *ctx) {
     for (int i = 0; i < nsp; i++) oshape[i] = v[have_oshape - nsp + i];
   }
 
-  int64_t out[WT_MAX_RANK];
   for (int i = 0; i < nsp; i++) {
     int64_t in = X->dims[2 + i];
     if (in < 0)
@@ -167,6 +150,68 @@ static int conv_transpose_infer(wt_infer_ctx *ctx) {
   wt_window_geom(&a, out + 2, X->dims + 2, &p->g);
   out[0] = X->dims[0];
   out[1] = p->M;
+  return WT_OK;
+}
+
+/* ---- Conv --------------------------------------------------------------------------------- */
+
+static int conv_infer(wt_infer_ctx *ctx) {
+  const wt_tensor *X = &ctx->in[0];
+  conv_params *p = ctx->params;
+  int64_t out[WT_MAX_RANK];
+  WT_TRY(conv_setup(ctx->node, X, &ctx->in[1], 0, p, out));
+  WT_TRY(check_bias(ctx, p->M, &p->has_bias));
+  wt_set_shape(&ctx->out[0], WT_FLOAT, X->rank, out);
+  ctx->scratch_bytes = sizeof(float) * wt_conv_scratch_floats(&p->g, p->C, p->group);
+  return WT_OK;
+}
+
+static int conv_run(const wt_run_ctx *ctx) {
+  const conv_params *p = ctx->params;
+  const wt_tensor *X = &ctx->in[0];
+  wt_conv_forward(&p->g, X->dims[0], p->C, p->M, p->group, X->data, ctx->in[1].data,
+                  p->has_bias ? ctx->in[2].data : NULL, ctx->out[0].data, ctx->scratch);
+  return WT_OK;
+}
+
+/* ORT's rule for Conv and ConvTranspose: one <op>Grad(dY, X, W) node with the forward's
+ * attributes and an output per forward input, unneeded ones omitted (empty names). */
+static int conv_family_grad(wt_grad_ctx *c, const char *grad_op) {
+  int n_in = wt_grad_node(c)->n_inputs, outs[3];
+  if (n_in > 3) n_in = 3;
+  int n_out = n_in;
+  while (n_out > 1 && !wt_grad_need(c, n_out - 1)) n_out--; /* trailing omitted outputs */
+  int node = wt_grad_op(c, grad_op, WT_MS, 3, (int[]){GO(0), I(0), I(1)}, n_out, outs);
+  if (node < 0) return wt_grad_status(c);
+  wt_window_copy_attrs(c, node);
+  for (int i = 0; i < n_out; i++) {
+    if (wt_grad_need(c, i)) {
+      wt_grad_set(c, i, outs[i]);
+    } else {
+      c->g->nodes[node].outputs[i] = -1;
+      c->g->values[outs[i]].producer = -1;
+    }
+  }
+  return wt_grad_status(c);
+}
+
+static int conv_grad_rule(wt_grad_ctx *c) { return conv_family_grad(c, "ConvGrad"); }
+static int conv_transpose_grad_rule(wt_grad_ctx *c) {
+  return conv_family_grad(c, "ConvTransposeGrad");
+}
+
+const wt_op_def wt_op_Conv = {.domain = "", .op_type = "Conv", .min_inputs = 2,
+                              .max_inputs = 3, .min_outputs = 1, .max_outputs = 1,
+                              .infer = conv_infer, .run = conv_run, .grad = conv_grad_rule};
+
+/* ---- ConvTranspose ------------------------------------------------------------------------ */
+
+static int conv_transpose_infer(wt_infer_ctx *ctx) {
+  const wt_tensor *X = &ctx->in[0];
+  conv_params *p = ctx->params;
+  int64_t out[WT_MAX_RANK];
+  WT_TRY(conv_transpose_setup(ctx->node, X, &ctx->in[1], 0, p, out));
+  WT_TRY(check_bias(ctx, p->M, &p->has_bias));
   wt_set_shape(&ctx->out[0], WT_FLOAT, X->rank, out);
   ctx->scratch_bytes = sizeof(float) * wt_conv_transpose_scratch_floats(&p->g, p->M, p->group);
   return WT_OK;
@@ -184,10 +229,77 @@ static int conv_transpose_run(const wt_run_ctx *ctx) {
 const wt_op_def wt_op_ConvTranspose = {.domain = "", .op_type = "ConvTranspose",
                                        .min_inputs = 2, .max_inputs = 3, .min_outputs = 1,
                                        .max_outputs = 1, .infer = conv_transpose_infer,
-                                       .run = conv_transpose_run};
+                                       .run = conv_transpose_run,
+                                       .grad = conv_transpose_grad_rule};
+
+/* ---- com.microsoft ConvGrad / ConvTransposeGrad ------------------------------------------- */
+
+/* Shared infer: dY must have the forward output's shape; dX, dW, dB shaped like X, W, [M]. */
+static int grad_infer(wt_infer_ctx *ctx, int transpose) {
+  const wt_tensor *dY = &ctx->in[0], *X = &ctx->in[1], *W = &ctx->in[2];
+  conv_params *p = ctx->params;
+  int64_t out[WT_MAX_RANK];
+  if (transpose) WT_TRY(conv_transpose_setup(ctx->node, X, W, 1, p, out));
+  else WT_TRY(conv_setup(ctx->node, X, W, 1, p, out));
+  WT_TRY(check_float(dY, "dY", 0));
+  int same = dY->rank == X->rank;
+  for (int i = 0; same && i < X->rank; i++) same = dY->dims[i] == out[i];
+  if (!same) {
+    char got[160], want[160];
+    wt_shape_str(dY->rank, dY->dims, got, sizeof got);
+    wt_shape_str(X->rank, out, want, sizeof want);
+    return wt_errorf(WT_ERR_SHAPE, "input 'dY' (index 0) has shape %s; expected %s, the "
+                     "forward output's shape", got, want);
+  }
+  int64_t db[1] = {p->M};
+  for (int i = 0; i < ctx->n_out && i < 3; i++)
+    p->want[i] = i < ctx->node->n_outputs && ctx->node->outputs[i] >= 0;
+  if (ctx->n_out > 0) wt_set_shape(&ctx->out[0], WT_FLOAT, X->rank, X->dims);
+  if (ctx->n_out > 1) wt_set_shape(&ctx->out[1], WT_FLOAT, W->rank, W->dims);
+  if (ctx->n_out > 2) wt_set_shape(&ctx->out[2], WT_FLOAT, 1, db);
+  size_t col = transpose ? wt_conv_transpose_scratch_floats(&p->g, p->M, p->group)
+                         : wt_conv_scratch_floats(&p->g, p->C, p->group);
+  if (p->want[0] || p->want[1]) ctx->scratch_bytes = sizeof(float) * col;
+  return WT_OK;
+}
+
+static int conv_grad_infer(wt_infer_ctx *ctx) { return grad_infer(ctx, 0); }
+static int conv_transpose_grad_infer(wt_infer_ctx *ctx) { return grad_infer(ctx, 1); }
+
+static float *want_out(const wt_run_ctx *ctx, int i) {
+  const conv_params *p = ctx->params;
+  return i < ctx->n_out && p->want[i] ? ctx->out[i].data : NULL;
+}
+
+static int conv_grad_run(const wt_run_ctx *ctx) {
+  const conv_params *p = ctx->params;
+  wt_conv_grad(&p->g, ctx->in[1].dims[0], p->C, p->M, p->group, ctx->in[0].data,
+               ctx->in[1].data, ctx->in[2].data, want_out(ctx, 0), want_out(ctx, 1),
+               want_out(ctx, 2), ctx->scratch);
+  return WT_OK;
+}
+
+static int conv_transpose_grad_run(const wt_run_ctx *ctx) {
+  const conv_params *p = ctx->params;
+  wt_conv_transpose_grad(&p->g, ctx->in[1].dims[0], p->C, p->M, p->group, ctx->in[0].data,
+                         ctx->in[1].data, ctx->in[2].data, want_out(ctx, 0), want_out(ctx, 1),
+                         want_out(ctx, 2), ctx->scratch);
+  return WT_OK;
+}
+
+const wt_op_def wt_op_ConvGrad = {.domain = WT_MS, .op_type = "ConvGrad", .min_inputs = 3,
+                                  .max_inputs = 3, .min_outputs = 1, .max_outputs = 3,
+                                  .infer = conv_grad_infer, .run = conv_grad_run};
+
+const wt_op_def wt_op_ConvTransposeGrad = {.domain = WT_MS, .op_type = "ConvTransposeGrad",
+                                           .min_inputs = 3, .max_inputs = 3, .min_outputs = 1,
+                                           .max_outputs = 3, .infer = conv_transpose_grad_infer,
+                                           .run = conv_transpose_grad_run};
 
 const wt_op_def *const wt_ops_conv[] = {
     &wt_op_Conv,
     &wt_op_ConvTranspose,
+    &wt_op_ConvGrad,
+    &wt_op_ConvTransposeGrad,
     NULL,
 };

@@ -33,4 +33,13 @@ int wt_window_forward(wt_window_attrs *a, const int64_t *in, int ceil_mode, int6
 void wt_window_geom(const wt_window_attrs *a, const int64_t *img, const int64_t *grid,
                     wt_conv_geom *g);
 
+/* Gradient-rule helpers shared by the conv and pool families. */
+struct wt_grad_ctx;
+/* Copies the forward node's int / ints / float / string attributes onto emitted node `dst`
+ * (ORT's SrcNodeAttributes()). Errors are sticky on c. */
+void wt_window_copy_attrs(struct wt_grad_ctx *c, int dst);
+/* Declares value v's dtype and (possibly symbolic) shape as those of forward value `like`:
+ * the value_info of a gradient whose shape its op cannot derive from its inputs. */
+void wt_window_declare_like(struct wt_grad_ctx *c, int v, int like);
+
 #endif

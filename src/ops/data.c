@@ -1,8 +1,10 @@
-/* Op family: data. Region ops: Slice, Pad, Trilu. (Indexed gathers and scatters live in
- * data_index.c.) Copies work on element size, so every dtype shares one path. */
+/* Op family: data. Region ops: Slice, Pad, Trilu, their gradient rules, and the gradient ops
+ * com.microsoft SliceGrad and Trilu. (Indexed gathers and scatters live in data_index.c.)
+ * Copies work on element size, so every dtype shares one path. */
 #include <assert.h>
 #include <string.h>
 
+#include "autodiff/grad.h"
 #include "kernels/copy.h"
 #include "ops/op.h"
 #include "ops/shape_util.h"
@@ -13,13 +15,13 @@ typedef struct slice_params {
   int64_t start[WT_MAX_RANK], step[WT_MAX_RANK];
 } slice_params;
 
-/* Reads starts/ends/axes/steps: attributes before opset 10, inputs 1..4 from 10. n* = -1 when
- * absent. */
-static int slice_lists(wt_infer_ctx *ctx, int64_t v[4][WT_MAX_RANK], int n[4]) {
+/* Reads starts/ends/axes/steps: attributes when first == 0 (Slice before opset 10), else inputs
+ * first..first+3. n* = -1 when absent. */
+static int slice_lists(wt_infer_ctx *ctx, int first, int64_t v[4][WT_MAX_RANK], int n[4]) {
   static const char *const names[4] = {"starts", "ends", "axes", "steps"};
   for (int k = 0; k < 4; k++) {
     n[k] = -1;
-    if (ctx->opset < 10) {
+    if (first == 0) {
       if (k == 3) continue;
       const int64_t *p;
       n[k] = wt_attr_ints(ctx->node, names[k], &p);
@@ -27,23 +29,22 @@ static int slice_lists(wt_infer_ctx *ctx, int64_t v[4][WT_MAX_RANK], int n[4]) {
         return wt_errorf(WT_ERR_INVALID_ARG, "attribute '%s' has %d values; at most %d",
                          names[k], n[k], WT_MAX_RANK);
       if (n[k] > 0) memcpy(v[k], p, sizeof *p * (size_t)n[k]);
-    } else if (wt_has_input(ctx->in, ctx->n_in, k + 1)) {
-      WT_TRY(wt_su_known_ints(ctx, k + 1, names[k], WT_MAX_RANK, v[k], &n[k]));
+    } else if (wt_has_input(ctx->in, ctx->n_in, k + first)) {
+      WT_TRY(wt_su_known_ints(ctx, k + first, names[k], WT_MAX_RANK, v[k], &n[k]));
     }
     if (k < 2 && n[k] < 0)
-      return wt_errorf(WT_ERR_INVALID_ARG, ctx->opset < 10 ? "attribute '%s' is required"
-                                                           : "input '%s' is required", names[k]);
+      return wt_errorf(WT_ERR_INVALID_ARG, first == 0 ? "attribute '%s' is required"
+                                                      : "input '%s' is required", names[k]);
   }
   return WT_OK;
 }
 
-static int slice_infer(wt_infer_ctx *ctx) {
-  slice_params *p = ctx->params;
-  const wt_tensor *x = &ctx->in[0];
-  if (!wt_su_elem(ctx, 0)) return WT_ERR_UNSUPPORTED;
+/* Start/step per axis of the sliced tensor x (given by its shape) and the slice's dims. */
+static int slice_plan(wt_infer_ctx *ctx, int first, const wt_tensor *x, slice_params *p,
+                      int64_t *dims) {
   int64_t v[4][WT_MAX_RANK];
   int n[4], axes[WT_MAX_RANK];
-  WT_TRY(slice_lists(ctx, v, n));
+  WT_TRY(slice_lists(ctx, first, v, n));
   int cnt = n[0];
   if (n[1] != cnt || (n[2] >= 0 && n[2] != cnt) || (n[3] >= 0 && n[3] != cnt))
     return wt_errorf(WT_ERR_SHAPE, "starts, ends, axes and steps must have the same length "
@@ -55,7 +56,6 @@ static int slice_infer(wt_infer_ctx *ctx) {
       return wt_errorf(WT_ERR_SHAPE, "%d starts for an input of rank %d", cnt, x->rank);
     for (int k = 0; k < cnt; k++) axes[k] = k;
   }
-  int64_t dims[WT_MAX_RANK];
   for (int i = 0; i < x->rank; i++) {
     p->start[i] = 0;
     p->step[i] = 1;
@@ -83,6 +83,14 @@ static int slice_infer(wt_infer_ctx *ctx) {
     p->step[a] = st;
     dims[a] = c;
   }
+  return WT_OK;
+}
+
+static int slice_infer(wt_infer_ctx *ctx) {
+  const wt_tensor *x = &ctx->in[0];
+  if (!wt_su_elem(ctx, 0)) return WT_ERR_UNSUPPORTED;
+  int64_t dims[WT_MAX_RANK];
+  WT_TRY(slice_plan(ctx, ctx->opset < 10 ? 0 : 1, x, ctx->params, dims));
   wt_set_shape(&ctx->out[0], x->dtype, x->rank, dims);
   return WT_OK;
 }
@@ -100,6 +108,47 @@ static int slice_run(const wt_run_ctx *ctx) {
   }
   size_t elem = wt_dtype_size(x->dtype);
   wt_copy_strided(y->data, ys, (const char *)x->data + off * (int64_t)elem, ss, y->rank, y->dims,
+                  elem);
+  return WT_OK;
+}
+
+/* SliceGrad (com.microsoft): dX = zeros(shape) with dY written where Slice read it.
+ * Inputs dY, shape, starts, ends[, axes[, steps]]. */
+static int slice_grad_op_infer(wt_infer_ctx *ctx) {
+  const wt_tensor *dy = &ctx->in[0];
+  if (!wt_su_elem(ctx, 0)) return WT_ERR_UNSUPPORTED;
+  wt_tensor x = {.dtype = dy->dtype};
+  WT_TRY(wt_su_known_ints(ctx, 1, "shape", WT_MAX_RANK, x.dims, &x.rank));
+  for (int i = 0; i < x.rank; i++)
+    if (x.dims[i] < 0)
+      return wt_errorf(WT_ERR_SHAPE, "input 'shape' has negative value %lld", (long long)x.dims[i]);
+  int64_t dims[WT_MAX_RANK];
+  WT_TRY(slice_plan(ctx, 2, &x, ctx->params, dims));
+  if (dy->rank != x.rank || wt_shape_numel(x.rank, dims) != wt_numel(dy) ||
+      memcmp(dims, dy->dims, sizeof(int64_t) * (size_t)x.rank) != 0) {
+    char a[160], b[160], d[160];
+    return wt_errorf(WT_ERR_SHAPE, "input 'dY' has shape %s; the slice of %s is %s",
+                     wt_shape_str(dy->rank, dy->dims, a, sizeof a),
+                     wt_shape_str(x.rank, x.dims, b, sizeof b), wt_shape_str(x.rank, dims, d, sizeof d));
+  }
+  wt_set_shape(&ctx->out[0], dy->dtype, x.rank, x.dims);
+  return WT_OK;
+}
+
+static int slice_grad_op_run(const wt_run_ctx *ctx) {
+  const slice_params *p = ctx->params;
+  const wt_tensor *dy = &ctx->in[0], *dx = &ctx->out[0];
+  size_t elem = wt_dtype_size(dx->dtype);
+  memset(dx->data, 0, wt_nbytes(dx));
+  if (wt_numel(dy) == 0) return WT_OK;
+  int64_t xs[WT_MAX_RANK], ys[WT_MAX_RANK], ds[WT_MAX_RANK], off = 0;
+  wt_strides(dx->rank, dx->dims, xs);
+  wt_strides(dy->rank, dy->dims, ys);
+  for (int i = 0; i < dx->rank; i++) {
+    off += p->start[i] * xs[i];
+    ds[i] = xs[i] * p->step[i];
+  }
+  wt_copy_strided((char *)dx->data + off * (int64_t)elem, ds, dy->data, ys, dy->rank, dy->dims,
                   elem);
   return WT_OK;
 }
@@ -298,24 +347,114 @@ static int trilu_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
+/* ---- gradient rules --------------------------------------------------------------------- */
+
+/* Slice: SliceGrad(dY, Shape(X), starts, ends[, axes[, steps]]) (ONNX Runtime's form; before
+ * opset 10 the attribute lists become constants). */
+static int slice_grad(wt_grad_ctx *c) {
+  const wt_node *n = wt_grad_node(c);
+  int ins[6] = {GO(0), -1, -1, -1, -1, -1}, n_in = 2;
+  if (c->opset < 10) {
+    static const char *const names[3] = {"starts", "ends", "axes"};
+    int64_t v[3][WT_MAX_RANK];
+    int cnt[3];
+    for (int k = 0; k < 3; k++) {
+      const int64_t *p;
+      cnt[k] = wt_attr_ints(wt_grad_node(c), names[k], &p);
+      if (cnt[k] > WT_MAX_RANK) return wt_grad_fail(c, WT_ERR_INVALID_ARG, "too many %s", names[k]);
+      if (cnt[k] > 0) memcpy(v[k], p, sizeof *p * (size_t)cnt[k]);
+    }
+    for (int k = 0; k < 3; k++)
+      if (cnt[k] >= 0) ins[n_in++] = wt_grad_const_i64s(c, v[k], cnt[k]);
+  } else {
+    for (int k = 1; k < n->n_inputs; k++) ins[n_in++] = I(k);
+  }
+  ins[1] = wt_grad_op1(c, "Shape", "", 1, (int[]){I(0)});
+  wt_grad_set(c, 0, wt_grad_op1(c, "SliceGrad", WT_MS, n_in, ins));
+  return wt_grad_status(c);
+}
+
+/* Pad (constant mode, as in ONNX Runtime): dX = Pad(dY, -pads), which crops. A differentiable
+ * constant_value gets sum(dY) - sum(dX), the part of dY that fell on padding. */
+static int pad_grad(wt_grad_ctx *c) {
+  const wt_node *n = wt_grad_node(c);
+  const char *mode = wt_attr_string(n, "mode", "constant");
+  if (strcmp(mode, "constant") != 0)
+    return wt_grad_fail(c, WT_ERR_UNSUPPORTED, "Pad's gradient supports mode 'constant' only "
+                        "(this node has mode '%s')", mode);
+  int64_t pads[2 * WT_MAX_RANK];
+  int np, dx;
+  if (c->opset < 11) {
+    const int64_t *p;
+    np = wt_attr_ints(n, "pads", &p);
+    if (np < 0) np = wt_attr_ints(n, "paddings", &p);
+    if (np < 0 || np > 2 * WT_MAX_RANK)
+      return wt_grad_fail(c, WT_ERR_INVALID_ARG, "attribute 'pads' is missing or too long");
+    for (int i = 0; i < np; i++) pads[i] = -p[i];
+    dx = wt_grad_op1(c, "Pad", "", 1, (int[]){GO(0)});
+    if (dx >= 0) wt_node_set_ints(c->g, wt_grad_last(c), "pads", pads, np);
+  } else {
+    int axes = n->n_inputs > 3 ? I(3) : -1, neg;
+    np = wt_grad_const_ints(c, I(1), pads, 2 * WT_MAX_RANK);
+    if (np >= 0) {
+      for (int i = 0; i < np; i++) pads[i] = -pads[i];
+      neg = wt_grad_const_i64s(c, pads, np);
+    } else {
+      neg = wt_grad_op1(c, "Neg", "", 1, (int[]){I(1)});
+    }
+    dx = wt_grad_op1(c, "Pad", "", axes >= 0 ? 4 : 2, (int[]){GO(0), neg, -1, axes});
+  }
+  if (wt_grad_need(c, 0)) wt_grad_set(c, 0, dx);
+  if (wt_grad_need(c, 2)) {
+    int sy = wt_grad_op1(c, "ReduceSum", "", 1, (int[]){GO(0)});
+    if (sy >= 0) wt_node_set_int(c->g, wt_grad_last(c), "keepdims", 0);
+    int sx = wt_grad_op1(c, "ReduceSum", "", 1, &dx);
+    if (sx >= 0) wt_node_set_int(c->g, wt_grad_last(c), "keepdims", 0);
+    int d = wt_grad_op1(c, "Sub", "", 2, (int[]){sy, sx});
+    wt_grad_set(c, 2, wt_grad_reshape_like(c, d, I(2)));
+  }
+  return wt_grad_status(c);
+}
+
+/* Trilu: dX = Trilu(dY[, k]) with the same 'upper', emitted as com.microsoft Trilu like ONNX
+ * Runtime. */
+static int trilu_grad(wt_grad_ctx *c) {
+  const wt_node *n = wt_grad_node(c);
+  int64_t upper = wt_attr_int(n, "upper", 1);
+  int k = n->n_inputs > 1 ? I(1) : -1;
+  int d = wt_grad_op1(c, "Trilu", WT_MS, k >= 0 ? 2 : 1, (int[]){GO(0), k});
+  if (d >= 0) wt_node_set_int(c->g, wt_grad_last(c), "upper", upper);
+  wt_grad_set(c, 0, d);
+  return wt_grad_status(c);
+}
+
 static_assert(sizeof(slice_params) <= WT_PARAMS_MAX, "params");
 static_assert(sizeof(pad_params) <= WT_PARAMS_MAX, "params");
 
 const wt_op_def wt_op_Slice = {.domain = "", .op_type = "Slice", .min_inputs = 1, .max_inputs = 5,
                                .min_outputs = 1, .max_outputs = 1, .infer = slice_infer,
-                               .run = slice_run};
+                               .run = slice_run, .grad = slice_grad};
 const wt_op_def wt_op_Pad = {.domain = "", .op_type = "Pad", .min_inputs = 1, .max_inputs = 4,
                              .min_outputs = 1, .max_outputs = 1, .infer = pad_infer,
-                             .run = pad_run};
+                             .run = pad_run, .grad = pad_grad};
 const wt_op_def wt_op_Trilu = {.domain = "", .op_type = "Trilu", .min_inputs = 1, .max_inputs = 2,
                                .min_outputs = 1, .max_outputs = 1, .infer = trilu_infer,
-                               .run = trilu_run};
+                               .run = trilu_run, .grad = trilu_grad};
+const wt_op_def wt_op_ms_SliceGrad = {.domain = WT_MS, .op_type = "SliceGrad", .min_inputs = 4,
+                                      .max_inputs = 6, .min_outputs = 1, .max_outputs = 1,
+                                      .infer = slice_grad_op_infer, .run = slice_grad_op_run};
+const wt_op_def wt_op_ms_Trilu = {.domain = WT_MS, .op_type = "Trilu", .min_inputs = 1,
+                                  .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
+                                  .infer = trilu_infer, .run = trilu_run, .grad = trilu_grad};
 
 /* Defined in data_index.c; one table keeps registry.c's family list unchanged. */
 extern const wt_op_def wt_op_Gather, wt_op_GatherElements, wt_op_ScatterElements, wt_op_Scatter,
-    wt_op_GatherND, wt_op_ScatterND;
+    wt_op_GatherND, wt_op_ScatterND, wt_op_ms_GatherGrad, wt_op_ms_GatherElementsGrad,
+    wt_op_ms_GatherNDGrad;
 
 const wt_op_def *const wt_ops_data[] = {
     &wt_op_Slice,   &wt_op_Pad,     &wt_op_Trilu,     &wt_op_Gather,    &wt_op_GatherElements,
-    &wt_op_ScatterElements, &wt_op_Scatter, &wt_op_GatherND, &wt_op_ScatterND, NULL,
+    &wt_op_ScatterElements, &wt_op_Scatter, &wt_op_GatherND, &wt_op_ScatterND,
+    &wt_op_ms_SliceGrad, &wt_op_ms_Trilu, &wt_op_ms_GatherGrad, &wt_op_ms_GatherElementsGrad,
+    &wt_op_ms_GatherNDGrad, NULL,
 };

@@ -1,9 +1,11 @@
 /* Op family: data (part 2; listed in data.c's table wt_ops_data). Indexed reads and writes: Gather,
- * GatherElements, GatherND, ScatterElements (and its deprecated alias Scatter), ScatterND.
- * Every index is bounds-checked at run time; negative indices count from the end. */
+ * GatherElements, GatherND, ScatterElements (and its deprecated alias Scatter), ScatterND, their
+ * gradient rules and the scatter-add gradient ops com.microsoft GatherGrad, GatherElementsGrad,
+ * GatherNDGrad. Every index is bounds-checked at run time; negative indices count from the end. */
 #include <assert.h>
 #include <string.h>
 
+#include "autodiff/grad.h"
 #include "kernels/copy.h"
 #include "ops/op.h"
 #include "ops/shape_util.h"
@@ -224,14 +226,8 @@ static int scatter_elements_run(const wt_run_ctx *ctx) {
 
 /* ---- GatherND / ScatterND --------------------------------------------------------------- */
 
-static int gather_nd_infer(wt_infer_ctx *ctx) {
-  index_params *p = ctx->params;
-  const wt_tensor *x = &ctx->in[0], *ind = &ctx->in[1];
-  if (!wt_su_elem(ctx, 0)) return WT_ERR_UNSUPPORTED;
-  if (ind->dtype != WT_INT64)
-    return wt_errorf(WT_ERR_SHAPE, "input 'indices' has dtype %s; expected int64",
-                     wt_dtype_name(ind->dtype));
-  int64_t b = ctx->opset >= 12 ? wt_attr_int(ctx->node, "batch_dims", 0) : 0;
+/* GatherND's output shape for data x, indices ind and batch_dims b (also checked by GatherNDGrad). */
+static int nd_shape(const wt_tensor *x, const wt_tensor *ind, int64_t b, int *orank, int64_t *dims) {
   int r = x->rank, q = ind->rank;
   if (r < 1 || q < 1)
     return wt_errorf(WT_ERR_SHAPE, "'data' (rank %d) and 'indices' (rank %d) must have rank >= 1",
@@ -247,14 +243,27 @@ static int gather_nd_infer(wt_infer_ctx *ctx) {
     if (ind->dims[i] != x->dims[i])
       return wt_errorf(WT_ERR_SHAPE, "batch dim %d differs: 'data' %lld, 'indices' %lld", i,
                        (long long)x->dims[i], (long long)ind->dims[i]);
-  int orank = q - 1 + r - (int)b - (int)last;
-  if (orank > WT_MAX_RANK)
-    return wt_errorf(WT_ERR_UNSUPPORTED, "output rank %d exceeds the maximum %d", orank,
+  *orank = q - 1 + r - (int)b - (int)last;
+  if (*orank > WT_MAX_RANK)
+    return wt_errorf(WT_ERR_UNSUPPORTED, "output rank %d exceeds the maximum %d", *orank,
                      WT_MAX_RANK);
-  int64_t dims[WT_MAX_RANK];
   int k = 0;
   for (int i = 0; i < q - 1; i++) dims[k++] = ind->dims[i];
   for (int i = (int)(b + last); i < r; i++) dims[k++] = x->dims[i];
+  return WT_OK;
+}
+
+static int gather_nd_infer(wt_infer_ctx *ctx) {
+  index_params *p = ctx->params;
+  const wt_tensor *x = &ctx->in[0], *ind = &ctx->in[1];
+  if (!wt_su_elem(ctx, 0)) return WT_ERR_UNSUPPORTED;
+  if (ind->dtype != WT_INT64)
+    return wt_errorf(WT_ERR_SHAPE, "input 'indices' has dtype %s; expected int64",
+                     wt_dtype_name(ind->dtype));
+  int64_t b = ctx->opset >= 12 ? wt_attr_int(ctx->node, "batch_dims", 0) : 0;
+  int64_t dims[WT_MAX_RANK];
+  int orank;
+  WT_TRY(nd_shape(x, ind, b, &orank, dims));
   p->axis = (int)b;
   wt_set_shape(&ctx->out[0], x->dtype, orank, dims);
   return WT_OK;
@@ -352,27 +361,236 @@ static int scatter_nd_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
+/* ---- gradient ops (com.microsoft): zeros of the data shape, dY scatter-added ------------- */
+
+/* Reads the data shape (input i, known at plan time) into *x as a float tensor description. */
+static int grad_shape(wt_infer_ctx *ctx, int i, int dy, wt_tensor *x) {
+  if (ctx->in[dy].dtype != WT_FLOAT)
+    return wt_errorf(WT_ERR_UNSUPPORTED, "input 'dY' (index %d) has dtype %s; only float is "
+                     "supported", dy, wt_dtype_name(ctx->in[dy].dtype));
+  *x = (wt_tensor){.dtype = WT_FLOAT};
+  WT_TRY(wt_su_known_ints(ctx, i, "shape", WT_MAX_RANK, x->dims, &x->rank));
+  for (int k = 0; k < x->rank; k++)
+    if (x->dims[k] < 0)
+      return wt_errorf(WT_ERR_SHAPE, "input 'shape' has negative value %lld", (long long)x->dims[k]);
+  if (x->rank < 1) return wt_errorf(WT_ERR_SHAPE, "input 'shape' is empty; expected rank >= 1");
+  return WT_OK;
+}
+
+static int check_dy(const wt_tensor *dy, int rank, const int64_t *dims) {
+  if (dy->rank == rank && (rank == 0 || memcmp(dy->dims, dims, sizeof(int64_t) * (size_t)rank) == 0))
+    return WT_OK;
+  char a[160], b[160];
+  return wt_errorf(WT_ERR_SHAPE, "input 'dY' has shape %s; expected %s",
+                   wt_shape_str(dy->rank, dy->dims, a, sizeof a), wt_shape_str(rank, dims, b, sizeof b));
+}
+
+/* GatherGrad(shape, indices, dY), attribute axis. */
+static int gather_grad_op_infer(wt_infer_ctx *ctx) {
+  index_params *p = ctx->params;
+  const wt_tensor *ind = &ctx->in[1];
+  wt_tensor x;
+  WT_TRY(grad_shape(ctx, 0, 2, &x));
+  WT_TRY(wt_su_index_dtype(ctx, 1, "indices"));
+  WT_TRY(get_axis(ctx, x.rank, &p->axis));
+  int r = x.rank - 1 + ind->rank;
+  if (r > WT_MAX_RANK)
+    return wt_errorf(WT_ERR_UNSUPPORTED, "rank %d exceeds the maximum %d", r, WT_MAX_RANK);
+  int64_t dims[WT_MAX_RANK];
+  int k = 0;
+  for (int i = 0; i < p->axis; i++) dims[k++] = x.dims[i];
+  for (int i = 0; i < ind->rank; i++) dims[k++] = ind->dims[i];
+  for (int i = p->axis + 1; i < x.rank; i++) dims[k++] = x.dims[i];
+  WT_TRY(check_dy(&ctx->in[2], r, dims));
+  wt_set_shape(&ctx->out[0], WT_FLOAT, x.rank, x.dims);
+  return WT_OK;
+}
+
+static int gather_grad_op_run(const wt_run_ctx *ctx) {
+  const index_params *p = ctx->params;
+  const wt_tensor *ind = &ctx->in[1], *x = &ctx->out[0];
+  int64_t outer = wt_dims_prod(x->dims, 0, p->axis), d = x->dims[p->axis];
+  int64_t row = wt_dims_prod(x->dims, p->axis + 1, x->rank), ni = wt_numel(ind);
+  int is64 = ind->dtype == WT_INT64;
+  const float *src = ctx->in[2].data;
+  float *dst = x->data;
+  memset(dst, 0, wt_nbytes(x));
+  for (int64_t j = 0; j < ni; j++) {
+    int64_t v = wt_su_idx(ind->data, is64, j);
+    WT_TRY(fix_index(&v, d, j, p->axis));
+    for (int64_t o = 0; o < outer && row; o++)
+      wt_add_f32(dst + (o * d + v) * row, src + (o * ni + j) * row, row);
+  }
+  return WT_OK;
+}
+
+/* GatherElementsGrad(dY, shape, indices), attribute axis. */
+static int gather_elements_grad_op_infer(wt_infer_ctx *ctx) {
+  index_params *p = ctx->params;
+  const wt_tensor *ind = &ctx->in[2];
+  wt_tensor x;
+  WT_TRY(grad_shape(ctx, 1, 0, &x));
+  WT_TRY(wt_su_index_dtype(ctx, 2, "indices"));
+  WT_TRY(get_axis(ctx, x.rank, &p->axis));
+  char a[160], b[160];
+  if (ind->rank != x.rank)
+    return wt_errorf(WT_ERR_SHAPE, "'indices' %s must have the rank of the data shape %s",
+                     wt_shape_str(ind->rank, ind->dims, a, sizeof a),
+                     wt_shape_str(x.rank, x.dims, b, sizeof b));
+  for (int i = 0; i < x.rank; i++)
+    if (i != p->axis && ind->dims[i] > x.dims[i])
+      return wt_errorf(WT_ERR_SHAPE, "'indices' %s exceeds the data shape %s on axis %d",
+                       wt_shape_str(ind->rank, ind->dims, a, sizeof a),
+                       wt_shape_str(x.rank, x.dims, b, sizeof b), i);
+  WT_TRY(check_dy(&ctx->in[0], ind->rank, ind->dims));
+  wt_set_shape(&ctx->out[0], WT_FLOAT, x.rank, x.dims);
+  return WT_OK;
+}
+
+static int gather_elements_grad_op_run(const wt_run_ctx *ctx) {
+  const index_params *p = ctx->params;
+  const wt_tensor *ind = &ctx->in[2], *x = &ctx->out[0];
+  const float *src = ctx->in[0].data;
+  float *dst = x->data;
+  memset(dst, 0, wt_nbytes(x));
+  ELEMENTS_WALK(dst[off] += src[pos]);
+  return WT_OK;
+}
+
+/* GatherNDGrad(shape, indices, update), attribute batch_dims. */
+static int gather_nd_grad_op_infer(wt_infer_ctx *ctx) {
+  index_params *p = ctx->params;
+  const wt_tensor *ind = &ctx->in[1];
+  wt_tensor x;
+  WT_TRY(grad_shape(ctx, 0, 2, &x));
+  if (ind->dtype != WT_INT64)
+    return wt_errorf(WT_ERR_SHAPE, "input 'indices' has dtype %s; expected int64",
+                     wt_dtype_name(ind->dtype));
+  int64_t b = wt_attr_int(ctx->node, "batch_dims", 0), dims[WT_MAX_RANK];
+  int orank;
+  WT_TRY(nd_shape(&x, ind, b, &orank, dims));
+  WT_TRY(check_dy(&ctx->in[2], orank, dims));
+  p->axis = (int)b;
+  wt_set_shape(&ctx->out[0], WT_FLOAT, x.rank, x.dims);
+  return WT_OK;
+}
+
+static int gather_nd_grad_op_run(const wt_run_ctx *ctx) {
+  const index_params *p = ctx->params;
+  const wt_tensor *ind = &ctx->in[1], *x = &ctx->out[0];
+  int b = p->axis, q = ind->rank;
+  int64_t last = ind->dims[q - 1], xs[WT_MAX_RANK];
+  wt_strides(x->rank, x->dims, xs);
+  int64_t batches = wt_dims_prod(x->dims, 0, b), per = wt_dims_prod(ind->dims, b, q - 1);
+  int64_t slice = wt_dims_prod(x->dims, b + (int)last, x->rank);
+  int64_t block = wt_dims_prod(x->dims, b, x->rank);
+  const int64_t *iv = ind->data;
+  const float *src = ctx->in[2].data;
+  float *dst = x->data;
+  memset(dst, 0, wt_nbytes(x));
+  for (int64_t bi = 0; bi < batches; bi++)
+    for (int64_t t = 0; t < per; t++) {
+      int64_t tt = bi * per + t, off;
+      WT_TRY(nd_offset(x, b, iv + tt * last, last, xs, tt, &off));
+      wt_add_f32(dst + bi * block + off, src + tt * slice, slice);
+    }
+  return WT_OK;
+}
+
+/* ---- gradient rules --------------------------------------------------------------------- */
+
+/* Gather: GatherGrad(Shape(X), indices, dY) with the same axis (ONNX Runtime's form). */
+static int gather_grad(wt_grad_ctx *c) {
+  int64_t axis = wt_attr_int(wt_grad_node(c), "axis", 0);
+  int shape = wt_grad_op1(c, "Shape", "", 1, (int[]){I(0)});
+  int d = wt_grad_op1(c, "GatherGrad", WT_MS, 3, (int[]){shape, I(1), GO(0)});
+  if (d >= 0) wt_node_set_int(c->g, wt_grad_last(c), "axis", axis);
+  wt_grad_set(c, 0, d);
+  return wt_grad_status(c);
+}
+
+/* GatherElements: GatherElementsGrad(dY, Shape(X), indices) with the same axis. */
+static int gather_elements_grad(wt_grad_ctx *c) {
+  int64_t axis = wt_attr_int(wt_grad_node(c), "axis", 0);
+  int shape = wt_grad_op1(c, "Shape", "", 1, (int[]){I(0)});
+  int d = wt_grad_op1(c, "GatherElementsGrad", WT_MS, 3, (int[]){GO(0), shape, I(1)});
+  if (d >= 0) wt_node_set_int(c->g, wt_grad_last(c), "axis", axis);
+  wt_grad_set(c, 0, d);
+  return wt_grad_status(c);
+}
+
+/* GatherND: GatherNDGrad(Shape(X), indices, dY) with the same batch_dims. */
+static int gather_nd_grad(wt_grad_ctx *c) {
+  int64_t b = c->opset >= 12 ? wt_attr_int(wt_grad_node(c), "batch_dims", 0) : 0;
+  int shape = wt_grad_op1(c, "Shape", "", 1, (int[]){I(0)});
+  int d = wt_grad_op1(c, "GatherNDGrad", WT_MS, 3, (int[]){shape, I(1), GO(0)});
+  if (d >= 0) wt_node_set_int(c->g, wt_grad_last(c), "batch_dims", b);
+  wt_grad_set(c, 0, d);
+  return wt_grad_status(c);
+}
+
+/* ScatterElements / ScatterND (ONNX Runtime's form): d data = dY with the scattered positions
+ * zeroed (reduction 'none'; unchanged for 'add'), d updates = the matching gather of dY. */
+static int scatter_grad(wt_grad_ctx *c, int nd) {
+  const wt_node *n = wt_grad_node(c);
+  const char *red = c->opset >= 16 ? wt_attr_string(n, "reduction", "none") : "none";
+  int add = strcmp(red, "add") == 0;
+  if (!add && strcmp(red, "none") != 0)
+    return wt_grad_fail(c, WT_ERR_UNSUPPORTED, "no gradient for reduction '%s' (only none and add)", red);
+  int64_t axis = wt_attr_int(n, "axis", 0);
+  if (wt_grad_need(c, 0)) {
+    int d = GO(0);
+    if (!add) {
+      int shape = wt_grad_op1(c, "Shape", "", 1, (int[]){I(2)});
+      int zeros = wt_grad_op1(c, "ConstantOfShape", "", 1, &shape);
+      d = wt_grad_op1(c, nd ? "ScatterND" : "ScatterElements", "", 3, (int[]){GO(0), I(1), zeros});
+      if (d >= 0 && !nd) wt_node_set_int(c->g, wt_grad_last(c), "axis", axis);
+    }
+    wt_grad_set(c, 0, d);
+  }
+  if (wt_grad_need(c, 2)) {
+    int d = wt_grad_op1(c, nd ? "GatherND" : "GatherElements", "", 2, (int[]){GO(0), I(1)});
+    if (d >= 0 && !nd) wt_node_set_int(c->g, wt_grad_last(c), "axis", axis);
+    wt_grad_set(c, 2, d);
+  }
+  return wt_grad_status(c);
+}
+static int scatter_elements_grad(wt_grad_ctx *c) { return scatter_grad(c, 0); }
+static int scatter_nd_grad(wt_grad_ctx *c) { return scatter_grad(c, 1); }
+
 static_assert(sizeof(index_params) <= WT_PARAMS_MAX, "params");
 
 const wt_op_def wt_op_Gather = {.domain = "", .op_type = "Gather", .min_inputs = 2,
                                 .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
-                                .infer = gather_infer, .run = gather_run};
+                                .infer = gather_infer, .run = gather_run, .grad = gather_grad};
 const wt_op_def wt_op_GatherElements = {.domain = "", .op_type = "GatherElements",
                                         .min_inputs = 2, .max_inputs = 2, .min_outputs = 1,
                                         .max_outputs = 1, .infer = gather_elements_infer,
-                                        .run = gather_elements_run};
+                                        .run = gather_elements_run, .grad = gather_elements_grad};
 const wt_op_def wt_op_ScatterElements = {.domain = "", .op_type = "ScatterElements",
                                          .min_inputs = 3, .max_inputs = 3, .min_outputs = 1,
                                          .max_outputs = 1, .infer = scatter_elements_infer,
-                                         .run = scatter_elements_run};
+                                         .run = scatter_elements_run, .grad = scatter_elements_grad};
 /* Scatter (opsets 9-10) is ScatterElements under its old name. */
 const wt_op_def wt_op_Scatter = {.domain = "", .op_type = "Scatter", .min_inputs = 3,
                                  .max_inputs = 3, .min_outputs = 1, .max_outputs = 1,
-                                 .infer = scatter_elements_infer, .run = scatter_elements_run};
+                                 .infer = scatter_elements_infer, .run = scatter_elements_run, .grad = scatter_elements_grad};
 const wt_op_def wt_op_GatherND = {.domain = "", .op_type = "GatherND", .min_inputs = 2,
                                   .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
-                                  .infer = gather_nd_infer, .run = gather_nd_run};
+                                  .infer = gather_nd_infer, .run = gather_nd_run, .grad = gather_nd_grad};
 const wt_op_def wt_op_ScatterND = {.domain = "", .op_type = "ScatterND", .min_inputs = 3,
                                    .max_inputs = 3, .min_outputs = 1, .max_outputs = 1,
-                                   .infer = scatter_nd_infer, .run = scatter_nd_run};
+                                   .infer = scatter_nd_infer, .run = scatter_nd_run, .grad = scatter_nd_grad};
+const wt_op_def wt_op_ms_GatherGrad = {.domain = WT_MS, .op_type = "GatherGrad", .min_inputs = 3,
+                                       .max_inputs = 3, .min_outputs = 1, .max_outputs = 1,
+                                       .infer = gather_grad_op_infer, .run = gather_grad_op_run};
+const wt_op_def wt_op_ms_GatherElementsGrad = {.domain = WT_MS, .op_type = "GatherElementsGrad",
+                                               .min_inputs = 3, .max_inputs = 3, .min_outputs = 1,
+                                               .max_outputs = 1,
+                                               .infer = gather_elements_grad_op_infer,
+                                               .run = gather_elements_grad_op_run};
+const wt_op_def wt_op_ms_GatherNDGrad = {.domain = WT_MS, .op_type = "GatherNDGrad",
+                                         .min_inputs = 3, .max_inputs = 3, .min_outputs = 1,
+                                         .max_outputs = 1, .infer = gather_nd_grad_op_infer,
+                                         .run = gather_nd_grad_op_run};
 

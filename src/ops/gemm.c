@@ -1,9 +1,11 @@
 /* Op family: gemm. MatMul (numpy matmul: 1-D promotion, broadcast batch dims) and Gemm
  * (Y = alpha * op(A) * op(B) + beta * C, C unidirectionally broadcast to [M, N]).
- * Both run on wt_sgemm; float32 only. */
+ * Both run on wt_sgemm; float32 only. Gradient rules emit Gemm on 2-D views (like ONNX Runtime)
+ * or MatMul + Transpose + ReduceSum for batched / broadcast / 1-D operands. */
 #include <assert.h>
 #include <string.h>
 
+#include "autodiff/grad.h"
 #include "kernels/gemm.h"
 #include "ops/op.h"
 
@@ -121,9 +123,131 @@ static int matmul_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
+/* ---- gradient rules --------------------------------------------------------------------- */
+
+/* Gemm(a, b) with beta = 0 (as ONNX Runtime emits it); before opset 11 C is required, so a zero
+ * scalar stands in. */
+static int emit_gemm(wt_grad_ctx *c, int a, int b, int ta, int tb, float alpha) {
+  int zero = c->opset < 11 ? wt_grad_const_f32(c, 0.0f) : -1;
+  int y = wt_grad_op1(c, "Gemm", "", zero >= 0 ? 3 : 2, (int[]){a, b, zero});
+  if (y < 0) return -1;
+  int n = wt_grad_last(c);
+  wt_node_set_float(c->g, n, "beta", 0.0f);
+  if (alpha != 1.0f) wt_node_set_float(c->g, n, "alpha", alpha);
+  if (ta) wt_node_set_int(c->g, n, "transA", 1);
+  if (tb) wt_node_set_int(c->g, n, "transB", 1);
+  return y;
+}
+
+/* x with its last two axes swapped (x has the given rank). */
+static int swap_last2(wt_grad_ctx *c, int x, int rank) {
+  int64_t perm[WT_MAX_RANK];
+  for (int i = 0; i < rank; i++) perm[i] = i;
+  perm[rank - 1] = rank - 2;
+  perm[rank - 2] = rank - 1;
+  int t = wt_grad_op1(c, "Transpose", "", 1, &x);
+  if (t >= 0) wt_node_set_ints(c->g, wt_grad_last(c), "perm", perm, rank);
+  return t;
+}
+
+/* The int64 shape [-1, d], d = dim `axis` of value v (a constant when known, else read from
+ * Shape(v) — folded at plan time). */
+static int shape_m1(wt_grad_ctx *c, int v, int axis) {
+  int64_t d = wt_grad_value(c, v)->dims[axis];
+  if (d >= 0) return wt_grad_const_i64s(c, (int64_t[]){-1, d}, 2);
+  int shape = wt_grad_op1(c, "Shape", "", 1, &v);
+  int idx = wt_grad_const_i64s(c, (int64_t[]){axis}, 1);
+  int dim = wt_grad_op1(c, "Gather", "", 2, (int[]){shape, idx});
+  if (dim >= 0) wt_node_set_int(c->g, wt_grad_last(c), "axis", 0);
+  int m1 = wt_grad_const_i64s(c, (int64_t[]){-1}, 1);
+  int r = wt_grad_op1(c, "Concat", "", 2, (int[]){m1, dim});
+  if (r >= 0) wt_node_set_int(c->g, wt_grad_last(c), "axis", 0);
+  return r;
+}
+
+/* Batch axes (of the promoted output, nb batch dims) that input x (rank rx after promotion)
+ * was broadcast along: its missing leading axes and its size-1 dims. The other operand's dims
+ * (o, rank ro) settle symbolic dims. Returns the count, -1 when it cannot be told statically. */
+static int mm_reduce_axes(const wt_value *x, int rx, const wt_value *o, int ro, int nb,
+                          int64_t *axes) {
+  int n = 0, lead = nb - (rx - 2), olead = nb - (ro - 2);
+  for (int i = 0; i < nb; i++) {
+    if (i < lead) {
+      axes[n++] = i;
+      continue;
+    }
+    int64_t d = x->dims[i - lead];
+    int64_t od = i >= olead ? o->dims[i - olead] : 1;
+    if (d == 1) {
+      axes[n++] = i; /* a no-op when the output dim is 1 too */
+    } else if (d < 0 && od != 1) {
+      const char *s = x->dim_param[i - lead], *t = i >= olead ? o->dim_param[i - olead] : NULL;
+      if (!(od < 0 && s && t && strcmp(s, t) == 0)) return -1;
+    }
+  }
+  return n;
+}
+
+/* Gradient toward one MatMul operand in the general (promoted, batched) case: g is the
+ * product before reduction, x the forward input. */
+static int mm_finish(wt_grad_ctx *c, int g, int x, int rx, int promoted, int o, int ro, int nb) {
+  int64_t axes[WT_MAX_RANK];
+  int n = mm_reduce_axes(wt_grad_value(c, x), rx, wt_grad_value(c, o), ro, nb, axes);
+  if (n < 0)
+    return wt_grad_fail(c, WT_ERR_SHAPE, "cannot tell statically which batch dimensions of '%s' "
+                        "are broadcast (symbolic dims)", wt_grad_value(c, x)->name), -1;
+  if (n > 0) g = wt_grad_reduce_sum(c, g, axes, n, 1);
+  if (promoted || nb > rx - 2) g = wt_grad_reshape_like(c, g, x);
+  return g;
+}
+
+/* MatMul: dA = dY B^T, dB = A^T dY, with numpy's 1-D promotion and batch broadcasting undone.
+ * 2-D x 2-D and N-D x 2-D (a weight) use Gemm on 2-D views, like ONNX Runtime. */
+static int matmul_grad(wt_grad_ctx *c) {
+  int A = I(0), B = I(1), dY = GO(0);
+  int ra = wt_grad_value(c, A)->rank, rb = wt_grad_value(c, B)->rank;
+  if (ra < 1 || rb < 1)
+    return wt_grad_fail(c, WT_ERR_SHAPE, "the ranks of both inputs must be known");
+  if (ra == 2 && rb == 2) {
+    if (wt_grad_need(c, 0)) wt_grad_set(c, 0, emit_gemm(c, dY, B, 0, 1, 1.0f));
+    if (wt_grad_need(c, 1)) wt_grad_set(c, 1, emit_gemm(c, A, dY, 1, 0, 1.0f));
+    return wt_grad_status(c);
+  }
+  if (ra >= 3 && rb == 2) {
+    int dy2 = wt_grad_op1(c, "Reshape", "", 2, (int[]){dY, shape_m1(c, B, 1)});
+    if (wt_grad_need(c, 0))
+      wt_grad_set(c, 0, wt_grad_reshape_like(c, emit_gemm(c, dy2, B, 0, 1, 1.0f), A));
+    if (wt_grad_need(c, 1)) {
+      int a2 = wt_grad_op1(c, "Reshape", "", 2, (int[]){A, shape_m1(c, B, 0)});
+      wt_grad_set(c, 1, emit_gemm(c, a2, dy2, 1, 0, 1.0f));
+    }
+    return wt_grad_status(c);
+  }
+  /* Promote 1-D operands to matrices and dY to the matching rank. */
+  int a1 = ra == 1, b1 = rb == 1;
+  int pa = a1 ? wt_grad_unsqueeze(c, A, (int64_t[]){0}, 1) : A;
+  int pb = b1 ? wt_grad_unsqueeze(c, B, (int64_t[]){1}, 1) : B;
+  int rpa = a1 ? 2 : ra, rpb = b1 ? 2 : rb;
+  int nb = (rpa > rpb ? rpa : rpb) - 2;
+  int64_t yax[2];
+  int ny = 0;
+  if (a1) yax[ny++] = nb;
+  if (b1) yax[ny++] = nb + 1;
+  int dy = ny ? wt_grad_unsqueeze(c, dY, yax, ny) : dY;
+  if (wt_grad_need(c, 0)) {
+    int g = wt_grad_op1(c, "MatMul", "", 2, (int[]){dy, swap_last2(c, pb, rpb)});
+    wt_grad_set(c, 0, mm_finish(c, g, A, rpa, a1, B, rpb, nb));
+  }
+  if (wt_grad_need(c, 1)) {
+    int g = wt_grad_op1(c, "MatMul", "", 2, (int[]){swap_last2(c, pa, rpa), dy});
+    wt_grad_set(c, 1, mm_finish(c, g, B, rpb, b1, A, rpa, nb));
+  }
+  return wt_grad_status(c);
+}
+
 const wt_op_def wt_op_MatMul = {.domain = "", .op_type = "MatMul", .min_inputs = 2,
                                 .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
-                                .infer = matmul_infer, .run = matmul_run};
+                                .infer = matmul_infer, .run = matmul_run, .grad = matmul_grad};
 
 /* ---- Gemm ------------------------------------------------------------------------------- */
 
@@ -209,9 +333,32 @@ static int gemm_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
+/* Gemm: the four transA/transB cases as ONNX Runtime emits them (Gemm nodes with alpha,
+ * beta = 0); dC = beta * dY summed over C's broadcast axes. */
+static int gemm_grad(wt_grad_ctx *c) {
+  const wt_node *n = wt_grad_node(c);
+  int ta = wt_attr_int(n, "transA", 0) != 0, tb = wt_attr_int(n, "transB", 0) != 0;
+  float alpha = wt_attr_float(n, "alpha", 1.0f), beta = wt_attr_float(n, "beta", 1.0f);
+  int A = I(0), B = I(1), dY = GO(0);
+  if (wt_grad_need(c, 0)) {
+    int d = ta ? emit_gemm(c, B, dY, tb, 1, alpha) : emit_gemm(c, dY, B, 0, !tb, alpha);
+    wt_grad_set(c, 0, d);
+  }
+  if (wt_grad_need(c, 1)) {
+    int d = tb ? emit_gemm(c, dY, A, 1, ta, alpha) : emit_gemm(c, A, dY, !ta, 0, alpha);
+    wt_grad_set(c, 1, d);
+  }
+  if (wt_grad_need(c, 2)) {
+    int d = wt_grad_unbroadcast(c, dY, 0, 2);
+    if (beta != 1.0f) d = wt_grad_op1(c, "Mul", "", 2, (int[]){d, wt_grad_const_f32(c, beta)});
+    wt_grad_set(c, 2, d);
+  }
+  return wt_grad_status(c);
+}
+
 const wt_op_def wt_op_Gemm = {.domain = "", .op_type = "Gemm", .min_inputs = 2, .max_inputs = 3,
                               .min_outputs = 1, .max_outputs = 1, .infer = gemm_infer,
-                              .run = gemm_run};
+                              .run = gemm_run, .grad = gemm_grad};
 
 const wt_op_def *const wt_ops_gemm[] = {
     &wt_op_Gemm,

@@ -1,8 +1,13 @@
 /* Op family: norm. BatchNormalization (opsets 7-15: inference with the given statistics, and
- * training mode at 14+ with running-statistic outputs) and LayerNormalization (opset 17). */
+ * training mode at 14+ with running-statistic outputs), com.microsoft BatchNormInternal (ONNX
+ * Runtime's training form: also the batch mean / inverse std) and LayerNormalization (opset
+ * 17), with their gradient rules (the gradient ops live in norm_grad.c). */
 #include <assert.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "autodiff/grad.h"
 #include "kernels/norm.h"
 #include "ops/op.h"
 
@@ -45,14 +50,17 @@ static int bn_infer(wt_infer_ctx *ctx) {
     return wt_errorf(WT_ERR_UNSUPPORTED, "spatial=0 is not supported");
   p->eps = wt_attr_float(ctx->node, "epsilon", 1e-5f);
   p->momentum = wt_attr_float(ctx->node, "momentum", 0.9f);
-  p->training = ctx->opset >= 14 && wt_attr_int(ctx->node, "training_mode", 0) != 0;
+  int internal = strcmp(ctx->node->op_type, "BatchNormInternal") == 0;
+  if (internal) p->training = wt_attr_int(ctx->node, "training_mode", 1) != 0;
+  else p->training = ctx->opset >= 14 && wt_attr_int(ctx->node, "training_mode", 0) != 0;
   if (!p->training && ctx->n_out > 1)
     return wt_errorf(WT_ERR_UNSUPPORTED,
                      "%d outputs; expected 1 outside training mode (statistics outputs need "
-                     "training_mode=1 at opset >= 14)",
-                     ctx->n_out);
-  if (ctx->n_out > 3)
-    return wt_errorf(WT_ERR_INVALID_ARG, "%d outputs; expected at most 3", ctx->n_out);
+                     "training_mode=1%s)",
+                     ctx->n_out, internal ? "" : " at opset >= 14");
+  if (ctx->n_out > (internal ? 5 : 3))
+    return wt_errorf(WT_ERR_INVALID_ARG, "%d outputs; expected at most %d", ctx->n_out,
+                     internal ? 5 : 3);
   wt_set_shape(&ctx->out[0], WT_FLOAT, x->rank, x->dims);
   for (int i = 1; i < ctx->n_out; i++) wt_set_shape(&ctx->out[i], WT_FLOAT, 1, &p->C);
   if (p->training) ctx->scratch_bytes = (size_t)(2 * p->C) * sizeof(float);
@@ -68,16 +76,142 @@ static int bn_run(const wt_run_ctx *ctx) {
     wt_batchnorm_apply_f32(x, y, p->N, p->C, p->S, scale, bias, mean, var, p->eps);
     return WT_OK;
   }
-  float *bm = ctx->scratch, *bv = bm + p->C;
+  /* BatchNormInternal: output 3 is the batch mean, output 4 the batch 1 / sqrt(var + eps). */
+  float *bm = has_output(ctx, 3) ? ctx->out[3].data : ctx->scratch, *bv = (float *)ctx->scratch + p->C;
   wt_batchnorm_train_f32(x, y, p->N, p->C, p->S, scale, bias, mean, var, p->eps, p->momentum,
                          0, bm, bv, has_output(ctx, 1) ? ctx->out[1].data : NULL,
                          has_output(ctx, 2) ? ctx->out[2].data : NULL);
+  if (has_output(ctx, 4)) {
+    float *inv = ctx->out[4].data;
+    for (int64_t c = 0; c < p->C; c++) inv[c] = 1.0f / sqrtf(bv[c] + p->eps);
+  }
   return WT_OK;
+}
+
+/* ---- gradient rules ------------------------------------------------------------------------- */
+
+/* A float32 zero gradient shaped like value v (ConstantOfShape's default value is float 0). */
+static int zeros_like(wt_grad_ctx *c, int v) {
+  int shape = wt_grad_op1(c, "Shape", "", 1, &v);
+  return wt_grad_op1(c, "ConstantOfShape", "", 1, &shape);
+}
+
+/* Copies the forward node's attributes of the given names onto node `to` (when present). */
+static void copy_attrs(wt_grad_ctx *c, int to, const char *const *names, int n) {
+  for (int i = 0; i < n && wt_grad_status(c) == WT_OK; i++) {
+    const wt_attr *a = wt_node_attr(wt_grad_node(c), names[i]);
+    if (!a) continue;
+    int rc = a->type == WT_ATTR_FLOAT ? wt_node_set_float(c->g, to, names[i], a->f)
+             : a->type == WT_ATTR_INT ? wt_node_set_int(c->g, to, names[i], a->i)
+                                      : WT_OK;
+    if (rc) wt_grad_fail(c, rc, "out of memory");
+  }
+}
+
+/* Training mode, as ONNX Runtime does it: the node becomes com.microsoft BatchNormInternal
+ * (same inputs and attributes, training_mode=1), which also outputs the batch mean (3) and
+ * 1 / sqrt(batch var + eps) (4) that BatchNormalizationGrad(dY, X, scale, mean, inv_std)
+ * reads. Outputs 1 and 2 (running statistics) are added too: ORT's schema wants all 5. */
+static int bn_train_grad(wt_grad_ctx *c) {
+  wt_node *n = &c->g->nodes[c->node];
+  if (strcmp(n->op_type, "BatchNormInternal") != 0) {
+    char *op = wt_strdup("BatchNormInternal"), *dom = wt_strdup(WT_MS);
+    if (!op || !dom) {
+      free(op);
+      free(dom);
+      return wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory");
+    }
+    free(n->op_type);
+    free(n->domain);
+    n->op_type = op;
+    n->domain = dom;
+    if (wt_node_set_int(c->g, c->node, "training_mode", 1))
+      return wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory");
+    if (wt_graph_opset(c->g, WT_MS) == 0) wt_graph_set_opset(c->g, WT_MS, 1);
+  }
+  for (int i = 1; i <= 4; i++) wt_grad_forward_output(c, i);
+  int outs[3];
+  int node = wt_grad_op(c, "BatchNormalizationGrad", WT_MS, 5,
+                        (int[]){GO(0), I(0), I(1), O(3), O(4)}, 3, outs);
+  /* ORT copies epsilon only when the node has it, but its schema requires it: always set. */
+  if (node >= 0 && wt_node_set_float(c->g, node, "epsilon",
+                                     wt_attr_float(wt_grad_node(c), "epsilon", 1e-5f)))
+    wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory");
+  for (int i = 0; i < 3; i++)
+    if (wt_grad_need(c, i)) wt_grad_set(c, i, outs[i]);
+  /* The batch statistics do not depend on the running ones. */
+  for (int i = 3; i < 5; i++)
+    if (wt_grad_need(c, i)) wt_grad_set(c, i, zeros_like(c, I(i)));
+  return wt_grad_status(c);
+}
+
+/* Inference mode (the given statistics are constants of the normalization): per channel
+ * a = scale * inv_std with inv_std = 1 / sqrt(var + eps), so
+ *   dX = dY * a,  dScale = sum dY * (X - mean) * inv_std,  dB = sum dY,
+ *   dMean = -a * sum dY,  dVar = -scale / 2 * inv_std^3 * sum dY * (X - mean),
+ * sums over every axis but 1, channel vectors unsqueezed to [C, 1, ...] to broadcast. */
+static int bn_frozen_grad(wt_grad_ctx *c) {
+  const wt_value *xv = wt_grad_value(c, I(0));
+  int rank = xv->rank;
+  if (rank < 2)
+    return wt_grad_fail(c, WT_ERR_SHAPE, "the rank of X must be known (at least 2) to differentiate");
+  int64_t sp[WT_MAX_RANK], red[WT_MAX_RANK];
+  int n_sp = 0, n_red = 0;
+  red[n_red++] = 0;
+  for (int i = 2; i < rank; i++) {
+    sp[n_sp++] = i - 1;
+    red[n_red++] = i;
+  }
+#define CH(v) (n_sp ? wt_grad_unsqueeze(c, (v), sp, n_sp) : (v))
+  float eps = wt_attr_float(wt_grad_node(c), "epsilon", 1e-5f);
+  int dy = GO(0), x = I(0), scale = I(1), mean = I(3), var = I(4);
+  int ve = wt_grad_op1(c, "Add", "", 2, (int[]){var, wt_grad_const_f32(c, eps)});
+  int sd = wt_grad_op1(c, "Sqrt", "", 1, &ve);
+  int inv = wt_grad_op1(c, "Reciprocal", "", 1, &sd);
+  int a = wt_grad_op1(c, "Mul", "", 2, (int[]){scale, inv});
+  if (wt_grad_need(c, 0)) wt_grad_set(c, 0, wt_grad_op1(c, "Mul", "", 2, (int[]){dy, CH(a)}));
+  int sum_dy = -1, sum_dyxc = -1;
+  if (wt_grad_need(c, 2) || wt_grad_need(c, 3)) sum_dy = wt_grad_reduce_sum(c, dy, red, n_red, 0);
+  if (wt_grad_need(c, 1) || wt_grad_need(c, 4)) {
+    int xc = wt_grad_op1(c, "Sub", "", 2, (int[]){x, CH(mean)});
+    int p = wt_grad_op1(c, "Mul", "", 2, (int[]){dy, xc});
+    sum_dyxc = wt_grad_reduce_sum(c, p, red, n_red, 0);
+  }
+  if (wt_grad_need(c, 1)) wt_grad_set(c, 1, wt_grad_op1(c, "Mul", "", 2, (int[]){sum_dyxc, inv}));
+  if (wt_grad_need(c, 2)) wt_grad_set(c, 2, sum_dy);
+  if (wt_grad_need(c, 3)) {
+    int m = wt_grad_op1(c, "Mul", "", 2, (int[]){sum_dy, a});
+    wt_grad_set(c, 3, wt_grad_op1(c, "Neg", "", 1, &m));
+  }
+  if (wt_grad_need(c, 4)) {
+    int inv2 = wt_grad_op1(c, "Mul", "", 2, (int[]){inv, inv});
+    int inv3 = wt_grad_op1(c, "Mul", "", 2, (int[]){inv2, a});
+    int k = wt_grad_op1(c, "Mul", "", 2, (int[]){inv3, wt_grad_const_f32(c, -0.5f)});
+    wt_grad_set(c, 4, wt_grad_op1(c, "Mul", "", 2, (int[]){sum_dyxc, k}));
+  }
+#undef CH
+  return wt_grad_status(c);
+}
+
+static int bn_grad(wt_grad_ctx *c) {
+  const wt_node *n = wt_grad_node(c);
+  int internal = strcmp(n->op_type, "BatchNormInternal") == 0;
+  int training = internal ? wt_attr_int(n, "training_mode", 1) != 0
+                          : c->opset >= 14 && wt_attr_int(n, "training_mode", 0) != 0;
+  for (int i = 1; i < n->n_outputs; i++)
+    if (GO(i) >= 0)
+      return wt_grad_fail(c, WT_ERR_UNSUPPORTED,
+                          "the loss depends on output %d (a running or batch statistic); only "
+                          "the gradient through Y is supported", i);
+  return training ? bn_train_grad(c) : bn_frozen_grad(c);
 }
 
 const wt_op_def wt_op_BatchNormalization = {
     .domain = "", .op_type = "BatchNormalization", .min_inputs = 5, .max_inputs = 5,
-    .min_outputs = 1, .max_outputs = 3, .infer = bn_infer, .run = bn_run};
+    .min_outputs = 1, .max_outputs = 3, .infer = bn_infer, .run = bn_run, .grad = bn_grad};
+const wt_op_def wt_op_BatchNormInternal = {
+    .domain = WT_MS, .op_type = "BatchNormInternal", .min_inputs = 5, .max_inputs = 5,
+    .min_outputs = 1, .max_outputs = 5, .infer = bn_infer, .run = bn_run, .grad = bn_grad};
 
 /* ---- LayerNormalization ------------------------------------------------------------------ */
 
@@ -142,12 +276,35 @@ static int ln_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
+/* ONNX Runtime's rule: LayerNormalizationGrad(dY, X, scale, Mean, InvStdDev) -> (dX, dScale,
+ * dB) with the forward node's attributes; Mean / InvStdDev are forward outputs 1 and 2. */
+static int ln_grad(wt_grad_ctx *c) {
+  if (GO(1) >= 0 || GO(2) >= 0)
+    return wt_grad_fail(c, WT_ERR_UNSUPPORTED,
+                        "the loss depends on Mean or InvStdDev; only the gradient through Y is "
+                        "supported");
+  int mean = wt_grad_forward_output(c, 1), inv = wt_grad_forward_output(c, 2);
+  int outs[3];
+  int node = wt_grad_op(c, "LayerNormalizationGrad", WT_MS, 5,
+                        (int[]){GO(0), I(0), I(1), mean, inv}, 3, outs);
+  if (node >= 0) copy_attrs(c, node, (const char *const[]){"axis", "epsilon", "stash_type"}, 3);
+  for (int i = 0; i < 3; i++)
+    if (wt_grad_need(c, i)) wt_grad_set(c, i, outs[i]);
+  return wt_grad_status(c);
+}
+
 const wt_op_def wt_op_LayerNormalization = {
     .domain = "", .op_type = "LayerNormalization", .min_inputs = 2, .max_inputs = 3,
-    .min_outputs = 1, .max_outputs = 3, .infer = ln_infer, .run = ln_run};
+    .min_outputs = 1, .max_outputs = 3, .infer = ln_infer, .run = ln_run, .grad = ln_grad};
+
+/* Defined in norm_grad.c. */
+extern const wt_op_def wt_op_LayerNormalizationGrad, wt_op_BatchNormalizationGrad;
 
 const wt_op_def *const wt_ops_norm[] = {
     &wt_op_BatchNormalization,
+    &wt_op_BatchNormInternal,
+    &wt_op_LayerNormalizationGrad,
+    &wt_op_BatchNormalizationGrad,
     &wt_op_LayerNormalization,
     NULL,
 };

@@ -1,9 +1,11 @@
 /* Op family: pool. MaxPool (with the optional Indices output), AveragePool, GlobalAveragePool
  * and GlobalMaxPool over float32 NC[D]HW inputs (1 to 3 spatial dims for the windowed pools,
- * any number for the global ones). Kernels in kernels/pool.c. */
+ * any number for the global ones), their gradient rules and ORT's MaxPoolGrad /
+ * AveragePoolGrad (ai.onnx domain in ORT, since version 9). Kernels in kernels/pool*.c. */
 #include <assert.h>
 #include <string.h>
 
+#include "autodiff/grad.h"
 #include "kernels/pool.h"
 #include "ops/conv_window.h"
 #include "ops/op.h"
@@ -55,6 +57,77 @@ static int window_pool_infer(wt_infer_ctx *ctx, int allow_dilations, pool_params
   return WT_OK;
 }
 
+/* ---- gradient rules ----------------------------------------------------------------------- */
+
+/* ORT: MaxPoolGrad(dY, Indices) with MaxPool's attributes; Indices is the forward's argmax. */
+static int maxpool_grad_rule(wt_grad_ctx *c) {
+  if (wt_attr_int(wt_grad_node(c), "storage_order", 0) != 0)
+    return wt_grad_fail(c, WT_ERR_UNSUPPORTED, "MaxPool with storage_order=1 (column-major "
+                        "Indices) has no gradient: MaxPoolGrad scatters through row-major "
+                        "indices; use storage_order=0");
+  int ind = wt_grad_forward_output(c, 1);
+  int dx = wt_grad_op1(c, "MaxPoolGrad", "", 2, (int[]){GO(0), ind});
+  if (dx >= 0) {
+    wt_window_copy_attrs(c, wt_grad_last(c));
+    wt_window_declare_like(c, dx, I(0));
+  }
+  wt_grad_set(c, 0, dx);
+  return wt_grad_status(c);
+}
+
+/* ORT: AveragePoolGrad(dY) with AveragePool's attributes. */
+static int avgpool_grad_rule(wt_grad_ctx *c) {
+  int dx = wt_grad_op1(c, "AveragePoolGrad", "", 1, (int[]){GO(0)});
+  if (dx >= 0) {
+    wt_window_copy_attrs(c, wt_grad_last(c));
+    wt_window_declare_like(c, dx, I(0));
+  }
+  wt_grad_set(c, 0, dx);
+  return wt_grad_status(c);
+}
+
+/* ORT decomposes: dX = Expand(dY / S, Shape(X)), S the spatial size (a constant when known,
+ * else Size(X) / Size(Y)). */
+static int global_avgpool_grad_rule(wt_grad_ctx *c) {
+  const wt_value *x = wt_grad_value(c, I(0));
+  int64_t S = 1;
+  int known = x->rank >= 3;
+  for (int d = 2; known && d < x->rank; d++) {
+    if (x->dims[d] < 0) known = 0;
+    else S *= x->dims[d];
+  }
+  int scale;
+  if (known) {
+    scale = wt_grad_const_f32(c, (float)S);
+  } else {
+    int sx = wt_grad_op1(c, "Size", "", 1, (int[]){I(0)});
+    int sy = wt_grad_op1(c, "Size", "", 1, (int[]){O(0)});
+    int q = wt_grad_op1(c, "Div", "", 2, (int[]){sx, sy});
+    scale = wt_grad_op1(c, "Cast", "", 1, &q);
+    if (scale >= 0) wt_node_set_int(c->g, wt_grad_last(c), "to", WT_FLOAT);
+  }
+  int d = wt_grad_op1(c, "Div", "", 2, (int[]){GO(0), scale});
+  wt_grad_set(c, 0, wt_grad_expand_like(c, d, I(0)));
+  return wt_grad_status(c);
+}
+
+/* No ORT rule: dY goes to the maxima of each plane, shared evenly between tied maxima:
+ * mask = Cast(Equal(X, Y)), dX = mask * dY / ReduceSum(mask over spatial axes). */
+static int global_maxpool_grad_rule(wt_grad_ctx *c) {
+  int rank = wt_grad_value(c, I(0))->rank;
+  if (rank < 3)
+    return wt_grad_fail(c, WT_ERR_SHAPE, "the rank of input 'X' must be known (>= 3)");
+  int64_t axes[WT_MAX_RANK];
+  for (int d = 2; d < rank; d++) axes[d - 2] = d;
+  int eq = wt_grad_op1(c, "Equal", "", 2, (int[]){I(0), O(0)});
+  int mask = wt_grad_op1(c, "Cast", "", 1, &eq);
+  if (mask >= 0) wt_node_set_int(c->g, wt_grad_last(c), "to", WT_FLOAT);
+  int cnt = wt_grad_reduce_sum(c, mask, axes, rank - 2, 1);
+  int share = wt_grad_op1(c, "Div", "", 2, (int[]){GO(0), cnt});
+  wt_grad_set(c, 0, wt_grad_op1(c, "Mul", "", 2, (int[]){mask, share}));
+  return wt_grad_status(c);
+}
+
 /* ---- MaxPool ------------------------------------------------------------------------------ */
 
 static int maxpool_infer(wt_infer_ctx *ctx) {
@@ -86,7 +159,8 @@ static int maxpool_run(const wt_run_ctx *ctx) {
 
 const wt_op_def wt_op_MaxPool = {.domain = "", .op_type = "MaxPool", .min_inputs = 1,
                                  .max_inputs = 1, .min_outputs = 1, .max_outputs = 2,
-                                 .infer = maxpool_infer, .run = maxpool_run};
+                                 .infer = maxpool_infer, .run = maxpool_run,
+                                 .grad = maxpool_grad_rule};
 
 /* ---- AveragePool -------------------------------------------------------------------------- */
 
@@ -112,7 +186,8 @@ static int avgpool_run(const wt_run_ctx *ctx) {
 
 const wt_op_def wt_op_AveragePool = {.domain = "", .op_type = "AveragePool", .min_inputs = 1,
                                      .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
-                                     .infer = avgpool_infer, .run = avgpool_run};
+                                     .infer = avgpool_infer, .run = avgpool_run,
+                                     .grad = avgpool_grad_rule};
 
 /* ---- GlobalAveragePool / GlobalMaxPool ---------------------------------------------------- */
 
@@ -151,16 +226,160 @@ static int global_maxpool_run(const wt_run_ctx *ctx) {
 const wt_op_def wt_op_GlobalAveragePool = {.domain = "", .op_type = "GlobalAveragePool",
                                            .min_inputs = 1, .max_inputs = 1, .min_outputs = 1,
                                            .max_outputs = 1, .infer = global_pool_infer,
-                                           .run = global_avgpool_run};
+                                           .run = global_avgpool_run,
+                                           .grad = global_avgpool_grad_rule};
 
 const wt_op_def wt_op_GlobalMaxPool = {.domain = "", .op_type = "GlobalMaxPool", .min_inputs = 1,
                                        .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
-                                       .infer = global_pool_infer, .run = global_maxpool_run};
+                                       .infer = global_pool_infer, .run = global_maxpool_run,
+                                       .grad = global_maxpool_grad_rule};
+
+/* ---- MaxPoolGrad / AveragePoolGrad (ORT, ai.onnx domain) ---------------------------------- */
+
+/* Forward output size along spatial dim i for input size `in`; -1 when the window does not fit. */
+static int64_t pool_out_size(const wt_window_attrs *a, int i, int64_t in, int ceil_mode) {
+  int64_t dk = (a->k[i] - 1) * a->dil[i] + 1, s = a->stride[i];
+  if (a->auto_pad == WT_AUTO_PAD_SAME_UPPER || a->auto_pad == WT_AUTO_PAD_SAME_LOWER)
+    return (in + s - 1) / s;
+  int64_t pb = a->auto_pad == WT_AUTO_PAD_VALID ? 0 : a->pad_b[i];
+  int64_t pe = a->auto_pad == WT_AUTO_PAD_VALID ? 0 : a->pad_e[i];
+  int64_t span = in + pb + pe - dk;
+  if (span < 0) return -1;
+  int64_t o = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+  if (ceil_mode && (o - 1) * s >= in + pb) o--;
+  return o;
+}
+
+/* dX's shape: N, C from dY; spatial dims from the declared output shape when the planner
+ * seeds ctx->out[0] with it (dX's value_info), else an input size the forward maps onto dY's.
+ * Several do when stride > 1: the guess is a multiple of the stride (the even sizes of CNNs),
+ * else the smallest.
+ * Resolves the geometry into p. */
+static int pool_grad_setup(wt_infer_ctx *ctx, const wt_tensor *dY, int allow_bare,
+                           pool_params *p, int64_t *xd) {
+  int nsp;
+  if (dY->dtype != WT_FLOAT)
+    return wt_errorf(WT_ERR_UNSUPPORTED, "input 'dY' (index 0) has dtype %s; expected float32",
+                     wt_dtype_name(dY->dtype));
+  WT_TRY(wt_window_nsp("dY", dY->rank, &nsp));
+  const wt_tensor *decl = &ctx->out[0];
+  int declared = decl->rank == dY->rank;
+  for (int d = 2; declared && d < dY->rank; d++) declared = decl->dims[d] > 0;
+  int64_t ceil_mode = wt_attr_int(ctx->node, "ceil_mode", 0);
+  xd[0] = dY->dims[0];
+  xd[1] = dY->dims[1];
+  if (!wt_node_attr(ctx->node, "kernel_shape")) {
+    /* Older ORT MaxPoolGrad nodes carry no attributes: the declared shape is all it needs. */
+    if (!declared || !allow_bare)
+      return wt_errorf(WT_ERR_INVALID_ARG, "attribute 'kernel_shape' is missing; expected the "
+                       "forward pool's attributes%s", allow_bare ? " or a declared dX shape" : "");
+    for (int d = 2; d < dY->rank; d++) xd[d] = decl->dims[d];
+    wt_set_shape(&ctx->out[0], WT_FLOAT, dY->rank, xd);
+    return WT_OK;
+  }
+  wt_window_attrs a;
+  WT_TRY(wt_window_parse(ctx->node, nsp, NULL, 1, &a));
+  for (int i = 0; i < nsp; i++) {
+    int64_t o = dY->dims[2 + i], s = a.stride[i];
+    int64_t dk = (a.k[i] - 1) * a.dil[i] + 1;
+    if (declared) {
+      xd[2 + i] = decl->dims[2 + i];
+      if (pool_out_size(&a, i, xd[2 + i], (int)ceil_mode) != o)
+        return wt_errorf(WT_ERR_SHAPE, "spatial dim %d: the declared input size %lld does not "
+                         "pool to dY's %lld", i, (long long)xd[2 + i], (long long)o);
+      continue;
+    }
+    int same = a.auto_pad == WT_AUTO_PAD_SAME_UPPER || a.auto_pad == WT_AUTO_PAD_SAME_LOWER;
+    int64_t pads = a.auto_pad == WT_AUTO_PAD_NOTSET ? a.pad_b[i] + a.pad_e[i] : 0;
+    int64_t best = -1, lo = same ? (o - 1) * s + 1 : (o - 2) * s + dk - pads;
+    if (lo < 1) lo = 1;
+    for (int64_t in = lo; in <= o * s + dk; in++) {
+      if (pool_out_size(&a, i, in, (int)ceil_mode) != o) continue;
+      if (best < 0) best = in;
+      if (in % s == 0) {
+        best = in;
+        break;
+      }
+    }
+    if (best < 0)
+      return wt_errorf(WT_ERR_SHAPE, "spatial dim %d: no input size pools to dY's %lld with "
+                       "these attributes", i, (long long)o);
+    xd[2 + i] = best;
+  }
+  int64_t out[3];
+  WT_TRY(wt_window_forward(&a, xd + 2, (int)ceil_mode, out));
+  wt_window_geom(&a, xd + 2, dY->dims + 2, &p->g);
+  for (int d = 0; d < 3; d++) {
+    int i = d - (3 - nsp);
+    p->pad_end[d] = i < 0 ? 0 : a.pad_e[i];
+  }
+  wt_set_shape(&ctx->out[0], WT_FLOAT, dY->rank, xd);
+  return WT_OK;
+}
+
+static int maxpool_grad_infer(wt_infer_ctx *ctx) {
+  const wt_tensor *dY = &ctx->in[0], *ind = &ctx->in[1];
+  pool_params *p = ctx->params;
+  int64_t xd[WT_MAX_RANK];
+  if (ind->dtype != WT_INT64)
+    return wt_errorf(WT_ERR_UNSUPPORTED, "input 'Indices' (index 1) has dtype %s; expected int64",
+                     wt_dtype_name(ind->dtype));
+  int same = ind->rank == dY->rank;
+  for (int d = 0; same && d < dY->rank; d++) same = ind->dims[d] == dY->dims[d];
+  if (!same) return wt_errorf(WT_ERR_SHAPE, "inputs 'dY' and 'Indices' must have the same shape");
+  if (wt_attr_int(ctx->node, "storage_order", 0) != 0)
+    return wt_errorf(WT_ERR_UNSUPPORTED, "attribute 'storage_order' is 1; MaxPoolGrad scatters "
+                     "through row-major indices (storage_order 0)");
+  return pool_grad_setup(ctx, dY, 1, p, xd);
+}
+
+static int maxpool_grad_run(const wt_run_ctx *ctx) {
+  const wt_tensor *dY = &ctx->in[0];
+  int64_t n_dx = wt_numel(&ctx->out[0]);
+  int64_t bad = wt_maxpool_grad(wt_numel(dY), dY->data, ctx->in[1].data, n_dx, ctx->out[0].data);
+  if (bad >= 0)
+    return wt_errorf(WT_ERR_RUNTIME, "Indices[%lld] is %lld; expected an index into dX's %lld "
+                     "elements", (long long)bad,
+                     (long long)((const int64_t *)ctx->in[1].data)[bad], (long long)n_dx);
+  return WT_OK;
+}
+
+static int avgpool_grad_infer(wt_infer_ctx *ctx) {
+  pool_params *p = ctx->params;
+  int64_t xd[WT_MAX_RANK];
+  WT_TRY(pool_grad_setup(ctx, &ctx->in[0], 0, p, xd));
+  int64_t cip = wt_attr_int(ctx->node, "count_include_pad", 0);
+  if (cip != 0 && cip != 1)
+    return wt_errorf(WT_ERR_INVALID_ARG, "attribute 'count_include_pad' is %lld; expected 0 "
+                     "or 1", (long long)cip);
+  p->count_include_pad = (int)cip;
+  ctx->scratch_bytes = sizeof(float) * (size_t)wt_pool_scratch_floats(&p->g);
+  return WT_OK;
+}
+
+static int avgpool_grad_run(const wt_run_ctx *ctx) {
+  const pool_params *p = ctx->params;
+  const wt_tensor *dX = &ctx->out[0];
+  wt_avgpool_grad(&p->g, p->pad_end, p->count_include_pad, dX->dims[0] * dX->dims[1],
+                  ctx->in[0].data, dX->data, ctx->scratch);
+  return WT_OK;
+}
+
+const wt_op_def wt_op_MaxPoolGrad = {.domain = "", .op_type = "MaxPoolGrad", .min_inputs = 2,
+                                     .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
+                                     .infer = maxpool_grad_infer, .run = maxpool_grad_run};
+
+const wt_op_def wt_op_AveragePoolGrad = {.domain = "", .op_type = "AveragePoolGrad",
+                                         .min_inputs = 1, .max_inputs = 1, .min_outputs = 1,
+                                         .max_outputs = 1, .infer = avgpool_grad_infer,
+                                         .run = avgpool_grad_run};
 
 const wt_op_def *const wt_ops_pool[] = {
     &wt_op_AveragePool,
+    &wt_op_AveragePoolGrad,
     &wt_op_GlobalAveragePool,
     &wt_op_GlobalMaxPool,
     &wt_op_MaxPool,
+    &wt_op_MaxPoolGrad,
     NULL,
 };

@@ -219,17 +219,21 @@ static int reduce_run(const wt_run_ctx *ctx) {
 
 /* ---- gradient rules --------------------------------------------------------------------- */
 
-/* dY brought back to X's shape: unsqueezed at the reduced axes (keepdims=0), then expanded.
- * Sets *all when every axis was reduced. */
-static int spread_grad(wt_grad_ctx *c, int *identity) {
+/* A reduced value (dY, or Y) brought back to the keepdims=1 shape: unsqueezed at the reduced
+ * axes when keepdims=0 (a full reduction without axes gives a scalar, which broadcasts as is).
+ * Sets *identity for noop_with_empty_axes with no axes (Y is X; v is returned as is). */
+static int unreduce(wt_grad_ctx *c, int v, int *identity) {
   const wt_node *n = wt_grad_node(c);
   const wt_value *x = wt_grad_value(c, I(0));
   int64_t axes[WT_MAX_RANK];
   int n_axes = -1;
   const int64_t *attr;
   int na = wt_attr_ints(n, "axes", &attr);
+  *identity = 0;
   if (na >= 0) {
-    n_axes = na > WT_MAX_RANK ? -1 : na;
+    if (na > WT_MAX_RANK)
+      return wt_grad_fail(c, WT_ERR_UNSUPPORTED, "%d axes (at most %d)", na, WT_MAX_RANK), -1;
+    n_axes = na;
     for (int i = 0; i < n_axes; i++) axes[i] = attr[i];
   } else if (n->n_inputs > 1 && I(1) >= 0) {
     n_axes = wt_grad_const_ints(c, I(1), axes, WT_MAX_RANK);
@@ -240,23 +244,24 @@ static int spread_grad(wt_grad_ctx *c, int *identity) {
   }
   int keepdims = (int)wt_attr_int(n, "keepdims", 1);
   *identity = n_axes == 0 && wt_attr_int(n, "noop_with_empty_axes", 0);
-  if (*identity) return GO(0);
-  int dy = GO(0);
-  if (!keepdims && n_axes > 0) {
-    if (x->rank < 0) return wt_grad_fail(c, WT_ERR_SHAPE, "the rank of the input must be known"), -1;
-    for (int i = 0; i < n_axes; i++)
-      if (axes[i] < 0) axes[i] += x->rank;
-    /* Unsqueeze wants sorted axes. */
-    for (int i = 1; i < n_axes; i++)
-      for (int j = i; j > 0 && axes[j - 1] > axes[j]; j--) {
-        int64_t t = axes[j];
-        axes[j] = axes[j - 1];
-        axes[j - 1] = t;
-      }
-    dy = wt_grad_unsqueeze(c, dy, axes, n_axes);
-  }
-  /* keepdims=0 with all axes: dY is a scalar, which Expand broadcasts as is. */
-  return wt_grad_expand_like(c, dy, I(0));
+  if (*identity || keepdims || n_axes == 0) return v;
+  if (x->rank < 0) return wt_grad_fail(c, WT_ERR_SHAPE, "the rank of the input must be known"), -1;
+  for (int i = 0; i < n_axes; i++)
+    if (axes[i] < 0) axes[i] += x->rank;
+  /* Unsqueeze wants sorted axes. */
+  for (int i = 1; i < n_axes; i++)
+    for (int j = i; j > 0 && axes[j - 1] > axes[j]; j--) {
+      int64_t t = axes[j];
+      axes[j] = axes[j - 1];
+      axes[j - 1] = t;
+    }
+  return wt_grad_unsqueeze(c, v, axes, n_axes);
+}
+
+/* dY brought back to X's shape: unreduced, then expanded. Sets *identity like unreduce. */
+static int spread_grad(wt_grad_ctx *c, int *identity) {
+  int dy = unreduce(c, GO(0), identity);
+  return *identity ? dy : wt_grad_expand_like(c, dy, I(0));
 }
 
 static int reduce_sum_grad(wt_grad_ctx *c) {
@@ -283,20 +288,99 @@ static int reduce_mean_grad(wt_grad_ctx *c) {
   return wt_grad_status(c);
 }
 
+/* ReduceMax / ReduceMin, like ONNX Runtime: dY flows to every element equal to Y (ties all
+ * get it): dX = unreduce(dY) * Cast(Equal(X, unreduce(Y))). */
+static int reduce_max_grad(wt_grad_ctx *c) {
+  int identity;
+  int dy = unreduce(c, GO(0), &identity);
+  if (identity) {
+    wt_grad_set(c, 0, dy);
+    return wt_grad_status(c);
+  }
+  int y = unreduce(c, O(0), &identity);
+  int eq = wt_grad_op1(c, "Equal", "", 2, (int[]){I(0), y});
+  int mask = wt_grad_op1(c, "Cast", "", 1, &eq);
+  if (mask >= 0) wt_node_set_int(c->g, wt_grad_last(c), "to", WT_FLOAT);
+  wt_grad_set(c, 0, wt_grad_op1(c, "Mul", "", 2, (int[]){dy, mask}));
+  return wt_grad_status(c);
+}
+
+/* X-shaped f(X, Y) * unreduce(dY) for the kinds whose local derivative is elementwise. */
+enum { D_L2, D_LOGSUMEXP, D_SUMSQ, D_L1, D_LOGSUM };
+
+static int reduce_elem_grad(wt_grad_ctx *c, int kind) {
+  int identity;
+  int dy = unreduce(c, GO(0), &identity);
+  if (identity) {
+    wt_grad_set(c, 0, dy);
+    return wt_grad_status(c);
+  }
+  int x = I(0), dx = -1;
+  switch (kind) {
+    case D_L2: { /* X * dY / Y, 0 where Y == 0 (ONNX Runtime's rule) */
+      int y = unreduce(c, O(0), &identity);
+      int zero = wt_grad_const_f32(c, 0.0f);
+      int q = wt_grad_op1(c, "Div", "", 2, (int[]){dy, y});
+      int z = wt_grad_op1(c, "Equal", "", 2, (int[]){y, zero});
+      int m = wt_grad_op1(c, "Where", "", 3, (int[]){z, zero, q});
+      dx = wt_grad_op1(c, "Mul", "", 2, (int[]){x, m});
+      break;
+    }
+    case D_LOGSUMEXP: { /* exp(X - Y) * dY */
+      int y = unreduce(c, O(0), &identity);
+      int d = wt_grad_op1(c, "Sub", "", 2, (int[]){x, y});
+      int e = wt_grad_op1(c, "Exp", "", 1, &d);
+      dx = wt_grad_op1(c, "Mul", "", 2, (int[]){e, dy});
+      break;
+    }
+    case D_SUMSQ: { /* 2 X dY */
+      int t = wt_grad_op1(c, "Mul", "", 2, (int[]){x, wt_grad_const_f32(c, 2.0f)});
+      dx = wt_grad_op1(c, "Mul", "", 2, (int[]){t, dy});
+      break;
+    }
+    case D_L1: { /* sign(X) dY */
+      int sg = wt_grad_op1(c, "Sign", "", 1, &x);
+      dx = wt_grad_op1(c, "Mul", "", 2, (int[]){sg, dy});
+      break;
+    }
+    default: { /* LogSum: dY / exp(Y), spread to X's shape */
+      int y = unreduce(c, O(0), &identity);
+      int e = wt_grad_op1(c, "Exp", "", 1, &y);
+      int q = wt_grad_op1(c, "Div", "", 2, (int[]){dy, e});
+      dx = wt_grad_expand_like(c, q, x);
+      break;
+    }
+  }
+  wt_grad_set(c, 0, dx);
+  return wt_grad_status(c);
+}
+
+static int reduce_l2_grad(wt_grad_ctx *c) { return reduce_elem_grad(c, D_L2); }
+static int reduce_lse_grad(wt_grad_ctx *c) { return reduce_elem_grad(c, D_LOGSUMEXP); }
+static int reduce_sumsq_grad(wt_grad_ctx *c) { return reduce_elem_grad(c, D_SUMSQ); }
+static int reduce_l1_grad(wt_grad_ctx *c) { return reduce_elem_grad(c, D_L1); }
+static int reduce_logsum_grad(wt_grad_ctx *c) { return reduce_elem_grad(c, D_LOGSUM); }
+
+static int reduce_prod_grad(wt_grad_ctx *c) {
+  return wt_grad_fail(c, WT_ERR_UNSUPPORTED,
+                      "ReduceProd has no gradient in webtrain (nor in ONNX Runtime): Y / X fails "
+                      "at zeros; rewrite the product as Exp(ReduceSum(Log(X))) for positive X");
+}
+
 #define REDUCE_OP(NAME, GRAD)                                                            \
   const wt_op_def wt_op_##NAME = {.domain = "", .op_type = #NAME, .min_inputs = 1,         \
                                   .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,     \
                                   .infer = reduce_infer, .run = reduce_run, .grad = GRAD};
 REDUCE_OP(ReduceSum, reduce_sum_grad)
 REDUCE_OP(ReduceMean, reduce_mean_grad)
-REDUCE_OP(ReduceMax, NULL)
-REDUCE_OP(ReduceMin, NULL)
-REDUCE_OP(ReduceProd, NULL)
-REDUCE_OP(ReduceSumSquare, NULL)
-REDUCE_OP(ReduceL1, NULL)
-REDUCE_OP(ReduceL2, NULL)
-REDUCE_OP(ReduceLogSumExp, NULL)
-REDUCE_OP(ReduceLogSum, NULL)
+REDUCE_OP(ReduceMax, reduce_max_grad)
+REDUCE_OP(ReduceMin, reduce_max_grad)
+REDUCE_OP(ReduceProd, reduce_prod_grad)
+REDUCE_OP(ReduceSumSquare, reduce_sumsq_grad)
+REDUCE_OP(ReduceL1, reduce_l1_grad)
+REDUCE_OP(ReduceL2, reduce_l2_grad)
+REDUCE_OP(ReduceLogSumExp, reduce_lse_grad)
+REDUCE_OP(ReduceLogSum, reduce_logsum_grad)
 
 /* ---- shared: one axis as [outer, n, inner] ------------------------------------------------ */
 
@@ -403,9 +487,23 @@ static int cumsum_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
+/* dX is the cumulative sum of dY the other way: same axis and exclusive, reverse flipped. */
+static int cumsum_grad(wt_grad_ctx *c) {
+  int dx = wt_grad_op1(c, "CumSum", "", 2, (int[]){GO(0), I(1)});
+  if (dx >= 0) {
+    const wt_node *n = wt_grad_node(c);
+    int64_t exclusive = wt_attr_int(n, "exclusive", 0), reverse = wt_attr_int(n, "reverse", 0);
+    int node = wt_grad_last(c);
+    if (exclusive) wt_node_set_int(c->g, node, "exclusive", 1);
+    if (!reverse) wt_node_set_int(c->g, node, "reverse", 1);
+  }
+  wt_grad_set(c, 0, dx);
+  return wt_grad_status(c);
+}
+
 const wt_op_def wt_op_CumSum = {.domain = "", .op_type = "CumSum", .min_inputs = 2,
                                 .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
-                                .infer = cumsum_infer, .run = cumsum_run};
+                                .infer = cumsum_infer, .run = cumsum_run, .grad = cumsum_grad};
 
 /* ---- TopK --------------------------------------------------------------------------------- */
 
@@ -462,9 +560,21 @@ static int topk_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
+/* ONNX Runtime's rule: dY scattered to the Indices along the axis,
+ * GatherElementsGrad(dY, Shape(X), Indices) with TopK's axis (default -1). */
+static int topk_grad(wt_grad_ctx *c) {
+  int64_t axis = wt_attr_int(wt_grad_node(c), "axis", -1);
+  int x = I(0);
+  int shape = wt_grad_op1(c, "Shape", "", 1, &x);
+  int dx = wt_grad_op1(c, "GatherElementsGrad", WT_MS, 3, (int[]){GO(0), shape, O(1)});
+  if (dx >= 0) wt_node_set_int(c->g, wt_grad_last(c), "axis", axis);
+  wt_grad_set(c, 0, dx);
+  return wt_grad_status(c);
+}
+
 const wt_op_def wt_op_TopK = {.domain = "", .op_type = "TopK", .min_inputs = 1,
                               .max_inputs = 2, .min_outputs = 2, .max_outputs = 2,
-                              .infer = topk_infer, .run = topk_run};
+                              .infer = topk_infer, .run = topk_run, .grad = topk_grad};
 
 const wt_op_def *const wt_ops_reduce[] = {
     &wt_op_ReduceSum, &wt_op_ReduceMean, &wt_op_ReduceMax,       &wt_op_ReduceMin,

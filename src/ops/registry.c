@@ -16,6 +16,7 @@
   X(reduce)         \
   X(shape)          \
   X(softmax)        \
+  X(training)       \
   X(unary)
 
 #define DECLARE(f) extern const wt_op_def *const wt_ops_##f[];

@@ -1,10 +1,12 @@
 /* Op family: shape. Ops that re-describe or re-arrange a tensor without arithmetic:
  * Reshape, Flatten, Squeeze, Unsqueeze (views), Transpose, Expand, Tile, Shape, Size.
- * Concat, Split, Constant, ConstantOfShape and Range live in shape_build.c.
+ * Concat, Split, Constant, ConstantOfShape and Range live in shape_build.c. Also the gradient
+ * rules of these ops and com.microsoft BroadcastGradientArgs (Expand's dynamic gradient).
  * Everything works on element size, so all dtypes share one path. */
 #include <assert.h>
 #include <string.h>
 
+#include "autodiff/grad.h"
 #include "kernels/copy.h"
 #include "ops/op.h"
 #include "ops/shape_util.h"
@@ -317,21 +319,154 @@ static int tile_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
+/* ---- BroadcastGradientArgs (com.microsoft) ---------------------------------------------- */
+
+/* For shapes a and b (int64 1-D), the axes of their broadcast result that each must be summed
+ * over (ONNX Runtime's order: from the last axis down). Folded at plan time (its inputs come
+ * from Shape). Returns the error for shapes that do not broadcast. */
+static int bga_axes(const int64_t *a, int na, const int64_t *b, int nb, int64_t *ax, int *nax,
+                    int64_t *bx, int *nbx) {
+  int i = na - 1, j = nb - 1, k = (na > nb ? na : nb) - 1;
+  *nax = *nbx = 0;
+  for (; i >= 0 && j >= 0; i--, j--, k--) {
+    if (a[i] == b[j]) continue;
+    if (a[i] == 1) ax[(*nax)++] = k;
+    else if (b[j] == 1) bx[(*nbx)++] = k;
+    else
+      return wt_errorf(WT_ERR_SHAPE, "dims %lld and %lld (axis %d) do not broadcast",
+                       (long long)a[i], (long long)b[j], k);
+  }
+  for (; k >= 0; k--) {
+    if (i < 0) ax[(*nax)++] = k;
+    else bx[(*nbx)++] = k;
+  }
+  return WT_OK;
+}
+
+static int bga_infer(wt_infer_ctx *ctx) {
+  int64_t a[WT_MAX_RANK], b[WT_MAX_RANK], ax[WT_MAX_RANK], bx[WT_MAX_RANK];
+  int na, nb, nax, nbx;
+  WT_TRY(wt_su_known_ints(ctx, 0, "a_shape", WT_MAX_RANK, a, &na));
+  WT_TRY(wt_su_known_ints(ctx, 1, "b_shape", WT_MAX_RANK, b, &nb));
+  WT_TRY(bga_axes(a, na, b, nb, ax, &nax, bx, &nbx));
+  int64_t d0 = nax, d1 = nbx;
+  wt_set_shape(&ctx->out[0], WT_INT64, 1, &d0);
+  if (ctx->n_out > 1) wt_set_shape(&ctx->out[1], WT_INT64, 1, &d1);
+  return WT_OK;
+}
+
+static int bga_run(const wt_run_ctx *ctx) {
+  int64_t a[WT_MAX_RANK], b[WT_MAX_RANK], ax[WT_MAX_RANK], bx[WT_MAX_RANK];
+  int na = (int)wt_numel(&ctx->in[0]), nb = (int)wt_numel(&ctx->in[1]), nax, nbx;
+  for (int i = 0; i < na; i++) a[i] = wt_get_int(&ctx->in[0], i);
+  for (int i = 0; i < nb; i++) b[i] = wt_get_int(&ctx->in[1], i);
+  WT_TRY(bga_axes(a, na, b, nb, ax, &nax, bx, &nbx));
+  if (ctx->out[0].data) wt_copy_bytes(ctx->out[0].data, ax, sizeof(int64_t) * (size_t)nax);
+  if (ctx->n_out > 1 && ctx->out[1].data)
+    wt_copy_bytes(ctx->out[1].data, bx, sizeof(int64_t) * (size_t)nbx);
+  return WT_OK;
+}
+
+/* ---- gradient rules --------------------------------------------------------------------- */
+
+/* Reshape, Flatten, Squeeze, Unsqueeze: dX = Reshape(dY, Shape(X)). */
+static int view_grad(wt_grad_ctx *c) {
+  wt_grad_set(c, 0, wt_grad_reshape_like(c, GO(0), I(0)));
+  return wt_grad_status(c);
+}
+
+/* Transpose: dX = Transpose(dY, inverse perm); no perm (reversal) is its own inverse. */
+static int transpose_grad(wt_grad_ctx *c) {
+  const int64_t *perm;
+  int n = wt_attr_ints(wt_grad_node(c), "perm", &perm);
+  int64_t inv[WT_MAX_RANK];
+  if (n > WT_MAX_RANK) return wt_grad_fail(c, WT_ERR_UNSUPPORTED, "perm has %d values", n);
+  for (int i = 0; i < n; i++) {
+    int64_t p = perm[i] < 0 ? perm[i] + n : perm[i];
+    if (p < 0 || p >= n) return wt_grad_fail(c, WT_ERR_INVALID_ARG, "perm is not a permutation");
+    inv[p] = i;
+  }
+  int d = wt_grad_op1(c, "Transpose", "", 1, (int[]){GO(0)});
+  if (d >= 0 && n >= 0) wt_node_set_ints(c->g, wt_grad_last(c), "perm", inv, n);
+  wt_grad_set(c, 0, d);
+  return wt_grad_status(c);
+}
+
+/* True when the axes X was broadcast along are known from the static shapes. */
+static int static_broadcast(const wt_value *x, const wt_value *y) {
+  if (x->rank < 0 || y->rank < x->rank) return 0;
+  for (int j = 0; j < x->rank; j++) {
+    int i = j + y->rank - x->rank;
+    if (x->dims[j] == 1 || (x->dims[j] >= 0 && x->dims[j] == y->dims[i])) continue;
+    if (x->dims[j] < 0 && y->dims[i] < 0 && x->dim_param[j] && y->dim_param[i] &&
+        strcmp(x->dim_param[j], y->dim_param[i]) == 0)
+      continue;
+    return 0;
+  }
+  return 1;
+}
+
+/* Expand: dY summed over the broadcast axes; when the static shapes cannot tell them, ONNX
+ * Runtime's dynamic form: ReduceSum(dY, BroadcastGradientArgs(Shape(X), Shape(Y)),
+ * noop_with_empty_axes) reshaped to Shape(X) (all folded at plan time). */
+static int expand_grad(wt_grad_ctx *c) {
+  if (static_broadcast(wt_grad_value(c, I(0)), wt_grad_value(c, O(0)))) {
+    wt_grad_set(c, 0, wt_grad_unbroadcast(c, GO(0), 0, 0));
+    return wt_grad_status(c);
+  }
+  if (c->opset < 13)
+    return wt_grad_fail(c, WT_ERR_UNSUPPORTED, "the broadcast axes are not known statically; the "
+                        "dynamic form needs opset >= 13 (ReduceSum's axes input)");
+  int xs = wt_grad_op1(c, "Shape", "", 1, (int[]){I(0)});
+  int ys = wt_grad_op1(c, "Shape", "", 1, (int[]){O(0)});
+  int axes = wt_grad_op1(c, "BroadcastGradientArgs", WT_MS, 2, (int[]){xs, ys});
+  int r = wt_grad_op1(c, "ReduceSum", "", 2, (int[]){GO(0), axes});
+  if (r >= 0) {
+    wt_node_set_int(c->g, wt_grad_last(c), "keepdims", 1);
+    wt_node_set_int(c->g, wt_grad_last(c), "noop_with_empty_axes", 1);
+  }
+  wt_grad_set(c, 0, wt_grad_op1(c, "Reshape", "", 2, (int[]){r, xs}));
+  return wt_grad_status(c);
+}
+
+/* Tile (ONNX Runtime's form): dY viewed as [r0, d0, r1, d1, ...] — the shape interleaved from
+ * Unsqueeze(repeats) and Unsqueeze(Shape(X)) — then summed over the repeat axes. */
+static int tile_grad(wt_grad_ctx *c) {
+  int r = wt_grad_value(c, I(0))->rank;
+  if (r < 0) return wt_grad_fail(c, WT_ERR_SHAPE, "the rank of the input must be known");
+  if (r == 0) {
+    wt_grad_set(c, 0, GO(0));
+    return wt_grad_status(c);
+  }
+  const int64_t one[1] = {1};
+  int shape = wt_grad_op1(c, "Shape", "", 1, (int[]){I(0)});
+  int s2 = wt_grad_unsqueeze(c, shape, one, 1);
+  int r2 = wt_grad_unsqueeze(c, I(1), one, 1);
+  int both = wt_grad_op1(c, "Concat", "", 2, (int[]){r2, s2});
+  if (both >= 0) wt_node_set_int(c->g, wt_grad_last(c), "axis", 1);
+  int flat = wt_grad_op1(c, "Reshape", "", 2, (int[]){both, wt_grad_const_i64s(c, (int64_t[]){-1}, 1)});
+  int dy = wt_grad_op1(c, "Reshape", "", 2, (int[]){GO(0), flat});
+  int64_t even[WT_MAX_RANK];
+  for (int i = 0; i < r; i++) even[i] = 2 * i;
+  wt_grad_set(c, 0, wt_grad_reduce_sum(c, dy, even, r, 0));
+  return wt_grad_status(c);
+}
+
 static_assert(sizeof(shape_params) <= WT_PARAMS_MAX, "params");
 static_assert(sizeof(transpose_params) <= WT_PARAMS_MAX, "params");
 
 const wt_op_def wt_op_Reshape = {.domain = "", .op_type = "Reshape", .min_inputs = 1,
                                  .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
-                                 .infer = reshape_infer, .run = view_run, .flags = WT_OP_VIEW};
+                                 .infer = reshape_infer, .run = view_run, .grad = view_grad, .flags = WT_OP_VIEW};
 const wt_op_def wt_op_Flatten = {.domain = "", .op_type = "Flatten", .min_inputs = 1,
                                  .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
-                                 .infer = flatten_infer, .run = view_run, .flags = WT_OP_VIEW};
+                                 .infer = flatten_infer, .run = view_run, .grad = view_grad, .flags = WT_OP_VIEW};
 const wt_op_def wt_op_Squeeze = {.domain = "", .op_type = "Squeeze", .min_inputs = 1,
                                  .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
-                                 .infer = squeeze_infer, .run = view_run, .flags = WT_OP_VIEW};
+                                 .infer = squeeze_infer, .run = view_run, .grad = view_grad, .flags = WT_OP_VIEW};
 const wt_op_def wt_op_Unsqueeze = {.domain = "", .op_type = "Unsqueeze", .min_inputs = 1,
                                    .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
-                                   .infer = unsqueeze_infer, .run = view_run, .flags = WT_OP_VIEW};
+                                   .infer = unsqueeze_infer, .run = view_run, .grad = view_grad, .flags = WT_OP_VIEW};
 const wt_op_def wt_op_Shape = {.domain = "", .op_type = "Shape", .min_inputs = 1, .max_inputs = 1,
                                .min_outputs = 1, .max_outputs = 1, .infer = shape_infer,
                                .run = shape_run, .flags = WT_OP_SHAPE_ONLY};
@@ -340,13 +475,17 @@ const wt_op_def wt_op_Size = {.domain = "", .op_type = "Size", .min_inputs = 1, 
                               .run = size_run, .flags = WT_OP_SHAPE_ONLY};
 const wt_op_def wt_op_Transpose = {.domain = "", .op_type = "Transpose", .min_inputs = 1,
                                    .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
-                                   .infer = transpose_infer, .run = transpose_run};
+                                   .infer = transpose_infer, .run = transpose_run, .grad = transpose_grad};
 const wt_op_def wt_op_Expand = {.domain = "", .op_type = "Expand", .min_inputs = 2,
                                 .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
-                                .infer = expand_infer, .run = expand_run};
+                                .infer = expand_infer, .run = expand_run, .grad = expand_grad};
 const wt_op_def wt_op_Tile = {.domain = "", .op_type = "Tile", .min_inputs = 2, .max_inputs = 2,
                               .min_outputs = 1, .max_outputs = 1, .infer = tile_infer,
-                              .run = tile_run};
+                              .run = tile_run, .grad = tile_grad};
+
+const wt_op_def wt_op_ms_BroadcastGradientArgs = {.domain = WT_MS, .op_type = "BroadcastGradientArgs",
+                                                  .min_inputs = 2, .max_inputs = 2, .min_outputs = 1,
+                                                  .max_outputs = 2, .infer = bga_infer, .run = bga_run};
 
 /* Defined in shape_build.c; one table keeps registry.c's family list unchanged. */
 extern const wt_op_def wt_op_Concat, wt_op_Split, wt_op_Constant, wt_op_ConstantOfShape,
@@ -355,5 +494,6 @@ extern const wt_op_def wt_op_Concat, wt_op_Split, wt_op_Constant, wt_op_Constant
 const wt_op_def *const wt_ops_shape[] = {
     &wt_op_Reshape, &wt_op_Flatten,  &wt_op_Squeeze,  &wt_op_Unsqueeze,       &wt_op_Shape,
     &wt_op_Size,    &wt_op_Transpose, &wt_op_Expand,  &wt_op_Tile,            &wt_op_Concat,
-    &wt_op_Split,   &wt_op_Constant, &wt_op_Range,    &wt_op_ConstantOfShape, NULL,
+    &wt_op_Split,   &wt_op_Constant, &wt_op_Range,    &wt_op_ConstantOfShape,
+    &wt_op_ms_BroadcastGradientArgs, NULL,
 };

@@ -1,9 +1,11 @@
 /* Op family: shape (part 2; listed in shape.c's table wt_ops_shape). Ops that assemble or create tensors:
- * Concat, Split, Constant, ConstantOfShape, Range. Data movement works on element size. */
+ * Concat, Split, Constant, ConstantOfShape, Range, and the Concat / Split gradient rules.
+ * Data movement works on element size. */
 #include <assert.h>
 #include <math.h>
 #include <string.h>
 
+#include "autodiff/grad.h"
 #include "kernels/copy.h"
 #include "ops/op.h"
 #include "ops/shape_util.h"
@@ -319,16 +321,83 @@ static int range_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
+/* ---- gradient rules --------------------------------------------------------------------- */
+
+/* Concat: dY split back along the axis with the input sizes — constants when every size is
+ * fixed, else (opset >= 13, ONNX Runtime's form) read from Shape(X_i), which the planner folds,
+ * so symbolic batch dims off the axis and symbolic sizes on it both work. */
+static int concat_grad(wt_grad_ctx *c) {
+  const wt_node *n = wt_grad_node(c);
+  int nin = n->n_inputs, rank = wt_grad_value(c, O(0))->rank;
+  if (nin > 64) return wt_grad_fail(c, WT_ERR_UNSUPPORTED, "%d inputs; at most 64 supported", nin);
+  if (rank < 1) return wt_grad_fail(c, WT_ERR_SHAPE, "the rank of the output must be known");
+  const wt_attr *a = wt_node_attr(n, "axis");
+  int64_t axis = a ? a->i : 1;
+  int ax = (int)(axis < 0 ? axis + rank : axis);
+  if (ax < 0 || ax >= rank) return wt_grad_fail(c, WT_ERR_INVALID_ARG, "axis %lld out of range", (long long)axis);
+  int64_t sizes[64];
+  int fixed = 1;
+  for (int i = 0; i < nin; i++) {
+    const wt_value *v = wt_grad_value(c, I(i));
+    if (v->rank != rank)
+      return wt_grad_fail(c, WT_ERR_UNSUPPORTED, "input %d ('%s') has rank %d, not the output's %d "
+                          "(legacy empty inputs have no gradient rule)", i, v->name, v->rank, rank);
+    sizes[i] = v->dims[ax];
+    if (sizes[i] < 0) fixed = 0;
+  }
+  int ins[2] = {GO(0), -1}, outs[64];
+  if (!fixed) {
+    if (c->opset < 13)
+      return wt_grad_fail(c, WT_ERR_UNSUPPORTED, "symbolic sizes along the concat axis need "
+                          "opset >= 13 (Split's sizes input)");
+    int idx = wt_grad_const_i64s(c, (int64_t[]){ax}, 1), parts[64];
+    for (int i = 0; i < nin; i++) {
+      int shape = wt_grad_op1(c, "Shape", "", 1, (int[]){I(i)});
+      parts[i] = wt_grad_op1(c, "Gather", "", 2, (int[]){shape, idx});
+      if (parts[i] >= 0) wt_node_set_int(c->g, wt_grad_last(c), "axis", 0);
+    }
+    ins[1] = wt_grad_op1(c, "Concat", "", nin, parts);
+    if (ins[1] >= 0) wt_node_set_int(c->g, wt_grad_last(c), "axis", 0);
+  } else if (c->opset >= 13) {
+    ins[1] = wt_grad_const_i64s(c, sizes, nin);
+  }
+  int node = wt_grad_op(c, "Split", "", ins[1] >= 0 ? 2 : 1, ins, nin, outs);
+  if (node < 0) return wt_grad_status(c);
+  wt_node_set_int(c->g, node, "axis", ax);
+  if (ins[1] < 0) wt_node_set_ints(c->g, node, "split", sizes, nin);
+  for (int i = 0; i < nin; i++)
+    if (wt_grad_need(c, i)) wt_grad_set(c, i, outs[i]);
+  return wt_grad_status(c);
+}
+
+/* Split: dX = Concat of the output gradients along the axis; an output without a gradient
+ * contributes zeros of its shape. */
+static int split_grad(wt_grad_ctx *c) {
+  int n = c->n_go, parts[64];
+  if (n > 64) return wt_grad_fail(c, WT_ERR_UNSUPPORTED, "%d outputs; at most 64 supported", n);
+  for (int i = 0; i < n; i++) {
+    parts[i] = GO(i);
+    if (parts[i] >= 0) continue;
+    if (O(i) < 0) return wt_grad_fail(c, WT_ERR_UNSUPPORTED, "output %d is omitted", i);
+    int shape = wt_grad_op1(c, "Shape", "", 1, (int[]){O(i)});
+    parts[i] = wt_grad_op1(c, "ConstantOfShape", "", 1, &shape); /* float zeros by default */
+  }
+  int d = wt_grad_op1(c, "Concat", "", n, parts);
+  if (d >= 0) wt_node_set_int(c->g, wt_grad_last(c), "axis", wt_attr_int(wt_grad_node(c), "axis", 0));
+  wt_grad_set(c, 0, d);
+  return wt_grad_status(c);
+}
+
 static_assert(sizeof(axis_params) <= WT_PARAMS_MAX, "params");
 static_assert(sizeof(cos_params) <= WT_PARAMS_MAX, "params");
 static_assert(sizeof(range_params) <= WT_PARAMS_MAX, "params");
 
 const wt_op_def wt_op_Concat = {.domain = "", .op_type = "Concat", .min_inputs = 1,
                                 .max_inputs = 1 << 20, .min_outputs = 1, .max_outputs = 1,
-                                .infer = concat_infer, .run = concat_run};
+                                .infer = concat_infer, .run = concat_run, .grad = concat_grad};
 const wt_op_def wt_op_Split = {.domain = "", .op_type = "Split", .min_inputs = 1, .max_inputs = 2,
                                .min_outputs = 1, .max_outputs = 64, .infer = split_infer,
-                               .run = split_run};
+                               .run = split_run, .grad = split_grad};
 const wt_op_def wt_op_Constant = {.domain = "", .op_type = "Constant", .min_inputs = 0,
                                   .max_inputs = 0, .min_outputs = 1, .max_outputs = 1,
                                   .infer = constant_infer, .run = constant_run};

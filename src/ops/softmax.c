@@ -1,11 +1,28 @@
 /* Op family: softmax. Softmax and LogSoftmax (opset < 13: the input is coerced to 2-D at
  * `axis`, default 1, and normalized over the whole trailing block; opset 13+: along one axis,
- * default -1), SoftmaxCrossEntropyLoss and NegativeLogLikelihoodLoss (opset 12/13). */
+ * default -1), SoftmaxCrossEntropyLoss and NegativeLogLikelihoodLoss (opset 12/13), with
+ * their gradient rules (the com.microsoft gradient ops live in softmax_grad.c). */
 #include <assert.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "autodiff/grad.h"
 #include "kernels/softmax.h"
 #include "ops/op.h"
+
+/* Copies the forward node's int / float / string attributes of these names onto node `to`. */
+static void copy_attrs(wt_grad_ctx *c, int to, const char *const *names, int n) {
+  for (int i = 0; i < n && wt_grad_status(c) == WT_OK; i++) {
+    const wt_attr *a = wt_node_attr(wt_grad_node(c), names[i]);
+    if (!a) continue;
+    int rc = a->type == WT_ATTR_FLOAT    ? wt_node_set_float(c->g, to, names[i], a->f)
+             : a->type == WT_ATTR_INT    ? wt_node_set_int(c->g, to, names[i], a->i)
+             : a->type == WT_ATTR_STRING ? wt_node_set_string(c->g, to, names[i], a->s)
+                                         : WT_OK;
+    if (rc) wt_grad_fail(c, rc, "out of memory");
+  }
+}
 
 typedef struct softmax_params {
   int64_t outer, n, inner;
@@ -48,12 +65,25 @@ static int softmax_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
+/* ONNX Runtime's rule: (Log)SoftmaxGrad(dY, Y) with the forward attributes; the opset < 13
+ * (2-D coerced) forms are SoftmaxGrad / LogSoftmaxGrad, the per-axis ones *_13. */
+static int softmax_grad(wt_grad_ctx *c) {
+  int log_out = strcmp(wt_grad_node(c)->op_type, "LogSoftmax") == 0;
+  const char *op = c->opset < 13 ? (log_out ? "LogSoftmaxGrad" : "SoftmaxGrad")
+                                 : (log_out ? "LogSoftmaxGrad_13" : "SoftmaxGrad_13");
+  int dx = wt_grad_op1(c, op, WT_MS, 2, (int[]){GO(0), O(0)});
+  if (dx >= 0) copy_attrs(c, wt_grad_last(c), (const char *const[]){"axis"}, 1);
+  wt_grad_set(c, 0, dx);
+  return wt_grad_status(c);
+}
+
 const wt_op_def wt_op_Softmax = {.domain = "", .op_type = "Softmax", .min_inputs = 1,
                                  .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
-                                 .infer = softmax_infer, .run = softmax_run};
+                                 .infer = softmax_infer, .run = softmax_run, .grad = softmax_grad};
 const wt_op_def wt_op_LogSoftmax = {.domain = "", .op_type = "LogSoftmax", .min_inputs = 1,
                                     .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
-                                    .infer = softmax_infer, .run = softmax_run};
+                                    .infer = softmax_infer, .run = softmax_run,
+                                    .grad = softmax_grad};
 
 /* ---- SoftmaxCrossEntropyLoss ------------------------------------------------------------- */
 
@@ -136,15 +166,64 @@ static int sce_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
+/* -inf shaped like value v: ConstantOfShape(Shape(v)) with a float -inf value. */
+static int neg_inf_like(wt_grad_ctx *c, int v) {
+  int shape = wt_grad_op1(c, "Shape", "", 1, &v);
+  int r = wt_grad_op1(c, "ConstantOfShape", "", 1, &shape);
+  if (r < 0) return -1;
+  wt_attr *a = wt_node_add_attr(c->g, wt_grad_last(c), "value", WT_ATTR_TENSOR);
+  if (!a || !(a->t = calloc(1, sizeof *a->t)) || !(a->t->name = wt_strdup("")) ||
+      !(a->t->t.data = malloc(sizeof(float))))
+    return wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory"), -1;
+  a->t->t.dtype = WT_FLOAT;
+  a->t->t.rank = 1;
+  a->t->t.dims[0] = 1;
+  *(float *)a->t->t.data = -INFINITY;
+  return r;
+}
+
+/* ONNX Runtime's rule: SoftmaxCrossEntropyLossGrad(dY, log_prob, labels[, weights]) with the
+ * forward attributes (reduction, ignore_index); log_prob is forward output 1.
+ * NegativeLogLikelihoodLoss has no ORT rule; its gradient -onehot(t) * w[t] * g is the same op
+ * fed log_prob = -inf (exp(-inf) = 0), so one kernel (and ORT) computes both. */
+static int sce_grad(wt_grad_ctx *c) {
+  int nll = strcmp(wt_grad_node(c)->op_type, "NegativeLogLikelihoodLoss") == 0;
+  if (wt_grad_need(c, 2))
+    return wt_grad_fail(c, WT_ERR_UNSUPPORTED,
+                        "the gradient toward the class weights is not supported (ONNX Runtime "
+                        "has none either); make them a constant");
+  if (GO(1) >= 0)
+    return wt_grad_fail(c, WT_ERR_UNSUPPORTED,
+                        "the loss depends on log_prob; only the gradient through the loss output "
+                        "is supported");
+  int lp = nll ? neg_inf_like(c, I(0)) : wt_grad_forward_output(c, 1);
+  int has_w = wt_grad_node(c)->n_inputs > 2 && I(2) >= 0;
+  int dx = wt_grad_op1(c, "SoftmaxCrossEntropyLossGrad", WT_MS, has_w ? 4 : 3,
+                       (int[]){GO(0), lp, I(1), has_w ? I(2) : -1});
+  if (dx >= 0)
+    copy_attrs(c, wt_grad_last(c), (const char *const[]){"reduction", "ignore_index"}, 2);
+  wt_grad_set(c, 0, dx);
+  return wt_grad_status(c);
+}
+
 const wt_op_def wt_op_SoftmaxCrossEntropyLoss = {
     .domain = "", .op_type = "SoftmaxCrossEntropyLoss", .min_inputs = 2, .max_inputs = 3,
-    .min_outputs = 1, .max_outputs = 2, .infer = sce_infer, .run = sce_run};
+    .min_outputs = 1, .max_outputs = 2, .infer = sce_infer, .run = sce_run, .grad = sce_grad};
 
 const wt_op_def wt_op_NegativeLogLikelihoodLoss = {
     .domain = "", .op_type = "NegativeLogLikelihoodLoss", .min_inputs = 2, .max_inputs = 3,
-    .min_outputs = 1, .max_outputs = 1, .infer = sce_infer, .run = sce_run};
+    .min_outputs = 1, .max_outputs = 1, .infer = sce_infer, .run = sce_run, .grad = sce_grad};
+
+/* Defined in softmax_grad.c. */
+extern const wt_op_def wt_op_SoftmaxGrad, wt_op_SoftmaxGrad_13, wt_op_LogSoftmaxGrad,
+    wt_op_LogSoftmaxGrad_13, wt_op_SoftmaxCrossEntropyLossGrad;
 
 const wt_op_def *const wt_ops_softmax[] = {
+    &wt_op_SoftmaxGrad,
+    &wt_op_SoftmaxGrad_13,
+    &wt_op_LogSoftmaxGrad,
+    &wt_op_LogSoftmaxGrad_13,
+    &wt_op_SoftmaxCrossEntropyLossGrad,
     &wt_op_Softmax,
     &wt_op_LogSoftmax,
     &wt_op_SoftmaxCrossEntropyLoss,

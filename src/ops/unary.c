@@ -1,6 +1,7 @@
 /* Op family: unary elementwise ops — math and activations (float kernels in
  * kernels/elementwise_unary.c), their integer variants (Neg Abs Sign Relu Clip), Not, IsNaN,
- * IsInf, Cast, CastLike, Identity and Dropout. */
+ * IsInf, Cast, CastLike, Identity, Dropout, and the com.microsoft activations Gelu, FastGelu,
+ * BiasGelu and QuickGelu. Gradient rules and the *Grad ops live in unary_grad.c. */
 #include <assert.h>
 #include <float.h>
 #include <math.h>
@@ -9,11 +10,13 @@
 
 #include "kernels/elementwise.h"
 #include "ops/op.h"
+#include "ops/unary_grad.h"
 
 enum { DT_F = 1, DT_I32 = 2, DT_I64 = 4, DT_B = 8, DT_NUM = DT_F | DT_I32 | DT_I64,
        DT_ALL = DT_NUM | DT_B };
 /* Op kinds beyond the float maps of wt_ew_unop. */
-enum { K_NOT = WT_EW_UNOP_COUNT, K_CAST, K_CASTLIKE, K_IDENTITY, K_DROPOUT, K_ISNAN, K_ISINF };
+enum { K_NOT = WT_EW_UNOP_COUNT, K_CAST, K_CASTLIKE, K_IDENTITY, K_DROPOUT, K_ISNAN, K_ISINF,
+       K_FASTGELU, K_BIASGELU };
 
 typedef struct un_spec {
   const char *op_type;
@@ -68,6 +71,9 @@ static const un_spec g_specs[] = {
     {"CastLike", K_CASTLIKE, DT_ALL, 0},
     {"Identity", K_IDENTITY, DT_ALL, 0},
     {"Dropout", K_DROPOUT, DT_F, 0},
+    {"FastGelu", K_FASTGELU, DT_F, 0},   /* com.microsoft */
+    {"BiasGelu", K_BIASGELU, DT_F, 0},   /* com.microsoft */
+    {"QuickGelu", WT_EW_QUICKGELU, DT_F, 0}, /* com.microsoft */
 };
 
 typedef struct un_params {
@@ -75,6 +81,7 @@ typedef struct un_params {
   int to;             /* Cast / CastLike target dtype */
   float alpha, beta;  /* activation attributes; Clip bounds before opset 11 */
   int clip_inputs;    /* Clip opset >= 11: bounds come from inputs 1 and 2 */
+  int bias;           /* FastGelu / BiasGelu: input 1 is a bias along the last axis */
   /* Dropout */
   int opset;
   int training;       /* opset < 12: fixed by attributes */
@@ -214,6 +221,22 @@ static int infer(wt_infer_ctx *ctx) {
       break;
     case K_DROPOUT:
       return infer_dropout(ctx, p);
+    case WT_EW_QUICKGELU: p->alpha = wt_attr_float(ctx->node, "alpha", 1.702f); break;
+    case K_FASTGELU:
+    case K_BIASGELU:
+      p->kind = s->kind == K_FASTGELU ? WT_EW_GELU_TANH : WT_EW_GELU;
+      if (wt_has_input(ctx->in, ctx->n_in, 1)) {
+        const wt_tensor *b = &ctx->in[1];
+        if (b->dtype != WT_FLOAT || b->rank != 1 || x->rank < 1 || b->dims[0] != x->dims[x->rank - 1]) {
+          char sb[128], sx[128];
+          return wt_errorf(WT_ERR_SHAPE, "input 'bias' (index 1) is %s %s; expected a 1-D float tensor "
+                           "matching the last dim of input 0 %s", wt_dtype_name(b->dtype),
+                           wt_shape_str(b->rank, b->dims, sb, sizeof sb),
+                           wt_shape_str(x->rank, x->dims, sx, sizeof sx));
+        }
+        p->bias = 1;
+      }
+      break;
     default: break;
   }
   wt_set_shape(&ctx->out[0], out_dtype, x->rank, x->dims);
@@ -376,6 +399,12 @@ static int run(const wt_run_ctx *ctx) {
   switch (x->dtype) {
     case WT_FLOAT: {
       float a = p->alpha, b = p->beta;
+      if (p->bias) {
+        const wt_tensor *bias = &ctx->in[1];
+        if (n) wt_ew_add_bias_f32(n, x->data, bias->data, bias->dims[0], y->data);
+        wt_ew_unary_f32(p->kind, n, y->data, y->data, a, b);
+        return WT_OK;
+      }
       if (p->clip_inputs) {
         a = has_lo ? *(const float *)ctx->in[1].data : -INFINITY;
         b = has_hi ? *(const float *)ctx->in[2].data : INFINITY;
@@ -396,10 +425,14 @@ static int run(const wt_run_ctx *ctx) {
   }
 }
 
-#define UN_OP(NAME, MIN_IN, MAX_IN, MAX_OUT, FLAGS)                                             \
-  const wt_op_def wt_op_##NAME = {.domain = "", .op_type = #NAME, .min_inputs = MIN_IN,         \
-                                  .max_inputs = MAX_IN, .min_outputs = 1, .max_outputs = MAX_OUT, \
-                                  .infer = infer, .run = run, .flags = FLAGS};
+#define UN_OP_D(NAME, DOMAIN, ID, MIN_IN, MAX_IN, MAX_OUT, FLAGS, GRAD)                        \
+  const wt_op_def wt_op_##ID = {.domain = DOMAIN, .op_type = #NAME, .min_inputs = MIN_IN,       \
+                                .max_inputs = MAX_IN, .min_outputs = 1, .max_outputs = MAX_OUT, \
+                                .infer = infer, .run = run, .grad = GRAD, .flags = FLAGS};
+#define UN_OP(NAME, MIN_IN, MAX_IN, MAX_OUT, FLAGS) \
+  UN_OP_D(NAME, "", NAME, MIN_IN, MAX_IN, MAX_OUT, FLAGS, wt_unary_grad_##NAME)
+#define UN_OP_NOGRAD(NAME, MIN_IN, MAX_IN, MAX_OUT, FLAGS) \
+  UN_OP_D(NAME, "", NAME, MIN_IN, MAX_IN, MAX_OUT, FLAGS, NULL)
 
 UN_OP(Neg, 1, 1, 1, 0)
 UN_OP(Abs, 1, 1, 1, 0)
@@ -439,13 +472,17 @@ UN_OP(Atanh, 1, 1, 1, 0)
 UN_OP(Celu, 1, 1, 1, 0)
 UN_OP(ThresholdedRelu, 1, 1, 1, 0)
 UN_OP(Shrink, 1, 1, 1, 0)
-UN_OP(IsNaN, 1, 1, 1, 0)
-UN_OP(IsInf, 1, 1, 1, 0)
-UN_OP(Not, 1, 1, 1, 0)
+UN_OP_NOGRAD(IsNaN, 1, 1, 1, 0)
+UN_OP_NOGRAD(IsInf, 1, 1, 1, 0)
+UN_OP_NOGRAD(Not, 1, 1, 1, 0)
 UN_OP(Cast, 1, 1, 1, 0)
 UN_OP(CastLike, 2, 2, 1, 0)
 UN_OP(Identity, 1, 1, 1, WT_OP_VIEW)
 UN_OP(Dropout, 1, 3, 2, 0)
+UN_OP_D(Gelu, "com.microsoft", MsGelu, 1, 1, 1, 0, wt_unary_grad_Gelu)
+UN_OP_D(FastGelu, "com.microsoft", FastGelu, 1, 2, 1, 0, wt_unary_grad_FastGelu)
+UN_OP_D(BiasGelu, "com.microsoft", BiasGelu, 2, 2, 1, 0, wt_unary_grad_BiasGelu)
+UN_OP_D(QuickGelu, "com.microsoft", QuickGelu, 1, 1, 1, 0, wt_unary_grad_QuickGelu)
 
 const wt_op_def *const wt_ops_unary[] = {
     &wt_op_Neg, &wt_op_Abs, &wt_op_Sign, &wt_op_Relu, &wt_op_Clip, &wt_op_Sqrt,
@@ -455,6 +492,8 @@ const wt_op_def *const wt_ops_unary[] = {
     &wt_op_Gelu, &wt_op_Mish, &wt_op_Tan, &wt_op_Asin, &wt_op_Acos, &wt_op_Atan, &wt_op_Sinh,
     &wt_op_Cosh, &wt_op_Asinh, &wt_op_Acosh, &wt_op_Atanh, &wt_op_Celu, &wt_op_ThresholdedRelu,
     &wt_op_Shrink, &wt_op_IsNaN, &wt_op_IsInf, &wt_op_Not, &wt_op_Cast, &wt_op_CastLike, &wt_op_Identity,
-    &wt_op_Dropout,
+    &wt_op_Dropout, &wt_op_MsGelu, &wt_op_FastGelu, &wt_op_BiasGelu, &wt_op_QuickGelu,
+    /* gradient ops, defined in unary_grad.c */
+    WT_UNARY_GRAD_OPS
     NULL,
 };

@@ -120,6 +120,9 @@ int wt_check_inputs(const wt_graph *g, int n_inputs, const wt_tensor *in) {
   for (int k = 0; k < n_inputs; k++) {
     const wt_value *v = &g->values[g->inputs[k]];
     char want[256], got[256];
+    if (v->flags & WT_VALUE_SEQUENCE)
+      return wt_errorf(WT_ERR_UNSUPPORTED, "input '%s' is a sequence of tensors: only optimizer "
+                       "models take sequences (load them as an optimizer)", v->name);
     if (!wt_dtype_supported(in[k].dtype))
       return wt_errorf(WT_ERR_INVALID_ARG, "input '%s' has dtype %s; expected %s", v->name,
                        wt_dtype_name(in[k].dtype), wt_dtype_name(v->dtype));

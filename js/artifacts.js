@@ -1,0 +1,221 @@
+// artifacts.generateArtifacts: from a forward-only ONNX model to the training, eval and
+// optimizer models and the checkpoint, in the C core (ONNX Runtime's generate_artifacts).
+import { init, WebtrainError } from './core.js';
+import { readBytes } from './bytes.js';
+import { writeBytes } from './storage.js';
+import { Block, withBuilder } from './onnxblock.js';
+
+export const LossType = Object.freeze({ MSELoss: 1, CrossEntropyLoss: 2, BCEWithLogitsLoss: 3, L1Loss: 4 });
+export const OptimType = Object.freeze({ AdamW: 1, SGD: 2 });
+
+const DTYPE = { float32: 1, int32: 6, int64: 7, bool: 9 };
+
+/** Adds onnxblock nodes to the model held by a generator handle. */
+class Builder {
+  constructor(core, gen) {
+    this.core = core;
+    this.gen = gen;
+    this.count = 0;
+  }
+
+  cstr(s) {
+    return this.core.copyIn(new TextEncoder().encode(`${s}\0`));
+  }
+
+  with(strings, fn) {
+    const ptrs = strings.map((s) => this.cstr(s));
+    try {
+      return fn(...ptrs);
+    } finally {
+      ptrs.forEach((p) => this.core.free(p));
+    }
+  }
+
+  fresh(what) {
+    let name;
+    do name = `onnxblock/${what}_${this.count++}`;
+    while (this.with([name], (p) => this.core.m._wtw_gen_has_value(this.gen, p)));
+    return name;
+  }
+
+  node(opType, inputs, attrs = {}, domain = '', nOut = 1) {
+    const m = this.core.m;
+    for (const i of inputs) if (typeof i !== 'string') throw new WebtrainError(`onnxblock ${opType}: inputs are value names (strings); got ${typeof i}`);
+    const outs = Array.from({ length: nOut }, () => this.fresh(opType));
+    const name = `${outs[0]}_node`;
+    const node = this.with([opType, domain, name, inputs.join('\0'), outs.join('\0')], (pt, pd, pn, pi, po) =>
+      m._wtw_gen_add_node(this.gen, pt, pd, pn, pi, inputs.length, po, nOut),
+    );
+    if (node < 0) throw new WebtrainError(this.core.lastError());
+    for (const [k, v] of Object.entries(attrs)) this.attr(node, k, v);
+    return nOut === 1 ? outs[0] : outs;
+  }
+
+  attr(node, name, v) {
+    const m = this.core.m;
+    const rc = this.with([name], (pn) => {
+      if (typeof v === 'string') return this.with([v], (pv) => m._wtw_gen_attr_string(this.gen, node, pn, pv));
+      if (Array.isArray(v)) {
+        const p = this.core.copyInF64(v);
+        try {
+          return m._wtw_gen_attr_ints(this.gen, node, pn, p, v.length);
+        } finally {
+          this.core.free(p);
+        }
+      }
+      if (Number.isInteger(v)) return m._wtw_gen_attr_int(this.gen, node, pn, v);
+      return m._wtw_gen_attr_float(this.gen, node, pn, v);
+    });
+    this.core.check(rc, `attribute '${name}'`);
+  }
+
+  /** A Constant node holding float value(s): a scalar for a number, 1-D for an array. */
+  constant(value) {
+    const arr = Float32Array.from(Array.isArray(value) || ArrayBuffer.isView(value) ? value : [value]);
+    const scalar = !(Array.isArray(value) || ArrayBuffer.isView(value));
+    const out = this.fresh('Constant');
+    const m = this.core.m;
+    const node = this.with(['Constant', '', `${out}_node`, '', out], (pt, pd, pn, pi, po) => m._wtw_gen_add_node(this.gen, pt, pd, pn, pi, 0, po, 1));
+    if (node < 0) throw new WebtrainError(this.core.lastError());
+    const dims = this.core.copyInF64(scalar ? [] : [arr.length]);
+    const data = this.core.copyIn(new Uint8Array(arr.buffer));
+    try {
+      this.core.check(this.with(['value'], (pn) => m._wtw_gen_attr_tensor(this.gen, node, pn, 1, scalar ? 0 : 1, dims, data)));
+    } finally {
+      this.core.free(dims);
+      this.core.free(data);
+    }
+    return out;
+  }
+
+  reduce(opType, x, axes, keepdims) {
+    if (!axes || !axes.length) return this.node(opType, [x], { keepdims: keepdims ? 1 : 0 });
+    return this.node(opType, [x], { keepdims: keepdims ? 1 : 0, axes: Array.from(axes) });
+  }
+
+  /** A target graph input shaped like `like` (or without axis `drop`), made once per name. */
+  targetLike(name, like, type, drop = -1) {
+    const m = this.core.m;
+    if (this.with([name], (p) => m._wtw_gen_has_value(this.gen, p))) return name;
+    const rc = this.with([name, like], (pn, pl) => m._wtw_gen_add_input_like(this.gen, pn, pl, type ? DTYPE[type] : 0, drop));
+    this.core.check(rc, `target '${name}'`);
+    return name;
+  }
+
+  outputs() {
+    const m = this.core.m;
+    return Array.from({ length: m._wtw_gen_output_count(this.gen) }, (_, i) => this.core.string(m._wtw_gen_output_name(this.gen, i)));
+  }
+}
+
+function lossOptions(loss) {
+  if (loss === undefined || loss === null) return { type: 0 };
+  if (typeof loss === 'number') return { type: loss };
+  if (typeof loss === 'string') {
+    if (!(loss in LossType)) throw new WebtrainError(`unknown loss '${loss}'; expected one of ${Object.keys(LossType).join(', ')} or an onnxblock.Block`);
+    return { type: LossType[loss] };
+  }
+  if (typeof loss === 'object') return { ...loss, type: typeof loss.type === 'string' ? LossType[loss.type] : loss.type };
+  throw new WebtrainError('loss: expected an artifacts.LossType, an options object or an onnxblock.Block');
+}
+
+function optimOptions(opt) {
+  if (opt === undefined || opt === null) return { type: 0 };
+  if (typeof opt === 'number') return { type: opt };
+  if (typeof opt === 'string') {
+    if (!(opt in OptimType)) throw new WebtrainError(`unknown optimizer '${opt}'; expected AdamW or SGD`);
+    return { type: OptimType[opt] };
+  }
+  return { ...opt, type: typeof opt.type === 'string' ? OptimType[opt.type] : opt.type };
+}
+
+/**
+ * generateArtifacts(model, options) -> { trainingModel, evalModel, optimizerModel, checkpoint,
+ * nominalCheckpoint? } (Uint8Arrays); with `artifactDirectory` the files are also written
+ * there, named `${prefix}training_model.onnx` ... as ONNX Runtime names them.
+ */
+export async function generateArtifacts(model, options = {}) {
+  const core = await init(options);
+  const m = core.m;
+  const bytes = await readBytes(model);
+  const gen = core.handle(m._wtw_gen_new(), 'generateArtifacts');
+  const b = new Builder(core, gen);
+  try {
+    const p = core.copyIn(bytes);
+    try {
+      core.check(m._wtw_gen_load(gen, p, bytes.byteLength));
+    } finally {
+      core.free(p);
+    }
+    const lists = [options.requiresGrad, options.frozenParams, options.additionalOutputNames, options.lossInputNames];
+    lists.forEach((list, kind) => {
+      for (const name of list ?? []) core.check(b.with([name], (pn) => m._wtw_gen_add_name(gen, kind, pn)));
+    });
+    if (options.loss instanceof Block) {
+      const inputs = options.lossInputNames?.length ? options.lossInputNames : b.outputs();
+      const out = await withBuilder(b, () => options.loss(...inputs));
+      const lossName = Array.isArray(out) ? out[0] : out;
+      core.check(b.with([lossName], (pn) => m._wtw_gen_set_custom_loss(gen, pn)));
+    } else {
+      const l = lossOptions(options.loss);
+      core.check(
+        b.with([l.reduction ?? ''], (pr) => m._wtw_gen_set_loss(gen, l.type ?? 0, pr, l.ignoreIndex !== undefined ? 1 : 0, l.ignoreIndex ?? 0)),
+      );
+      for (const [which, w] of [[0, l.weight], [1, l.posWeight]]) {
+        if (!w) continue;
+        const f = Float32Array.from(w);
+        const pw = core.copyIn(new Uint8Array(f.buffer));
+        try {
+          core.check(m._wtw_gen_set_loss_weights(gen, which, pw, f.length));
+        } finally {
+          core.free(pw);
+        }
+      }
+    }
+    const o = optimOptions(options.optimizer);
+    const betas = o.betas ?? null;
+    core.check(
+      m._wtw_gen_set_optimizer(gen, o.type ?? 0, betas ? 1 : 0, betas?.[0] ?? 0, betas?.[1] ?? 0, o.eps !== undefined ? 1 : 0, o.eps ?? 0,
+        o.weightDecay !== undefined ? 1 : 0, o.weightDecay ?? 0, o.adamMode !== undefined ? 1 : 0, o.adamMode ?? 0,
+        o.biasCorrection === false ? 1 : 0, o.clipGradNorm ?? 0),
+    );
+    core.check(m._wtw_gen_set_flags(gen, options.nominalCheckpoint ? 1 : 0, options.ortFormat ? 1 : 0, options.customOpLibrary ? 1 : 0));
+    core.check(m._wtw_gen_run(gen));
+    const take = (which) => {
+      const n = m._wtw_gen_result_size(gen, which);
+      if (!n) return undefined;
+      const ptr = m._wtw_gen_result_data(gen, which);
+      return core.heap.slice(ptr, ptr + n);
+    };
+    const result = {
+      trainingModel: take(0),
+      evalModel: take(1),
+      optimizerModel: take(2),
+      checkpoint: take(3),
+    };
+    const nominal = take(4);
+    if (nominal) result.nominalCheckpoint = nominal;
+    if (!result.optimizerModel) delete result.optimizerModel;
+    if (options.artifactDirectory) await writeArtifacts(options.artifactDirectory, options.prefix ?? '', result);
+    return result;
+  } finally {
+    m._wtw_gen_free(gen);
+  }
+}
+
+const FILES = {
+  trainingModel: 'training_model.onnx',
+  evalModel: 'eval_model.onnx',
+  optimizerModel: 'optimizer_model.onnx',
+  checkpoint: 'checkpoint',
+  nominalCheckpoint: 'nominal_checkpoint',
+};
+
+async function writeArtifacts(dir, prefix, result) {
+  const d = String(dir instanceof URL ? dir.pathname : dir);
+  if (typeof process !== 'undefined' && process.versions?.node && !/^[a-z]+:\/\//.test(d)) {
+    const { mkdir } = await import('node:fs/promises');
+    await mkdir(d, { recursive: true });
+  }
+  for (const [k, v] of Object.entries(result)) await writeBytes(`${d.replace(/\/$/, '')}/${prefix}${FILES[k]}`, v);
+}

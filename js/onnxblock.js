@@ -1,0 +1,203 @@
+// onnxblock: compose custom losses from blocks, as ONNX Runtime's Python onnxblock does.
+// A Block is callable like in Python (`this._add(a, b)`): calling it inside a build adds its
+// nodes to the model being prepared and returns the name of its output.
+//
+//   class WeightedAverageLoss extends onnxblock.Block {
+//     constructor() { super(); this._loss1 = new onnxblock.loss.MSELoss(); ... }
+//     build(name1, name2) { return this._add(this._mul(this._w1(), this._loss1(name1, 'target1')), ...); }
+//   }
+import { WebtrainError } from './core.js';
+
+let active = null; // the builder of the generateArtifacts call in progress
+
+/** @internal used by artifacts.generateArtifacts */
+export async function withBuilder(builder, fn) {
+  if (active) throw new WebtrainError('onnxblock: a build is already in progress');
+  active = builder;
+  try {
+    return await fn();
+  } finally {
+    active = null;
+  }
+}
+
+function builder() {
+  if (!active) throw new WebtrainError('onnxblock: blocks add nodes only while artifacts.generateArtifacts builds the loss');
+  return active;
+}
+
+export class Block {
+  constructor() {
+    const self = (...args) => self.call(...args);
+    Object.setPrototypeOf(self, new.target.prototype);
+    return self;
+  }
+
+  /** Adds this block's nodes; returns its output name(s). Subclasses implement build(). */
+  call(...args) {
+    return this.build(...args);
+  }
+
+  build() {
+    throw new WebtrainError(`${this.constructor.name}.build() is not implemented`);
+  }
+}
+
+/** One ONNX node: `new Op('Add')(a, b)`; attributes as an object. */
+class Op extends Block {
+  constructor(opType, attrs = {}, domain = '') {
+    super();
+    this.opType = opType;
+    this.attrs = attrs;
+    this.domain = domain;
+  }
+
+  build(...inputs) {
+    return builder().node(this.opType, inputs, this.attrs, this.domain);
+  }
+}
+
+const op = (type) =>
+  class extends Op {
+    constructor(attrs = {}) {
+      super(type, attrs);
+    }
+  };
+
+export const blocks = {
+  Add: op('Add'),
+  Sub: op('Sub'),
+  Mul: op('Mul'),
+  Div: op('Div'),
+  Abs: op('Abs'),
+  Neg: op('Neg'),
+  Exp: op('Exp'),
+  Log: op('Log'),
+  Sqrt: op('Sqrt'),
+  Relu: op('Relu'),
+  Sigmoid: op('Sigmoid'),
+  Tanh: op('Tanh'),
+  Softplus: op('Softplus'),
+  Sum: op('Sum'),
+  /** Pow(x) raises to a fixed exponent (default 2), or Pow(x, e) to a tensor exponent. */
+  Pow: class extends Block {
+    constructor(exponent = 2) {
+      super();
+      this.exponent = exponent;
+    }
+    build(x, e) {
+      return builder().node('Pow', [x, e ?? builder().constant(this.exponent)]);
+    }
+  },
+  /** A float constant (scalar or flat array): `new Constant(0.4)()` returns its name. */
+  Constant: class extends Block {
+    constructor(value) {
+      super();
+      this.value = value;
+    }
+    build() {
+      return builder().constant(this.value);
+    }
+  },
+  ReduceMean: class extends Block {
+    constructor({ axes, keepdims = false } = {}) {
+      super();
+      this.axes = axes;
+      this.keepdims = keepdims;
+    }
+    build(x) {
+      return builder().reduce('ReduceMean', x, this.axes, this.keepdims);
+    }
+  },
+  ReduceSum: class extends Block {
+    constructor({ axes, keepdims = false } = {}) {
+      super();
+      this.axes = axes;
+      this.keepdims = keepdims;
+    }
+    build(x) {
+      return builder().reduce('ReduceSum', x, this.axes, this.keepdims);
+    }
+  },
+};
+
+function targetName(arg, dflt) {
+  if (typeof arg === 'string') return arg;
+  return arg?.targetName ?? arg?.target_name ?? dflt;
+}
+
+function reduceBy(reduction, x) {
+  if (reduction === 'none') return x;
+  if (reduction !== 'mean' && reduction !== 'sum') throw new WebtrainError(`loss reduction '${reduction}': expected mean, sum or none`);
+  return builder().reduce(reduction === 'sum' ? 'ReduceSum' : 'ReduceMean', x, undefined, false);
+}
+
+export const loss = {
+  MSELoss: class extends Block {
+    constructor(reduction = 'mean') {
+      super();
+      this.reduction = reduction;
+    }
+    build(input, target) {
+      const b = builder();
+      const t = b.targetLike(targetName(target, 'target'), input);
+      const d = b.node('Sub', [input, t]);
+      return reduceBy(this.reduction, b.node('Pow', [d, b.constant(2)]));
+    }
+  },
+  L1Loss: class extends Block {
+    constructor(reduction = 'mean') {
+      super();
+      this.reduction = reduction;
+    }
+    build(input, target) {
+      const b = builder();
+      const t = b.targetLike(targetName(target, 'target'), input);
+      return reduceBy(this.reduction, b.node('Abs', [b.node('Sub', [input, t])]));
+    }
+  },
+  CrossEntropyLoss: class extends Block {
+    constructor({ weight, reduction = 'mean', ignoreIndex } = {}) {
+      super();
+      this.weight = weight;
+      this.reduction = reduction;
+      this.ignoreIndex = ignoreIndex;
+    }
+    build(scores, labels) {
+      const b = builder();
+      const l = b.targetLike(targetName(labels, 'labels'), scores, 'int32', 1);
+      const ins = [scores, l];
+      if (this.weight) ins.push(b.constant(Array.from(this.weight)));
+      const attrs = { reduction: this.reduction };
+      if (this.ignoreIndex !== undefined) attrs.ignore_index = this.ignoreIndex;
+      return b.node('SoftmaxCrossEntropyLoss', ins, attrs, '', 2)[0];
+    }
+  },
+  /** The numerically stable form: max(x,0) - x*t + log(1 + exp(-|x|)). */
+  BCEWithLogitsLoss: class extends Block {
+    constructor({ weight, reduction = 'mean', posWeight } = {}) {
+      super();
+      this.weight = weight;
+      this.reduction = reduction;
+      this.posWeight = posWeight;
+    }
+    build(x, target) {
+      const b = builder();
+      const t = b.targetLike(targetName(target, 'target'), x);
+      const sp = b.node('Softplus', [b.node('Neg', [b.node('Abs', [x])])]);
+      let e;
+      if (this.posWeight) {
+        const one = b.constant(1);
+        const pw = b.constant(Array.from(this.posWeight));
+        const a = b.node('Mul', [b.node('Sub', [one, t]), x]);
+        const lw = b.node('Add', [one, b.node('Mul', [b.node('Sub', [pw, one]), t])]);
+        const tail = b.node('Add', [sp, b.node('Relu', [b.node('Neg', [x])])]);
+        e = b.node('Add', [a, b.node('Mul', [lw, tail])]);
+      } else {
+        e = b.node('Add', [b.node('Sub', [b.node('Relu', [x]), b.node('Mul', [x, t])]), sp]);
+      }
+      if (this.weight) e = b.node('Mul', [e, b.constant(Array.from(this.weight))]);
+      return reduceBy(this.reduction, e);
+    }
+  },
+};

@@ -1,0 +1,413 @@
+// ONNX Runtime's on-device training API in JavaScript: CheckpointState, Module, Optimizer,
+// LinearLRScheduler. Parameters, gradients and optimizer state live in the wasm heap, owned by
+// the C core; JS holds handles. Inputs are copied in and outputs copied out per call.
+import { init, WebtrainError } from './core.js';
+import { Tensor } from './tensor.js';
+import { readBytes } from './bytes.js';
+import { toTensor } from './feeds.js';
+import { writeBytes } from './storage.js';
+
+class Handle {
+  #core;
+  #h;
+  #what;
+  constructor(core, h, what) {
+    this.#core = core;
+    this.#h = h;
+    this.#what = what;
+  }
+  get core() {
+    return this.#core;
+  }
+  get m() {
+    return this.#core.m;
+  }
+  get h() {
+    if (!this.#h) throw new WebtrainError(`the ${this.#what} was released`);
+    return this.#h;
+  }
+  drop() {
+    const h = this.#h;
+    this.#h = 0;
+    return h;
+  }
+}
+
+/** Copies a C-owned buffer handle (data, size) out and frees it. */
+function takeBuf(core, b, context) {
+  core.handle(b, context);
+  try {
+    const p = core.m._wtw_buf_data(b);
+    const n = core.m._wtw_buf_size(b);
+    return core.heap.slice(p, p + n);
+  } finally {
+    core.m._wtw_buf_free(b);
+  }
+}
+
+class Parameters {
+  #s;
+  constructor(state) {
+    this.#s = state;
+  }
+  get size() {
+    return this.#s.m._wtw_state_param_count(this.#s.h);
+  }
+  has(name) {
+    return this.#index(name) >= 0;
+  }
+  get(name) {
+    const i = this.#index(name);
+    return i < 0 ? undefined : this.#param(i);
+  }
+  set(name, values) {
+    const i = this.#index(name);
+    if (i < 0) throw new WebtrainError(`no parameter named '${name}'`);
+    const core = this.#s.core;
+    const data = values instanceof Float32Array ? values : Float32Array.from(values);
+    const p = core.copyIn(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+    try {
+      core.check(core.m._wtw_state_param_update(this.#s.h, i, p, data.length), `parameter '${name}'`);
+    } finally {
+      core.free(p);
+    }
+  }
+  *keys() {
+    for (let i = 0; i < this.size; i++) yield this.#name(i);
+  }
+  *values() {
+    for (let i = 0; i < this.size; i++) yield this.#param(i);
+  }
+  *entries() {
+    for (let i = 0; i < this.size; i++) yield [this.#name(i), this.#param(i)];
+  }
+  [Symbol.iterator]() {
+    return this.entries();
+  }
+  #name(i) {
+    return this.#s.core.string(this.#s.m._wtw_state_param_name(this.#s.h, i));
+  }
+  #index(name) {
+    const core = this.#s.core;
+    const p = core.copyIn(new TextEncoder().encode(`${name}\0`));
+    try {
+      return core.m._wtw_state_param_index(this.#s.h, p);
+    } finally {
+      core.free(p);
+    }
+  }
+  #param(i) {
+    const { m, h, core } = this.#s;
+    const rank = m._wtw_state_param_rank(h, i);
+    const dims = Array.from({ length: rank }, (_, a) => m._wtw_state_param_dim(h, i, a));
+    const size = dims.reduce((a, b) => a * b, 1);
+    const copy = (ptr) => (ptr ? new Float32Array(core.heap.buffer.slice(ptr, ptr + size * 4)) : null);
+    return {
+      name: this.#name(i),
+      dims,
+      requiresGrad: m._wtw_state_param_requires_grad(h, i) === 1,
+      data: copy(m._wtw_state_param_data(h, i)),
+      grad: m._wtw_state_param_requires_grad(h, i) ? copy(m._wtw_state_param_grad(h, i)) : null,
+    };
+  }
+}
+
+class Properties {
+  #s;
+  constructor(state) {
+    this.#s = state;
+  }
+  get size() {
+    return this.#s.m._wtw_state_property_count(this.#s.h);
+  }
+  get(name) {
+    for (const [k, v] of this.entries()) if (k === name) return v;
+    return undefined;
+  }
+  has(name) {
+    return this.get(name) !== undefined;
+  }
+  /** Integers (Number.isInteger or BigInt) are stored as int64, other numbers as float, strings as strings. */
+  set(name, value, type) {
+    const { core, m, h } = this.#s;
+    const n = core.copyIn(new TextEncoder().encode(`${name}\0`));
+    try {
+      if (typeof value === 'string') {
+        const v = core.copyIn(new TextEncoder().encode(`${value}\0`));
+        try {
+          core.check(m._wtw_state_set_string_property(h, n, v), `property '${name}'`);
+        } finally {
+          core.free(v);
+        }
+      } else if (typeof value === 'bigint' || (type !== 'float' && Number.isInteger(value))) {
+        core.check(m._wtw_state_set_int_property(h, n, Number(value)), `property '${name}'`);
+      } else if (typeof value === 'number') {
+        core.check(m._wtw_state_set_float_property(h, n, value), `property '${name}'`);
+      } else {
+        throw new WebtrainError(`property '${name}': expected a number or a string`);
+      }
+    } finally {
+      core.free(n);
+    }
+  }
+  *entries() {
+    const { core, m, h } = this.#s;
+    for (let i = 0; i < this.size; i++) {
+      const t = m._wtw_state_property_type(h, i);
+      const v = t === 1 ? m._wtw_state_property_int(h, i) : t === 2 ? m._wtw_state_property_float(h, i) : core.string(m._wtw_state_property_string(h, i));
+      yield [core.string(m._wtw_state_property_name(h, i)), v];
+    }
+  }
+  [Symbol.iterator]() {
+    return this.entries();
+  }
+}
+
+export class CheckpointState extends Handle {
+  constructor(core, h) {
+    super(core, h, 'checkpoint state');
+    this.parameters = new Parameters(this);
+    this.properties = new Properties(this);
+  }
+
+  /** From a path, URL, Uint8Array (or, in browsers, an idb:// name once web/ is loaded). */
+  static async loadCheckpoint(source, options = {}) {
+    const core = await init(options);
+    const bytes = await readBytes(source);
+    const p = core.copyIn(bytes);
+    try {
+      return new CheckpointState(core, core.handle(core.m._wtw_state_load(p, bytes.byteLength), 'cannot load checkpoint'));
+    } finally {
+      core.free(p);
+    }
+  }
+
+  /** Serializes the state; writes it to `destination` (a path) when given, and returns the bytes. */
+  static async saveCheckpoint(state, destination, { includeOptimizerState = false } = {}) {
+    const bytes = state.toBytes({ includeOptimizerState });
+    if (destination !== undefined && destination !== null) await writeBytes(destination, bytes);
+    return bytes;
+  }
+
+  toBytes({ includeOptimizerState = false } = {}) {
+    return takeBuf(this.core, this.m._wtw_state_save(this.h, includeOptimizerState ? 1 : 0), 'cannot save checkpoint');
+  }
+
+  release() {
+    const h = this.drop();
+    if (h) this.m._wtw_state_free(h);
+  }
+}
+
+export class Module extends Handle {
+  #state;
+  #mode = 0;
+
+  constructor(core, h, state) {
+    super(core, h, 'module');
+    this.#state = state;
+  }
+
+  static async create(trainingModel, state, evalModel, options = {}) {
+    const core = await init(options);
+    if (!(state instanceof CheckpointState)) throw new WebtrainError('Module.create: the second argument must be a CheckpointState');
+    const train = await readBytes(trainingModel);
+    const ev = evalModel ? await readBytes(evalModel) : null;
+    const pt = core.copyIn(train);
+    const pe = ev ? core.copyIn(ev) : 0;
+    try {
+      const h = core.handle(core.m._wtw_module_create(state.h, pt, train.byteLength, pe, ev ? ev.byteLength : 0), 'cannot create module');
+      return new Module(core, h, state);
+    } finally {
+      core.free(pt);
+      core.free(pe);
+    }
+  }
+
+  get state() {
+    return this.#state;
+  }
+
+  train() {
+    this.#mode = 0;
+    return this;
+  }
+
+  eval() {
+    this.#mode = 1;
+    return this;
+  }
+
+  get isTraining() {
+    return this.#mode === 0;
+  }
+
+  inputNames(mode = this.#mode) {
+    const { m, h, core } = this;
+    return Array.from({ length: m._wtw_module_input_count(h, mode) }, (_, i) => core.string(m._wtw_module_input_name(h, mode, i)));
+  }
+
+  outputNames(mode = this.#mode) {
+    const { m, h, core } = this;
+    return Array.from({ length: m._wtw_module_output_count(h, mode) }, (_, i) => core.string(m._wtw_module_output_name(h, mode, i)));
+  }
+
+  /**
+   * Runs a train step (train mode: forward, backward, gradient accumulation) or an eval step.
+   * Inputs positionally (`run(x, labels)`) or by name (`run({ input: x, labels })`). Returns the
+   * loss Tensor when the model has one output, else an array of output Tensors.
+   */
+  run(...args) {
+    const outs = this.runAll(...args);
+    return outs.length === 1 ? outs[0] : outs;
+  }
+
+  /** Like run, always returning every output as { name: Tensor }. */
+  runNamed(...args) {
+    const names = this.outputNames();
+    const outs = this.runAll(...args);
+    return Object.fromEntries(names.map((n, i) => [n, outs[i]]));
+  }
+
+  runAll(...args) {
+    const { m, h, core } = this;
+    const mode = this.#mode;
+    const names = this.inputNames(mode);
+    let values;
+    if (args.length === 1 && args[0] && !ArrayBuffer.isView(args[0]) && !(args[0] instanceof Tensor) && !('data' in args[0])) {
+      values = names.map((n) => {
+        if (!(n in args[0])) throw new WebtrainError(`input '${n}' is missing (inputs: ${names.join(', ')})`);
+        return args[0][n];
+      });
+      for (const k of Object.keys(args[0])) if (!names.includes(k)) throw new WebtrainError(`'${k}' is not an input of the ${mode ? 'eval' : 'training'} model (inputs: ${names.join(', ')})`);
+    } else {
+      if (args.length !== names.length) throw new WebtrainError(`the ${mode ? 'eval' : 'training'} model takes ${names.length} inputs (${names.join(', ')}); ${args.length} were given`);
+      values = args;
+    }
+    const allocs = [];
+    try {
+      values.forEach((v, i) => {
+        const t = toTensor(v, names[i]);
+        const dims = core.copyInF64(t.dims);
+        allocs.push(dims);
+        const data = core.copyIn(new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength));
+        allocs.push(data);
+        core.check(m._wtw_module_set_input(h, mode, i, Tensor.typeCode(t.type), t.dims.length, dims, data), `input '${names[i]}'`);
+      });
+      core.check(mode ? m._wtw_module_eval_step(h) : m._wtw_module_train_step(h), mode ? 'eval step' : 'train step');
+      return Array.from({ length: m._wtw_module_output_count(h, mode) }, (_, i) => {
+        const rank = m._wtw_module_output_rank(h, mode, i);
+        const dims = Array.from({ length: rank }, (_, a) => m._wtw_module_output_dim(h, mode, i, a));
+        return Tensor.fromHeap(core.heap, m._wtw_module_output_dtype(h, mode, i), m._wtw_module_output_data(h, mode, i), dims);
+      });
+    } finally {
+      for (const p of allocs) core.free(p);
+    }
+  }
+
+  lazyResetGrad() {
+    this.core.check(this.m._wtw_module_lazy_reset_grad(this.h));
+  }
+
+  getParametersSize(trainableOnly = true) {
+    return this.m._wtw_state_params_size(this.#state.h, trainableOnly ? 1 : 0);
+  }
+
+  getContiguousParameters(trainableOnly = true) {
+    const n = this.getParametersSize(trainableOnly);
+    const core = this.core;
+    const p = core.malloc(n * 4);
+    try {
+      core.check(this.m._wtw_state_params_copy_to(this.#state.h, trainableOnly ? 1 : 0, p, n));
+      return new Tensor('float32', new Float32Array(core.heap.buffer.slice(p, p + n * 4)), [n]);
+    } finally {
+      core.free(p);
+    }
+  }
+
+  copyBufferToParameters(buffer, trainableOnly = true) {
+    const data = buffer instanceof Tensor ? buffer.data : buffer;
+    if (!(data instanceof Float32Array)) throw new WebtrainError('copyBufferToParameters: expected a Float32Array or a float32 Tensor');
+    const core = this.core;
+    const p = core.copyIn(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+    try {
+      core.check(this.m._wtw_state_params_copy_from(this.#state.h, trainableOnly ? 1 : 0, p, data.length));
+    } finally {
+      core.free(p);
+    }
+  }
+
+  /** Exports a plain ONNX inference model; writes it to `destination` (a path) when given. */
+  async exportModelForInferencing(destination, outputNames) {
+    if (Array.isArray(destination) && outputNames === undefined) {
+      outputNames = destination;
+      destination = null;
+    }
+    if (!Array.isArray(outputNames) || !outputNames.length) throw new WebtrainError('exportModelForInferencing: give the output names to keep, e.g. ["output"]');
+    const core = this.core;
+    const p = core.copyIn(new TextEncoder().encode(outputNames.map((n) => `${n}\0`).join('')));
+    let bytes;
+    try {
+      bytes = takeBuf(core, this.m._wtw_module_export(this.h, p, outputNames.length), 'cannot export the model');
+    } finally {
+      core.free(p);
+    }
+    if (destination) await writeBytes(destination, bytes);
+    return bytes;
+  }
+
+  release() {
+    const h = this.drop();
+    if (h) this.m._wtw_module_free(h);
+  }
+}
+
+export class Optimizer extends Handle {
+  constructor(core, h, module) {
+    super(core, h, 'optimizer');
+    this.module = module;
+  }
+
+  static async create(optimizerModel, module, options = {}) {
+    const core = await init(options);
+    if (!(module instanceof Module)) throw new WebtrainError('Optimizer.create: the second argument must be a Module');
+    const bytes = await readBytes(optimizerModel);
+    const p = core.copyIn(bytes);
+    try {
+      return new Optimizer(core, core.handle(core.m._wtw_optimizer_create(module.state.h, p, bytes.byteLength), 'cannot create optimizer'), module);
+    } finally {
+      core.free(p);
+    }
+  }
+
+  step() {
+    this.core.check(this.m._wtw_optimizer_step(this.h), 'optimizer step');
+  }
+
+  setLearningRate(lr) {
+    this.core.check(this.m._wtw_optimizer_set_lr(this.h, lr));
+  }
+
+  getLearningRate() {
+    return this.m._wtw_optimizer_get_lr(this.h);
+  }
+
+  release() {
+    const h = this.drop();
+    if (h) this.m._wtw_optimizer_free(h);
+  }
+}
+
+export class LinearLRScheduler {
+  #o;
+  constructor(optimizer, warmupStepCount, totalStepCount, initialLr) {
+    if (!(optimizer instanceof Optimizer)) throw new WebtrainError('LinearLRScheduler: the first argument must be an Optimizer');
+    this.#o = optimizer;
+    const lr = initialLr ?? optimizer.getLearningRate();
+    optimizer.core.check(optimizer.m._wtw_optimizer_set_linear_scheduler(optimizer.h, warmupStepCount, totalStepCount, lr), 'LinearLRScheduler');
+  }
+
+  step() {
+    this.#o.core.check(this.#o.m._wtw_optimizer_scheduler_step(this.#o.h), 'scheduler step');
+  }
+}

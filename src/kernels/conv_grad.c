@@ -1,0 +1,92 @@
+/* Convolution backward kernels (see conv.h): ConvGrad and ConvTransposeGrad as one wt_sgemm per
+ * (image, group) around im2col / col2im, plus the bias gradient (per-channel sums of dY).
+ * Only the requested outputs are computed (NULL pointers are skipped). */
+#include <string.h>
+
+#include "kernels/conv.h"
+#include "kernels/gemm.h"
+#include "kernels/simd.h"
+
+void wt_channel_sums(const float *y, int64_t N, int64_t M, int64_t S, float *sums) {
+  for (int64_t m = 0; m < M; m++) {
+    double total = 0.0;
+    for (int64_t n = 0; n < N; n++) {
+      const float *p = y + (n * M + m) * S;
+      wt_f32x4 a0 = wt_f32x4_zero(), a1 = wt_f32x4_zero();
+      int64_t i = 0;
+      for (; i + 8 <= S; i += 8) {
+        a0 = wt_f32x4_add(a0, wt_f32x4_load(p + i));
+        a1 = wt_f32x4_add(a1, wt_f32x4_load(p + i + 4));
+      }
+      for (; i + 4 <= S; i += 4) a0 = wt_f32x4_add(a0, wt_f32x4_load(p + i));
+      float s = wt_f32x4_hsum(wt_f32x4_add(a0, a1));
+      for (; i < S; i++) s += p[i];
+      total += s;
+    }
+    sums[m] = (float)total;
+  }
+}
+
+void wt_conv_grad(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group,
+                  const float *dy, const float *x, const float *w, float *dx, float *dw,
+                  float *db, float *col) {
+  const int64_t Cg = C / group, Mg = M / group;
+  const int64_t K = wt_conv_kernel_size(g), G = wt_conv_grid_size(g), I = wt_conv_img_size(g);
+  const int64_t CK = Cg * K;
+  const int pointwise = wt_conv_is_pointwise(g);
+  if (db) wt_channel_sums(dy, N, M, G, db);
+  if (dw && N == 0) memset(dw, 0, sizeof(float) * (size_t)(M * CK));
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t gi = 0; gi < group; gi++) {
+      const float *dyg = dy + (n * M + gi * Mg) * G;
+      const float *wg = w + gi * Mg * CK;
+      if (dw) {
+        /* dW_g [Mg, CK] += dY_g [Mg, G] * col(X_g)^T */
+        const float *xg = x + (n * C + gi * Cg) * I;
+        const float *B = xg;
+        if (!pointwise) {
+          wt_im2col(g, Cg, xg, col);
+          B = col;
+        }
+        wt_sgemm(0, 1, Mg, CK, G, 1.0f, dyg, G, B, G, n ? 1.0f : 0.0f, dw + gi * Mg * CK, CK);
+      }
+      if (dx) {
+        /* col = W_g^T [CK, Mg] * dY_g [Mg, G], then folded back onto the image. */
+        float *dxg = dx + (n * C + gi * Cg) * I;
+        if (pointwise) {
+          wt_sgemm(1, 0, CK, G, Mg, 1.0f, wg, CK, dyg, G, 0.0f, dxg, G);
+        } else {
+          wt_sgemm(1, 0, CK, G, Mg, 1.0f, wg, CK, dyg, G, 0.0f, col, G);
+          memset(dxg, 0, sizeof(float) * (size_t)(Cg * I));
+          wt_col2im(g, Cg, col, dxg);
+        }
+      }
+    }
+}
+
+void wt_conv_transpose_grad(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M,
+                            int64_t group, const float *dy, const float *x, const float *w,
+                            float *dx, float *dw, float *db, float *col) {
+  const int64_t Cg = C / group, Mg = M / group;
+  const int64_t K = wt_conv_kernel_size(g), G = wt_conv_grid_size(g), I = wt_conv_img_size(g);
+  const int64_t MK = Mg * K;
+  const int pointwise = wt_conv_is_pointwise(g);
+  if (db) wt_channel_sums(dy, N, M, I, db);
+  if (dw && N == 0) memset(dw, 0, sizeof(float) * (size_t)(C * MK));
+  if (!dx && !dw) return;
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t gi = 0; gi < group; gi++) {
+      const float *dyg = dy + (n * M + gi * Mg) * I;
+      const float *B = dyg; /* col(dY_g) [MK, G] */
+      if (!pointwise) {
+        wt_im2col(g, Mg, dyg, col);
+        B = col;
+      }
+      if (dx) /* dX_g [Cg, G] = W_g [Cg, MK] * col(dY_g): a Conv of dY with W */
+        wt_sgemm(0, 0, Cg, G, MK, 1.0f, w + gi * Cg * MK, MK, B, G, 0.0f,
+                 dx + (n * C + gi * Cg) * G, G);
+      if (dw) /* dW_g [Cg, MK] += X_g [Cg, G] * col(dY_g)^T */
+        wt_sgemm(0, 1, Cg, MK, G, 1.0f, x + (n * C + gi * Cg) * G, G, B, G, n ? 1.0f : 0.0f,
+                 dw + gi * Cg * MK, MK);
+    }
+}

@@ -1,0 +1,85 @@
+/* Pooling backward kernels (see pool.h): MaxPoolGrad scatters dY through the forward's argmax
+ * indices; AveragePoolGrad is the exact adjoint of wt_avgpool (same divisors), spreading each
+ * window's share along a row buffer, then adding that row to the window's valid rows (SIMD). */
+#include <string.h>
+
+#include "kernels/pool.h"
+#include "kernels/simd.h"
+
+int64_t wt_maxpool_grad(int64_t n_dy, const float *dy, const int64_t *indices, int64_t n_dx,
+                        float *dx) {
+  memset(dx, 0, sizeof(float) * (size_t)n_dx);
+  for (int64_t i = 0; i < n_dy; i++) {
+    int64_t j = indices[i];
+    if (j >= 0 && j < n_dx) dx[j] += dy[i];
+    else if (j != -1) return i; /* -1: a window wholly in the padding (no input) */
+  }
+  return -1;
+}
+
+/* Window taps start + k*dil (k < kn) inside [lo, hi). */
+static int64_t count_taps(int64_t start, int64_t kn, int64_t dil, int64_t lo, int64_t hi) {
+  int64_t n = 0;
+  for (int64_t k = 0; k < kn; k++) {
+    int64_t i = start + k * dil;
+    n += i >= lo && i < hi;
+  }
+  return n;
+}
+
+void wt_avgpool_grad(const wt_conv_geom *g, const int64_t *pad_end, int count_include_pad,
+                     int64_t NC, const float *dy, float *dx, float *tmp) {
+  const int64_t G0 = g->grid[0], G1 = g->grid[1], G2 = g->grid[2];
+  const int64_t I0 = g->img[0], I1 = g->img[1], I2 = g->img[2];
+  const int64_t k2 = g->k[2], s2 = g->stride[2], d2 = g->dil[2], p2 = g->pad[2];
+  const int64_t isize = wt_conv_img_size(g), gsize = wt_conv_grid_size(g);
+  memset(dx, 0, sizeof(float) * (size_t)(NC * isize));
+  for (int64_t nc = 0; nc < NC; nc++) {
+    float *xp = dx + nc * isize;
+    for (int64_t od = 0; od < G0; od++)
+      for (int64_t oh = 0; oh < G1; oh++) {
+        int64_t nrows = 0;
+        for (int64_t kd = 0; kd < g->k[0]; kd++) {
+          int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
+          if (id < 0 || id >= I0) continue;
+          for (int64_t kh = 0; kh < g->k[1]; kh++) {
+            int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
+            nrows += ih >= 0 && ih < I1;
+          }
+        }
+        if (nrows == 0) continue; /* the forward wrote a constant 0 */
+        int64_t rows_div = nrows;
+        if (count_include_pad) {
+          int64_t sd = od * g->stride[0] - g->pad[0], sh = oh * g->stride[1] - g->pad[1];
+          rows_div = count_taps(sd, g->k[0], g->dil[0], -g->pad[0], I0 + pad_end[0]) *
+                     count_taps(sh, g->k[1], g->dil[1], -g->pad[1], I1 + pad_end[1]);
+        }
+        const float *dyr = dy + nc * gsize + (od * G1 + oh) * G2;
+        memset(tmp, 0, sizeof(float) * (size_t)I2);
+        for (int64_t ow = 0; ow < G2; ow++) {
+          int64_t start = ow * s2 - p2;
+          int64_t n = count_include_pad ? count_taps(start, k2, d2, -p2, I2 + pad_end[2])
+                                        : count_taps(start, k2, d2, 0, I2);
+          if (rows_div * n == 0) continue;
+          float v = dyr[ow] / (float)(rows_div * n);
+          for (int64_t kw = 0; kw < k2; kw++) {
+            int64_t iw = start + kw * d2;
+            if (iw >= 0 && iw < I2) tmp[iw] += v;
+          }
+        }
+        for (int64_t kd = 0; kd < g->k[0]; kd++) {
+          int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
+          if (id < 0 || id >= I0) continue;
+          for (int64_t kh = 0; kh < g->k[1]; kh++) {
+            int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
+            if (ih < 0 || ih >= I1) continue;
+            float *row = xp + (id * I1 + ih) * I2;
+            int64_t i = 0;
+            for (; i + 4 <= I2; i += 4)
+              wt_f32x4_store(row + i, wt_f32x4_add(wt_f32x4_load(row + i), wt_f32x4_load(tmp + i)));
+            for (; i < I2; i++) row[i] += tmp[i];
+          }
+        }
+      }
+  }
+}

@@ -1,0 +1,127 @@
+/* Op family: norm gradients (com.microsoft, ONNX Runtime's training ops and semantics):
+ * LayerNormalizationGrad(dY, X, scale, mean, inv_std_var) -> (dX, dScale, dBias) and
+ * BatchNormalizationGrad(dY, X, scale, saved_mean, saved_inv_std) -> (dX, dScale, dBias).
+ * Listed in norm.c's table wt_ops_norm. */
+#include <assert.h>
+#include <string.h>
+
+#include "autodiff/grad.h"
+#include "kernels/norm.h"
+#include "ops/op.h"
+
+static int out_wanted(const wt_run_ctx *ctx, int i) {
+  return i < ctx->n_out && i < ctx->node->n_outputs && ctx->node->outputs[i] >= 0 &&
+         ctx->out[i].data != NULL;
+}
+
+static int check_f32(const wt_tensor *t, const char *name, int idx) {
+  if (t->dtype != WT_FLOAT)
+    return wt_errorf(WT_ERR_SHAPE, "input '%s' (index %d) has dtype %s; expected float", name, idx,
+                     wt_dtype_name(t->dtype));
+  return WT_OK;
+}
+
+static int check_same_shape(const wt_tensor *t, const char *name, int idx, const wt_tensor *like,
+                            const char *like_name) {
+  char b1[96], b2[96];
+  int ok = t->rank == like->rank;
+  for (int i = 0; ok && i < t->rank; i++) ok = t->dims[i] == like->dims[i];
+  if (!ok)
+    return wt_errorf(WT_ERR_SHAPE, "input '%s' (index %d) has shape %s; expected %s's shape %s",
+                     name, idx, wt_shape_str(t->rank, t->dims, b1, sizeof b1), like_name,
+                     wt_shape_str(like->rank, like->dims, b2, sizeof b2));
+  return WT_OK;
+}
+
+/* ---- LayerNormalizationGrad ------------------------------------------------------------------ */
+
+typedef struct lng_params {
+  int64_t rows, n;
+} lng_params;
+static_assert(sizeof(lng_params) <= WT_PARAMS_MAX, "lng_params too large");
+
+static int lng_infer(wt_infer_ctx *ctx) {
+  lng_params *p = ctx->params;
+  static const char *names[5] = {"Y_grad", "X", "scale", "mean", "inv_std_var"};
+  for (int i = 0; i < 5; i++) WT_TRY(check_f32(&ctx->in[i], names[i], i));
+  const wt_tensor *x = &ctx->in[1], *scale = &ctx->in[2];
+  WT_TRY(check_same_shape(&ctx->in[0], names[0], 0, x, "X"));
+  int64_t axis = wt_attr_int(ctx->node, "axis", -1);
+  int ax = wt_axis(axis, x->rank);
+  if (ax < 0)
+    return wt_errorf(WT_ERR_INVALID_ARG, "axis %lld is out of range for rank %d",
+                     (long long)axis, x->rank);
+  p->rows = wt_dims_prod(x->dims, 0, ax);
+  p->n = wt_dims_prod(x->dims, ax, x->rank);
+  if (wt_numel(scale) != p->n)
+    return wt_errorf(WT_ERR_SHAPE, "input 'scale' has %lld elements; expected %lld (the normalized "
+                     "dims of X)", (long long)wt_numel(scale), (long long)p->n);
+  for (int i = 3; i < 5; i++)
+    if (wt_numel(&ctx->in[i]) != p->rows)
+      return wt_errorf(WT_ERR_SHAPE, "input '%s' (index %d) has %lld elements; expected %lld (one "
+                       "per normalized row)", names[i], i, (long long)wt_numel(&ctx->in[i]),
+                       (long long)p->rows);
+  wt_set_shape(&ctx->out[0], WT_FLOAT, x->rank, x->dims);
+  for (int i = 1; i < ctx->n_out; i++) wt_set_shape(&ctx->out[i], WT_FLOAT, scale->rank, scale->dims);
+  return WT_OK;
+}
+
+static int lng_run(const wt_run_ctx *ctx) {
+  const lng_params *p = ctx->params;
+  wt_layernorm_grad_f32(ctx->in[0].data, ctx->in[1].data, ctx->in[2].data, ctx->in[3].data,
+                        ctx->in[4].data, p->rows, p->n,
+                        out_wanted(ctx, 0) ? ctx->out[0].data : NULL,
+                        out_wanted(ctx, 1) ? ctx->out[1].data : NULL,
+                        out_wanted(ctx, 2) ? ctx->out[2].data : NULL);
+  return WT_OK;
+}
+
+const wt_op_def wt_op_LayerNormalizationGrad = {
+    .domain = WT_MS, .op_type = "LayerNormalizationGrad", .min_inputs = 5, .max_inputs = 5,
+    .min_outputs = 1, .max_outputs = 3, .infer = lng_infer, .run = lng_run};
+
+/* ---- BatchNormalizationGrad ------------------------------------------------------------------ */
+
+typedef struct bng_params {
+  int64_t N, C, S;
+} bng_params;
+static_assert(sizeof(bng_params) <= WT_PARAMS_MAX, "bng_params too large");
+
+static int bng_infer(wt_infer_ctx *ctx) {
+  bng_params *p = ctx->params;
+  static const char *names[5] = {"dY", "X", "scale", "mean", "variance"};
+  char buf[96];
+  for (int i = 0; i < 5; i++) WT_TRY(check_f32(&ctx->in[i], names[i], i));
+  const wt_tensor *x = &ctx->in[1];
+  if (x->rank < 2)
+    return wt_errorf(WT_ERR_SHAPE, "input 'X' has rank %d; expected [N, C, ...] (rank >= 2)",
+                     x->rank);
+  WT_TRY(check_same_shape(&ctx->in[0], names[0], 0, x, "X"));
+  p->N = x->dims[0];
+  p->C = x->dims[1];
+  p->S = wt_dims_prod(x->dims, 2, x->rank);
+  for (int i = 2; i < 5; i++) {
+    const wt_tensor *t = &ctx->in[i];
+    if (t->rank != 1 || t->dims[0] != p->C)
+      return wt_errorf(WT_ERR_SHAPE, "input '%s' (index %d) has shape %s; expected [%lld]",
+                       names[i], i, wt_shape_str(t->rank, t->dims, buf, sizeof buf),
+                       (long long)p->C);
+  }
+  wt_set_shape(&ctx->out[0], WT_FLOAT, x->rank, x->dims);
+  for (int i = 1; i < ctx->n_out; i++) wt_set_shape(&ctx->out[i], WT_FLOAT, 1, &p->C);
+  return WT_OK;
+}
+
+static int bng_run(const wt_run_ctx *ctx) {
+  const bng_params *p = ctx->params;
+  wt_batchnorm_grad_f32(ctx->in[0].data, ctx->in[1].data, p->N, p->C, p->S, ctx->in[2].data,
+                        ctx->in[3].data, ctx->in[4].data,
+                        out_wanted(ctx, 0) ? ctx->out[0].data : NULL,
+                        out_wanted(ctx, 1) ? ctx->out[1].data : NULL,
+                        out_wanted(ctx, 2) ? ctx->out[2].data : NULL);
+  return WT_OK;
+}
+
+const wt_op_def wt_op_BatchNormalizationGrad = {
+    .domain = WT_MS, .op_type = "BatchNormalizationGrad", .min_inputs = 5, .max_inputs = 5,
+    .min_outputs = 1, .max_outputs = 3, .infer = bng_infer, .run = bng_run};

@@ -1,0 +1,152 @@
+/* Op family: softmax gradients (com.microsoft, ONNX Runtime's training ops and semantics):
+ * SoftmaxGrad / LogSoftmaxGrad (2-D coerced at `axis`, default 1), SoftmaxGrad_13 /
+ * LogSoftmaxGrad_13 (one axis, default -1), all (dY, Y) -> dX, and SoftmaxCrossEntropyLossGrad.
+ * Listed in softmax.c's table wt_ops_softmax. */
+#include <assert.h>
+#include <string.h>
+
+#include "kernels/softmax.h"
+#include "ops/op.h"
+
+/* ---- (Log)SoftmaxGrad[_13] ------------------------------------------------------------------ */
+
+typedef struct smg_params {
+  int64_t outer, n, inner;
+  int log_out;
+} smg_params;
+static_assert(sizeof(smg_params) <= WT_PARAMS_MAX, "smg_params too large");
+
+static int smg_infer(wt_infer_ctx *ctx) {
+  smg_params *p = ctx->params;
+  const wt_tensor *dy = &ctx->in[0], *y = &ctx->in[1];
+  char b1[96], b2[96];
+  for (int i = 0; i < 2; i++)
+    if (ctx->in[i].dtype != WT_FLOAT)
+      return wt_errorf(WT_ERR_SHAPE, "input '%s' has dtype %s; expected float", i ? "Y" : "dY",
+                       wt_dtype_name(ctx->in[i].dtype));
+  int ok = dy->rank == y->rank;
+  for (int i = 0; ok && i < y->rank; i++) ok = dy->dims[i] == y->dims[i];
+  if (!ok)
+    return wt_errorf(WT_ERR_SHAPE, "input 'dY' has shape %s; expected Y's shape %s",
+                     wt_shape_str(dy->rank, dy->dims, b1, sizeof b1),
+                     wt_shape_str(y->rank, y->dims, b2, sizeof b2));
+  const char *op = ctx->node->op_type;
+  int coerce = strstr(op, "_13") == NULL;
+  p->log_out = strncmp(op, "Log", 3) == 0;
+  int64_t axis = wt_attr_int(ctx->node, "axis", coerce ? 1 : -1);
+  int ax = coerce && (axis == y->rank || (y->rank == 0 && axis == 0)) ? y->rank
+                                                                     : wt_axis(axis, y->rank);
+  if (ax < 0)
+    return wt_errorf(WT_ERR_INVALID_ARG, "axis %lld is out of range for rank %d",
+                     (long long)axis, y->rank);
+  p->outer = wt_dims_prod(y->dims, 0, ax);
+  if (coerce) {
+    p->n = wt_dims_prod(y->dims, ax, y->rank);
+    p->inner = 1;
+  } else {
+    p->n = y->dims[ax];
+    p->inner = wt_dims_prod(y->dims, ax + 1, y->rank);
+  }
+  if (p->inner > 1) ctx->scratch_bytes = (size_t)p->inner * sizeof(float);
+  wt_set_shape(&ctx->out[0], WT_FLOAT, y->rank, y->dims);
+  return WT_OK;
+}
+
+static int smg_run(const wt_run_ctx *ctx) {
+  const smg_params *p = ctx->params;
+  wt_softmax_grad_f32(ctx->in[0].data, ctx->in[1].data, ctx->out[0].data, p->outer, p->n,
+                      p->inner, p->log_out, ctx->scratch);
+  return WT_OK;
+}
+
+#define SMG_OP(NAME)                                                                          \
+  const wt_op_def wt_op_##NAME = {.domain = "com.microsoft", .op_type = #NAME,              \
+                                  .min_inputs = 2, .max_inputs = 2, .min_outputs = 1,       \
+                                  .max_outputs = 1, .infer = smg_infer, .run = smg_run};
+SMG_OP(SoftmaxGrad)
+SMG_OP(SoftmaxGrad_13)
+SMG_OP(LogSoftmaxGrad)
+SMG_OP(LogSoftmaxGrad_13)
+
+/* ---- SoftmaxCrossEntropyLossGrad -------------------------------------------------------------- */
+
+typedef struct sceg_params {
+  int64_t N, C, D;
+  int64_t ignore_index;
+  int has_ignore, reduction;
+} sceg_params;
+static_assert(sizeof(sceg_params) <= WT_PARAMS_MAX, "sceg_params too large");
+
+static int sceg_infer(wt_infer_ctx *ctx) {
+  sceg_params *p = ctx->params;
+  const wt_tensor *dy = &ctx->in[0], *lp = &ctx->in[1], *t = &ctx->in[2];
+  char b1[96], b2[96];
+  if (dy->dtype != WT_FLOAT || lp->dtype != WT_FLOAT)
+    return wt_errorf(WT_ERR_SHAPE, "inputs 'dY' and 'log_prob' have dtypes %s, %s; expected float",
+                     wt_dtype_name(dy->dtype), wt_dtype_name(lp->dtype));
+  if (lp->rank < 2)
+    return wt_errorf(WT_ERR_SHAPE, "input 'log_prob' has rank %d; expected [N, C, d1...] (rank >= 2)",
+                     lp->rank);
+  if (t->dtype != WT_INT32 && t->dtype != WT_INT64)
+    return wt_errorf(WT_ERR_SHAPE, "input 'label' has dtype %s; expected int32 or int64",
+                     wt_dtype_name(t->dtype));
+  int ok = t->rank == lp->rank - 1 && t->dims[0] == lp->dims[0];
+  for (int i = 1; ok && i < t->rank; i++) ok = t->dims[i] == lp->dims[i + 1];
+  if (!ok)
+    return wt_errorf(WT_ERR_SHAPE, "input 'label' has shape %s; expected [N, d1...] matching "
+                     "log_prob %s", wt_shape_str(t->rank, t->dims, b1, sizeof b1),
+                     wt_shape_str(lp->rank, lp->dims, b2, sizeof b2));
+  p->N = lp->dims[0];
+  p->C = lp->dims[1];
+  p->D = wt_dims_prod(lp->dims, 2, lp->rank);
+  if (wt_has_input(ctx->in, ctx->n_in, 3)) {
+    const wt_tensor *w = &ctx->in[3];
+    if (w->dtype != WT_FLOAT || w->rank != 1 || w->dims[0] != p->C)
+      return wt_errorf(WT_ERR_SHAPE, "input 'weight' is %s %s; expected float [%lld]",
+                       wt_dtype_name(w->dtype), wt_shape_str(w->rank, w->dims, b1, sizeof b1),
+                       (long long)p->C);
+  }
+  if (wt_has_input(ctx->in, ctx->n_in, 4) &&
+      (ctx->in[4].dtype != WT_INT64 || wt_numel(&ctx->in[4]) != 1))
+    return wt_errorf(WT_ERR_SHAPE, "input 'ignore_index' must be one int64");
+  const char *red = wt_attr_string(ctx->node, "reduction", "mean");
+  if (strcmp(red, "none") == 0) p->reduction = WT_LOSS_NONE;
+  else if (strcmp(red, "sum") == 0) p->reduction = WT_LOSS_SUM;
+  else if (strcmp(red, "mean") == 0) p->reduction = WT_LOSS_MEAN;
+  else
+    return wt_errorf(WT_ERR_INVALID_ARG, "reduction '%s'; expected 'none', 'sum' or 'mean'", red);
+  if (p->reduction == WT_LOSS_NONE ? wt_numel(dy) != wt_numel(t) : wt_numel(dy) != 1)
+    return wt_errorf(WT_ERR_SHAPE, "input 'dY' has shape %s; expected %s",
+                     wt_shape_str(dy->rank, dy->dims, b1, sizeof b1),
+                     p->reduction == WT_LOSS_NONE ? "the label's shape" : "a scalar");
+  const wt_attr *ii = wt_node_attr(ctx->node, "ignore_index");
+  p->has_ignore = ii != NULL;
+  p->ignore_index = ii ? ii->i : 0;
+  wt_set_shape(&ctx->out[0], WT_FLOAT, lp->rank, lp->dims);
+  return WT_OK;
+}
+
+static int sceg_run(const wt_run_ctx *ctx) {
+  const sceg_params *p = ctx->params;
+  const wt_tensor *t = &ctx->in[2];
+  const float *w = wt_has_input(ctx->in, ctx->n_in, 3) ? ctx->in[3].data : NULL;
+  int has_ignore = p->has_ignore;
+  int64_t ignore = p->ignore_index;
+  if (wt_has_input(ctx->in, ctx->n_in, 4)) {
+    has_ignore = 1;
+    ignore = wt_get_int(&ctx->in[4], 0);
+  }
+  int64_t bad = wt_softmax_xent_grad_f32(
+      ctx->in[0].data, ctx->in[1].data, p->N, p->C, p->D, t->dtype == WT_INT32 ? t->data : NULL,
+      t->dtype == WT_INT64 ? t->data : NULL, w, has_ignore, ignore, p->reduction,
+      ctx->out[0].data);
+  if (bad >= 0)
+    return wt_errorf(WT_ERR_RUNTIME, "label[%lld] = %lld is out of range; expected 0 <= label < %lld%s",
+                     (long long)bad, (long long)wt_get_int(t, bad), (long long)p->C,
+                     has_ignore ? " or ignore_index" : "");
+  return WT_OK;
+}
+
+const wt_op_def wt_op_SoftmaxCrossEntropyLossGrad = {
+    .domain = "com.microsoft", .op_type = "SoftmaxCrossEntropyLossGrad", .min_inputs = 3,
+    .max_inputs = 5, .min_outputs = 1, .max_outputs = 1, .infer = sceg_infer, .run = sceg_run};

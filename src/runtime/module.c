@@ -1,0 +1,345 @@
+/* Module: the training and eval sessions over one checkpoint state. Parameters and gradient
+ * buffers are bound to the state's memory once; a step copies nothing but the user's inputs
+ * and outputs. BatchNormalization running statistics computed by a train step are written back
+ * into the state with PyTorch's rule (unbiased batch variance), see ORT-COMPAT.md. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/status.h"
+#include "io/onnx_io.h"
+#include "runtime/session.h"
+#include "runtime/state.h"
+
+#define SUFFIX_BUF "_grad.accumulation.buffer"
+#define SUFFIX_OUT "_grad.accumulation.out"
+
+typedef struct bn_writeback {
+  wt_param *mean, *var;
+  int out_mean, out_var, out_count;  /* graph output indices */
+  float momentum;
+} bn_writeback;
+
+typedef struct mode {
+  wt_session *sess;
+  int n_in, n_out;
+  int *in;                      /* graph input index of user input i */
+  int *out;                     /* graph output index of user output i */
+  int ran;
+} mode;
+
+struct wt_module {
+  wt_state *s;
+  mode m[2];
+  uint8_t reset;                /* lazy_reset_grad fed to the training graph */
+  bn_writeback *bn;
+  int n_bn;
+};
+
+static int ends_with(const char *s, const char *suffix) {
+  size_t a = strlen(s), b = strlen(suffix);
+  return a >= b && !strcmp(s + a - b, suffix);
+}
+
+/* Binds parameters, gradient buffers and lazy_reset_grad; the rest are user inputs. */
+static int bind_inputs(wt_module *mod, mode *md, int train) {
+  const wt_graph *g = wt_session_graph(md->sess);
+  md->in = calloc((size_t)g->n_inputs + 1, sizeof(int));
+  md->out = calloc((size_t)g->n_outputs + 1, sizeof(int));
+  if (!md->in || !md->out) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  char name[512];
+  for (int k = 0; k < g->n_inputs; k++) {
+    const wt_value *v = &g->values[g->inputs[k]];
+    wt_param *p = wt_state_find(mod->s, v->name);
+    if (p) {
+      if (p->t.dtype != v->dtype || (v->rank >= 0 && v->rank != p->t.rank))
+        return wt_errorf(WT_ERR_SHAPE, "%s model input '%s' does not match the checkpoint's parameter "
+                         "of that name", train ? "training" : "eval", v->name);
+      WT_TRY(wt_session_set_input(md->sess, k, p->t.dtype, p->t.rank, p->t.dims, p->t.data));
+      continue;
+    }
+    if (train && ends_with(v->name, SUFFIX_BUF)) {
+      snprintf(name, sizeof name, "%.*s", (int)(strlen(v->name) - strlen(SUFFIX_BUF)), v->name);
+      p = wt_state_find(mod->s, name);
+      if (!p || !p->requires_grad)
+        return wt_errorf(WT_ERR_INVALID_ARG, "training model input '%s': '%s' is not a trainable "
+                         "parameter of the checkpoint", v->name, name);
+      WT_TRY(wt_session_set_input(md->sess, k, WT_FLOAT, p->t.rank, p->t.dims, p->grad));
+      continue;
+    }
+    if (train && !strcmp(v->name, "lazy_reset_grad")) {
+      int64_t one = 1;
+      WT_TRY(wt_session_set_input(md->sess, k, WT_BOOL, 1, &one, &mod->reset));
+      continue;
+    }
+    md->in[md->n_in++] = k;
+  }
+  for (int k = 0; k < g->n_outputs; k++)
+    if (!ends_with(g->values[g->outputs[k]].name, SUFFIX_OUT)) md->out[md->n_out++] = k;
+  return WT_OK;
+}
+
+/* Makes value v a graph output of g (if it is not one) and returns its output index. */
+static int output_index(wt_graph *g, int v) {
+  for (int k = 0; k < g->n_outputs; k++)
+    if (g->outputs[k] == v) return k;
+  if (wt_graph_add_output(g, v)) return -1;
+  return g->n_outputs - 1;
+}
+
+/* Finds BatchNormalization nodes in training mode whose running statistics are state, and
+ * exposes their updated statistics and element count per channel as (internal) outputs. */
+static int plan_bn_writeback(wt_module *mod, wt_graph *g) {
+  for (int i = 0; i < g->n_nodes; i++) {
+    wt_node *n = &g->nodes[i];
+    /* The BatchNormalization gradient rule turns the forward node into com.microsoft
+     * BatchNormInternal (ONNX Runtime's form); both keep running mean/var at outputs 1, 2. */
+    int bn = !strcmp(n->op_type, "BatchNormalization") && !n->domain[0];
+    int internal = !strcmp(n->op_type, "BatchNormInternal") && !strcmp(n->domain, "com.microsoft");
+    if (!(bn || internal) || !wt_attr_int(n, "training_mode", 0)) continue;
+    if (n->n_inputs < 5 || n->inputs[3] < 0 || n->inputs[4] < 0) continue;
+    wt_param *mean = wt_state_find(mod->s, g->values[n->inputs[3]].name);
+    wt_param *var = wt_state_find(mod->s, g->values[n->inputs[4]].name);
+    if (!mean || !var) continue;
+    int outs[3];
+    for (int k = 0; k < 3; k++) outs[k] = k < n->n_outputs ? n->outputs[k] : -1;
+    for (int k = 1; k < 3; k++) {
+      if (outs[k] >= 0) continue;
+      char name[512];
+      snprintf(name, sizeof name, "%s_running_stat_%d", n->name, k);
+      outs[k] = wt_graph_value(g, name);
+      if (outs[k] < 0) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+      n = &g->nodes[i];
+    }
+    if (n->n_outputs < 3) {
+      int *o = realloc(n->outputs, sizeof(int) * 3);
+      if (!o) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+      n->outputs = o;
+      n->n_outputs = 3;
+    }
+    for (int k = 1; k < 3; k++) {
+      n->outputs[k] = outs[k];
+      g->values[outs[k]].producer = i;
+    }
+    /* elements per channel = Size(X) / C, computed (and folded) in the graph: Size(X) output */
+    char name[512];
+    snprintf(name, sizeof name, "%s_input_size", n->name);
+    int size = wt_graph_value(g, name);
+    int x = n->inputs[0];
+    snprintf(name, sizeof name, "%s_Size", n->name);
+    if (size < 0 || wt_graph_add_node(g, "Size", "", name, 1, &x, 1, &size) < 0)
+      return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+    n = &g->nodes[i];
+    bn_writeback *nb = realloc(mod->bn, sizeof *nb * (size_t)(mod->n_bn + 1));
+    if (!nb) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+    mod->bn = nb;
+    bn_writeback *w = &nb[mod->n_bn++];
+    w->mean = mean;
+    w->var = var;
+    w->momentum = wt_attr_float(n, "momentum", 0.9f);
+    w->out_mean = output_index(g, outs[1]);
+    w->out_var = output_index(g, outs[2]);
+    w->out_count = output_index(g, size);
+    if (w->out_mean < 0 || w->out_var < 0 || w->out_count < 0) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  }
+  return WT_OK;
+}
+
+static int graph_output(const mode *md, int k, const wt_tensor **t) {
+  static wt_tensor view;
+  int32_t dtype, rank;
+  const int64_t *dims;
+  const void *data;
+  WT_TRY(wt_session_output(md->sess, k, &dtype, &rank, &dims, &data));
+  view.dtype = dtype;
+  view.rank = rank;
+  memcpy(view.dims, dims, sizeof(int64_t) * (size_t)rank);
+  view.data = (void *)data;
+  *t = &view;
+  return WT_OK;
+}
+
+/* running_var: ONNX gives m*old + (1-m)*var_pop; PyTorch wants m*old + (1-m)*var_pop*n/(n-1). */
+static int write_back_bn(wt_module *mod) {
+  mode *md = &mod->m[0];
+  for (int b = 0; b < mod->n_bn; b++) {
+    bn_writeback *w = &mod->bn[b];
+    const wt_tensor *t;
+    WT_TRY(graph_output(md, w->out_count, &t));
+    int64_t channels = wt_numel(&w->mean->t);
+    double n = channels ? (double)wt_get_int(t, 0) / (double)channels : 0;
+    double corr = n > 1 ? n / (n - 1) : 1.0;
+    WT_TRY(graph_output(md, w->out_mean, &t));
+    if (wt_numel(t) != channels) return wt_errorf(WT_ERR_SHAPE, "BatchNormalization running mean has the wrong size");
+    memcpy(w->mean->t.data, t->data, sizeof(float) * (size_t)channels);
+    WT_TRY(graph_output(md, w->out_var, &t));
+    float *old = w->var->t.data;
+    const float *onnx = t->data;
+    for (int64_t c = 0; c < channels; c++) {
+      double keep = (double)w->momentum * old[c];
+      old[c] = (float)(keep + ((double)onnx[c] - keep) * corr);
+    }
+  }
+  return WT_OK;
+}
+
+static int load_mode(wt_module *mod, int eval, const uint8_t *bytes, size_t len) {
+  wt_graph *g;
+  WT_TRY(wt_onnx_read(bytes, len, NULL, &g));
+  if (!eval) {
+    int rc = plan_bn_writeback(mod, g);
+    if (rc) {
+      wt_graph_free(g);
+      return rc;
+    }
+  }
+  WT_TRY(wt_session_create_from_graph(g, &mod->m[eval].sess));
+  return bind_inputs(mod, &mod->m[eval], !eval);
+}
+
+int wt_module_create(wt_state *s, const uint8_t *train, size_t train_len, const uint8_t *eval,
+                     size_t eval_len, wt_module **out) {
+  *out = NULL;
+  wt_module *m = calloc(1, sizeof *m);
+  if (!m) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  m->s = s;
+  m->reset = 1;
+  int rc = load_mode(m, 0, train, train_len);
+  if (rc) rc = wt_error_context(rc, "training model");
+  if (rc == WT_OK && eval && eval_len && (rc = load_mode(m, 1, eval, eval_len)))
+    rc = wt_error_context(rc, "eval model");
+  if (rc) {
+    wt_module_free(m);
+    return rc;
+  }
+  *out = m;
+  return WT_OK;
+}
+
+void wt_module_free(wt_module *m) {
+  if (!m) return;
+  for (int e = 0; e < 2; e++) {
+    wt_session_free(m->m[e].sess);
+    free(m->m[e].in);
+    free(m->m[e].out);
+  }
+  free(m->bn);
+  free(m);
+}
+
+static const mode *get_mode(const wt_module *m, int32_t eval) {
+  return (eval == 0 || eval == 1) && m->m[eval].sess ? &m->m[eval] : NULL;
+}
+
+int32_t wt_module_input_count(const wt_module *m, int32_t eval) {
+  const mode *md = get_mode(m, eval);
+  return md ? md->n_in : 0;
+}
+const char *wt_module_input_name(const wt_module *m, int32_t eval, int32_t i) {
+  const mode *md = get_mode(m, eval);
+  return md && i >= 0 && i < md->n_in ? wt_session_input_name(md->sess, md->in[i]) : NULL;
+}
+int32_t wt_module_output_count(const wt_module *m, int32_t eval) {
+  const mode *md = get_mode(m, eval);
+  return md ? md->n_out : 0;
+}
+const char *wt_module_output_name(const wt_module *m, int32_t eval, int32_t i) {
+  const mode *md = get_mode(m, eval);
+  return md && i >= 0 && i < md->n_out ? wt_session_output_name(md->sess, md->out[i]) : NULL;
+}
+
+int wt_module_set_input(wt_module *m, int32_t eval, int32_t i, int32_t dtype, int32_t rank,
+                        const int64_t *dims, const void *data) {
+  const mode *md = get_mode(m, eval);
+  if (!md) return wt_errorf(WT_ERR_INVALID_ARG, "the module has no %s model", eval ? "eval" : "training");
+  if (i < 0 || i >= md->n_in)
+    return wt_errorf(WT_ERR_INVALID_ARG, "input index %d is out of range (%d inputs)", i, md->n_in);
+  return wt_session_set_input(md->sess, md->in[i], dtype, rank, dims, data);
+}
+
+int wt_module_train_step(wt_module *m) {
+  mode *md = &m->m[0];
+  md->ran = 0;
+  WT_TRY(wt_session_run(md->sess));
+  m->reset = 0;
+  md->ran = 1;
+  return write_back_bn(m);
+}
+
+int wt_module_eval_step(wt_module *m) {
+  mode *md = &m->m[1];
+  if (!md->sess) return wt_errorf(WT_ERR_INVALID_ARG, "the module was created without an eval model");
+  md->ran = 0;
+  WT_TRY(wt_session_run(md->sess));
+  md->ran = 1;
+  return WT_OK;
+}
+
+int wt_module_output(const wt_module *m, int32_t eval, int32_t i, int32_t *dtype, int32_t *rank,
+                     const int64_t **dims, const void **data) {
+  const mode *md = get_mode(m, eval);
+  if (!md || !md->ran) return wt_errorf(WT_ERR_INVALID_ARG, "no %s step has run yet", eval ? "eval" : "train");
+  if (i < 0 || i >= md->n_out)
+    return wt_errorf(WT_ERR_INVALID_ARG, "output index %d is out of range (%d outputs)", i, md->n_out);
+  return wt_session_output(md->sess, md->out[i], dtype, rank, dims, data);
+}
+
+int wt_module_lazy_reset_grad(wt_module *m) {
+  m->reset = 1;
+  return WT_OK;
+}
+
+int wt_module_export_for_inference(const wt_module *m, const char *const *output_names,
+                                   int32_t n_outputs, uint8_t **out, size_t *len) {
+  const mode *md = get_mode(m, 1);
+  if (!md) return wt_errorf(WT_ERR_INVALID_ARG, "exporting for inference needs the eval model");
+  if (n_outputs <= 0) return wt_errorf(WT_ERR_INVALID_ARG, "name at least one output to export");
+  wt_graph *g;
+  WT_TRY(wt_graph_clone(wt_session_graph(md->sess), &g));
+  int rc = WT_OK;
+  for (int k = 0; k < g->n_outputs; k++) g->values[g->outputs[k]].flags &= ~(uint32_t)WT_VALUE_GRAPH_OUTPUT;
+  g->n_outputs = 0;
+  for (int i = 0; i < n_outputs && rc == WT_OK; i++) {
+    int v = wt_graph_find(g, output_names[i]);
+    if (v < 0) rc = wt_errorf(WT_ERR_INVALID_ARG, "export: '%s' is not a value of the eval model", output_names[i]);
+    else rc = wt_graph_add_output(g, v);
+  }
+  /* parameters become initializers holding the current values */
+  int kept = 0;
+  for (int k = 0; k < g->n_inputs && rc == WT_OK; k++) {
+    wt_value *v = &g->values[g->inputs[k]];
+    wt_param *p = wt_state_find(m->s, v->name);
+    if (!p) {
+      g->inputs[kept++] = g->inputs[k];
+      continue;
+    }
+    size_t nb = wt_nbytes(&p->t);
+    v->data = malloc(nb ? nb : 1);
+    if (!v->data) {
+      rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+      break;
+    }
+    memcpy(v->data, p->t.data, nb);
+    v->nbytes = nb;
+    v->flags = (v->flags & ~(uint32_t)WT_VALUE_GRAPH_INPUT) | WT_VALUE_INITIALIZER;
+  }
+  if (rc == WT_OK) g->n_inputs = kept;
+  if (rc == WT_OK) rc = wt_graph_prune(g);
+  if (rc == WT_OK) { /* drop inputs nothing reads any more (the loss targets) */
+    unsigned char *used = calloc((size_t)g->n_values + 1, 1);
+    if (!used) rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+    for (int n = 0; used && n < g->n_nodes; n++)
+      for (int k = 0; k < g->nodes[n].n_inputs; k++)
+        if (g->nodes[n].inputs[k] >= 0) used[g->nodes[n].inputs[k]] = 1;
+    for (int k = 0; used && k < g->n_outputs; k++) used[g->outputs[k]] = 1;
+    kept = 0;
+    for (int k = 0; used && k < g->n_inputs; k++)
+      if (used[g->inputs[k]]) g->inputs[kept++] = g->inputs[k];
+      else g->values[g->inputs[k]].flags &= ~(uint32_t)WT_VALUE_GRAPH_INPUT;
+    if (used) g->n_inputs = kept;
+    free(used);
+  }
+  if (rc == WT_OK) rc = wt_onnx_write(g, out, len);
+  wt_graph_free(g);
+  return rc;
+}

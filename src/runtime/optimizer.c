@@ -1,0 +1,143 @@
+/* Optimizer: reads the optimizer model's single AdamWOptimizer / SGDOptimizerV2 node (and an
+ * optional InplaceClipGradNorm) for its hyperparameters, then updates every trainable
+ * parameter of the state in one pass with the fused kernels of src/kernels/optim.c.
+ * LinearLRScheduler lives here too: it only moves the learning rate. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/status.h"
+#include "io/onnx_io.h"
+#include "kernels/optim.h"
+#include "runtime/state.h"
+
+#define WT_DEFAULT_LR 1e-3f     /* ONNX Runtime's default before set_learning_rate */
+
+struct wt_optimizer {
+  wt_state *s;
+  int adamw;                    /* else SGD */
+  wt_adamw_params hp;           /* lr and t set per step */
+  float clip_max_norm;          /* 0: no clipping */
+  float lr;
+  int scheduler;                /* a linear schedule is registered */
+  int64_t sched_step, warmup, total;
+  float sched_initial_lr;
+};
+
+static const wt_node *find_node(const wt_graph *g, const char *op) {
+  for (int i = 0; i < g->n_nodes; i++)
+    if (!strcmp(g->nodes[i].op_type, op) && !strcmp(g->nodes[i].domain, "com.microsoft")) return &g->nodes[i];
+  return NULL;
+}
+
+static int alloc_moment(wt_param *p, float **slot) {
+  if (*slot) return WT_OK;
+  int64_t n = wt_numel(&p->t);
+  *slot = calloc((size_t)(n ? n : 1), sizeof(float));
+  return *slot ? WT_OK : wt_errorf(WT_ERR_NO_MEMORY, "out of memory for the optimizer state of '%s'", p->name);
+}
+
+int wt_optimizer_create(wt_state *s, const uint8_t *model, size_t len, wt_optimizer **out) {
+  *out = NULL;
+  wt_graph *g;
+  WT_TRY(wt_onnx_read(model, len, NULL, &g));
+  wt_optimizer *o = calloc(1, sizeof *o);
+  int rc = o ? WT_OK : wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  const wt_node *n;
+  if (rc == WT_OK && (n = find_node(g, "AdamWOptimizer"))) {
+    o->adamw = 1;
+    o->hp.beta1 = wt_attr_float(n, "alpha", 0.9f);
+    o->hp.beta2 = wt_attr_float(n, "beta", 0.999f);
+    o->hp.eps = wt_attr_float(n, "epsilon", 1e-8f);
+    o->hp.weight_decay = wt_attr_float(n, "weight_decay", 0.01f);
+    o->hp.adam_mode = (int)wt_attr_int(n, "adam_mode", 0);
+    o->hp.correct_bias = (int)wt_attr_int(n, "correct_bias", 1);
+    if (o->hp.adam_mode != 0 && o->hp.adam_mode != 1)
+      rc = wt_errorf(WT_ERR_UNSUPPORTED, "AdamWOptimizer: adam_mode %d (expected 0 or 1)", o->hp.adam_mode);
+  } else if (rc == WT_OK && !find_node(g, "SGDOptimizerV2")) {
+    rc = wt_errorf(WT_ERR_UNSUPPORTED, "optimizer model: no com.microsoft AdamWOptimizer or SGDOptimizerV2 node");
+  }
+  if (rc == WT_OK && (n = find_node(g, "InplaceClipGradNorm"))) {
+    const char *type = wt_attr_string(n, "norm_type", "fro");
+    if (strcmp(type, "fro")) rc = wt_errorf(WT_ERR_UNSUPPORTED, "InplaceClipGradNorm: norm_type '%s' (only 'fro')", type);
+    o->clip_max_norm = wt_attr_float(n, "max_norm", 1.0f);
+  }
+  wt_graph_free(g);
+  for (int i = 0; rc == WT_OK && i < s->n_params; i++) {
+    wt_param *p = &s->params[i];
+    if (!p->requires_grad) continue;
+    rc = alloc_moment(p, &p->m);
+    if (rc == WT_OK && o->adamw) rc = alloc_moment(p, &p->v);
+  }
+  if (rc) {
+    free(o);
+    return rc;
+  }
+  o->s = s;
+  if (!s->has_optimizer) {
+    s->has_optimizer = 1;
+    s->step = 0;
+    s->initial_lr = WT_DEFAULT_LR;
+  }
+  s->n_moments = o->adamw ? 2 : 1;
+  o->lr = s->initial_lr;
+  *out = o;
+  return WT_OK;
+}
+
+void wt_optimizer_free(wt_optimizer *o) { free(o); }
+
+int wt_optimizer_step(wt_optimizer *o) {
+  wt_state *s = o->s;
+  if (o->clip_max_norm > 0) {
+    double sq = 0;
+    for (int i = 0; i < s->n_params; i++)
+      if (s->params[i].requires_grad) sq += wt_sum_squares_f32(s->params[i].grad, wt_numel(&s->params[i].t));
+    float coef = wt_clip_coef(sqrt(sq), o->clip_max_norm);
+    for (int i = 0; i < s->n_params; i++)
+      if (s->params[i].requires_grad) wt_scale_f32(s->params[i].grad, wt_numel(&s->params[i].t), coef);
+  }
+  wt_adamw_params hp = o->hp;
+  hp.lr = o->lr;
+  hp.t = s->step + 1;
+  for (int i = 0; i < s->n_params; i++) {
+    wt_param *p = &s->params[i];
+    if (!p->requires_grad) continue;
+    int64_t n = wt_numel(&p->t);
+    if (o->adamw) wt_adamw_update_f32(p->t.data, p->grad, p->m, p->v, n, &hp);
+    else wt_sgd_update_f32(p->t.data, p->grad, n, hp.lr);
+  }
+  s->step++;
+  return WT_OK;
+}
+
+int wt_optimizer_set_lr(wt_optimizer *o, float lr) {
+  if (!(lr >= 0)) return wt_errorf(WT_ERR_INVALID_ARG, "learning rate %g: expected a number >= 0", lr);
+  o->lr = lr;
+  if (o->s->step == 0 && !o->scheduler) o->s->initial_lr = lr;
+  return WT_OK;
+}
+
+float wt_optimizer_get_lr(const wt_optimizer *o) { return o->lr; }
+
+int wt_optimizer_set_linear_scheduler(wt_optimizer *o, int64_t warmup_steps, int64_t total_steps,
+                                      float initial_lr) {
+  if (warmup_steps < 0 || total_steps < 0)
+    return wt_errorf(WT_ERR_INVALID_ARG, "LinearLRScheduler: warmup_step_count %lld and total_step_count %lld "
+                     "must be >= 0", (long long)warmup_steps, (long long)total_steps);
+  o->scheduler = 1;
+  o->sched_step = 0;
+  o->warmup = warmup_steps;
+  o->total = total_steps;
+  o->sched_initial_lr = initial_lr;
+  o->s->initial_lr = initial_lr;
+  o->lr = (float)(initial_lr * wt_linear_lr_factor(0, warmup_steps, total_steps));
+  return WT_OK;
+}
+
+int wt_optimizer_scheduler_step(wt_optimizer *o) {
+  if (!o->scheduler) return wt_errorf(WT_ERR_INVALID_ARG, "no learning-rate scheduler is registered");
+  o->sched_step++;
+  o->lr = (float)(o->sched_initial_lr * wt_linear_lr_factor(o->sched_step, o->warmup, o->total));
+  return WT_OK;
+}

@@ -1,0 +1,393 @@
+/* The flat C ABI for training (js/ calls it): artifact generation through an options builder,
+ * checkpoint state, module, optimizer. Same conventions as api.c: 0 handle or non-zero status
+ * means failure, message in wtw_last_error(); dims cross as doubles. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "artifacts/artifacts.h"
+#include "base/status.h"
+#include "io/onnx_io.h"
+#include "runtime/planner.h"
+#include "webtrain.h"
+
+/* ---- generate_artifacts --------------------------------------------------------------------- */
+
+typedef struct gen {
+  wt_artifacts_opts o;
+  char **names[3];              /* requires_grad, frozen_params, additional outputs */
+  int n_names[4];
+  char **loss_inputs;
+  float *weight, *pos_weight;
+  char *reduction;
+  char *custom_value;
+  wt_graph *g;                  /* the forward model, extended by custom-loss builders */
+  wt_artifacts out;
+} gen;
+
+gen *wtw_gen_new(void) { return calloc(1, sizeof(gen)); }
+
+void wtw_gen_free(gen *g) {
+  if (!g) return;
+  for (int k = 0; k < 3; k++) {
+    for (int i = 0; i < g->n_names[k]; i++) free(g->names[k][i]);
+    free(g->names[k]);
+  }
+  for (int i = 0; i < g->n_names[3]; i++) free(g->loss_inputs[i]);
+  free(g->loss_inputs);
+  free(g->weight);
+  free(g->pos_weight);
+  free(g->reduction);
+  free(g->custom_value);
+  wt_graph_free(g->g);
+  wt_artifacts_free(&g->out);
+  free(g);
+}
+
+static int push(char ***list, int *n, const char *name) {
+  char **l = realloc(*list, sizeof(char *) * (size_t)(*n + 1));
+  if (!l) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  *list = l;
+  if (!(l[*n] = wt_strdup(name))) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  (*n)++;
+  return WT_OK;
+}
+
+/* kind: 0 requires_grad, 1 frozen_params, 2 additional_output_names, 3 loss_input_names */
+int wtw_gen_add_name(gen *g, int kind, const char *name) {
+  if (kind == 3) return push(&g->loss_inputs, &g->n_names[3], name);
+  if (kind < 0 || kind > 2) return wt_errorf(WT_ERR_INVALID_ARG, "bad name list %d", kind);
+  return push(&g->names[kind], &g->n_names[kind], name);
+}
+
+int wtw_gen_set_loss(gen *g, int type, const char *reduction, int has_ignore_index, double ignore_index) {
+  g->o.loss.type = type;
+  free(g->reduction);
+  g->reduction = reduction && reduction[0] ? wt_strdup(reduction) : NULL;
+  g->o.loss.has_ignore_index = has_ignore_index;
+  g->o.loss.ignore_index = (int64_t)ignore_index;
+  return WT_OK;
+}
+
+/* which: 0 weight, 1 pos_weight */
+int wtw_gen_set_loss_weights(gen *g, int which, const float *w, int n) {
+  float **slot = which ? &g->pos_weight : &g->weight;
+  free(*slot);
+  *slot = malloc(sizeof(float) * (size_t)(n ? n : 1));
+  if (!*slot) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  memcpy(*slot, w, sizeof(float) * (size_t)n);
+  if (which) g->o.loss.n_pos_weight = n;
+  else g->o.loss.n_weight = n;
+  return WT_OK;
+}
+
+/* ---- building a custom loss on the forward model (onnxblock) ------------------------------- */
+
+int wtw_gen_load(gen *g, const uint8_t *bytes, size_t len) {
+  wt_graph_free(g->g);
+  g->g = NULL;
+  int rc = wt_onnx_read(bytes, len, NULL, &g->g);
+  if (rc == WT_OK) rc = wt_graph_infer_shapes(g->g);
+  return rc ? wt_error_context(rc, "generate_artifacts") : WT_OK;
+}
+
+static int need_graph(const gen *g) {
+  return g->g ? WT_OK : wt_errorf(WT_ERR_INVALID_ARG, "no model loaded");
+}
+
+/* 1 when the model has a value of this name (then its dtype and rank are readable). */
+int wtw_gen_has_value(const gen *g, const char *name) { return g->g && wt_graph_find(g->g, name) >= 0; }
+int wtw_gen_value_dtype(const gen *g, const char *name) {
+  int v = g->g ? wt_graph_find(g->g, name) : -1;
+  return v < 0 ? 0 : g->g->values[v].dtype;
+}
+int wtw_gen_value_rank(const gen *g, const char *name) {
+  int v = g->g ? wt_graph_find(g->g, name) : -1;
+  return v < 0 ? -1 : g->g->values[v].rank;
+}
+int wtw_gen_output_count(const gen *g) { return g->g ? g->g->n_outputs : 0; }
+const char *wtw_gen_output_name(const gen *g, int i) {
+  return g->g && i >= 0 && i < g->g->n_outputs ? g->g->values[g->g->outputs[i]].name : NULL;
+}
+
+/* A new graph input `name` with the dtype and shape of value `like`, without axis `drop` (>= 0). */
+int wtw_gen_add_input_like(gen *g, const char *name, const char *like, int dtype, int drop) {
+  WT_TRY(need_graph(g));
+  int src = wt_graph_find(g->g, like);
+  if (src < 0) return wt_errorf(WT_ERR_INVALID_ARG, "'%s' is not a value of the model", like);
+  if (wt_graph_find(g->g, name) >= 0) return wt_errorf(WT_ERR_INVALID_ARG, "the model already has a value '%s'", name);
+  int v = wt_graph_value(g->g, name);
+  if (v < 0) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  const wt_value *sv = &g->g->values[src];
+  wt_value *t = &g->g->values[v];
+  t->dtype = dtype ? dtype : sv->dtype;
+  t->rank = sv->rank < 0 ? -1 : sv->rank - (drop >= 0 && drop < sv->rank);
+  for (int i = 0, j = 0; i < sv->rank; i++) {
+    if (i == drop) continue;
+    t->dims[j] = sv->dims[i];
+    if (sv->dim_param[i]) t->dim_param[j] = wt_strdup(sv->dim_param[i]);
+    j++;
+  }
+  return wt_graph_add_input(g->g, v);
+}
+
+/* names: NUL-separated; an empty name is an omitted optional input. Returns the node index. */
+int wtw_gen_add_node(gen *g, const char *op_type, const char *domain, const char *name, const char *ins,
+                     int n_in, const char *outs, int n_out) {
+  if (need_graph(g) || n_in > 64 || n_out > 64) return wt_errorf(WT_ERR_INVALID_ARG, "bad node"), -1;
+  int vi[64], vo[64];
+  for (int i = 0; i < n_in; i++, ins += strlen(ins) + 1) {
+    vi[i] = ins[0] ? wt_graph_find(g->g, ins) : -1;
+    if (ins[0] && vi[i] < 0) return wt_errorf(WT_ERR_INVALID_ARG, "%s node '%s': input '%s' is not a value of the model", op_type, name, ins), -1;
+  }
+  for (int i = 0; i < n_out; i++, outs += strlen(outs) + 1) {
+    if (wt_graph_find(g->g, outs) >= 0)
+      return wt_errorf(WT_ERR_INVALID_ARG, "%s node '%s': output '%s' already exists", op_type, name, outs), -1;
+    vo[i] = wt_graph_value(g->g, outs);
+  }
+  int n = wt_graph_add_node(g->g, op_type, domain, name, n_in, vi, n_out, vo);
+  if (n >= 0 && domain && domain[0] && wt_graph_opset(g->g, domain) == 0) wt_graph_set_opset(g->g, domain, 1);
+  return n;
+}
+
+int wtw_gen_attr_int(gen *g, int node, const char *name, double v) { return wt_node_set_int(g->g, node, name, (int64_t)v); }
+int wtw_gen_attr_float(gen *g, int node, const char *name, double v) { return wt_node_set_float(g->g, node, name, (float)v); }
+int wtw_gen_attr_string(gen *g, int node, const char *name, const char *v) { return wt_node_set_string(g->g, node, name, v); }
+int wtw_gen_attr_ints(gen *g, int node, const char *name, const double *v, int n) {
+  int64_t buf[64];
+  if (n > 64) return wt_errorf(WT_ERR_INVALID_ARG, "too many ints");
+  for (int i = 0; i < n; i++) buf[i] = (int64_t)v[i];
+  return wt_node_set_ints(g->g, node, name, buf, n);
+}
+/* A tensor attribute (Constant's value): dtype, dims, raw bytes. */
+int wtw_gen_attr_tensor(gen *g, int node, const char *name, int dtype, int rank, const double *dims,
+                        const void *data) {
+  wt_attr *a = wt_node_add_attr(g->g, node, name, WT_ATTR_TENSOR);
+  if (!a || !(a->t = calloc(1, sizeof *a->t))) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  a->t->name = wt_strdup("");
+  a->t->t.dtype = dtype;
+  a->t->t.rank = rank;
+  for (int i = 0; i < rank; i++) a->t->t.dims[i] = (int64_t)dims[i];
+  size_t nb = wt_nbytes(&a->t->t);
+  a->t->t.data = malloc(nb ? nb : 1);
+  if (!a->t->t.data) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  memcpy(a->t->t.data, data, nb);
+  return WT_OK;
+}
+
+int wtw_gen_set_custom_loss(gen *g, const char *value) {
+  free(g->custom_value);
+  g->custom_value = wt_strdup(value);
+  return g->custom_value ? WT_OK : wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+}
+
+int wtw_gen_set_optimizer(gen *g, int type, int has_betas, double beta1, double beta2, int has_eps,
+                          double eps, int has_wd, double wd, int has_mode, int mode, int no_bias_correction,
+                          double clip_max_norm) {
+  wt_optim_opts *o = &g->o.optimizer;
+  o->type = type;
+  o->has_betas = has_betas, o->beta1 = (float)beta1, o->beta2 = (float)beta2;
+  o->has_eps = has_eps, o->eps = (float)eps;
+  o->has_weight_decay = has_wd, o->weight_decay = (float)wd;
+  o->has_adam_mode = has_mode, o->adam_mode = mode;
+  o->no_bias_correction = no_bias_correction;
+  o->clip_max_norm = (float)clip_max_norm;
+  return WT_OK;
+}
+
+int wtw_gen_set_flags(gen *g, int nominal_checkpoint, int ort_format, int custom_op_library) {
+  g->o.nominal_checkpoint = nominal_checkpoint;
+  g->o.ort_format = ort_format;
+  g->o.custom_op_library = custom_op_library ? "given" : NULL;
+  return WT_OK;
+}
+
+/* Generates from the loaded (and possibly extended) model; the model is consumed. */
+int wtw_gen_run(gen *g) {
+  WT_TRY(need_graph(g));
+  wt_artifacts_free(&g->out);
+  g->o.requires_grad = (const char *const *)g->names[0];
+  g->o.n_requires_grad = g->n_names[0];
+  g->o.frozen_params = (const char *const *)g->names[1];
+  g->o.n_frozen_params = g->n_names[1];
+  g->o.additional_output_names = (const char *const *)g->names[2];
+  g->o.n_additional_outputs = g->n_names[2];
+  g->o.loss_input_names = (const char *const *)g->loss_inputs;
+  g->o.n_loss_inputs = g->n_names[3];
+  g->o.loss.reduction = g->reduction;
+  g->o.loss.weight = g->weight;
+  g->o.loss.pos_weight = g->pos_weight;
+  g->o.loss.custom_value = g->custom_value;
+  wt_graph *graph = g->g;
+  g->g = NULL;
+  return wt_generate_artifacts_graph(graph, &g->o, &g->out);
+}
+
+/* which: 0 training, 1 eval, 2 optimizer, 3 checkpoint, 4 nominal checkpoint */
+static const wt_bytes *result(const gen *g, int which) {
+  switch (which) {
+    case 0: return &g->out.training_model;
+    case 1: return &g->out.eval_model;
+    case 2: return &g->out.optimizer_model;
+    case 3: return &g->out.checkpoint;
+    case 4: return &g->out.nominal_checkpoint;
+    default: return NULL;
+  }
+}
+const uint8_t *wtw_gen_result_data(const gen *g, int which) { return result(g, which) ? result(g, which)->data : NULL; }
+double wtw_gen_result_size(const gen *g, int which) { return result(g, which) ? (double)result(g, which)->len : 0; }
+
+/* ---- buffers returned to JS ------------------------------------------------------------------ */
+
+typedef struct buf {
+  uint8_t *data;
+  size_t len;
+} buf;
+const uint8_t *wtw_buf_data(const buf *b) { return b->data; }
+double wtw_buf_size(const buf *b) { return (double)b->len; }
+void wtw_buf_free(buf *b) {
+  if (!b) return;
+  free(b->data);
+  free(b);
+}
+
+/* ---- state ----------------------------------------------------------------------------------- */
+
+wt_state *wtw_state_load(const uint8_t *bytes, size_t len) {
+  wt_state *s = NULL;
+  return wt_state_load(bytes, len, &s) == WT_OK ? s : NULL;
+}
+void wtw_state_free(wt_state *s) { wt_state_free(s); }
+buf *wtw_state_save(const wt_state *s, int include_optimizer_state) {
+  buf *b = calloc(1, sizeof *b);
+  if (!b) return NULL;
+  if (wt_state_save(s, include_optimizer_state, &b->data, &b->len)) {
+    free(b);
+    return NULL;
+  }
+  return b;
+}
+int wtw_state_param_count(const wt_state *s) { return wt_state_param_count(s); }
+int wtw_state_param_index(const wt_state *s, const char *name) { return wt_state_param_index(s, name); }
+const char *wtw_state_param_name(const wt_state *s, int i) { return wt_state_param_name(s, i); }
+int wtw_state_param_requires_grad(const wt_state *s, int i) { return wt_state_param_requires_grad(s, i); }
+int wtw_state_param_rank(const wt_state *s, int i) { return wt_state_param_rank(s, i); }
+double wtw_state_param_dim(const wt_state *s, int i, int axis) { return (double)wt_state_param_dim(s, i, axis); }
+float *wtw_state_param_data(const wt_state *s, int i) { return wt_state_param_data(s, i); }
+float *wtw_state_param_grad(const wt_state *s, int i) { return wt_state_param_grad(s, i); }
+int wtw_state_param_update(wt_state *s, int i, const float *data, double count) {
+  return wt_state_param_update(s, i, data, (int64_t)count);
+}
+double wtw_state_params_size(const wt_state *s, int trainable_only) {
+  return (double)wt_state_params_size(s, trainable_only);
+}
+int wtw_state_params_copy_to(const wt_state *s, int trainable_only, float *dst, double count) {
+  return wt_state_params_copy_to(s, trainable_only, dst, (int64_t)count);
+}
+int wtw_state_params_copy_from(wt_state *s, int trainable_only, const float *src, double count) {
+  return wt_state_params_copy_from(s, trainable_only, src, (int64_t)count);
+}
+int wtw_state_set_int_property(wt_state *s, const char *name, double v) {
+  return wt_state_set_int_property(s, name, (int64_t)v);
+}
+int wtw_state_set_float_property(wt_state *s, const char *name, double v) {
+  return wt_state_set_float_property(s, name, (float)v);
+}
+int wtw_state_set_string_property(wt_state *s, const char *name, const char *v) {
+  return wt_state_set_string_property(s, name, v);
+}
+int wtw_state_property_count(const wt_state *s) { return wt_state_property_count(s); }
+const char *wtw_state_property_name(const wt_state *s, int i) { return wt_state_property_name(s, i); }
+int wtw_state_property_type(const wt_state *s, int i) { return wt_state_property_type(s, i); }
+double wtw_state_property_int(const wt_state *s, int i) { return (double)wt_state_property_int(s, i); }
+double wtw_state_property_float(const wt_state *s, int i) { return wt_state_property_float(s, i); }
+const char *wtw_state_property_string(const wt_state *s, int i) { return wt_state_property_string(s, i); }
+
+/* ---- module ---------------------------------------------------------------------------------- */
+
+wt_module *wtw_module_create(wt_state *s, const uint8_t *train, size_t train_len, const uint8_t *eval,
+                             size_t eval_len) {
+  wt_module *m = NULL;
+  return wt_module_create(s, train, train_len, eval, eval_len, &m) == WT_OK ? m : NULL;
+}
+void wtw_module_free(wt_module *m) { wt_module_free(m); }
+int wtw_module_input_count(const wt_module *m, int eval) { return wt_module_input_count(m, eval); }
+const char *wtw_module_input_name(const wt_module *m, int eval, int i) { return wt_module_input_name(m, eval, i); }
+int wtw_module_output_count(const wt_module *m, int eval) { return wt_module_output_count(m, eval); }
+const char *wtw_module_output_name(const wt_module *m, int eval, int i) { return wt_module_output_name(m, eval, i); }
+int wtw_module_set_input(wt_module *m, int eval, int i, int dtype, int rank, const double *dims,
+                         const void *data) {
+  int64_t d[16];
+  if (rank < 0 || rank > 16) return wt_errorf(WT_ERR_INVALID_ARG, "rank %d is out of range", rank);
+  for (int k = 0; k < rank; k++) d[k] = (int64_t)dims[k];
+  return wt_module_set_input(m, eval, i, dtype, rank, d, data);
+}
+int wtw_module_train_step(wt_module *m) { return wt_module_train_step(m); }
+int wtw_module_eval_step(wt_module *m) { return wt_module_eval_step(m); }
+int wtw_module_lazy_reset_grad(wt_module *m) { return wt_module_lazy_reset_grad(m); }
+
+static int mout(const wt_module *m, int eval, int i, int32_t *dt, int32_t *r, const int64_t **d, const void **p) {
+  return wt_module_output(m, eval, i, dt, r, d, p);
+}
+int wtw_module_output_dtype(const wt_module *m, int eval, int i) {
+  int32_t dt, r;
+  const int64_t *d;
+  const void *p;
+  return mout(m, eval, i, &dt, &r, &d, &p) ? 0 : dt;
+}
+int wtw_module_output_rank(const wt_module *m, int eval, int i) {
+  int32_t dt, r;
+  const int64_t *d;
+  const void *p;
+  return mout(m, eval, i, &dt, &r, &d, &p) ? -1 : r;
+}
+double wtw_module_output_dim(const wt_module *m, int eval, int i, int axis) {
+  int32_t dt, r;
+  const int64_t *d;
+  const void *p;
+  if (mout(m, eval, i, &dt, &r, &d, &p) || axis < 0 || axis >= r) return -1;
+  return (double)d[axis];
+}
+const void *wtw_module_output_data(const wt_module *m, int eval, int i) {
+  int32_t dt, r;
+  const int64_t *d;
+  const void *p;
+  return mout(m, eval, i, &dt, &r, &d, &p) ? NULL : p;
+}
+
+/* names: a NUL-separated list of n output names */
+buf *wtw_module_export(const wt_module *m, const char *names, int n) {
+  const char **list = malloc(sizeof(char *) * (size_t)(n ? n : 1));
+  buf *b = calloc(1, sizeof *b);
+  if (!list || !b) {
+    free(list);
+    free(b);
+    wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+    return NULL;
+  }
+  for (int i = 0; i < n; i++) {
+    list[i] = names;
+    names += strlen(names) + 1;
+  }
+  int rc = wt_module_export_for_inference(m, list, n, &b->data, &b->len);
+  free(list);
+  if (rc) {
+    free(b);
+    return NULL;
+  }
+  return b;
+}
+
+/* ---- optimizer ------------------------------------------------------------------------------- */
+
+wt_optimizer *wtw_optimizer_create(wt_state *s, const uint8_t *bytes, size_t len) {
+  wt_optimizer *o = NULL;
+  return wt_optimizer_create(s, bytes, len, &o) == WT_OK ? o : NULL;
+}
+void wtw_optimizer_free(wt_optimizer *o) { wt_optimizer_free(o); }
+int wtw_optimizer_step(wt_optimizer *o) { return wt_optimizer_step(o); }
+int wtw_optimizer_set_lr(wt_optimizer *o, double lr) { return wt_optimizer_set_lr(o, (float)lr); }
+double wtw_optimizer_get_lr(const wt_optimizer *o) { return wt_optimizer_get_lr(o); }
+int wtw_optimizer_set_linear_scheduler(wt_optimizer *o, double warmup, double total, double initial_lr) {
+  return wt_optimizer_set_linear_scheduler(o, (int64_t)warmup, (int64_t)total, (float)initial_lr);
+}
+int wtw_optimizer_scheduler_step(wt_optimizer *o) { return wt_optimizer_scheduler_step(o); }
