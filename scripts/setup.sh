@@ -184,4 +184,16 @@ EOF
   say "installed protobuf-c runtime into build/third_party/protobuf-c"
 fi
 
+# --- npm dev dependencies (tests and benchmarks: onnxruntime-node, onnxruntime-web, typescript)
+# --ignore-scripts: onnxruntime-node's install script downloads GPU binaries from a host outside
+# the npm registry; its CPU binaries are already in the package.
+if [ -f package-lock.json ]; then
+  if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+    say "npm ci (dev dependencies)"
+    npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+  else
+    say "npm dev dependencies present"
+  fi
+fi
+
 say ok

@@ -207,6 +207,23 @@ int wt_onnx_write(const wt_graph *g, uint8_t **out, size_t *len) {
   for (int i = 0; outs && i < g->n_outputs; i++) outs[i] = value_info(&w, &g->values[g->outputs[i]]);
   gp.n_output = (size_t)g->n_outputs;
   gp.output = outs;
+  /* value_info: the known types of intermediate values (shape hints for readers). */
+  int n_vi = 0;
+  for (int i = 0; i < g->n_values; i++) {
+    const wt_value *v = &g->values[i];
+    if (v->producer >= 0 && v->dtype != WT_UNDEFINED && v->rank >= 0 &&
+        !(v->flags & (WT_VALUE_GRAPH_INPUT | WT_VALUE_GRAPH_OUTPUT | WT_VALUE_INITIALIZER)))
+      n_vi++;
+  }
+  Onnx__ValueInfoProto **vis = wz(&w, sizeof *vis * (size_t)(n_vi + 1));
+  for (int i = 0, k = 0; vis && i < g->n_values; i++) {
+    const wt_value *v = &g->values[i];
+    if (v->producer >= 0 && v->dtype != WT_UNDEFINED && v->rank >= 0 &&
+        !(v->flags & (WT_VALUE_GRAPH_INPUT | WT_VALUE_GRAPH_OUTPUT | WT_VALUE_INITIALIZER)))
+      vis[k++] = value_info(&w, v);
+  }
+  gp.n_value_info = (size_t)n_vi;
+  gp.value_info = vis;
   Onnx__NodeProto **nodes = wz(&w, sizeof *nodes * (size_t)(g->n_nodes + 1));
   for (int i = 0; nodes && i < g->n_nodes; i++) nodes[i] = node_proto(&w, g, &g->nodes[i]);
   gp.n_node = (size_t)g->n_nodes;

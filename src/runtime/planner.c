@@ -218,6 +218,16 @@ static int infer_node(builder *b, const wt_node *n, wt_step *st, int *foldable) 
     st->in[i].data = NULL;
     if (p->storage[v] != ST_INIT && p->storage[v] != ST_STATIC) all_known = 0;
   }
+  /* Outputs start as declared (value_info), so ops whose output shape the inputs cannot
+   * determine (MaxPoolGrad's dX: 28 and 29 both pool to 14) can read it; every op's infer
+   * then sets its outputs. */
+  for (int i = 0; i < n->n_outputs; i++) {
+    int v = n->outputs[i];
+    if (v < 0 || g->values[v].rank < 0 || g->values[v].rank > WT_MAX_RANK) continue;
+    st->out[i].dtype = g->values[v].dtype;
+    st->out[i].rank = g->values[v].rank;
+    memcpy(st->out[i].dims, g->values[v].dims, sizeof st->out[i].dims);
+  }
   b->node = n;
   wt_infer_ctx ic = {.node = n, .opset = opset, .n_in = st->n_in, .in = st->in, .n_out = st->n_out,
                      .out = st->out, .params = st->params, .planner = b};

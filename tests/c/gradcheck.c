@@ -34,8 +34,7 @@ static int add_init(wt_graph *g, const char *name, int dtype, int rank, const in
   return v;
 }
 
-static double run_loss(wt_session *s, int n_diff, float **xs, const gc_arg **da, int want_grads,
-                       float **grads, int *ok) {
+static double run_loss(wt_session *s, int n_diff, float **xs, const gc_arg **da, int *ok) {
   for (int k = 0; k < n_diff; k++)
     if (wt_session_set_input(s, k, WT_FLOAT, da[k]->rank, da[k]->dims, xs[k])) *ok = 0;
   if (!*ok || wt_session_run(s)) {
@@ -47,15 +46,7 @@ static double run_loss(wt_session *s, int n_diff, float **xs, const gc_arg **da,
   const int64_t *dims;
   const void *data;
   wt_session_output(s, 0, &dt, &rank, &dims, &data);
-  double loss = *(const float *)data;
-  for (int k = 0; want_grads && k < n_diff; k++) {
-    if (!grads[k]) continue;
-    wt_session_output(s, 1 + k, &dt, &rank, &dims, &data);
-    wt_tensor t = {.dtype = dt, .rank = rank};
-    memcpy(t.dims, dims, sizeof(int64_t) * (size_t)rank);
-    memcpy(grads[k], data, wt_nbytes(&t));
-  }
-  return loss;
+  return *(const float *)data;
 }
 
 int gradcheck(const char *label, const char *op_type, const gc_opts *opts, int n_in,
@@ -174,34 +165,29 @@ int gradcheck(const char *label, const char *op_type, const gc_opts *opts, int n
     goto out;
   }
   free(bytes);
-  /* outputs are loss then the present gradients, in order: compact the grads array view */
-  float *gout[16];
-  int gi = 0;
-  for (int k = 0; k < n_diff; k++) gout[k] = grads[k] ? grads[k] : NULL;
-  (void)gi;
+  /* Outputs: the loss, then the gradients that exist, in input order. */
   int ok = 1;
-  {
-    /* analytic */
-    int idx = 0;
-    float *order[16];
-    for (int k = 0; k < n_diff; k++)
-      if (gout[k]) order[idx++] = gout[k];
-    for (int k = 0; k < n_diff; k++)
-      if (wt_session_set_input(s, k, WT_FLOAT, da[k]->rank, da[k]->dims, xs[k])) ok = 0;
-    if (ok && wt_session_run(s) == WT_OK) {
-      for (int k = 0; k < idx; k++) {
-        int32_t dt, rank;
-        const int64_t *dims;
-        const void *data;
-        wt_session_output(s, 1 + k, &dt, &rank, &dims, &data);
-        wt_tensor t = {.dtype = dt, .rank = rank};
-        memcpy(t.dims, dims, sizeof(int64_t) * (size_t)rank);
-        memcpy(order[k], data, wt_nbytes(&t));
+  for (int k = 0; k < n_diff; k++)
+    if (wt_session_set_input(s, k, WT_FLOAT, da[k]->rank, da[k]->dims, xs[k])) ok = 0;
+  if (ok && wt_session_run(s) == WT_OK) {
+    for (int k = 0, out = 1; k < n_diff; k++) {
+      if (!grads[k]) continue;
+      int32_t dt, rank;
+      const int64_t *dims;
+      const void *data;
+      wt_session_output(s, out++, &dt, &rank, &dims, &data);
+      wt_tensor t = {.dtype = dt, .rank = rank};
+      memcpy(t.dims, dims, sizeof(int64_t) * (size_t)rank);
+      if (dt != WT_FLOAT || wt_numel(&t) != wt_shape_numel(da[k]->rank, da[k]->dims)) {
+        fprintf(stderr, "%s: the gradient of x%d has the wrong type or size\n", label, k);
+        ok = 0;
+        break;
       }
-    } else {
-      fprintf(stderr, "%s: run failed: %s\n", label, wt_last_error());
-      ok = 0;
+      memcpy(grads[k], data, wt_nbytes(&t));
     }
+  } else {
+    fprintf(stderr, "%s: run failed: %s\n", label, wt_last_error());
+    ok = 0;
   }
   int reported = 0;
   for (int k = 0; ok && k < n_diff; k++) {
@@ -209,14 +195,14 @@ int gradcheck(const char *label, const char *op_type, const gc_opts *opts, int n
     for (int64_t e = 0; e < n; e++) {
       float keep = xs[k][e];
       xs[k][e] = (float)(keep + o.eps);
-      double lp = run_loss(s, n_diff, xs, da, 0, NULL, &ok);
+      double lp = run_loss(s, n_diff, xs, da, &ok);
       xs[k][e] = (float)(keep - o.eps);
-      double lm = run_loss(s, n_diff, xs, da, 0, NULL, &ok);
+      double lm = run_loss(s, n_diff, xs, da, &ok);
       double h = ((double)(float)(keep + o.eps) - (double)(float)(keep - o.eps));
       xs[k][e] = keep;
       if (!ok) break;
       double num = (lp - lm) / h;
-      double ana = gout[k] ? gout[k][e] : 0.0;
+      double ana = grads[k] ? grads[k][e] : 0.0;
       double tol = o.atol + o.rtol * fmax(fabs(ana), fabs(num));
       if (fabs(ana - num) > tol) {
         if (reported++ < 5)
