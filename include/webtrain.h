@@ -107,6 +107,8 @@ void wt_module_free(wt_module *m);
  * (0 train, 1 eval). */
 int32_t wt_module_input_count(const wt_module *m, int32_t eval);
 const char *wt_module_input_name(const wt_module *m, int32_t eval, int32_t i);
+/* Declared element type of user input i (ONNX code), 0 when unknown. */
+int32_t wt_module_input_dtype(const wt_module *m, int32_t eval, int32_t i);
 int32_t wt_module_output_count(const wt_module *m, int32_t eval);
 const char *wt_module_output_name(const wt_module *m, int32_t eval, int32_t i);
 int wt_module_set_input(wt_module *m, int32_t eval, int32_t i, int32_t dtype, int32_t rank,

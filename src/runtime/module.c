@@ -239,6 +239,10 @@ const char *wt_module_input_name(const wt_module *m, int32_t eval, int32_t i) {
   const mode *md = get_mode(m, eval);
   return md && i >= 0 && i < md->n_in ? wt_session_input_name(md->sess, md->in[i]) : NULL;
 }
+int32_t wt_module_input_dtype(const wt_module *m, int32_t eval, int32_t i) {
+  const mode *md = get_mode(m, eval);
+  return md && i >= 0 && i < md->n_in ? wt_session_input_dtype(md->sess, md->in[i]) : 0;
+}
 int32_t wt_module_output_count(const wt_module *m, int32_t eval) {
   const mode *md = get_mode(m, eval);
   return md ? md->n_out : 0;

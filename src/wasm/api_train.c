@@ -312,6 +312,7 @@ wt_module *wtw_module_create(wt_state *s, const uint8_t *train, size_t train_len
 void wtw_module_free(wt_module *m) { wt_module_free(m); }
 int wtw_module_input_count(const wt_module *m, int eval) { return wt_module_input_count(m, eval); }
 const char *wtw_module_input_name(const wt_module *m, int eval, int i) { return wt_module_input_name(m, eval, i); }
+int wtw_module_input_dtype(const wt_module *m, int eval, int i) { return wt_module_input_dtype(m, eval, i); }
 int wtw_module_output_count(const wt_module *m, int eval) { return wt_module_output_count(m, eval); }
 const char *wtw_module_output_name(const wt_module *m, int eval, int i) { return wt_module_output_name(m, eval, i); }
 int wtw_module_set_input(wt_module *m, int eval, int i, int dtype, int rank, const double *dims,
