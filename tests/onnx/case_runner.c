@@ -75,10 +75,10 @@ static int load_pb(const char *path, wt_const_tensor **t) {
 
 /* Runs one test_data_set directory; returns 1 on pass, fills why on failure. */
 static int run_set(wt_session *s, const char *set_dir, char *why, size_t cap) {
+  char path[1200];
   int n_in = wt_session_input_count(s), n_out = wt_session_output_count(s);
   wt_const_tensor *ins[64] = {0}, *outs[64] = {0};
-  char path[1024];
-  int ok = 0;
+    int ok = 0;
   if (n_in > 64 || n_out > 64) {
     snprintf(why, cap, "too many inputs/outputs");
     return 0;
