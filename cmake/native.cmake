@@ -13,6 +13,23 @@ foreach(src ${WT_UNIT_TESTS})
   target_link_libraries(${name} PRIVATE wt_test_support)
   target_compile_definitions(${name} PRIVATE WT_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
   add_test(NAME unit/${name} COMMAND ${name})
+  if(name MATCHES "^test_grad_" AND NOT name STREQUAL "test_grad_coverage")
+    # One ctest per differentiated op (grad/Conv ...), discovered from the binary at test time.
+    string(REPLACE "test_grad_" "" family "${name}")
+    set(script "${CMAKE_BINARY_DIR}/${name}_ops.cmake")
+    file(WRITE "${script}.in"
+      "execute_process(COMMAND \"${CMAKE_COMMAND}\" -E env WT_GRADCHECK_MODE=list \"$<TARGET_FILE:${name}>\"\n"
+      "  OUTPUT_VARIABLE out ERROR_QUIET)\n"
+      "string(REGEX MATCHALL \"gradcheck-op: [A-Za-z0-9_]+\" lines \"\${out}\")\n"
+      "list(REMOVE_DUPLICATES lines)\n"
+      "foreach(line IN LISTS lines)\n"
+      "  string(REPLACE \"gradcheck-op: \" \"\" op \"\${line}\")\n"
+      "  add_test(grad/${family}/\${op} \"$<TARGET_FILE:${name}>\")\n"
+      "  set_tests_properties(grad/${family}/\${op} PROPERTIES ENVIRONMENT WT_GRADCHECK_OP=\${op})\n"
+      "endforeach()\n")
+    file(GENERATE OUTPUT "${script}" INPUT "${script}.in")
+    set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${script}")
+  endif()
 endforeach()
 
 if(EXISTS "${CMAKE_SOURCE_DIR}/tests/onnx/case_runner.c")

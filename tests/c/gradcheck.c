@@ -12,6 +12,34 @@
 #include "runtime/planner.h"
 #include "webtrain.h"
 
+/* Per-op ctests: WT_GRADCHECK_MODE=list prints the op of every check and runs none;
+ * WT_GRADCHECK_OP=Name runs only the checks of that op (and fails if there is none). */
+static int g_matched = 0;
+static void require_match(void) {
+  if (getenv("WT_GRADCHECK_OP") && !getenv("WT_GRADCHECK_MODE") && g_matched == 0) {
+    fprintf(stderr, "no gradcheck of op %s in this test\n", getenv("WT_GRADCHECK_OP"));
+    _Exit(1);
+  }
+}
+
+static int selected(const char *op_type) {
+  static int registered = 0;
+  const char *mode = getenv("WT_GRADCHECK_MODE");
+  if (mode && !strcmp(mode, "list")) {
+    printf("gradcheck-op: %s\n", op_type);
+    return 0;
+  }
+  const char *only = getenv("WT_GRADCHECK_OP");
+  if (!only) return 1;
+  if (!registered) {
+    atexit(require_match);
+    registered = 1;
+  }
+  if (strcmp(only, op_type)) return 0;
+  g_matched++;
+  return 1;
+}
+
 static unsigned rng_state;
 static float frand(float lo, float hi) {
   rng_state = rng_state * 1664525u + 1013904223u;
@@ -51,6 +79,7 @@ static double run_loss(wt_session *s, int n_diff, float **xs, const gc_arg **da,
 
 int gradcheck(const char *label, const char *op_type, const gc_opts *opts, int n_in,
               const gc_arg *args, gc_attrs_fn attrs) {
+  if (!selected(op_type)) return 0;
   gc_opts o = opts ? *opts : (gc_opts){0};
   if (!o.opset) o.opset = 17;
   if (!o.domain) o.domain = "";
