@@ -10,10 +10,14 @@
   X(binary)         \
   X(conv)           \
   X(data)           \
+  X(einsum)         \
   X(gemm)           \
   X(norm)           \
+  X(norm_extra)     \
   X(pool)           \
   X(reduce)         \
+  X(resize)         \
+  X(rnn)            \
   X(shape)          \
   X(softmax)        \
   X(training)       \
