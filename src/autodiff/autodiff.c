@@ -97,6 +97,31 @@ int wt_autodiff(wt_graph *g, int loss, int n_params, const int *params, int *gra
   }
   if (!requires[loss]) goto name_grads; /* the loss depends on no parameter */
 
+  /* Every node on a path from a parameter to the loss needs a rule: name all that lack one. */
+  {
+    char msg[1024];
+    size_t used = 0;
+    int missing = 0;
+    for (int n = 0; n < nn0; n++) {
+      const wt_node *nd = &g->nodes[n];
+      int on_path_out = 0, on_path_in = 0;
+      for (int k = 0; k < nd->n_outputs; k++)
+        if (nd->outputs[k] >= 0 && requires[nd->outputs[k]] && useful[nd->outputs[k]]) on_path_out = 1;
+      for (int k = 0; k < nd->n_inputs; k++)
+        if (nd->inputs[k] >= 0 && requires[nd->inputs[k]] && useful[nd->inputs[k]]) on_path_in = 1;
+      const wt_op_def *op = wt_op_find(nd->domain, nd->op_type);
+      if (!on_path_out || !on_path_in || (op && op->grad)) continue;
+      if (used < sizeof msg - 128)
+        used += (size_t)snprintf(msg + used, sizeof msg - used, "%s%s (node '%s')", missing ? ", " : "",
+                                 nd->op_type, nd->name);
+      missing++;
+    }
+    if (missing) {
+      rc = wt_errorf(WT_ERR_UNSUPPORTED, "webtrain has no gradient yet for %d node%s between the parameters "
+                     "and the loss: %s", missing, missing > 1 ? "s" : "", msg);
+      goto out;
+    }
+  }
   wt_grad_ctx c = {.g = g, .opset = (int)wt_graph_opset(g, ""), .counter = &counter};
   /* Seed: d loss / d loss = 1, shaped like the loss. */
   {

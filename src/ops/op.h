@@ -82,6 +82,9 @@ int wt_broadcast_shapes(int n, const wt_tensor *const *ts, int *rank, int64_t *d
 
 /* Registry lookup; NULL when webtrain has no such op. */
 const wt_op_def *wt_op_find(const char *domain, const char *op_type);
+/* WT_OK when every node's op is implemented; otherwise one error naming every missing op
+ * (type, domain, opset) and the nodes that use it. */
+int wt_graph_check_ops(const wt_graph *g);
 /* Calls fn for every registered op in sorted (domain, op_type) order. */
 void wt_op_each(void (*fn)(const wt_op_def *op, void *user), void *user);
 

@@ -1,6 +1,7 @@
 /* The op registry: every family's table, merged and sorted once by (domain, op_type).
  * Adding an op: define it in its family file and add one line to that family's table.
  * Adding a family: one line in FAMILIES below. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,4 +70,38 @@ const wt_op_def *wt_op_find(const char *domain, const char *op_type) {
 void wt_op_each(void (*fn)(const wt_op_def *op, void *user), void *user) {
   if (g_count < 0) build();
   for (int i = 0; i < g_count; i++) fn(g_sorted[i], user);
+}
+
+/* One error naming every op of g webtrain lacks, with the nodes that use it. */
+int wt_graph_check_ops(const wt_graph *g) {
+  char msg[1536];
+  size_t used = 0;
+  int n_missing = 0;
+  for (int i = 0; i < g->n_nodes; i++) {
+    const wt_node *n = &g->nodes[i];
+    if (wt_op_find(n->domain, n->op_type)) continue;
+    int seen = 0;
+    for (int j = 0; j < i && !seen; j++)
+      seen = !strcmp(g->nodes[j].op_type, n->op_type) && !strcmp(g->nodes[j].domain, n->domain);
+    if (seen) continue;
+    n_missing++;
+    if (used >= sizeof msg - 64) continue;
+    used += (size_t)snprintf(msg + used, sizeof msg - used, "%s%s (%s, opset %lld; node%s", n_missing > 1 ? ", " : "",
+                             n->op_type, n->domain[0] ? n->domain : "ai.onnx",
+                             (long long)wt_graph_opset(g, n->domain), "");
+    int listed = 0, more = 0;
+    for (int j = i; j < g->n_nodes; j++) {
+      const wt_node *m = &g->nodes[j];
+      if (strcmp(m->op_type, n->op_type) || strcmp(m->domain, n->domain)) continue;
+      if (listed < 3 && used < sizeof msg - 64)
+        used += (size_t)snprintf(msg + used, sizeof msg - used, "%s '%s'", listed ? "," : "", m->name), listed++;
+      else
+        more++;
+    }
+    if (more && used < sizeof msg - 32) used += (size_t)snprintf(msg + used, sizeof msg - used, " and %d more", more);
+    if (used < sizeof msg - 2) used += (size_t)snprintf(msg + used, sizeof msg - used, ")");
+  }
+  if (!n_missing) return WT_OK;
+  return wt_errorf(WT_ERR_UNSUPPORTED, "webtrain does not support %d op%s of this model: %s", n_missing,
+                   n_missing > 1 ? "s" : "", msg);
 }

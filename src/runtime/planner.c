@@ -389,6 +389,7 @@ out:
 
 static int plan_build(const wt_graph *g, const wt_tensor *inputs, int shapes_only, wt_plan **out) {
   *out = NULL;
+  WT_TRY(wt_graph_check_ops(g));
   WT_TRY(wt_check_inputs(g, g->n_inputs, inputs));
   wt_plan *p = calloc(1, sizeof *p);
   if (!p) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");

@@ -179,7 +179,26 @@ static void test_symbolic_inference(void) {
   wt_graph_free(g);
 }
 
+/* Every unsupported op is named at once, with its nodes. */
+static void test_all_unsupported_named(void) {
+  wt_graph *g = wt_graph_new();
+  wt_graph_set_opset(g, "", 17);
+  int x = input(g, "x", WT_FLOAT, 1, 4);
+  int a = wt_graph_value(g, "a"), b = wt_graph_value(g, "b"), c = wt_graph_value(g, "c");
+  wt_graph_add_node(g, "Frobnicate", "", "f1", 1, &x, 1, &a);
+  wt_graph_add_node(g, "Relu", "", "r", 1, &a, 1, &b);
+  wt_graph_add_node(g, "Frobnicate", "", "f2", 1, &b, 1, &c);
+  int d = wt_graph_value(g, "d");
+  wt_graph_add_node(g, "Twiddle", "com.example", "t", 1, &c, 1, &d);
+  wt_graph_add_output(g, d);
+  CHECK(wt_graph_check_ops(g) == WT_ERR_UNSUPPORTED);
+  CHECK(strstr(wt_error_message(), "does not support 2 ops of this model: Frobnicate (ai.onnx, opset 17; "
+                                   "node 'f1', 'f2'), Twiddle (com.example, opset 0; node 't')") != NULL);
+  wt_graph_free(g);
+}
+
 int main(void) {
+  test_all_unsupported_named();
   test_symbolic_inference();
   test_arena_reuse();
   test_keyed_shape_input();
