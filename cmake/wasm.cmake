@@ -10,7 +10,7 @@ set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${CMAKE_SOURCE_D
 list(APPEND WT_EXPORTS _malloc _free)
 list(JOIN WT_EXPORTS "," WT_EXPORTS_CSV)
 
-add_executable(webtrain-core src/wasm/api.c src/wasm/api_train.c)
+add_executable(webtrain-core src/wasm/api.c src/wasm/api_train.c src/wasm/api_inspect.c)
 target_compile_options(webtrain-core PRIVATE -O3 -msimd128 ${WT_WARNINGS})
 target_link_libraries(webtrain-core PRIVATE webtrain_core)
 set_target_properties(webtrain-core PROPERTIES
