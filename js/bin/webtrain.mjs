@@ -1,0 +1,353 @@
+#!/usr/bin/env node
+// webtrain's command-line tool: generate training artifacts, inspect models and checkpoints,
+// export inference models. Usage errors exit 2, runtime errors exit 1 (stack trace with
+// WEBTRAIN_DEBUG=1).
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { UsageError, parseArgs, formatBytes, formatCount, Progress } from './args.mjs';
+
+const LOSSES = ['MSELoss', 'CrossEntropyLoss', 'BCEWithLogitsLoss', 'L1Loss', 'none'];
+const OPTIMIZERS = ['AdamW', 'SGD', 'none'];
+const DTYPES = { 1: 'float32', 2: 'uint8', 3: 'int8', 5: 'int16', 6: 'int32', 7: 'int64', 9: 'bool', 10: 'float16', 11: 'float64', 16: 'bfloat16' };
+const FILES = [
+  ['trainingModel', 'training_model.onnx'],
+  ['evalModel', 'eval_model.onnx'],
+  ['optimizerModel', 'optimizer_model.onnx'],
+  ['checkpoint', 'checkpoint'],
+  ['nominalCheckpoint', 'nominal_checkpoint'],
+];
+
+const HELP = `Usage: webtrain COMMAND [options]
+
+Train ONNX models in WebAssembly: artifacts, checkpoints and inference models.
+
+Commands:
+  generate-artifacts MODEL.onnx -o DIR   training, eval and optimizer models and the checkpoint
+  inspect FILE                           what an ONNX model or a checkpoint holds
+  export-inference --artifacts DIR ...   an inference model with the trained parameters
+
+Options:
+  -h, --help      show help (also: webtrain COMMAND --help)
+  -V, --version   show the version
+
+Environment:
+  WEBTRAIN_DEBUG=1   print stack traces of errors
+`;
+
+const COMMANDS = {
+  'generate-artifacts': {
+    usage: `Usage: webtrain generate-artifacts MODEL.onnx -o DIR [options]
+
+Writes {prefix}training_model.onnx, eval_model.onnx, optimizer_model.onnx and checkpoint
+into DIR, as ONNX Runtime's generate_artifacts does.
+
+Options:
+  -o, --output DIR              directory to write the artifacts to (created if missing)
+      --requires-grad a,b,...   parameters to train (default: every float initializer)
+      --frozen a,b,...          parameters to keep fixed
+      --loss NAME               ${LOSSES.join(' | ')} (default: none:
+                                the model's first output is the loss)
+      --optimizer NAME          AdamW | SGD | none (default: none: no optimizer model)
+      --additional-outputs a,b  model outputs the training and eval models also return
+      --loss-inputs a,b         model outputs the loss reads (default: the first output)
+      --prefix P                prefix of the file names
+      --nominal-checkpoint      also write a nominal checkpoint (shapes, no values)
+  -q, --quiet                   no progress on stderr
+  -h, --help                    show this help
+`,
+    spec: {
+      output: { type: 'string', short: 'o' },
+      'requires-grad': { type: 'list' },
+      frozen: { type: 'list' },
+      loss: { type: 'string', choices: LOSSES },
+      optimizer: { type: 'string', choices: OPTIMIZERS },
+      'additional-outputs': { type: 'list' },
+      'loss-inputs': { type: 'list' },
+      prefix: { type: 'string' },
+      'nominal-checkpoint': { type: 'flag' },
+      quiet: { type: 'flag', short: 'q' },
+      help: { type: 'flag', short: 'h' },
+    },
+    positionals: ['MODEL.onnx'],
+    run: generateArtifactsCommand,
+  },
+  inspect: {
+    usage: `Usage: webtrain inspect FILE [--json]
+
+Shows what an ONNX model (inputs, outputs, ...) or a checkpoint (parameters, properties, ...)
+holds. The kind is detected from the content. Facts the core does not expose yet are shown
+as "not available".
+
+Options:
+      --json        print one JSON object instead of text
+  -h, --help        show this help
+`,
+    spec: { json: { type: 'flag' }, help: { type: 'flag', short: 'h' } },
+    positionals: ['FILE'],
+    run: inspectCommand,
+  },
+  'export-inference': {
+    usage: `Usage: webtrain export-inference --artifacts DIR --outputs a,b -o FILE [options]
+
+Loads the checkpoint into the eval model of DIR and writes a plain ONNX inference model
+that keeps the given outputs.
+
+Options:
+      --artifacts DIR       directory made by generate-artifacts
+      --prefix P            prefix of the artifact file names
+      --checkpoint FILE     checkpoint with the trained parameters
+                            (default: DIR/{prefix}checkpoint)
+      --outputs a,b,...     model outputs to keep
+  -o, --output FILE         where to write the inference model
+  -q, --quiet               no progress on stderr
+  -h, --help                show this help
+`,
+    spec: {
+      artifacts: { type: 'string' },
+      prefix: { type: 'string' },
+      checkpoint: { type: 'string' },
+      outputs: { type: 'list' },
+      output: { type: 'string', short: 'o' },
+      quiet: { type: 'flag', short: 'q' },
+      help: { type: 'flag', short: 'h' },
+    },
+    positionals: [],
+    run: exportInferenceCommand,
+  },
+};
+
+async function main(argv) {
+  const [first, ...rest] = argv;
+  if (first === undefined) {
+    process.stderr.write(HELP);
+    return 2;
+  }
+  if (first === '-h' || first === '--help' || first === 'help') {
+    if (first === 'help' && rest[0] && COMMANDS[rest[0]]) process.stdout.write(COMMANDS[rest[0]].usage);
+    else process.stdout.write(HELP);
+    return 0;
+  }
+  if (first === '-V' || first === '--version') {
+    const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8'));
+    process.stdout.write(`webtrain ${pkg.version}\n`);
+    return 0;
+  }
+  if (first.startsWith('-')) throw new UsageError(`unknown option '${first}' (options come after the command)`);
+  const cmd = COMMANDS[first];
+  if (!cmd) throw new UsageError(`unknown command '${first}'; commands: ${Object.keys(COMMANDS).join(', ')}`);
+  const { options, positionals } = parseArgs(rest, cmd.spec, first);
+  if (options.help) {
+    process.stdout.write(cmd.usage);
+    return 0;
+  }
+  if (positionals.length < cmd.positionals.length) throw new UsageError(`missing argument ${cmd.positionals[positionals.length]}`, first);
+  if (positionals.length > cmd.positionals.length) throw new UsageError(`unexpected argument '${positionals[cmd.positionals.length]}'`, first);
+  return (await cmd.run(options, positionals)) ?? 0;
+}
+
+/** The package's API, loaded only once a command actually runs (keeps --help instant). */
+async function api() {
+  return import('../index.js');
+}
+
+// ---- generate-artifacts ------------------------------------------------------------------------
+
+async function generateArtifactsCommand(o, [model]) {
+  if (!o.output) throw new UsageError('missing option -o DIR (where to write the artifacts)', 'generate-artifacts');
+  const { artifacts } = await api();
+  const progress = new Progress({ quiet: o.quiet });
+  const prefix = o.prefix ?? '';
+  const result = await progress.step(`generating artifacts from ${model}`, () =>
+    artifacts.generateArtifacts(model, {
+      requiresGrad: o.requiresGrad,
+      frozenParams: o.frozen,
+      loss: o.loss === undefined || o.loss === 'none' ? undefined : o.loss,
+      optimizer: o.optimizer === undefined || o.optimizer === 'none' ? undefined : o.optimizer,
+      additionalOutputNames: o.additionalOutputs,
+      lossInputNames: o.lossInputs,
+      nominalCheckpoint: Boolean(o.nominalCheckpoint),
+      artifactDirectory: o.output,
+      prefix,
+    }),
+  );
+  const rows = FILES.filter(([k]) => result[k]).map(([k, f]) => [join(o.output, `${prefix}${f}`), formatBytes(result[k].byteLength)]);
+  const width = Math.max(...rows.map((r) => r[0].length));
+  process.stdout.write(`wrote ${rows.length} files:\n`);
+  for (const [path, size] of rows) process.stdout.write(`  ${path.padEnd(width)}  ${size.padStart(9)}\n`);
+  return 0;
+}
+
+// ---- inspect -----------------------------------------------------------------------------------
+
+async function inspectCommand(o, [file]) {
+  const s = await stat(file).catch((err) => {
+    throw new Error(`cannot read '${file}': ${err.code === 'ENOENT' ? 'no such file' : err.message}`);
+  });
+  if (s.isDirectory()) throw new Error(`'${file}' is a directory; give a model (.onnx) or a checkpoint file`);
+  const bytes = new Uint8Array(await readFile(file));
+  const isCheckpoint = bytes.length >= 8 && String.fromCharCode(...bytes.subarray(4, 8)) === 'ODTC';
+  const info = isCheckpoint ? await checkpointInfo(bytes) : await modelInfo(bytes, file);
+  info.file = file;
+  info.bytes = bytes.length;
+  process.stdout.write(o.json ? `${JSON.stringify(info, null, 2)}\n` : isCheckpoint ? checkpointText(info) : modelText(info));
+  return 0;
+}
+
+const NOT_AVAILABLE = 'not available (the core does not expose it yet)';
+
+/**
+ * Inputs (name, dtype, declared shape) and output names, through a session on the core's C ABI.
+ * Output types and shapes, op counts, initializers and opsets are not exposed by the core yet:
+ * they are reported as null and listed in `unavailable`.
+ */
+async function modelInfo(bytes, file) {
+  const { init } = await api();
+  const core = await init();
+  const m = core.m;
+  const p = core.copyIn(bytes);
+  let h;
+  try {
+    h = m._wtw_session_create(p, bytes.byteLength);
+  } finally {
+    core.free(p);
+  }
+  if (!h) throw new Error(`'${file}' is neither a webtrain checkpoint nor an ONNX model webtrain can load: ${core.lastError()}`);
+  try {
+    const inputs = Array.from({ length: m._wtw_session_input_count(h) }, (_, i) => {
+      const rank = m._wtw_session_input_rank(h, i);
+      const dtype = m._wtw_session_input_dtype(h, i);
+      return {
+        name: core.string(m._wtw_session_input_name(h, i)),
+        dtype: DTYPES[dtype] ?? (dtype ? `type ${dtype}` : null),
+        // -1: a symbolic or unknown dimension (its name is not exposed by the core yet).
+        shape: rank < 0 ? null : Array.from({ length: rank }, (_, a) => {
+          const d = m._wtw_session_input_dim(h, i, a);
+          return d < 0 ? '?' : d;
+        }),
+      };
+    });
+    const outputs = Array.from({ length: m._wtw_session_output_count(h) }, (_, i) => ({
+      name: core.string(m._wtw_session_output_name(h, i)),
+      dtype: null,
+      shape: null,
+    }));
+    return {
+      kind: 'model',
+      inputs,
+      outputs,
+      ops: null,
+      initializers: null,
+      opsets: null,
+      unavailable: ['symbolic dimension names', 'output types and shapes', 'op counts', 'initializers', 'opsets'],
+    };
+  } finally {
+    m._wtw_session_free(h);
+  }
+}
+
+async function checkpointInfo(bytes) {
+  const { CheckpointState } = await api();
+  const state = await CheckpointState.loadCheckpoint(bytes);
+  try {
+    const parameters = [];
+    for (const p of state.parameters.values()) {
+      parameters.push({ name: p.name, shape: p.dims, elements: p.data ? p.data.length : p.dims.reduce((a, b) => a * b, 1), trainable: p.requiresGrad });
+    }
+    const properties = Object.fromEntries(state.properties.entries());
+    return {
+      kind: 'checkpoint',
+      parameters,
+      trainableElements: parameters.filter((p) => p.trainable).reduce((a, p) => a + p.elements, 0),
+      frozenElements: parameters.filter((p) => !p.trainable).reduce((a, p) => a + p.elements, 0),
+      properties,
+      optimizerState: null,
+      unavailable: ['optimizer state (step, learning rate, moments)'],
+    };
+  } finally {
+    state.release();
+  }
+}
+
+function table(rows, indent = '  ') {
+  if (!rows.length) return '';
+  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => String(r[c]).length)));
+  return rows.map((r) => indent + r.map((v, c) => (c === r.length - 1 ? String(v) : String(v).padEnd(widths[c]))).join('  ').trimEnd()).join('\n') + '\n';
+}
+
+const shapeText = (s) => (s ? `[${s.join(', ')}]` : '?');
+
+function modelText(info) {
+  let out = `ONNX model ${info.file} (${formatBytes(info.bytes)})\n`;
+  out += `\ninputs (${info.inputs.length}):\n`;
+  out += table(info.inputs.map((i) => [i.name, i.dtype ?? '?', shapeText(i.shape)]));
+  out += `\noutputs (${info.outputs.length}):\n`;
+  out += table(info.outputs.map((o) => [o.name]));
+  out += `  types and shapes: ${NOT_AVAILABLE}\n`;
+  out += `\nops: ${NOT_AVAILABLE}\n`;
+  out += `initializers: ${NOT_AVAILABLE}\n`;
+  out += `opsets: ${NOT_AVAILABLE}\n`;
+  if (info.inputs.some((i) => i.shape?.includes('?'))) out += `\n'?' in a shape: a symbolic or unknown dimension (dimension names: ${NOT_AVAILABLE})\n`;
+  return out;
+}
+
+function checkpointText(info) {
+  const trainable = info.parameters.filter((p) => p.trainable).length;
+  let out = `checkpoint ${info.file} (${formatBytes(info.bytes)})\n`;
+  out += `\nparameters (${info.parameters.length}: ${trainable} trainable, ${info.parameters.length - trainable} frozen; `;
+  out += `${formatCount(info.trainableElements)} trainable and ${formatCount(info.frozenElements)} frozen values):\n`;
+  out += table(info.parameters.map((p) => [p.name, shapeText(p.shape), formatCount(p.elements), p.trainable ? 'trainable' : 'frozen']));
+  const props = Object.entries(info.properties);
+  out += `\nproperties (${props.length}):\n`;
+  out += props.length ? table(props.map(([k, v]) => [k, typeof v === 'string' ? JSON.stringify(v) : v])) : '  (none)\n';
+  out += `\noptimizer state: ${NOT_AVAILABLE}\n`;
+  return out;
+}
+
+// ---- export-inference --------------------------------------------------------------------------
+
+async function exportInferenceCommand(o) {
+  const c = 'export-inference';
+  if (!o.artifacts) throw new UsageError('missing option --artifacts DIR (the directory made by generate-artifacts)', c);
+  if (!o.outputs) throw new UsageError('missing option --outputs NAMES (the model outputs to keep, e.g. --outputs output)', c);
+  if (!o.output) throw new UsageError('missing option -o FILE (where to write the inference model)', c);
+  const prefix = o.prefix ?? '';
+  const checkpoint = o.checkpoint ?? join(o.artifacts, `${prefix}checkpoint`);
+  const trainingModel = join(o.artifacts, `${prefix}training_model.onnx`);
+  const evalModel = join(o.artifacts, `${prefix}eval_model.onnx`);
+  const dir = await stat(o.artifacts).catch(() => null);
+  if (!dir?.isDirectory()) throw new Error(`'${o.artifacts}' is not a directory (give the directory made by generate-artifacts)`);
+  for (const f of [trainingModel, evalModel, checkpoint]) {
+    await stat(f).catch(() => {
+      throw new Error(`cannot read '${f}': no such file${f === checkpoint ? '' : ` (is '${o.artifacts}' a directory made by generate-artifacts${prefix ? ` with --prefix ${prefix}` : ''}?)`}`);
+    });
+  }
+  const { CheckpointState, Module } = await api();
+  const progress = new Progress({ quiet: o.quiet });
+  const state = await progress.step(`loading ${checkpoint}`, () => CheckpointState.loadCheckpoint(checkpoint));
+  let module;
+  try {
+    module = await progress.step(`loading the models of ${o.artifacts}`, () => Module.create(trainingModel, state, evalModel));
+    const bytes = await progress.step(`exporting to ${o.output}`, () => module.exportModelForInferencing(o.output, o.outputs));
+    process.stdout.write(`wrote ${o.output} (${formatBytes(bytes.byteLength)}; outputs: ${o.outputs.join(', ')})\n`);
+  } finally {
+    module?.release();
+    state.release();
+  }
+  return 0;
+}
+
+// ---- entry -------------------------------------------------------------------------------------
+
+try {
+  process.exitCode = await main(process.argv.slice(2));
+} catch (err) {
+  if (err instanceof UsageError) {
+    process.stderr.write(`webtrain: ${err.message}\n`);
+    process.stderr.write(err.command ? `Run 'webtrain ${err.command} --help' for usage.\n` : `Run 'webtrain --help' for usage.\n`);
+    process.exitCode = 2;
+  } else {
+    const debug = process.env.WEBTRAIN_DEBUG === '1';
+    process.stderr.write(`webtrain: error: ${debug ? (err?.stack ?? err) : (err?.message ?? err)}\n`);
+    process.exitCode = 1;
+  }
+}
