@@ -193,13 +193,7 @@ async function inspectCommand(o, [file]) {
   return 0;
 }
 
-const NOT_AVAILABLE = 'not available (the core does not expose it yet)';
-
-/**
- * Inputs (name, dtype, declared shape) and output names, through a session on the core's C ABI.
- * Output types and shapes, op counts, initializers and opsets are not exposed by the core yet:
- * they are reported as null and listed in `unavailable`.
- */
+/** What a model declares: inputs/outputs (types, shapes with symbolic names), ops, initializers, opsets. */
 async function modelInfo(bytes, file) {
   const { init } = await api();
   const core = await init();
@@ -207,41 +201,59 @@ async function modelInfo(bytes, file) {
   const p = core.copyIn(bytes);
   let h;
   try {
-    h = m._wtw_session_create(p, bytes.byteLength);
+    h = m._wtw_model_info_read(p, bytes.byteLength);
   } finally {
     core.free(p);
   }
-  if (!h) throw new Error(`'${file}' is neither a webtrain checkpoint nor an ONNX model webtrain can load: ${core.lastError()}`);
+  if (!h) throw new Error(`'${file}' is neither a webtrain checkpoint nor an ONNX model webtrain can read: ${core.lastError()}`);
   try {
-    const inputs = Array.from({ length: m._wtw_session_input_count(h) }, (_, i) => {
-      const rank = m._wtw_session_input_rank(h, i);
-      const dtype = m._wtw_session_input_dtype(h, i);
+    const io = (which) =>
+      Array.from({ length: m._wtw_model_info_io_count(h, which) }, (_, i) => {
+        const rank = m._wtw_model_info_io_rank(h, which, i);
+        const dtype = m._wtw_model_info_io_dtype(h, which, i);
+        const seq = m._wtw_model_info_io_kind(h, which, i) === 1;
+        return {
+          name: core.string(m._wtw_model_info_io_name(h, which, i)),
+          dtype: dtype ? `${seq ? 'seq(' : ''}${DTYPES[dtype] ?? `type ${dtype}`}${seq ? ')' : ''}` : null,
+          shape: rank < 0 ? null : Array.from({ length: rank }, (_, a) => {
+            const d = m._wtw_model_info_io_dim(h, which, i, a);
+            return d >= 0 ? d : core.string(m._wtw_model_info_io_dim_param(h, which, i, a)) || '?';
+          }),
+        };
+      });
+    const SUPPORT = ['not supported', 'forward only', 'forward + gradient'];
+    const ops = Array.from({ length: m._wtw_model_info_op_count(h) }, (_, k) => ({
+      op: core.string(m._wtw_model_info_op_type(h, k)),
+      domain: core.string(m._wtw_model_info_op_domain(h, k)) || 'ai.onnx',
+      nodes: m._wtw_model_info_op_nodes(h, k),
+      webtrain: SUPPORT[m._wtw_model_info_op_support(h, k)],
+    }));
+    const initializers = Array.from({ length: m._wtw_model_info_initializer_count(h) }, (_, i) => {
+      const rank = m._wtw_model_info_initializer_rank(h, i);
+      const shape = Array.from({ length: rank }, (_, a) => m._wtw_model_info_initializer_dim(h, i, a));
       return {
-        name: core.string(m._wtw_session_input_name(h, i)),
-        dtype: DTYPES[dtype] ?? (dtype ? `type ${dtype}` : null),
-        // -1: a symbolic or unknown dimension (its name is not exposed by the core yet).
-        shape: rank < 0 ? null : Array.from({ length: rank }, (_, a) => {
-          const d = m._wtw_session_input_dim(h, i, a);
-          return d < 0 ? '?' : d;
-        }),
+        name: core.string(m._wtw_model_info_initializer_name(h, i)),
+        dtype: DTYPES[m._wtw_model_info_initializer_dtype(h, i)] ?? null,
+        shape,
+        elements: shape.reduce((a, b) => a * b, 1),
       };
     });
-    const outputs = Array.from({ length: m._wtw_session_output_count(h) }, (_, i) => ({
-      name: core.string(m._wtw_session_output_name(h, i)),
-      dtype: null,
-      shape: null,
-    }));
+    const opsets = Object.fromEntries(
+      Array.from({ length: m._wtw_model_info_opset_count(h) }, (_, i) => [core.string(m._wtw_model_info_opset_domain(h, i)) || 'ai.onnx', m._wtw_model_info_opset_version(h, i)]),
+    );
     return {
       kind: 'model',
-      inputs,
-      outputs,
-      ops: null,
-      initializers: null,
-      opsets: null,
-      unavailable: ['symbolic dimension names', 'output types and shapes', 'op counts', 'initializers', 'opsets'],
+      producer: core.string(m._wtw_model_info_producer(h)),
+      irVersion: m._wtw_model_info_ir_version(h),
+      opsets,
+      inputs: io(0),
+      outputs: io(1),
+      ops,
+      initializers,
+      parameterElements: initializers.reduce((a, t) => a + t.elements, 0),
     };
   } finally {
-    m._wtw_session_free(h);
+    m._wtw_model_info_free(h);
   }
 }
 
@@ -254,14 +266,17 @@ async function checkpointInfo(bytes) {
       parameters.push({ name: p.name, shape: p.dims, elements: p.data ? p.data.length : p.dims.reduce((a, b) => a * b, 1), trainable: p.requiresGrad });
     }
     const properties = Object.fromEntries(state.properties.entries());
+    const m = state.m;
+    const optimizerState = m._wtw_state_has_optimizer_state(state.h)
+      ? { step: m._wtw_state_optimizer_step(state.h), initialLearningRate: m._wtw_state_optimizer_initial_lr(state.h), momentsPerParameter: m._wtw_state_optimizer_moment_count(state.h) }
+      : null;
     return {
       kind: 'checkpoint',
       parameters,
       trainableElements: parameters.filter((p) => p.trainable).reduce((a, p) => a + p.elements, 0),
       frozenElements: parameters.filter((p) => !p.trainable).reduce((a, p) => a + p.elements, 0),
       properties,
-      optimizerState: null,
-      unavailable: ['optimizer state (step, learning rate, moments)'],
+      optimizerState,
     };
   } finally {
     state.release();
@@ -277,16 +292,16 @@ function table(rows, indent = '  ') {
 const shapeText = (s) => (s ? `[${s.join(', ')}]` : '?');
 
 function modelText(info) {
-  let out = `ONNX model ${info.file} (${formatBytes(info.bytes)})\n`;
+  let out = `ONNX model ${info.file} (${formatBytes(info.bytes)}; IR ${info.irVersion}${info.producer ? `, from ${info.producer}` : ''})\n`;
+  out += `opsets: ${Object.entries(info.opsets).map(([d, v]) => `${d} ${v}`).join(', ')}\n`;
   out += `\ninputs (${info.inputs.length}):\n`;
   out += table(info.inputs.map((i) => [i.name, i.dtype ?? '?', shapeText(i.shape)]));
   out += `\noutputs (${info.outputs.length}):\n`;
-  out += table(info.outputs.map((o) => [o.name]));
-  out += `  types and shapes: ${NOT_AVAILABLE}\n`;
-  out += `\nops: ${NOT_AVAILABLE}\n`;
-  out += `initializers: ${NOT_AVAILABLE}\n`;
-  out += `opsets: ${NOT_AVAILABLE}\n`;
-  if (info.inputs.some((i) => i.shape?.includes('?'))) out += `\n'?' in a shape: a symbolic or unknown dimension (dimension names: ${NOT_AVAILABLE})\n`;
+  out += table(info.outputs.map((o) => [o.name, o.dtype ?? '?', shapeText(o.shape)]));
+  out += `\nops (${info.ops.length} types, ${info.ops.reduce((a, o) => a + o.nodes, 0)} nodes):\n`;
+  out += table(info.ops.map((o) => [o.op, o.domain, `${o.nodes} node${o.nodes === 1 ? '' : 's'}`, o.webtrain]));
+  out += `\ninitializers (${info.initializers.length}, ${formatCount(info.parameterElements)} values):\n`;
+  out += info.initializers.length ? table(info.initializers.map((t) => [t.name, t.dtype ?? '?', shapeText(t.shape)])) : '  (none)\n';
   return out;
 }
 
@@ -299,7 +314,8 @@ function checkpointText(info) {
   const props = Object.entries(info.properties);
   out += `\nproperties (${props.length}):\n`;
   out += props.length ? table(props.map(([k, v]) => [k, typeof v === 'string' ? JSON.stringify(v) : v])) : '  (none)\n';
-  out += `\noptimizer state: ${NOT_AVAILABLE}\n`;
+  const o = info.optimizerState;
+  out += o ? `\noptimizer state: step ${o.step}, initial learning rate ${o.initialLearningRate}, ${o.momentsPerParameter} moment${o.momentsPerParameter === 1 ? '' : 's'} per trainable parameter\n` : '\noptimizer state: none\n';
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include "base/status.h"
 #include "io/onnx_io.h"
 #include "runtime/planner.h"
+#include "runtime/state.h"
 #include "webtrain.h"
 
 /* ---- generate_artifacts --------------------------------------------------------------------- */
@@ -301,6 +302,12 @@ int wtw_state_property_type(const wt_state *s, int i) { return wt_state_property
 double wtw_state_property_int(const wt_state *s, int i) { return (double)wt_state_property_int(s, i); }
 double wtw_state_property_float(const wt_state *s, int i) { return wt_state_property_float(s, i); }
 const char *wtw_state_property_string(const wt_state *s, int i) { return wt_state_property_string(s, i); }
+
+/* Optimizer state held by the checkpoint state (for inspection). */
+int wtw_state_has_optimizer_state(const wt_state *s) { return s->has_optimizer; }
+double wtw_state_optimizer_step(const wt_state *s) { return (double)s->step; }
+double wtw_state_optimizer_initial_lr(const wt_state *s) { return s->initial_lr; }
+int wtw_state_optimizer_moment_count(const wt_state *s) { return s->has_optimizer ? s->n_moments : 0; }
 
 /* ---- module ---------------------------------------------------------------------------------- */
 
