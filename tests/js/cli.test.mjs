@@ -68,17 +68,18 @@ test('generate-artifacts, inspect, export-inference, then the exported model run
   // inspect: the original model.
   const mi = JSON.parse(ok(['inspect', model, '--json']).stdout);
   assert.equal(mi.kind, 'model');
-  assert.deepEqual(mi.inputs, [{ name: 'input', dtype: 'float32', shape: ['?', 784] }]);
-  assert.deepEqual(mi.outputs.map((o) => o.name), ['output']);
-  assert.equal(mi.ops, null, 'op counts are not exposed yet: reported as unavailable, never made up');
-  assert.ok(mi.unavailable.includes('op counts'));
+  assert.deepEqual(mi.inputs, [{ name: 'input', dtype: 'float32', shape: ['batch', 784] }]);
+  assert.deepEqual(mi.outputs, [{ name: 'output', dtype: 'float32', shape: ['batch', 10] }]);
+  assert.deepEqual(mi.ops, [{ op: 'Gemm', domain: 'ai.onnx', nodes: 2, webtrain: 'forward + gradient' }, { op: 'Relu', domain: 'ai.onnx', nodes: 1, webtrain: 'forward + gradient' }]);
+  assert.equal(mi.parameterElements, 101770);
+  assert.deepEqual(mi.opsets, { 'ai.onnx': 14 });
   const mt = ok(['inspect', model]).stdout;
-  assert.match(mt, /inputs \(1\):\n\s+input\s+float32\s+\[\?, 784\]/);
-  assert.match(mt, /ops: not available/);
+  assert.match(mt, /inputs \(1\):\n\s+input\s+float32\s+\[batch, 784\]/);
+  assert.match(mt, /ops \(2 types, 3 nodes\):/);
 
   // inspect: the training model shows the targets and the parameters as inputs.
   const ti = JSON.parse(ok(['inspect', join(dir, 'training_model.onnx'), '--json']).stdout);
-  assert.deepEqual(ti.inputs.slice(0, 2), [{ name: 'input', dtype: 'float32', shape: ['?', 784] }, { name: 'labels', dtype: 'int32', shape: ['?'] }]);
+  assert.deepEqual(ti.inputs.slice(0, 2), [{ name: 'input', dtype: 'float32', shape: ['batch', 784] }, { name: 'labels', dtype: 'int32', shape: ['batch'] }]);
   assert.equal(ti.outputs[0].name, 'loss');
 
   // inspect: the checkpoint (detected by content, whatever its name).
@@ -94,7 +95,8 @@ test('generate-artifacts, inspect, export-inference, then the exported model run
   const ct = ok(['inspect', join(dir, 'checkpoint')]).stdout;
   assert.match(ct, /parameters \(4: 2 trainable, 2 frozen/);
   assert.match(ct, /fc1\.weight\s+\[128, 784\]\s+100,352\s+frozen/);
-  assert.match(ct, /optimizer state: not available/);
+  assert.match(ct, /optimizer state: none/);
+  assert.equal(ci.optimizerState, null);
 
   // A changed checkpoint (fc2.bias + 1, properties) saved under another name: inspect shows the
   // properties, and export-inference with --checkpoint uses its parameters.
@@ -115,7 +117,7 @@ test('generate-artifacts, inspect, export-inference, then the exported model run
   const ex = ok(['export-inference', '--artifacts', dir, '--checkpoint', changed, '--outputs', 'output', '-o', out]);
   assert.match(ex.stdout, /wrote .*inference\.onnx/);
   const ei = JSON.parse(ok(['inspect', out, '--json']).stdout);
-  assert.deepEqual(ei.inputs, [{ name: 'input', dtype: 'float32', shape: ['?', 784] }]);
+  assert.deepEqual(ei.inputs, [{ name: 'input', dtype: 'float32', shape: ['batch', 784] }]);
   assert.deepEqual(ei.outputs.map((o) => o.name), ['output']);
 
   const x = await evalInput();
