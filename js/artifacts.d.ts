@@ -1,0 +1,108 @@
+// Type declarations for js/artifacts.js: ONNX Runtime's generate_artifacts.
+import type { InitOptions } from './core.js';
+import type { BytesSource } from './session.js';
+import type { Block, Reduction } from './onnxblock.js';
+
+/** The built-in losses. */
+export declare const LossType: {
+  readonly MSELoss: 1;
+  readonly CrossEntropyLoss: 2;
+  readonly BCEWithLogitsLoss: 3;
+  readonly L1Loss: 4;
+};
+export type LossType = (typeof LossType)[keyof typeof LossType];
+/** A built-in loss by name. */
+export type LossName = keyof typeof LossType;
+
+/** The optimizers. */
+export declare const OptimType: {
+  readonly AdamW: 1;
+  readonly SGD: 2;
+};
+export type OptimType = (typeof OptimType)[keyof typeof OptimType];
+/** An optimizer by name. */
+export type OptimName = keyof typeof OptimType;
+
+/** A built-in loss with options. */
+export interface LossOptions {
+  type: LossType | LossName;
+  /** Default 'mean'. */
+  reduction?: Reduction | undefined;
+  /** CrossEntropyLoss: labels equal to it do not contribute. */
+  ignoreIndex?: number | undefined;
+  /** CrossEntropyLoss: per-class weights; BCEWithLogitsLoss: per-element weights. */
+  weight?: ArrayLike<number> | Iterable<number> | undefined;
+  /** BCEWithLogitsLoss: weights of positive examples, per class. */
+  posWeight?: ArrayLike<number> | Iterable<number> | undefined;
+}
+
+/**
+ * An optimizer with options (those not given take ONNX Runtime's defaults). The learning rate is
+ * not part of the optimizer model: set it with `Optimizer.setLearningRate` or a scheduler.
+ */
+export interface OptimizerOptions {
+  type: OptimType | OptimName;
+  /** AdamW: [beta1, beta2]. */
+  betas?: readonly [number, number] | undefined;
+  /** AdamW: the epsilon added to the denominator. */
+  eps?: number | undefined;
+  /** AdamW: the decoupled weight decay. */
+  weightDecay?: number | undefined;
+  /** AdamW: 0 for PyTorch's AdamW, 1 for Hugging Face's (ONNX Runtime's default). */
+  adamMode?: number | undefined;
+  /** AdamW: bias correction of the moments (default true). */
+  biasCorrection?: boolean | undefined;
+  /** Clip the global gradient norm to this value before the update (0 or absent: no clipping). */
+  clipGradNorm?: number | undefined;
+}
+
+export interface GenerateArtifactsOptions extends InitOptions {
+  /** Names of the parameters to train. */
+  requiresGrad?: readonly string[] | undefined;
+  /** Names of the parameters kept frozen (saved in the checkpoint, not trained). */
+  frozenParams?: readonly string[] | undefined;
+  /**
+   * The loss added on the model's output: a built-in loss (`LossType` value, name, or options),
+   * an onnxblock Block (a custom loss; it is called with the `lossInputNames`, or else with the
+   * model's outputs), or null/undefined when the model's first output already is the loss.
+   */
+  loss?: LossType | LossName | LossOptions | Block<string | string[]> | null | undefined;
+  /** The optimizer model to generate; without one no optimizer model is produced. */
+  optimizer?: OptimType | OptimName | OptimizerOptions | null | undefined;
+  /** Model outputs the training and eval models output too, after the loss. */
+  additionalOutputNames?: readonly string[] | undefined;
+  /** The model values the loss is computed from (default: the model's outputs). */
+  lossInputNames?: readonly string[] | undefined;
+  /** Also produce a nominal checkpoint (parameter names and shapes, no values). */
+  nominalCheckpoint?: boolean | undefined;
+  /** ONNX Runtime's ORT format is not supported: webtrain writes ONNX artifacts only. */
+  ortFormat?: false | null | undefined;
+  /** Custom op libraries are not supported. */
+  customOpLibrary?: null | undefined;
+  /**
+   * Also write the artifacts into this directory (Node; created if missing) as
+   * `${prefix}training_model.onnx`, `eval_model.onnx`, `optimizer_model.onnx`, `checkpoint`
+   * (and `nominal_checkpoint`).
+   */
+  artifactDirectory?: string | URL | undefined;
+  /** File name prefix for `artifactDirectory`. */
+  prefix?: string | undefined;
+}
+
+/** The generated artifacts, as bytes. */
+export interface Artifacts {
+  trainingModel: Uint8Array;
+  evalModel: Uint8Array;
+  /** Absent when no optimizer was asked for. */
+  optimizerModel?: Uint8Array | undefined;
+  checkpoint: Uint8Array;
+  /** Present with `nominalCheckpoint: true`. */
+  nominalCheckpoint?: Uint8Array | undefined;
+}
+
+/**
+ * From a forward-only ONNX model (a path, URL or bytes) to the training, eval and optimizer
+ * models and the checkpoint; resolves to their bytes, and also writes them to
+ * `artifactDirectory` when given.
+ */
+export declare function generateArtifacts(model: BytesSource, options?: GenerateArtifactsOptions): Promise<Artifacts>;

@@ -1,0 +1,37 @@
+// Type declarations for js/core.js.
+
+/**
+ * Options for loading the WebAssembly core. They apply to the first call that loads the core
+ * only (the core is loaded once per process, page or worker); every API entry point that
+ * accepts an `options` argument passes it on to {@link init}.
+ */
+export interface InitOptions {
+  /** The bytes of `webtrain-core.wasm`, when you load them yourself. */
+  wasmBinary?: Uint8Array | ArrayBuffer | undefined;
+  /** Where to fetch `webtrain-core.wasm` from (default: next to the package's JS files). */
+  wasmUrl?: string | URL | undefined;
+}
+
+/** The loaded WebAssembly core, as `init()` resolves it. */
+export declare class Core {
+  private constructor();
+  /** The raw Emscripten module (its exported `_wtw_*` functions and heap views). Unstable. */
+  readonly m: any;
+  /** The current WebAssembly heap (re-read it after any call: memory may grow). */
+  readonly heap: Uint8Array;
+  /** The vector instruction set the core was built with, e.g. `'wasm-simd128'`. */
+  simdName(): string;
+  /** The message of the core's last error. */
+  lastError(): string;
+}
+
+/**
+ * Loads the WebAssembly core (optional: every API entry point calls it). Resolves to the same
+ * core on every call.
+ */
+export declare function init(options?: InitOptions): Promise<Core>;
+
+/** The error webtrain throws; its message names what was wrong and what was expected. */
+export declare class WebtrainError extends Error {
+  constructor(message: string);
+}

@@ -1,0 +1,22 @@
+// webtrain: train ONNX models in WebAssembly, in the browser or in Node.js.
+// Type declarations of the package's public API (js/index.js).
+export { init, WebtrainError } from './core.js';
+export type { InitOptions, Core } from './core.js';
+export { Tensor } from './tensor.js';
+export type { TensorType, TensorData, TensorDataTypeMap, TensorElementTypeMap, TensorLike, TensorConstructor } from './tensor.js';
+export { InferenceSession } from './session.js';
+export type { BytesSource } from './session.js';
+export { CheckpointState, Module, Optimizer, LinearLRScheduler } from './training.js';
+export type {
+  BytesDestination,
+  Parameter,
+  Parameters,
+  Properties,
+  PropertyValue,
+  SaveCheckpointOptions,
+  ModuleInput,
+  NamedModuleInputs,
+  ModuleMode,
+} from './training.js';
+export * as artifacts from './artifacts.js';
+export * as onnxblock from './onnxblock.js';

@@ -1,0 +1,28 @@
+// Type declarations for js/session.js.
+import type { InitOptions } from './core.js';
+import type { Tensor } from './tensor.js';
+
+/**
+ * A model or checkpoint to read: bytes (Uint8Array, ArrayBuffer or any ArrayBuffer view), a file
+ * path (Node), or a URL (`http(s):`, `blob:`, `file:`), as a string or a URL object.
+ */
+export type BytesSource = string | URL | ArrayBuffer | ArrayBufferView;
+
+/** Runs the forward pass of an ONNX model. */
+export declare class InferenceSession {
+  private constructor();
+  /** Loads a model; rejects with a WebtrainError naming what is wrong with it. */
+  static create(model: BytesSource, options?: InitOptions): Promise<InferenceSession>;
+  /** The model's graph input names, in order. */
+  readonly inputNames: string[];
+  /** The model's graph output names, in order. */
+  readonly outputNames: string[];
+  /** Runs the model: every input by name, as a Tensor; resolves to every output by name. */
+  run(feeds: Record<string, Tensor>): Promise<Record<string, Tensor>>;
+  /** Like `run`, synchronously. */
+  runSync(feeds: Record<string, Tensor>): Record<string, Tensor>;
+  /** Bytes of activation memory the cached execution plans hold. */
+  readonly arenaBytes: number;
+  /** Frees the session; using it afterwards throws. Idempotent. */
+  release(): void;
+}

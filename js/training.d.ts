@@ -1,0 +1,170 @@
+// Type declarations for js/training.js: ONNX Runtime's on-device training API.
+import type { InitOptions } from './core.js';
+import type { Tensor, TensorData, TensorLike } from './tensor.js';
+import type { BytesSource } from './session.js';
+
+/**
+ * Where bytes are written: a file path or `file:` URL in Node (written atomically: temporary
+ * file, fsync, rename), a destination a storage layer registered (e.g. an `idb://` name in
+ * browsers), or a function that receives the bytes (and may return a promise).
+ */
+export type BytesDestination = string | URL | ((bytes: Uint8Array) => unknown);
+
+/** A model parameter, copied out of the checkpoint state when read. */
+export interface Parameter {
+  readonly name: string;
+  readonly dims: number[];
+  /** Whether the parameter is trainable (has a gradient). */
+  readonly requiresGrad: boolean;
+  /** A copy of the values. */
+  readonly data: Float32Array;
+  /** A copy of the gradient; null for frozen parameters. */
+  readonly grad: Float32Array | null;
+}
+
+/** The parameters of a checkpoint state, by name (Map-like; values are copies). */
+export interface Parameters extends Iterable<[string, Parameter]> {
+  /** The number of parameters. */
+  readonly size: number;
+  has(name: string): boolean;
+  /** The parameter, or undefined when there is none of that name. */
+  get(name: string): Parameter | undefined;
+  /** Overwrites a parameter's values (same number of elements); throws for an unknown name. */
+  set(name: string, values: Float32Array | ArrayLike<number> | Iterable<number>): void;
+  keys(): IterableIterator<string>;
+  values(): IterableIterator<Parameter>;
+  entries(): IterableIterator<[string, Parameter]>;
+  [Symbol.iterator](): IterableIterator<[string, Parameter]>;
+}
+
+/** A checkpoint property value: integers and floats read back as numbers. */
+export type PropertyValue = number | string;
+
+/** User properties of a checkpoint state (int, float or string), saved with it. */
+export interface Properties extends Iterable<[string, PropertyValue]> {
+  readonly size: number;
+  has(name: string): boolean;
+  get(name: string): PropertyValue | undefined;
+  /**
+   * Adds or replaces a property. Strings are stored as strings, integers (`Number.isInteger`, or
+   * a bigint) as int64, other numbers as float; pass `'float'` to store an integral number as a
+   * float.
+   */
+  set(name: string, value: number | bigint | string, type?: 'float'): void;
+  entries(): IterableIterator<[string, PropertyValue]>;
+  [Symbol.iterator](): IterableIterator<[string, PropertyValue]>;
+}
+
+export interface SaveCheckpointOptions {
+  /** Also save the optimizer's state (e.g. AdamW moments and step), to resume training exactly. */
+  includeOptimizerState?: boolean | undefined;
+}
+
+/** Parameters, gradients, optimizer state and properties of a training session. */
+export declare class CheckpointState {
+  private constructor();
+  /** Loads a checkpoint (a path, URL or bytes). */
+  static loadCheckpoint(source: BytesSource, options?: InitOptions): Promise<CheckpointState>;
+  /**
+   * Serializes `state`, writes it to `destination` when one is given, and resolves to the bytes.
+   */
+  static saveCheckpoint(state: CheckpointState, destination?: BytesDestination | null, options?: SaveCheckpointOptions): Promise<Uint8Array>;
+  /** False once the state was released. */
+  readonly isLive: boolean;
+  readonly parameters: Parameters;
+  readonly properties: Properties;
+  /** The serialized checkpoint. */
+  toBytes(options?: SaveCheckpointOptions): Uint8Array;
+  /**
+   * Releases the state: using it afterwards throws. Its memory is freed once the Modules and
+   * Optimizers created on it are released too. Idempotent.
+   */
+  release(): void;
+}
+
+/** A model input: a Tensor, an onnxruntime-web-like `{ type, data, dims }`, or a typed array (1-D). */
+export type ModuleInput = Tensor | TensorLike | TensorData;
+
+/** Model inputs by name. */
+export type NamedModuleInputs = { [name: string]: ModuleInput } | Map<string, ModuleInput>;
+
+/** Which model of a Module: 0 the training model, 1 the eval model. */
+export type ModuleMode = 0 | 1;
+
+/** Runs training steps (forward, backward, gradient accumulation) and eval steps. */
+export declare class Module {
+  private constructor();
+  /**
+   * Creates a module on `state` from the training model and, optionally, the eval model (paths,
+   * URLs or bytes).
+   */
+  static create(trainingModel: BytesSource, state: CheckpointState, evalModel?: BytesSource | null, options?: InitOptions): Promise<Module>;
+  /** The checkpoint state the module trains. */
+  readonly state: CheckpointState;
+  /** True in training mode (the default), false in eval mode. */
+  readonly isTraining: boolean;
+  /** Switches to training mode; returns the module. */
+  train(): this;
+  /** Switches to eval mode; returns the module. */
+  eval(): this;
+  /** Input names of the model of the current mode (or of `mode`). */
+  inputNames(mode?: ModuleMode): string[];
+  /** Output names of the model of the current mode (or of `mode`). */
+  outputNames(mode?: ModuleMode): string[];
+  /**
+   * A training step (training mode: forward, backward, gradients accumulated) or an eval step.
+   * Inputs positionally (`run(x, labels)`) or by name (`run({ input: x, labels })`). Returns
+   * the output Tensor when the model has one output (the loss), else an array of every output.
+   */
+  run(inputs: NamedModuleInputs): Tensor | Tensor[];
+  run(...inputs: ModuleInput[]): Tensor | Tensor[];
+  /** Like `run`, always returning every output as an array. */
+  runAll(inputs: NamedModuleInputs): Tensor[];
+  runAll(...inputs: ModuleInput[]): Tensor[];
+  /** Like `run`, returning every output by name. */
+  runNamed(inputs: NamedModuleInputs): Record<string, Tensor>;
+  runNamed(...inputs: ModuleInput[]): Record<string, Tensor>;
+  /** Schedules the gradients to be reset before the next training step accumulates into them. */
+  lazyResetGrad(): void;
+  /** The number of parameter elements (trainable ones only by default). */
+  getParametersSize(trainableOnly?: boolean): number;
+  /** Every parameter (trainable ones only by default), flattened into one float32 tensor. */
+  getContiguousParameters(trainableOnly?: boolean): Tensor<'float32'>;
+  /** Overwrites the parameters from one flat buffer, as `getContiguousParameters` lays them out. */
+  copyBufferToParameters(buffer: Float32Array | Tensor<'float32'>, trainableOnly?: boolean): void;
+  /**
+   * Exports a plain ONNX inference model computing `outputNames` with the current parameters;
+   * writes it to `destination` when given and resolves to its bytes.
+   */
+  exportModelForInferencing(outputNames: string[]): Promise<Uint8Array>;
+  exportModelForInferencing(destination: BytesDestination | null | undefined, outputNames: string[]): Promise<Uint8Array>;
+  /** Frees the module; using it afterwards throws. Idempotent. */
+  release(): void;
+}
+
+/** Updates a Module's parameters from their gradients with the optimizer model's algorithm. */
+export declare class Optimizer {
+  private constructor();
+  /** Creates the optimizer for `module` from the optimizer model (a path, URL or bytes). */
+  static create(optimizerModel: BytesSource, module: Module, options?: InitOptions): Promise<Optimizer>;
+  /** The module it updates. */
+  readonly module: Module;
+  /** One optimizer step over every trainable parameter. */
+  step(): void;
+  setLearningRate(learningRate: number): void;
+  getLearningRate(): number;
+  /** Frees the optimizer (and its state); using it afterwards throws. Idempotent. */
+  release(): void;
+}
+
+/**
+ * Drives the optimizer's learning rate: linear warm-up from 0 to `initialLr` over
+ * `warmupStepCount` steps, then linear decay to 0 at `totalStepCount`. Throws a WebtrainError for
+ * a released optimizer, a negative or non-integer step count, or a negative `initialLr`.
+ */
+export declare class LinearLRScheduler {
+  /** `initialLr` defaults to the optimizer's current learning rate. */
+  constructor(optimizer: Optimizer, warmupStepCount: number, totalStepCount: number, initialLr?: number);
+  /** Advances one step and updates the optimizer's learning rate. */
+  step(): void;
+}
