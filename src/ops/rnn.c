@@ -1,6 +1,314 @@
-/* Op family: rnn. */
-#include "ops/op.h"
+/* Op family: recurrent networks. ONNX LSTM, GRU and RNN (all directions, layouts 0/1, biases,
+ * sequence_lens, initial states, peepholes, the ONNX activation set, clip, linear_before_reset),
+ * and ONNX Runtime's training pair for each of LSTM and GRU: com.microsoft LSTMTraining /
+ * GRUTraining (the forward with the extra outputs the backward reads: all cell states, the
+ * activated gate values) and LSTMGrad / GRUGrad. Gradient rules live in rnn_grad.c. */
+#include <assert.h>
+#include <string.h>
+
+#include "kernels/rnn.h"
+#include "ops/rnn_ops.h"
+
+static_assert(sizeof(wt_rnn_params) <= WT_PARAMS_MAX, "params too large");
+
+static int cell_of(const char *op_type) {
+  if (!strncmp(op_type, "LSTM", 4)) return WT_RNN_LSTM;
+  if (!strncmp(op_type, "GRU", 3)) return WT_RNN_GRU;
+  return WT_RNN_PLAIN;
+}
+
+static int n_acts(int cell) { return cell == WT_RNN_LSTM ? 3 : cell == WT_RNN_GRU ? 2 : 1; }
+
+int wt_rnn_parse_attrs(const wt_node *n, int cell, wt_rnn_cfg *c) {
+  const char *dir = wt_attr_string(n, "direction", "forward");
+  c->cell = cell;
+  c->dirs = 1;
+  if (!strcmp(dir, "reverse")) c->reverse = 1;
+  else if (!strcmp(dir, "bidirectional")) c->dirs = 2;
+  else if (strcmp(dir, "forward"))
+    return wt_errorf(WT_ERR_INVALID_ARG,
+                     "attribute 'direction' is \"%s\"; expected forward, reverse or bidirectional", dir);
+  c->layout = (int)wt_attr_int(n, "layout", 0);
+  if (c->layout != 0 && c->layout != 1)
+    return wt_errorf(WT_ERR_INVALID_ARG, "attribute 'layout' is %d; expected 0 or 1", c->layout);
+  const wt_attr *clip = wt_node_attr(n, "clip");
+  c->clip = clip ? clip->f : 0.0f;
+  if (clip && !(clip->f > 0))
+    return wt_errorf(WT_ERR_INVALID_ARG, "attribute 'clip' is %g; expected a positive threshold", (double)clip->f);
+  c->lbr = (int)wt_attr_int(n, "linear_before_reset", 0);
+  c->input_forget = (int)wt_attr_int(n, "input_forget", 0);
+  const int na = n_acts(cell);
+  static const char *defaults[3][3] = {{"Tanh"}, {"Sigmoid", "Tanh", "Tanh"}, {"Sigmoid", "Tanh"}};
+  const wt_attr *acts = wt_node_attr(n, "activations");
+  if (acts && (acts->type != WT_ATTR_STRINGS || (acts->n != na && acts->n != na * c->dirs)))
+    return wt_errorf(WT_ERR_INVALID_ARG, "attribute 'activations' has %d names; expected %d (%d per direction)",
+                     acts->type == WT_ATTR_STRINGS ? acts->n : 0, na * c->dirs, na);
+  const float *alpha = NULL, *beta = NULL;
+  int n_alpha = wt_attr_floats(n, "activation_alpha", &alpha), n_beta = wt_attr_floats(n, "activation_beta", &beta);
+  int ia = 0, ib = 0;
+  for (int d = 0; d < c->dirs; d++)
+    for (int k = 0; k < na; k++) {
+      const char *name = acts ? acts->strings[acts->n == na ? k : d * na + k] : defaults[cell][k];
+      int ua, ub;
+      if (wt_rnn_act_parse(name, &c->act[d][k], &ua, &ub))
+        return wt_errorf(WT_ERR_UNSUPPORTED,
+                         "activation \"%s\" is not supported; expected one of Sigmoid, Tanh, Relu, Affine, "
+                         "LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus", name);
+      if (ua && ia < n_alpha) c->act[d][k].alpha = alpha[ia++];
+      if (ub && ib < n_beta) c->act[d][k].beta = beta[ib++];
+    }
+  return WT_OK;
+}
+
+int wt_rnn_default_training(const wt_rnn_cfg *c, const char **why) {
+  for (int d = 0; d < c->dirs; d++)
+    for (int k = 0; k < n_acts(c->cell); k++)
+      if (c->act[d][k].kind != (k == 0 ? WT_ACT_SIGMOID : WT_ACT_TANH)) {
+        *why = "non-default activations";
+        return 0;
+      }
+  if (c->clip > 0) return *why = "clip", 0;
+  if (c->input_forget) return *why = "input_forget=1", 0;
+  if (c->layout) return *why = "layout=1", 0;
+  return 1;
+}
+
+static int check_f32(const wt_infer_ctx *ctx, int i, const char *name) {
+  if (ctx->in[i].dtype != WT_FLOAT)
+    return wt_errorf(WT_ERR_UNSUPPORTED, "input '%s' (index %d) has dtype %s; expected float", name, i,
+                     wt_dtype_name(ctx->in[i].dtype));
+  return WT_OK;
+}
+
+/* Checks that input i (when present) has exactly the given shape. */
+static int check_shape(const wt_infer_ctx *ctx, int i, const char *name, int rank, const int64_t *dims) {
+  if (!wt_has_input(ctx->in, ctx->n_in, i)) return WT_OK;
+  WT_TRY(check_f32(ctx, i, name));
+  const wt_tensor *t = &ctx->in[i];
+  int ok = t->rank == rank;
+  for (int k = 0; ok && k < rank; k++) ok = t->dims[k] == dims[k];
+  if (!ok) {
+    char a[128], b[128];
+    return wt_errorf(WT_ERR_SHAPE, "input '%s' (index %d) has shape %s; expected %s", name, i,
+                     wt_shape_str(t->rank, t->dims, a, sizeof a), wt_shape_str(rank, dims, b, sizeof b));
+  }
+  return WT_OK;
+}
+
+/* Validates X W R (inputs 0..2) and fills sizes. layout from cfg. */
+static int infer_sizes(wt_infer_ctx *ctx, wt_rnn_cfg *c) {
+  const int64_t G = wt_rnn_gates(c->cell);
+  const wt_tensor *X = &ctx->in[0], *W = &ctx->in[1], *R = &ctx->in[2];
+  WT_TRY(check_f32(ctx, 0, "X"));
+  if (X->rank != 3) return wt_errorf(WT_ERR_SHAPE, "input 'X' (index 0) has rank %d; expected 3", X->rank);
+  c->seq = X->dims[c->layout ? 1 : 0];
+  c->batch = X->dims[c->layout ? 0 : 1];
+  c->input = X->dims[2];
+  WT_TRY(check_f32(ctx, 2, "R"));
+  int64_t H = wt_attr_int(ctx->node, "hidden_size", R->rank == 3 ? R->dims[2] : 0);
+  if (H <= 0) return wt_errorf(WT_ERR_INVALID_ARG, "attribute 'hidden_size' is %lld; expected > 0", (long long)H);
+  c->hidden = H;
+  WT_TRY(check_shape(ctx, 1, "W", 3, (int64_t[]){c->dirs, G * H, c->input}));
+  (void)W;
+  return check_shape(ctx, 2, "R", 3, (int64_t[]){c->dirs, G * H, H});
+}
+
+static int infer_lens(wt_infer_ctx *ctx, int i, wt_rnn_params *p) {
+  if (!wt_has_input(ctx->in, ctx->n_in, i)) return WT_OK;
+  const wt_tensor *t = &ctx->in[i];
+  if (t->dtype != WT_INT32 && t->dtype != WT_INT64)
+    return wt_errorf(WT_ERR_SHAPE, "input 'sequence_lens' (index %d) has dtype %s; expected int32", i,
+                     wt_dtype_name(t->dtype));
+  if (t->rank != 1 || t->dims[0] != p->cfg.batch)
+    return wt_errorf(WT_ERR_SHAPE, "input 'sequence_lens' (index %d) has rank %d / %lld elements; expected shape [%lld]",
+                     i, t->rank, (long long)wt_numel(t), (long long)p->cfg.batch);
+  p->has_lens = 1;
+  return WT_OK;
+}
+
+/* Copies sequence_lens into int32 scratch, checking 0 <= len <= seq. */
+static int load_lens(const wt_run_ctx *ctx, int i, const wt_rnn_params *p, int32_t *out, int uniform) {
+  const wt_tensor *t = &ctx->in[i];
+  for (int64_t b = 0; b < p->cfg.batch; b++) {
+    int64_t v = t->dtype == WT_INT64 ? ((const int64_t *)t->data)[b] : ((const int32_t *)t->data)[b];
+    if (v < 0 || v > p->cfg.seq)
+      return wt_errorf(WT_ERR_RUNTIME, "sequence_lens[%lld] is %lld; expected 0..%lld", (long long)b,
+                       (long long)v, (long long)p->cfg.seq);
+    if (uniform && v != p->cfg.seq)
+      return wt_errorf(WT_ERR_UNSUPPORTED,
+                       "sequence_lens[%lld] is %lld: varying sequence lengths are not supported in training "
+                       "(every length must equal the sequence length %lld)", (long long)b, (long long)v,
+                       (long long)p->cfg.seq);
+    out[b] = (int32_t)v;
+  }
+  return WT_OK;
+}
+
+static const float *fin(const wt_run_ctx *ctx, int i) {
+  return wt_has_input(ctx->in, ctx->n_in, i) ? ctx->in[i].data : NULL;
+}
+static float *fout(const wt_run_ctx *ctx, int i) {
+  return i < ctx->n_out && ctx->node->outputs[i] >= 0 ? ctx->out[i].data : NULL;
+}
+
+/* ---- forward: ONNX LSTM / GRU / RNN and com.microsoft LSTMTraining / GRUTraining --------- */
+
+static int forward_infer(wt_infer_ctx *ctx) {
+  wt_rnn_params *p = ctx->params;
+  wt_rnn_cfg *c = &p->cfg;
+  const int cell = cell_of(ctx->node->op_type);
+  p->training = strstr(ctx->node->op_type, "Training") != NULL;
+  WT_TRY(wt_rnn_parse_attrs(ctx->node, cell, c));
+  if (p->training) {
+    const char *why = NULL;
+    if (!wt_rnn_default_training(c, &why))
+      return wt_errorf(WT_ERR_UNSUPPORTED, "%s is not supported by %s", why, ctx->node->op_type);
+  }
+  WT_TRY(infer_sizes(ctx, c));
+  const int64_t G = wt_rnn_gates(cell), H = c->hidden, D = c->dirs, S = c->seq, B = c->batch;
+  WT_TRY(check_shape(ctx, 3, "B", 2, (int64_t[]){D, 2 * G * H}));
+  WT_TRY(infer_lens(ctx, 4, p));
+  const int64_t *sd = c->layout ? (int64_t[]){B, D, H} : (int64_t[]){D, B, H};
+  WT_TRY(check_shape(ctx, 5, "initial_h", 3, sd));
+  if (cell == WT_RNN_LSTM) {
+    WT_TRY(check_shape(ctx, 6, "initial_c", 3, sd));
+    WT_TRY(check_shape(ctx, 7, "P", 2, (int64_t[]){D, 3 * H}));
+  }
+  if (ctx->n_out < 1) return WT_OK;
+  if (c->layout) wt_set_shape(&ctx->out[0], WT_FLOAT, 4, (int64_t[]){B, S, D, H});
+  else wt_set_shape(&ctx->out[0], WT_FLOAT, 4, (int64_t[]){S, D, B, H});
+  for (int o = 1; o < ctx->n_out; o++) wt_set_shape(&ctx->out[o], WT_FLOAT, 3, sd);
+  if (p->training) {
+    int i_call = cell == WT_RNN_LSTM ? 3 : -1, i_gates = cell == WT_RNN_LSTM ? 4 : 2;
+    if (i_call < ctx->n_out && i_call >= 0) wt_set_shape(&ctx->out[i_call], WT_FLOAT, 4, (int64_t[]){S, D, B, H});
+    if (i_gates < ctx->n_out) wt_set_shape(&ctx->out[i_gates], WT_FLOAT, 4, (int64_t[]){S, D, B, G * H});
+  }
+  p->lens_off = wt_rnn_forward_scratch(c) * sizeof(float);
+  ctx->scratch_bytes = p->lens_off + (size_t)B * sizeof(int32_t);
+  return WT_OK;
+}
+
+static int forward_run(const wt_run_ctx *ctx) {
+  const wt_rnn_params *p = ctx->params;
+  const wt_rnn_cfg *c = &p->cfg;
+  const int lstm = c->cell == WT_RNN_LSTM;
+  int32_t *lens = NULL;
+  if (p->has_lens) {
+    lens = (int32_t *)((char *)ctx->scratch + p->lens_off);
+    WT_TRY(load_lens(ctx, 4, p, lens, 0));
+  }
+  float *Y = fout(ctx, 0), *Yh = fout(ctx, 1), *Yc = lstm ? fout(ctx, 2) : NULL;
+  float *call = NULL, *gates = NULL;
+  if (p->training) {
+    Y = ctx->out[0].data; /* ORT: all hidden states are always produced */
+    call = lstm ? fout(ctx, 3) : NULL;
+    gates = fout(ctx, lstm ? 4 : 2);
+  }
+  wt_rnn_forward(c, ctx->in[0].data, ctx->in[1].data, ctx->in[2].data, fin(ctx, 3), lens, fin(ctx, 5),
+                 lstm ? fin(ctx, 6) : NULL, lstm ? fin(ctx, 7) : NULL, Y, Yh, Yc, call, gates, ctx->scratch);
+  return WT_OK;
+}
+
+/* ---- com.microsoft LSTMGrad / GRUGrad --------------------------------------------------- */
+
+/* LSTMGrad (ORT): X W R SL H0 C0 HAll CAll IOFC dHAll dHt dCt [P] -> dX dW dR dB dH0 dC0 dP.
+ * Input 12, P, is a webtrain extension (ORT's LSTMGrad has none and so ignores the peepholes'
+ * path through the cell state); webtrain's rule passes it only when the forward has P. */
+enum { LG_X, LG_W, LG_R, LG_SL, LG_H0, LG_C0, LG_HALL, LG_CALL, LG_IOFC, LG_DHALL, LG_DHT, LG_DCT, LG_P };
+/* GRUGrad (ORT): X W R B SL H0 HAll ZRH dHAll dHt -> dX dW dR dB dH0. */
+enum { GG_X, GG_W, GG_R, GG_B, GG_SL, GG_H0, GG_HALL, GG_ZRH, GG_DHALL, GG_DHT };
+
+static int grad_infer(wt_infer_ctx *ctx) {
+  wt_rnn_params *p = ctx->params;
+  wt_rnn_cfg *c = &p->cfg;
+  const int cell = cell_of(ctx->node->op_type), lstm = cell == WT_RNN_LSTM;
+  WT_TRY(wt_rnn_parse_attrs(ctx->node, cell, c));
+  const char *why = NULL;
+  if (!wt_rnn_default_training(c, &why))
+    return wt_errorf(WT_ERR_UNSUPPORTED, "%s is not supported by %s", why, ctx->node->op_type);
+  WT_TRY(infer_sizes(ctx, c));
+  const int64_t G = wt_rnn_gates(cell), H = c->hidden, D = c->dirs, S = c->seq, B = c->batch;
+  const int64_t sd[3] = {D, B, H}, all[4] = {S, D, B, H}, gates[4] = {S, D, B, G * H};
+  if (lstm) {
+    WT_TRY(infer_lens(ctx, LG_SL, p));
+    WT_TRY(check_shape(ctx, LG_H0, "initial_h", 3, sd));
+    WT_TRY(check_shape(ctx, LG_C0, "initial_c", 3, sd));
+    WT_TRY(check_shape(ctx, LG_HALL, "all_hidden_states", 4, all));
+    WT_TRY(check_shape(ctx, LG_CALL, "all_cell_states", 4, all));
+    WT_TRY(check_shape(ctx, LG_IOFC, "iofc", 4, gates));
+    WT_TRY(check_shape(ctx, LG_DHALL, "grad_all_hidden_states", 4, all));
+    WT_TRY(check_shape(ctx, LG_DHT, "grad_final_hidden_state", 3, sd));
+    WT_TRY(check_shape(ctx, LG_DCT, "grad_final_cell_state", 3, sd));
+    WT_TRY(check_shape(ctx, LG_P, "P", 2, (int64_t[]){D, 3 * H}));
+    for (int i = LG_HALL; i <= LG_IOFC; i++)
+      if (!wt_has_input(ctx->in, ctx->n_in, i))
+        return wt_errorf(WT_ERR_INVALID_ARG, "input %d (all hidden states, all cell states, iofc) is required", i);
+  } else {
+    WT_TRY(check_shape(ctx, GG_B, "B", 2, (int64_t[]){D, 2 * G * H}));
+    WT_TRY(infer_lens(ctx, GG_SL, p));
+    WT_TRY(check_shape(ctx, GG_H0, "initial_h", 3, sd));
+    WT_TRY(check_shape(ctx, GG_HALL, "all_hidden_states", 4, all));
+    WT_TRY(check_shape(ctx, GG_ZRH, "zrh", 4, gates));
+    WT_TRY(check_shape(ctx, GG_DHALL, "grad_all_hidden_states", 4, all));
+    WT_TRY(check_shape(ctx, GG_DHT, "grad_final_hidden_state", 3, sd));
+    for (int i = GG_HALL; i <= GG_ZRH; i++)
+      if (!wt_has_input(ctx->in, ctx->n_in, i))
+        return wt_errorf(WT_ERR_INVALID_ARG, "input %d (all hidden states, zrh) is required", i);
+  }
+  const int64_t shapes[7][3] = {{S, B, c->input}, {D, G * H, c->input}, {D, G * H, H}, {D, 2 * G * H},
+                                {D, B, H}, {D, B, H}, {D, 3 * H}};
+  const int ranks[7] = {3, 3, 3, 2, 3, 3, 2};
+  for (int o = 0; o < ctx->n_out; o++) wt_set_shape(&ctx->out[o], WT_FLOAT, ranks[o], shapes[o]);
+  size_t f = lstm ? wt_lstm_backward_scratch(c) : wt_gru_backward_scratch(c);
+  p->lens_off = f * sizeof(float);
+  ctx->scratch_bytes = p->lens_off + (size_t)B * sizeof(int32_t);
+  return WT_OK;
+}
+
+static int grad_run(const wt_run_ctx *ctx) {
+  const wt_rnn_params *p = ctx->params;
+  const wt_rnn_cfg *c = &p->cfg;
+  const int lstm = c->cell == WT_RNN_LSTM;
+  if (p->has_lens)
+    WT_TRY(load_lens(ctx, lstm ? LG_SL : GG_SL, p, (int32_t *)((char *)ctx->scratch + p->lens_off), 1));
+  const float *X = ctx->in[0].data, *W = ctx->in[1].data, *R = ctx->in[2].data;
+  if (lstm)
+    wt_lstm_backward(c, X, W, R, fin(ctx, LG_H0), fin(ctx, LG_C0), fin(ctx, LG_P), ctx->in[LG_HALL].data,
+                     ctx->in[LG_CALL].data, ctx->in[LG_IOFC].data, fin(ctx, LG_DHALL), fin(ctx, LG_DHT),
+                     fin(ctx, LG_DCT), fout(ctx, 0), fout(ctx, 1), fout(ctx, 2), fout(ctx, 3), fout(ctx, 4),
+                     fout(ctx, 5), fout(ctx, 6), ctx->scratch);
+  else
+    wt_gru_backward(c, X, W, R, fin(ctx, GG_B), fin(ctx, GG_H0), ctx->in[GG_HALL].data, ctx->in[GG_ZRH].data,
+                    fin(ctx, GG_DHALL), fin(ctx, GG_DHT), fout(ctx, 0), fout(ctx, 1), fout(ctx, 2),
+                    fout(ctx, 3), fout(ctx, 4), ctx->scratch);
+  return WT_OK;
+}
+
+const wt_op_def wt_op_LSTM = {.domain = "", .op_type = "LSTM", .min_inputs = 3, .max_inputs = 8,
+                              .min_outputs = 1, .max_outputs = 3, .infer = forward_infer,
+                              .run = forward_run, .grad = wt_rnn_lstm_grad};
+const wt_op_def wt_op_GRU = {.domain = "", .op_type = "GRU", .min_inputs = 3, .max_inputs = 6,
+                             .min_outputs = 1, .max_outputs = 2, .infer = forward_infer,
+                             .run = forward_run, .grad = wt_rnn_gru_grad};
+const wt_op_def wt_op_RNN = {.domain = "", .op_type = "RNN", .min_inputs = 3, .max_inputs = 6,
+                             .min_outputs = 1, .max_outputs = 2, .infer = forward_infer,
+                             .run = forward_run};
+const wt_op_def wt_op_LSTMTraining = {.domain = "com.microsoft", .op_type = "LSTMTraining",
+                                      .min_inputs = 3, .max_inputs = 8, .min_outputs = 1,
+                                      .max_outputs = 5, .infer = forward_infer, .run = forward_run,
+                                      .grad = wt_rnn_lstm_grad};
+const wt_op_def wt_op_GRUTraining = {.domain = "com.microsoft", .op_type = "GRUTraining",
+                                     .min_inputs = 3, .max_inputs = 6, .min_outputs = 1,
+                                     .max_outputs = 3, .infer = forward_infer, .run = forward_run,
+                                     .grad = wt_rnn_gru_grad};
+const wt_op_def wt_op_LSTMGrad = {.domain = "com.microsoft", .op_type = "LSTMGrad", .min_inputs = 9,
+                                  .max_inputs = 13, .min_outputs = 1, .max_outputs = 7,
+                                  .infer = grad_infer, .run = grad_run};
+const wt_op_def wt_op_GRUGrad = {.domain = "com.microsoft", .op_type = "GRUGrad", .min_inputs = 8,
+                                 .max_inputs = 10, .min_outputs = 1, .max_outputs = 5,
+                                 .infer = grad_infer, .run = grad_run};
 
 const wt_op_def *const wt_ops_rnn[] = {
-    NULL,
+    &wt_op_LSTM, &wt_op_GRU, &wt_op_RNN, &wt_op_LSTMTraining, &wt_op_GRUTraining,
+    &wt_op_LSTMGrad, &wt_op_GRUGrad, NULL,
 };

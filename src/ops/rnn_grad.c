@@ -1,0 +1,134 @@
+/* Gradient rules of LSTM and GRU, as ONNX Runtime builds them: the forward node becomes
+ * com.microsoft LSTMTraining / GRUTraining (same inputs and attributes; extra outputs: all
+ * cell states and the activated iofc gates / the zrh gates), and one LSTMGrad / GRUGrad node
+ * with ORT's inputs, the forward's attributes and one output per differentiable input. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/rnn_ops.h"
+
+/* Copies every attribute of the forward node to node `dst` (ORT passes SrcNodeAttributes). */
+static int copy_attrs(wt_grad_ctx *c, int dst) {
+  const wt_node *n = wt_grad_node(c);
+  for (int i = 0; i < n->n_attrs; i++) {
+    const wt_attr *s = &n->attrs[i];
+    int rc = WT_OK;
+    switch (s->type) {
+      case WT_ATTR_INT: rc = wt_node_set_int(c->g, dst, s->name, s->i); break;
+      case WT_ATTR_FLOAT: rc = wt_node_set_float(c->g, dst, s->name, s->f); break;
+      case WT_ATTR_STRING: rc = wt_node_set_string(c->g, dst, s->name, s->s); break;
+      case WT_ATTR_INTS: rc = wt_node_set_ints(c->g, dst, s->name, s->ints, s->n); break;
+      case WT_ATTR_FLOATS:
+      case WT_ATTR_STRINGS: {
+        wt_attr *a = wt_node_add_attr(c->g, dst, s->name, s->type);
+        if (!a) return wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory");
+        size_t k = (size_t)(s->n ? s->n : 1);
+        if (s->type == WT_ATTR_FLOATS) {
+          if (!(a->floats = malloc(sizeof(float) * k))) return wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory");
+          if (s->n) memcpy(a->floats, s->floats, sizeof(float) * (size_t)s->n);
+        } else {
+          if (!(a->strings = calloc(k, sizeof(char *)))) return wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory");
+          for (int j = 0; j < s->n; j++)
+            if (!(a->strings[j] = wt_strdup(s->strings[j]))) return wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory");
+        }
+        a->n = s->n;
+        break;
+      }
+      default: break;
+    }
+    if (rc) return wt_grad_fail(c, rc, "out of memory");
+    n = wt_grad_node(c);
+  }
+  return wt_grad_status(c);
+}
+
+/* Checks the configuration, then turns the forward node into `train_type` (com.microsoft),
+ * dropping 'layout' (ORT's training ops have none; only 0 is accepted here). */
+static int to_training(wt_grad_ctx *c, int cell, const char *train_type) {
+  wt_rnn_cfg cfg;
+  memset(&cfg, 0, sizeof cfg);
+  const char *why = NULL;
+  if (wt_rnn_parse_attrs(wt_grad_node(c), cell, &cfg))
+    return wt_grad_fail(c, WT_ERR_INVALID_ARG, "%s", wt_error_message());
+  if (!wt_rnn_default_training(&cfg, &why))
+    return wt_grad_fail(c, WT_ERR_UNSUPPORTED,
+                        "the gradient of %s with %s is not supported (ONNX Runtime's %s supports only "
+                        "default activations, no clip, no input_forget, layout 0)",
+                        wt_grad_node(c)->op_type, why, train_type);
+  /* ORT's training kernels require hidden_size; ONNX lets it default to R's last dim. */
+  if (!wt_node_attr(wt_grad_node(c), "hidden_size")) {
+    const wt_value *r = wt_grad_value(c, I(2));
+    if (r->rank != 3 || r->dims[2] < 0)
+      return wt_grad_fail(c, WT_ERR_UNSUPPORTED, "attribute 'hidden_size' is missing and R's shape is not known");
+    if (wt_node_set_int(c->g, c->node, "hidden_size", r->dims[2]))
+      return wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory");
+  }
+  wt_node *n = &c->g->nodes[c->node];
+  if (!strcmp(n->op_type, train_type)) return WT_OK;
+  char *op = wt_strdup(train_type), *dom = wt_strdup(WT_MS);
+  if (!op || !dom) {
+    free(op);
+    free(dom);
+    return wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory");
+  }
+  free(n->op_type);
+  free(n->domain);
+  n->op_type = op;
+  n->domain = dom;
+  for (int i = 0; i < n->n_attrs; i++)
+    if (!strcmp(n->attrs[i].name, "layout")) {
+      wt_attr_clear(&n->attrs[i]);
+      memmove(&n->attrs[i], &n->attrs[i + 1], sizeof n->attrs[0] * (size_t)(n->n_attrs - i - 1));
+      n->n_attrs--;
+      break;
+    }
+  if (wt_graph_opset(c->g, WT_MS) == 0) wt_graph_set_opset(c->g, WT_MS, 1);
+  return WT_OK;
+}
+
+/* Emits grad_type(ins) with one output per forward input listed in `map` (output k is the
+ * gradient of forward input map[k]); outputs nobody needs are omitted (empty names). */
+static int emit(wt_grad_ctx *c, const char *grad_type, int n_in, const int *ins, int n_out, const int *map) {
+  int outs[8];
+  int last = n_out;
+  while (last > 1 && !wt_grad_need(c, map[last - 1])) last--;
+  int node = wt_grad_op(c, grad_type, WT_MS, n_in, ins, last, outs);
+  if (node < 0) return wt_grad_status(c);
+  if (copy_attrs(c, node)) return wt_grad_status(c);
+  for (int k = 0; k < last; k++) {
+    if (wt_grad_need(c, map[k])) {
+      wt_grad_set(c, map[k], outs[k]);
+    } else {
+      c->g->nodes[node].outputs[k] = -1;
+      c->g->values[outs[k]].producer = -1;
+    }
+  }
+  return wt_grad_status(c);
+}
+
+/* LSTMGrad(X, W, R, SL, H0, C0, HAll, CAll, IOFC, dHAll, dHt, dCt [, P]) ->
+ *   dX, dW, dR, dB, dH0, dC0, dP. The trailing P is webtrain's extension (see rnn.c), passed
+ * only when the forward has peepholes so the cell-state path through them is exact. */
+int wt_rnn_lstm_grad(wt_grad_ctx *c) {
+  if (to_training(c, WT_RNN_LSTM, "LSTMTraining")) return wt_grad_status(c);
+  int hall = wt_grad_forward_output(c, 0), call = wt_grad_forward_output(c, 3);
+  int iofc = wt_grad_forward_output(c, 4);
+  if (wt_grad_status(c)) return wt_grad_status(c);
+  int ins[13] = {I(0), I(1), I(2), I(4), I(5), I(6), hall, call, iofc, GO(0), GO(1), GO(2), I(7)};
+  int n_in = I(7) >= 0 ? 13 : 12;
+  while (n_in > 9 && ins[n_in - 1] < 0) n_in--;
+  static const int map[7] = {0, 1, 2, 3, 5, 6, 7};
+  return emit(c, "LSTMGrad", n_in, ins, 7, map);
+}
+
+/* GRUGrad(X, W, R, B, SL, H0, HAll, ZRH, dHAll, dHt) -> dX, dW, dR, dB, dH0. */
+int wt_rnn_gru_grad(wt_grad_ctx *c) {
+  if (to_training(c, WT_RNN_GRU, "GRUTraining")) return wt_grad_status(c);
+  int hall = wt_grad_forward_output(c, 0), zrh = wt_grad_forward_output(c, 2);
+  if (wt_grad_status(c)) return wt_grad_status(c);
+  int ins[10] = {I(0), I(1), I(2), I(3), I(4), I(5), hall, zrh, GO(0), GO(1)};
+  int n_in = 10;
+  while (n_in > 8 && ins[n_in - 1] < 0) n_in--;
+  static const int map[5] = {0, 1, 2, 3, 5};
+  return emit(c, "GRUGrad", n_in, ins, 5, map);
+}
