@@ -32,15 +32,15 @@ SUPPORTED_DTYPES = {1, 6, 7, 9}
 SUPPORTED_OPS = """
 Abs Acos Acosh Add And ArgMax ArgMin Asin Asinh Atan Atanh AveragePool
 BatchNormalization Cast CastLike Ceil Celu Clip Concat Constant ConstantOfShape Conv
-ConvTranspose Cos Cosh CumSum Div Dropout Elu Equal Erf Exp Expand Flatten Floor Gather
-GatherElements GatherND Gelu Gemm GlobalAveragePool GlobalMaxPool Greater
-GreaterOrEqual HardSigmoid HardSwish Identity IsInf IsNaN LayerNormalization LeakyRelu
-Less LessOrEqual Log LogSoftmax MatMul Max MaxPool Mean Min Mish Mod Mul Neg
+ConvTranspose Cos Cosh CumSum Div Dropout Einsum Elu Equal Erf Exp Expand Flatten Floor Gather
+GatherElements GatherND Gelu Gemm GroupNormalization GlobalAveragePool GlobalMaxPool Greater GRU
+GreaterOrEqual HardSigmoid HardSwish Identity InstanceNormalization IsInf IsNaN LayerNormalization LeakyRelu
+Less LessOrEqual Log LogSoftmax LSTM MatMul Max MaxPool Mean Min Mish Mod Mul Neg
 NegativeLogLikelihoodLoss Not Or PRelu Pad Pow Range Reciprocal ReduceL1 ReduceL2
 ReduceLogSum ReduceLogSumExp ReduceMax ReduceMean ReduceMin ReduceProd ReduceSum
-ReduceSumSquare Relu Reshape Round Scatter ScatterElements ScatterND Selu Shape Shrink
+ReduceSumSquare Relu Reshape Resize RNN Round Scatter ScatterElements ScatterND Selu Shape Shrink
 Sigmoid Sign Sin Sinh Size Slice Softmax SoftmaxCrossEntropyLoss Softplus Softsign
-Split Sqrt Squeeze Sub Sum Tan Tanh ThresholdedRelu Tile TopK Transpose Trilu Unsqueeze
+Split Sqrt Squeeze Sub Sum Tan Tanh ThresholdedRelu Tile TopK Transpose Trilu Unsqueeze Upsample
 Where Xor
 """.split()
 
