@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds both trees: native (build/native: tests, CLI) and WebAssembly (build/wasm -> dist/).
 # Installs what is missing first (scripts/setup.sh). Incremental: a second run is quick.
+# Warnings are errors: the toolchain is Debian 12's, the same everywhere this builds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -8,12 +9,12 @@ export NODE_PATH=/usr/share/nodejs   # emcc needs Debian's acorn at -O2/-O3 (TOO
 jobs=$(nproc 2>/dev/null || echo 2)
 
 echo "build: native tree (build/native)"
-cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release -DWT_WERROR=ON >/dev/null
 cmake --build build/native -j"$jobs"
 
 echo "build: WebAssembly tree (build/wasm -> dist/)"
 if [ ! -f build/wasm/CMakeCache.txt ]; then
-  emcmake cmake -S . -B build/wasm -DCMAKE_BUILD_TYPE=Release \
+  emcmake cmake -S . -B build/wasm -DCMAKE_BUILD_TYPE=Release -DWT_WERROR=ON \
     "-DCMAKE_CROSSCOMPILING_EMULATOR=/usr/bin/node;--no-experimental-fetch" >/dev/null
 fi
 cmake --build build/wasm -j"$jobs"

@@ -192,7 +192,7 @@ static int es_infer(wt_infer_ctx *ctx) {
                        wt_dtype_name(ctx->in[k].dtype), wt_dtype_name(dt));
     ranks[k] = ctx->in[k].rank;
   }
-  es_term ops[WT_EINSUM_MAX_OPS], out;
+  es_term ops[WT_EINSUM_MAX_OPS] = {0}, out = {0};
   int E;
   WT_TRY(resolve(eq, &pe, ranks, ops, &out, &E));
   /* Compact ids: output ids first (output order), then the summed ones. */
@@ -272,7 +272,7 @@ static int es_infer(wt_infer_ctx *ctx) {
   for (int i = 0; i < p->nn_ids; i++) p->n *= p->dims[p->n_ids_[i]];
   for (int i = 0; i < p->nk_ids; i++) p->k *= p->dims[p->k_ids[i]];
   /* Does an operand already have the layout [B, X, Y] (or [B, Y, X])? */
-  int8_t s1[3 * WT_MAX_RANK];
+  int8_t s1[3 * WT_MAX_RANK] = {0};
   int ns;
   ns = concat3(s1, p->b_ids, p->nb_ids, p->m_ids, p->nm_ids, p->k_ids, p->nk_ids);
   int a_mk = matches(p->op_ids[0], ops[0].n, s1, ns);
