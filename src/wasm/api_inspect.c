@@ -137,3 +137,25 @@ double wtw_model_info_opset_version(const info *m, int i) {
 }
 const char *wtw_model_info_producer(const info *m) { return m->g->producer_name; }
 double wtw_model_info_ir_version(const info *m) { return (double)m->g->ir_version; }
+
+/* ---- the op registry (for the generated op table) ------------------------------------------- */
+
+typedef struct op_list {
+  const wt_op_def *ops[1024];
+  int n;
+} op_list;
+
+static op_list g_ops;
+
+static void collect(const wt_op_def *op, void *user) {
+  op_list *l = user;
+  if (l->n < 1024) l->ops[l->n++] = op;
+}
+
+int wtw_registry_count(void) {
+  if (!g_ops.n) wt_op_each(collect, &g_ops);
+  return g_ops.n;
+}
+const char *wtw_registry_op_type(int i) { return i >= 0 && i < wtw_registry_count() ? g_ops.ops[i]->op_type : NULL; }
+const char *wtw_registry_op_domain(int i) { return i >= 0 && i < wtw_registry_count() ? g_ops.ops[i]->domain : NULL; }
+int wtw_registry_op_has_grad(int i) { return i >= 0 && i < wtw_registry_count() && g_ops.ops[i]->grad != NULL; }
