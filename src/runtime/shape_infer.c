@@ -1,6 +1,11 @@
 /* Symbolic shape inference over the IR (see wt_graph_infer_shapes in planner.h): the planner's
  * concrete inference, run with stand-in sizes for symbolic dims, twice, so that every op's
- * own infer function is the only definition of its shapes. */
+ * own infer function is the only definition of its shapes.
+ *
+ * A dim that follows one symbol linearly (Reshape of [batch, 8, V] to [batch*8, V]) is named
+ * by its expression, "batch*8" (or "batch*8+1"); a graph input whose dim carries such a name
+ * (a loss target shaped like that output) gets the matching stand-in, so the two agree. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,9 +18,15 @@ typedef struct syms {
   int n;
 } syms;
 
-static int sym_index(syms *s, const char *name) {
+static int sym_find(const syms *s, const char *name, size_t len) {
   for (int i = 0; i < s->n; i++)
-    if (name && s->name[i] && strcmp(s->name[i], name) == 0) return i;
+    if (s->name[i] && strlen(s->name[i]) == len && !strncmp(s->name[i], name, len)) return i;
+  return -1;
+}
+
+static int sym_index(syms *s, const char *name) {
+  int i = name ? sym_find(s, name, strlen(name)) : -1;
+  if (i >= 0) return i;
   if (s->n == MAX_SYMS) return -1;
   s->name[s->n] = name; /* NULL: an anonymous dim, its own symbol */
   return s->n++;
@@ -24,14 +35,49 @@ static int sym_index(syms *s, const char *name) {
 /* Stand-ins: distinct primes, different between the two passes, unlikely as real sizes. */
 static int64_t stand_in(int pass, int sym) { return (pass ? 2003 : 1009) + 2 * (int64_t)sym * (pass ? 3 : 1); }
 
+/* "sym*a" or "sym*a+b" / "sym*a-b" with sym a known symbol: its stand-in in this pass. */
+static int expr_stand_in(const syms *s, const char *e, int pass, int64_t *out) {
+  const char *star = e ? strchr(e, '*') : NULL;
+  if (!star) return 0;
+  int sym = sym_find(s, e, (size_t)(star - e));
+  if (sym < 0) return 0;
+  char *end;
+  long long a = strtoll(star + 1, &end, 10), b = 0;
+  if (end == star + 1 || a <= 0) return 0;
+  if (*end == '+' || *end == '-') b = strtoll(end, &end, 10);
+  if (*end) return 0;
+  *out = a * stand_in(pass, sym) + b;
+  return 1;
+}
+
+/* Names a dim that changed between passes: the symbol it follows linearly, if exactly one. */
+static char *name_dim(const syms *s, int64_t d0, int64_t d1) {
+  int hit = -1;
+  long long a = 0, b = 0;
+  for (int k = 0; k < s->n; k++) {
+    if (!s->name[k]) continue;
+    int64_t s0 = stand_in(0, k), s1 = stand_in(1, k);
+    if ((d1 - d0) % (s1 - s0)) continue;
+    long long ak = (d1 - d0) / (s1 - s0), bk = d0 - ak * s0;
+    if (ak <= 0 || bk < -1000000 || bk > 1000000) continue;
+    if (hit >= 0) return NULL; /* ambiguous */
+    hit = k, a = ak, b = bk;
+  }
+  if (hit < 0) return NULL;
+  if (a == 1 && b == 0) return wt_strdup(s->name[hit]);
+  char buf[256];
+  if (b) snprintf(buf, sizeof buf, "%s*%lld%+lld", s->name[hit], a, b);
+  else snprintf(buf, sizeof buf, "%s*%lld", s->name[hit], a);
+  return wt_strdup(buf);
+}
+
 int wt_graph_infer_shapes(wt_graph *g) {
   syms sy = {0};
-  int *sym_of = calloc((size_t)g->n_inputs * WT_MAX_RANK + 1, sizeof(int));
   wt_tensor *in[2] = {calloc((size_t)g->n_inputs + 1, sizeof(wt_tensor)),
                       calloc((size_t)g->n_inputs + 1, sizeof(wt_tensor))};
   wt_plan *p[2] = {NULL, NULL};
   int rc = WT_OK;
-  if (!sym_of || !in[0] || !in[1]) {
+  if (!in[0] || !in[1]) {
     rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
     goto out;
   }
@@ -42,13 +88,23 @@ int wt_graph_infer_shapes(wt_graph *g) {
                      v->name, v->rank < 0 ? "shape" : "element type");
       goto out;
     }
-    for (int d = 0; d < v->rank; d++) sym_of[k * WT_MAX_RANK + d] = v->dims[d] >= 0 ? -1 : sym_index(&sy, v->dim_param[d]);
+  }
+  /* Plain symbols first, so expressions over them can be evaluated. */
+  for (int k = 0; k < g->n_inputs; k++) {
+    const wt_value *v = &g->values[g->inputs[k]];
+    for (int d = 0; d < v->rank; d++)
+      if (v->dims[d] < 0 && !(v->dim_param[d] && strchr(v->dim_param[d], '*'))) sym_index(&sy, v->dim_param[d]);
+  }
+  for (int k = 0; k < g->n_inputs; k++) {
+    const wt_value *v = &g->values[g->inputs[k]];
     for (int pass = 0; pass < 2; pass++) {
       in[pass][k].dtype = v->dtype;
       in[pass][k].rank = v->rank;
       for (int d = 0; d < v->rank; d++) {
-        int s = sym_of[k * WT_MAX_RANK + d];
-        in[pass][k].dims[d] = s < 0 ? v->dims[d] : stand_in(pass, s);
+        int64_t e;
+        if (v->dims[d] >= 0) in[pass][k].dims[d] = v->dims[d];
+        else if (expr_stand_in(&sy, v->dim_param[d], pass, &e)) in[pass][k].dims[d] = e;
+        else in[pass][k].dims[d] = stand_in(pass, sym_index(&sy, v->dim_param[d]));
       }
     }
   }
@@ -68,9 +124,7 @@ int wt_graph_infer_shapes(wt_graph *g) {
         continue;
       }
       val->dims[d] = -1;
-      for (int s = 0; s < sy.n; s++)
-        if (a->dims[d] == stand_in(0, s) && b->dims[d] == stand_in(1, s) && sy.name[s])
-          val->dim_param[d] = wt_strdup(sy.name[s]);
+      val->dim_param[d] = name_dim(&sy, a->dims[d], b->dims[d]);
     }
   }
 out:
@@ -78,6 +132,5 @@ out:
   wt_plan_free(p[1]);
   free(in[0]);
   free(in[1]);
-  free(sym_of);
   return rc;
 }

@@ -197,7 +197,49 @@ static void test_all_unsupported_named(void) {
   wt_graph_free(g);
 }
 
+/* A dim derived linearly from a symbol is named by its expression ("n*4"), and an input that
+ * carries that name (a loss target) gets the matching stand-in. */
+static void test_derived_dim_names(void) {
+  wt_graph *g = wt_graph_new();
+  wt_graph_set_opset(g, "", 17);
+  int x = wt_graph_value(g, "x");
+  g->values[x].dtype = WT_FLOAT;
+  g->values[x].rank = 3;
+  g->values[x].dims[0] = -1;
+  g->values[x].dim_param[0] = wt_strdup("n");
+  g->values[x].dims[1] = 4;
+  g->values[x].dims[2] = 3;
+  wt_graph_add_input(g, x);
+  int64_t shape[2] = {-1, 3};
+  int sv = wt_graph_value(g, "shape");
+  g->values[sv].dtype = WT_INT64;
+  g->values[sv].rank = 1;
+  g->values[sv].dims[0] = 2;
+  g->values[sv].data = malloc(sizeof shape);
+  memcpy(g->values[sv].data, shape, sizeof shape);
+  g->values[sv].nbytes = sizeof shape;
+  g->values[sv].flags |= WT_VALUE_INITIALIZER;
+  int y = wt_graph_value(g, "y");
+  wt_graph_add_node(g, "Reshape", "", "r", 2, (int[]){x, sv}, 1, &y);
+  CHECK_OK(wt_graph_infer_shapes(g));
+  CHECK(g->values[y].dims[0] == -1 && g->values[y].dim_param[0] && !strcmp(g->values[y].dim_param[0], "n*4"));
+  /* a target shaped like y: Sub(y, t) must infer */
+  int t = wt_graph_value(g, "t");
+  g->values[t].dtype = WT_FLOAT;
+  g->values[t].rank = 2;
+  g->values[t].dims[0] = -1;
+  g->values[t].dim_param[0] = wt_strdup("n*4");
+  g->values[t].dims[1] = 3;
+  wt_graph_add_input(g, t);
+  int d = wt_graph_value(g, "d");
+  wt_graph_add_node(g, "Sub", "", "s", 2, (int[]){y, t}, 1, &d);
+  CHECK_OK(wt_graph_infer_shapes(g));
+  CHECK(g->values[d].dim_param[0] && !strcmp(g->values[d].dim_param[0], "n*4"));
+  wt_graph_free(g);
+}
+
 int main(void) {
+  test_derived_dim_names();
   test_all_unsupported_named();
   test_symbolic_inference();
   test_arena_reuse();
