@@ -22,8 +22,8 @@ node tests/onnx/run.mjs --allowlist tests/onnx/allowlist.txt | grep -v '^ok '
 echo "== wasm: PyTorch forward vectors (tests/golden/cases/*/forward)"
 node tests/onnx/run.mjs tests/golden/cases/*/forward
 
-echo "== wasm: training golden vectors vs PyTorch (tests/golden/cases)"
-node tests/golden/run.mjs tests/golden/cases/*/
+echo "== wasm: training golden vectors vs PyTorch (tests/golden/cases, tests/golden/cases-models)"
+node tests/golden/run.mjs tests/golden/cases/*/ tests/golden/cases-models/*/
 
 echo "== JavaScript tests (node --test)"
 node --test tests/js/
