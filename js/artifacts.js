@@ -147,6 +147,8 @@ export async function generateArtifacts(model, options = {}) {
     } finally {
       core.free(p);
     }
+    if ((options.loss === undefined || options.loss === null) && options.lossInputNames?.length)
+      throw new WebtrainError('generateArtifacts: lossInputNames name the inputs of the loss, but loss is null (the model output is the loss)');
     const lists = [options.requiresGrad, options.frozenParams, options.additionalOutputNames, options.lossInputNames];
     lists.forEach((list, kind) => {
       for (const name of list ?? []) core.check(b.with([name], (pn) => m._wtw_gen_add_name(gen, kind, pn)));

@@ -74,7 +74,7 @@ export class Core {
   }
 
   malloc(n) {
-    const p = this.m._wtw_malloc(n);
+    const p = this.m._wtw_malloc(Math.max(1, n));
     if (!p) throw new WebtrainError(`out of WebAssembly memory allocating ${n} bytes`);
     return p;
   }

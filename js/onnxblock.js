@@ -121,6 +121,13 @@ export const blocks = {
   },
 };
 
+/** Loss options as a reduction string ('mean') or an object; Python's snake_case names accepted. */
+function lossOpts(arg) {
+  if (arg === undefined || arg === null) return {};
+  if (typeof arg === 'string') return { reduction: arg };
+  return { ...arg, ignoreIndex: arg.ignoreIndex ?? arg.ignore_index, posWeight: arg.posWeight ?? arg.pos_weight };
+}
+
 function targetName(arg, dflt) {
   if (typeof arg === 'string') return arg;
   return arg?.targetName ?? arg?.target_name ?? dflt;
@@ -134,9 +141,9 @@ function reduceBy(reduction, x) {
 
 export const loss = {
   MSELoss: class extends Block {
-    constructor(reduction = 'mean') {
+    constructor(options) {
       super();
-      this.reduction = reduction;
+      this.reduction = lossOpts(options).reduction ?? 'mean';
     }
     build(input, target) {
       const b = builder();
@@ -146,9 +153,9 @@ export const loss = {
     }
   },
   L1Loss: class extends Block {
-    constructor(reduction = 'mean') {
+    constructor(options) {
       super();
-      this.reduction = reduction;
+      this.reduction = lossOpts(options).reduction ?? 'mean';
     }
     build(input, target) {
       const b = builder();
@@ -157,8 +164,9 @@ export const loss = {
     }
   },
   CrossEntropyLoss: class extends Block {
-    constructor({ weight, reduction = 'mean', ignoreIndex } = {}) {
+    constructor(options) {
       super();
+      const { weight, reduction = 'mean', ignoreIndex } = lossOpts(options);
       this.weight = weight;
       this.reduction = reduction;
       this.ignoreIndex = ignoreIndex;
@@ -175,8 +183,9 @@ export const loss = {
   },
   /** The numerically stable form: max(x,0) - x*t + log(1 + exp(-|x|)). */
   BCEWithLogitsLoss: class extends Block {
-    constructor({ weight, reduction = 'mean', posWeight } = {}) {
+    constructor(options) {
       super();
+      const { weight, reduction = 'mean', posWeight } = lossOpts(options);
       this.weight = weight;
       this.reduction = reduction;
       this.posWeight = posWeight;

@@ -4,6 +4,7 @@
 import { init, WebtrainError } from './core.js';
 import { Tensor } from './tensor.js';
 import { readBytes } from './bytes.js';
+import { toTensor, coerce } from './feeds.js';
 
 export class InferenceSession {
   #core;
@@ -30,7 +31,10 @@ export class InferenceSession {
     }
   }
 
-  /** feeds: { inputName: Tensor } (every input) -> { outputName: Tensor }. */
+  /**
+   * feeds: { inputName: Tensor | { type, data, dims } | typed array } (every input) ->
+   * { outputName: Tensor }. Integer inputs accept int32 and int64 data alike.
+   */
   async run(feeds) {
     return this.runSync(feeds);
   }
@@ -41,18 +45,24 @@ export class InferenceSession {
     const h = this.#live();
     const allocs = [];
     try {
+      if (!feeds || typeof feeds !== 'object') throw new WebtrainError(`run: expected { inputName: Tensor } (inputs: ${this.inputNames.join(', ')})`);
+      for (const name of Object.keys(feeds)) {
+        if (!this.inputNames.includes(name)) throw new WebtrainError(`'${name}' is not an input of the model (inputs: ${this.inputNames.join(', ')})`);
+      }
       this.inputNames.forEach((name, i) => {
-        const t = feeds[name];
-        if (!(t instanceof Tensor)) throw new WebtrainError(`input '${name}' is missing (expected a Tensor)`);
+        if (feeds[name] === undefined) throw new WebtrainError(`input '${name}' is missing (expected a Tensor)`);
+        let t = toTensor(feeds[name], name);
+        try {
+          t = coerce(t, m._wtw_session_input_dtype(h, i));
+        } catch (err) {
+          throw new WebtrainError(`input '${name}': ${err.message}`);
+        }
         const dims = core.copyInF64(t.dims);
         allocs.push(dims);
         const data = core.copyIn(new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength));
         allocs.push(data);
         core.check(m._wtw_session_set_input(h, i, Tensor.typeCode(t.type), t.dims.length, dims, data));
       });
-      for (const name of Object.keys(feeds)) {
-        if (!this.inputNames.includes(name)) throw new WebtrainError(`'${name}' is not an input of the model (inputs: ${this.inputNames.join(', ')})`);
-      }
       core.check(m._wtw_session_run(h));
       const out = {};
       this.outputNames.forEach((name, i) => {

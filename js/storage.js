@@ -1,5 +1,6 @@
-// Persisting bytes. Node: atomic file writes (temporary file, fsync, rename) so a crash never
-// leaves a half-written checkpoint where a good one was. Browsers: see web/ (IndexedDB).
+// Persisting bytes. Node: atomic file writes (temporary file in the same directory, fsync,
+// rename, fsync of the directory) so a crash never leaves a half-written checkpoint where a
+// good one was. Browsers: see web/ (IndexedDB).
 import { WebtrainError } from './core.js';
 
 const isNode = typeof process !== 'undefined' && process.versions?.node != null;
@@ -10,16 +11,28 @@ export function registerSink(test, write) {
   sinks.push({ test, write });
 }
 
+/** A Node file path from a path string, a file: URL string or a URL object. */
+async function toPath(destination) {
+  const s = destination instanceof URL ? destination.href : String(destination);
+  if (!s.startsWith('file:')) {
+    if (/^[a-z][a-z0-9+.-]+:\/\//i.test(s)) throw new WebtrainError(`cannot write to '${s}': only file paths and file: URLs can be written in Node`);
+    return s;
+  }
+  const { fileURLToPath } = await import('node:url');
+  return fileURLToPath(s);
+}
+
 export async function writeBytes(destination, bytes) {
   for (const s of sinks) if (s.test(destination)) return s.write(destination, bytes);
   if (typeof destination === 'function') return destination(bytes);
   if (!isNode) throw new WebtrainError(`cannot write to '${destination}' in this environment`);
   const fs = await import('node:fs/promises');
-  const path = destination instanceof URL ? destination : String(destination);
-  const tmp = `${path}.tmp-${process.pid}-${Date.now()}`;
+  const { dirname } = await import('node:path');
+  const path = await toPath(destination);
+  const tmp = `${path}.tmp-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
   let fh;
   try {
-    fh = await fs.open(tmp, 'w');
+    fh = await fs.open(tmp, 'wx');
     await fh.writeFile(bytes);
     await fh.sync();
     await fh.close();
@@ -28,6 +41,18 @@ export async function writeBytes(destination, bytes) {
   } catch (err) {
     if (fh) await fh.close().catch(() => {});
     await fs.rm(tmp, { force: true }).catch(() => {});
-    throw new WebtrainError(`cannot write '${path}': ${err.message}`);
+    const why = err.code === 'ENOENT' ? `directory '${dirname(path)}' does not exist` : err.message;
+    throw new WebtrainError(`cannot write '${path}': ${why}`);
+  }
+  // Make the rename itself durable (best effort: not every platform can fsync a directory).
+  try {
+    const dh = await fs.open(dirname(path), 'r');
+    try {
+      await dh.sync();
+    } finally {
+      await dh.close();
+    }
+  } catch {
+    /* ignore */
   }
 }

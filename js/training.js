@@ -4,7 +4,7 @@
 import { init, WebtrainError } from './core.js';
 import { Tensor } from './tensor.js';
 import { readBytes } from './bytes.js';
-import { toTensor } from './feeds.js';
+import { toTensor, coerce, isTensorLike } from './feeds.js';
 import { writeBytes } from './storage.js';
 
 class Handle {
@@ -67,7 +67,7 @@ class Parameters {
     const data = values instanceof Float32Array ? values : Float32Array.from(values);
     const p = core.copyIn(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
     try {
-      core.check(core.m._wtw_state_param_update(this.#s.h, i, p, data.length), `parameter '${name}'`);
+      core.check(core.m._wtw_state_param_update(this.#s.h, i, p, data.length));
     } finally {
       core.free(p);
     }
@@ -164,10 +164,45 @@ class Properties {
 }
 
 export class CheckpointState extends Handle {
+  #raw;
+  #users = 0; // live Modules and Optimizers built on this state: the C core frees it after them
+
   constructor(core, h) {
     super(core, h, 'checkpoint state');
+    this.#raw = h;
     this.parameters = new Parameters(this);
     this.properties = new Properties(this);
+  }
+
+  /** @internal the C handle for a Module/Optimizer built on this state (valid until they are released). */
+  get _raw() {
+    if (!this.#raw) throw new WebtrainError('the checkpoint state was released');
+    return this.#raw;
+  }
+
+  /** @internal */
+  _retain() {
+    this._raw; // throws once freed
+    this.#users++;
+  }
+
+  /** @internal */
+  _unref() {
+    if (--this.#users === 0 && this.#raw && !this.isLive) this.#free();
+  }
+
+  get isLive() {
+    try {
+      return !!this.h;
+    } catch {
+      return false;
+    }
+  }
+
+  #free() {
+    const h = this.#raw;
+    this.#raw = 0;
+    this.m._wtw_state_free(h);
   }
 
   /** From a path, URL, Uint8Array (or, in browsers, an idb:// name once web/ is loaded). */
@@ -193,9 +228,13 @@ export class CheckpointState extends Handle {
     return takeBuf(this.core, this.m._wtw_state_save(this.h, includeOptimizerState ? 1 : 0), 'cannot save checkpoint');
   }
 
+  /**
+   * Releases the state. It can no longer be used; its memory is freed once the Modules and
+   * Optimizers created on it are released too.
+   */
   release() {
-    const h = this.drop();
-    if (h) this.m._wtw_state_free(h);
+    this.drop();
+    if (this.#users === 0 && this.#raw) this.#free();
   }
 }
 
@@ -203,9 +242,17 @@ export class Module extends Handle {
   #state;
   #mode = 0;
 
-  constructor(core, h, state) {
+  #hasEval;
+
+  constructor(core, h, state, hasEval = true) {
     super(core, h, 'module');
     this.#state = state;
+    this.#hasEval = hasEval;
+  }
+
+  #checkMode(mode) {
+    if (mode && !this.#hasEval) throw new WebtrainError('the module has no eval model (give one to Module.create to use eval())');
+    return mode;
   }
 
   static async create(trainingModel, state, evalModel, options = {}) {
@@ -217,7 +264,8 @@ export class Module extends Handle {
     const pe = ev ? core.copyIn(ev) : 0;
     try {
       const h = core.handle(core.m._wtw_module_create(state.h, pt, train.byteLength, pe, ev ? ev.byteLength : 0), 'cannot create module');
-      return new Module(core, h, state);
+      state._retain();
+      return new Module(core, h, state, !!ev);
     } finally {
       core.free(pt);
       core.free(pe);
@@ -244,11 +292,13 @@ export class Module extends Handle {
 
   inputNames(mode = this.#mode) {
     const { m, h, core } = this;
+    this.#checkMode(mode);
     return Array.from({ length: m._wtw_module_input_count(h, mode) }, (_, i) => core.string(m._wtw_module_input_name(h, mode, i)));
   }
 
   outputNames(mode = this.#mode) {
     const { m, h, core } = this;
+    this.#checkMode(mode);
     return Array.from({ length: m._wtw_module_output_count(h, mode) }, (_, i) => core.string(m._wtw_module_output_name(h, mode, i)));
   }
 
@@ -273,26 +323,35 @@ export class Module extends Handle {
     const { m, h, core } = this;
     const mode = this.#mode;
     const names = this.inputNames(mode);
+    const model = mode ? 'eval' : 'training';
     let values;
-    if (args.length === 1 && args[0] && !ArrayBuffer.isView(args[0]) && !(args[0] instanceof Tensor) && !('data' in args[0])) {
+    if (args.length === 1 && args[0] && typeof args[0] === 'object' && !ArrayBuffer.isView(args[0]) && !Array.isArray(args[0]) && !isTensorLike(args[0])) {
+      const named = args[0] instanceof Map ? Object.fromEntries(args[0]) : args[0];
+      for (const k of Object.keys(named)) if (!names.includes(k)) throw new WebtrainError(`'${k}' is not an input of the ${model} model (inputs: ${names.join(', ')})`);
       values = names.map((n) => {
-        if (!(n in args[0])) throw new WebtrainError(`input '${n}' is missing (inputs: ${names.join(', ')})`);
-        return args[0][n];
+        if (!(n in named)) throw new WebtrainError(`input '${n}' of the ${model} model is missing (inputs: ${names.join(', ')})`);
+        return named[n];
       });
-      for (const k of Object.keys(args[0])) if (!names.includes(k)) throw new WebtrainError(`'${k}' is not an input of the ${mode ? 'eval' : 'training'} model (inputs: ${names.join(', ')})`);
     } else {
-      if (args.length !== names.length) throw new WebtrainError(`the ${mode ? 'eval' : 'training'} model takes ${names.length} inputs (${names.join(', ')}); ${args.length} were given`);
+      if (args.length !== names.length) throw new WebtrainError(`the ${model} model takes ${names.length} inputs (${names.join(', ')}); ${args.length} were given`);
       values = args;
     }
+    const tensors = values.map((v, i) => {
+      const t = toTensor(v, names[i]);
+      try {
+        return coerce(t, m._wtw_module_input_dtype(h, mode, i));
+      } catch (err) {
+        throw new WebtrainError(`input '${names[i]}': ${err.message}`);
+      }
+    });
     const allocs = [];
     try {
-      values.forEach((v, i) => {
-        const t = toTensor(v, names[i]);
+      tensors.forEach((t, i) => {
         const dims = core.copyInF64(t.dims);
         allocs.push(dims);
         const data = core.copyIn(new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength));
         allocs.push(data);
-        core.check(m._wtw_module_set_input(h, mode, i, Tensor.typeCode(t.type), t.dims.length, dims, data), `input '${names[i]}'`);
+        core.check(m._wtw_module_set_input(h, mode, i, Tensor.typeCode(t.type), t.dims.length, dims, data), `${model} model input '${names[i]}'`);
       });
       core.check(mode ? m._wtw_module_eval_step(h) : m._wtw_module_train_step(h), mode ? 'eval step' : 'train step');
       return Array.from({ length: m._wtw_module_output_count(h, mode) }, (_, i) => {
@@ -310,7 +369,8 @@ export class Module extends Handle {
   }
 
   getParametersSize(trainableOnly = true) {
-    return this.m._wtw_state_params_size(this.#state.h, trainableOnly ? 1 : 0);
+    this.h; // throws once released
+    return this.m._wtw_state_params_size(this.#state._raw, trainableOnly ? 1 : 0);
   }
 
   getContiguousParameters(trainableOnly = true) {
@@ -318,7 +378,7 @@ export class Module extends Handle {
     const core = this.core;
     const p = core.malloc(n * 4);
     try {
-      core.check(this.m._wtw_state_params_copy_to(this.#state.h, trainableOnly ? 1 : 0, p, n));
+      core.check(this.m._wtw_state_params_copy_to(this.#state._raw, trainableOnly ? 1 : 0, p, n));
       return new Tensor('float32', new Float32Array(core.heap.buffer.slice(p, p + n * 4)), [n]);
     } finally {
       core.free(p);
@@ -331,7 +391,7 @@ export class Module extends Handle {
     const core = this.core;
     const p = core.copyIn(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
     try {
-      core.check(this.m._wtw_state_params_copy_from(this.#state.h, trainableOnly ? 1 : 0, p, data.length));
+      core.check(this.m._wtw_state_params_copy_from(this.#state._raw, trainableOnly ? 1 : 0, p, data.length));
     } finally {
       core.free(p);
     }
@@ -358,7 +418,10 @@ export class Module extends Handle {
 
   release() {
     const h = this.drop();
-    if (h) this.m._wtw_module_free(h);
+    if (h) {
+      this.m._wtw_module_free(h);
+      this.#state._unref();
+    }
   }
 }
 
@@ -374,7 +437,10 @@ export class Optimizer extends Handle {
     const bytes = await readBytes(optimizerModel);
     const p = core.copyIn(bytes);
     try {
-      return new Optimizer(core, core.handle(core.m._wtw_optimizer_create(module.state.h, p, bytes.byteLength), 'cannot create optimizer'), module);
+      module.h; // throws if the module was released
+      const h = core.handle(core.m._wtw_optimizer_create(module.state._raw, p, bytes.byteLength), 'cannot create optimizer');
+      module.state._retain();
+      return new Optimizer(core, h, module);
     } finally {
       core.free(p);
     }
@@ -385,7 +451,9 @@ export class Optimizer extends Handle {
   }
 
   setLearningRate(lr) {
-    this.core.check(this.m._wtw_optimizer_set_lr(this.h, lr));
+    const h = this.h;
+    if (typeof lr !== 'number' || !Number.isFinite(lr) || lr < 0) throw new WebtrainError(`learning rate ${lr}: expected a finite number >= 0`);
+    this.core.check(this.m._wtw_optimizer_set_lr(h, lr));
   }
 
   getLearningRate() {
@@ -394,7 +462,10 @@ export class Optimizer extends Handle {
 
   release() {
     const h = this.drop();
-    if (h) this.m._wtw_optimizer_free(h);
+    if (h) {
+      this.m._wtw_optimizer_free(h);
+      this.module.state._unref();
+    }
   }
 }
 
@@ -402,6 +473,10 @@ export class LinearLRScheduler {
   #o;
   constructor(optimizer, warmupStepCount, totalStepCount, initialLr) {
     if (!(optimizer instanceof Optimizer)) throw new WebtrainError('LinearLRScheduler: the first argument must be an Optimizer');
+    optimizer.h; // throws once released
+    if (!Number.isInteger(warmupStepCount) || warmupStepCount < 0) throw new WebtrainError(`LinearLRScheduler: warmupStepCount must be an integer >= 0; got ${warmupStepCount}`);
+    if (!Number.isInteger(totalStepCount) || totalStepCount <= 0) throw new WebtrainError(`LinearLRScheduler: totalStepCount must be an integer > 0; got ${totalStepCount}`);
+    if (initialLr !== undefined && !(Number.isFinite(initialLr) && initialLr >= 0)) throw new WebtrainError(`LinearLRScheduler: initialLr must be a number >= 0; got ${initialLr}`);
     this.#o = optimizer;
     const lr = initialLr ?? optimizer.getLearningRate();
     optimizer.core.check(optimizer.m._wtw_optimizer_set_linear_scheduler(optimizer.h, warmupStepCount, totalStepCount, lr), 'LinearLRScheduler');
