@@ -30,8 +30,10 @@ as_root() {
 # ---------------------------------------------------------------------------
 # 1. Debian packages
 # ---------------------------------------------------------------------------
+# chromium: the browser tests (IndexedDB, Web Worker, the demo page) run in Debian's headless
+# Chromium; clang + libclang-rt-14-dev: the libFuzzer targets (scripts/fuzz.sh).
 PACKAGES=(emscripten binaryen wabt protobuf-c-compiler libprotobuf-c-dev
-          cmake make gcc g++ python3 python3-onnx python3-numpy)
+          cmake make gcc g++ python3 python3-onnx python3-numpy chromium)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

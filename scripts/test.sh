@@ -27,3 +27,6 @@ node tests/golden/run.mjs tests/golden/cases/*/ tests/golden/cases-models/*/
 
 echo "== JavaScript tests (node --test)"
 node --test tests/js/
+
+echo "== browser tests (headless Chromium: IndexedDB, worker, crash during save, entry)"
+node --test tests/browser/

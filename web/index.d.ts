@@ -1,0 +1,176 @@
+// Type declarations of webtrain's browser entry (web/index.js): the whole package API plus
+// IndexedDB (`idb`), Web Worker training (`worker`) and the SIMD-checking `init`.
+import type { InitOptions, Core } from '../js/core.js';
+import type { Tensor, TensorLike } from '../js/tensor.js';
+import type { BytesSource } from '../js/session.js';
+import type { BytesDestination, SaveCheckpointOptions, PropertyValue, ModuleMode } from '../js/training.js';
+import type { GenerateArtifactsOptions, Artifacts } from '../js/artifacts.js';
+
+export * from '../js/index.js';
+
+/** Loads the core (implicit in every API call), checking WebAssembly SIMD first. */
+export declare function init(options?: InitOptions): Promise<Core>;
+/** Whether this engine supports WebAssembly SIMD (128-bit), which the core needs. */
+export declare function simdSupported(): boolean;
+/** Throws a WebtrainError explaining what this browser lacks, if anything. */
+export declare function checkSupport(): void;
+
+import type { IdbEntry } from './idb.js';
+export type { IdbEntry } from './idb.js';
+/** IndexedDB storage behind idb:// locations. */
+export * as idb from './idb.js';
+
+/** Marks a typed array or Tensor to be transferred (moved) to the worker instead of copied. */
+export declare function transfer<T extends object>(x: T): T;
+
+export interface WorkerOptions {
+  /** Where the .wasm is served, if not next to dist/webtrain-core.mjs. */
+  wasmUrl?: string | URL;
+  /** Where web/worker.js is served, if a bundler moved it. */
+  workerUrl?: string | URL;
+}
+
+export interface TrainProgress {
+  step: number;
+  totalSteps: number;
+  epoch: number;
+  epochs: number;
+  batch: number;
+  batches: number;
+  loss: number;
+  /** Mean loss of the epoch so far. */
+  epochLoss: number;
+  epochDone: boolean;
+  elapsedMs: number;
+}
+
+type WorkerInput = Tensor | TensorLike | ArrayBufferView;
+
+export interface TrainEpochsOptions {
+  module: RemoteModule;
+  optimizer: RemoteOptimizer;
+  scheduler?: RemoteScheduler;
+  /** Whole data sets, samples along axis 0, in the training model's input order; with batchSize. */
+  inputs?: WorkerInput[];
+  batchSize?: number;
+  /** Or explicit batches: [[input, labels], ...]. */
+  batches?: WorkerInput[][];
+  epochs?: number;
+  shuffle?: boolean;
+  seed?: number;
+  dropLast?: boolean;
+  /** Progress every this many steps (default 1), and at the end of each epoch. */
+  progressEvery?: number;
+  onProgress?: (p: TrainProgress) => void;
+  signal?: AbortSignal;
+}
+
+export interface TrainEpochsResult {
+  steps: number;
+  epochs: number;
+  /** The loss of every step. */
+  losses: Float32Array;
+  lastLoss: number;
+  elapsedMs: number;
+}
+
+interface RemoteParameter {
+  name: string;
+  dims: number[];
+  requiresGrad: boolean;
+  data: Float32Array;
+  grad: Float32Array | null;
+}
+
+declare class RemoteObject {
+  release(): Promise<void>;
+}
+
+export declare class RemoteCheckpointState extends RemoteObject {
+  readonly parameters: {
+    get(name: string): Promise<RemoteParameter | undefined>;
+    set(name: string, values: Float32Array | number[]): Promise<void>;
+    has(name: string): Promise<boolean>;
+    keys(): Promise<string[]>;
+    entries(): Promise<[string, RemoteParameter][]>;
+    size(): Promise<number>;
+  };
+  readonly properties: {
+    get(name: string): Promise<PropertyValue | undefined>;
+    set(name: string, value: number | bigint | string, type?: 'float'): Promise<void>;
+    has(name: string): Promise<boolean>;
+    entries(): Promise<[string, PropertyValue][]>;
+    size(): Promise<number>;
+  };
+  toBytes(options?: SaveCheckpointOptions): Promise<Uint8Array>;
+  isLive(): Promise<boolean>;
+}
+
+export declare class RemoteModule extends RemoteObject {
+  train(): Promise<void>;
+  eval(): Promise<void>;
+  isTraining(): Promise<boolean>;
+  run(...inputs: unknown[]): Promise<Tensor | Tensor[]>;
+  runNamed(...inputs: unknown[]): Promise<Record<string, Tensor>>;
+  runAll(...inputs: unknown[]): Promise<Tensor[]>;
+  lazyResetGrad(): Promise<void>;
+  getParametersSize(trainableOnly?: boolean): Promise<number>;
+  getContiguousParameters(trainableOnly?: boolean): Promise<Tensor>;
+  copyBufferToParameters(buffer: Float32Array | Tensor, trainableOnly?: boolean): Promise<void>;
+  /** Destination: an idb:// location, or omit it (outputs first) to get the bytes. */
+  exportModelForInferencing(destination: string | URL | null, outputNames: string[]): Promise<Uint8Array>;
+  exportModelForInferencing(outputNames: string[]): Promise<Uint8Array>;
+  inputNames(mode?: ModuleMode): Promise<string[]>;
+  outputNames(mode?: ModuleMode): Promise<string[]>;
+}
+
+export declare class RemoteOptimizer extends RemoteObject {
+  step(): Promise<void>;
+  setLearningRate(lr: number): Promise<void>;
+  getLearningRate(): Promise<number>;
+}
+
+export declare class RemoteScheduler extends RemoteObject {
+  step(): Promise<void>;
+}
+
+export declare class RemoteInferenceSession extends RemoteObject {
+  run(feeds: Record<string, Tensor>): Promise<Record<string, Tensor>>;
+}
+
+/** The training API running in a Web Worker: every call returns a Promise. */
+export declare class WebtrainWorker extends EventTarget {
+  readonly CheckpointState: {
+    loadCheckpoint(source: BytesSource): Promise<RemoteCheckpointState>;
+    /** Destination: an idb:// location, or null to get the bytes. */
+    saveCheckpoint(state: RemoteCheckpointState, destination?: string | URL | null, options?: SaveCheckpointOptions): Promise<Uint8Array>;
+  };
+  readonly Module: { create(trainingModel: BytesSource, state: RemoteCheckpointState, evalModel?: BytesSource): Promise<RemoteModule> };
+  readonly Optimizer: { create(optimizerModel: BytesSource, module: RemoteModule): Promise<RemoteOptimizer> };
+  readonly LinearLRScheduler: { create(optimizer: RemoteOptimizer, warmupStepCount: number, totalStepCount: number, initialLr?: number): Promise<RemoteScheduler> };
+  readonly InferenceSession: { create(model: BytesSource): Promise<RemoteInferenceSession> };
+  readonly artifacts: {
+    readonly LossType: { readonly MSELoss: 1; readonly CrossEntropyLoss: 2; readonly BCEWithLogitsLoss: 3; readonly L1Loss: 4 };
+    readonly OptimType: { readonly AdamW: 1; readonly SGD: 2 };
+    /** Built-in losses only (an onnxblock.Block cannot be sent to a worker). */
+    generateArtifacts(model: BytesSource, options: GenerateArtifactsOptions): Promise<Artifacts>;
+  };
+  readonly idb: {
+    list(prefix?: string): Promise<IdbEntry[]>;
+    load(location: string): Promise<Uint8Array>;
+    save(location: string, bytes: ArrayBuffer | ArrayBufferView): Promise<{ name: string; size: number; modified: number }>;
+    has(location: string): Promise<boolean>;
+    delete(location: string): Promise<boolean>;
+    clear(prefix?: string): Promise<number>;
+  };
+  simdName(): Promise<string>;
+  trainEpochs(options: TrainEpochsOptions): Promise<TrainEpochsResult>;
+  terminate(): void;
+  addEventListener(type: 'progress', listener: (ev: CustomEvent<TrainProgress>) => void, options?: boolean | AddEventListenerOptions): void;
+  addEventListener(type: string, listener: EventListenerOrEventListenerObject | null, options?: boolean | AddEventListenerOptions): void;
+}
+
+/** Starts a Web Worker running webtrain, with the core loaded. */
+export declare function worker(options?: WorkerOptions): Promise<WebtrainWorker>;
+
+export type { BytesDestination };

@@ -1,0 +1,66 @@
+// Loading the core in browsers: a WebAssembly SIMD check first (a clear error instead of a
+// compile failure), wasmUrl resolved against the page, and fetch failures explained.
+import { init as coreInit, WebtrainError } from '../js/core.js';
+
+// (module (func (result v128) (v128.const i32x4 0 0 0 0)))
+const SIMD_PROBE = new Uint8Array([
+  0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 22, 1, 20, 0, 253, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 11,
+]);
+
+/** Whether this engine runs WebAssembly SIMD (128-bit), which the core is built with. */
+export function simdSupported() {
+  try {
+    return typeof WebAssembly === 'object' && WebAssembly.validate(SIMD_PROBE);
+  } catch {
+    return false;
+  }
+}
+
+/** Throws a WebtrainError explaining what is missing when the core cannot run here. */
+export function checkSupport() {
+  if (typeof WebAssembly !== 'object') throw new WebtrainError('this browser has no WebAssembly: webtrain needs WebAssembly with SIMD (Chrome/Edge 91+, Firefox 89+, Safari 16.4+)');
+  if (!simdSupported()) {
+    throw new WebtrainError(
+      'this browser does not support WebAssembly SIMD (128-bit), which webtrain\'s core is built with: use Chrome/Edge 91+, Firefox 89+ or Safari 16.4+ (or enable WebAssembly SIMD)',
+    );
+  }
+}
+
+/**
+ * Loads the core once (every API call does it implicitly; call it first to choose the .wasm):
+ * { wasmUrl?: string | URL, wasmBinary?: Uint8Array | ArrayBuffer }. Rejects with a clear
+ * WebtrainError where WebAssembly SIMD is missing or the .wasm cannot be fetched.
+ */
+export async function init(options = {}) {
+  checkSupport();
+  const opts = { ...options };
+  if (opts.wasmUrl && !opts.wasmBinary) opts.wasmUrl = resolve(opts.wasmUrl);
+  try {
+    return await coreInit(opts);
+  } catch (err) {
+    if (err instanceof WebtrainError) throw err;
+    const where = opts.wasmBinary ? 'the given wasmBinary' : opts.wasmUrl ?? new URL('../dist/webtrain-core.wasm', import.meta.url).href;
+    let why = String(err?.message ?? err).replace(/\. Build with -s ASSERTIONS=1 for more info\.?$/, '');
+    if (!opts.wasmBinary && typeof fetch === 'function') {
+      try {
+        const res = await fetch(where, { method: 'HEAD' });
+        if (!res.ok) why = `HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`;
+        else if (!/wasm/.test(res.headers.get('content-type') ?? '')) why += ` (served as '${res.headers.get('content-type')}', expected application/wasm)`;
+      } catch (e) {
+        why = `${why}; fetching it fails: ${e.message}`;
+      }
+    }
+    const e = new WebtrainError(`cannot load webtrain's WebAssembly core from ${where}: ${why} (init({ wasmUrl }) tells webtrain where the .wasm is served)`);
+    e.cause = err;
+    throw e;
+  }
+}
+
+function resolve(url) {
+  const base = typeof document !== 'undefined' ? document.baseURI : globalThis.location?.href;
+  try {
+    return base ? new URL(String(url), base).href : String(url);
+  } catch {
+    return String(url);
+  }
+}

@@ -1,0 +1,420 @@
+// webtrain.worker(): the training API in a dedicated Web Worker, so long training loops never
+// block the page.
+//
+//   import * as webtrain from 'webtrain';              // the browser entry, web/index.js
+//   const w = await webtrain.worker();                  // options: { wasmUrl, workerUrl }
+//   const art = await w.artifacts.generateArtifacts('/model.onnx', { requiresGrad, loss: w.artifacts.LossType.CrossEntropyLoss, optimizer: 'AdamW' });
+//   const state = await w.CheckpointState.loadCheckpoint(art.checkpoint);   // or 'idb://name', a URL
+//   const module = await w.Module.create(art.trainingModel, state, art.evalModel);
+//   const optimizer = await w.Optimizer.create(art.optimizerModel, module);
+//   const loss = await module.run(x, labels);           // a Tensor, as in the synchronous API
+//   await optimizer.step(); await module.lazyResetGrad();
+//   // many steps inside the worker, with progress:
+//   const r = await w.trainEpochs({ module, optimizer, scheduler, inputs: [x, labels], batchSize: 32,
+//     epochs: 5, shuffle: true, onProgress: ({ step, totalSteps, epoch, loss, epochLoss }) => ..., signal });
+//   await w.CheckpointState.saveCheckpoint(state, 'idb://my-model', { includeOptimizerState: true });
+//   w.terminate();
+//
+// Shape of the API: the same names as the synchronous API (js/index.js), with every method
+// returning a Promise:
+//   w.CheckpointState.loadCheckpoint(src) / .saveCheckpoint(state, dest?, opts)
+//   w.Module.create(training, state, eval?)  w.Optimizer.create(model, module)
+//   w.LinearLRScheduler.create(optimizer, warmup, total, initialLr?)  (a constructor cannot be async)
+//   w.InferenceSession.create(model)  w.artifacts.generateArtifacts(model, opts) (built-in losses
+//   only: an onnxblock.Block cannot cross to a worker)  w.artifacts.LossType / OptimType
+//   w.idb.list/load/save/has/delete/clear   w.trainEpochs(opts)   w.terminate()
+// Remote objects: state.parameters.get/set/has/keys/entries/size(), state.properties.get/set/
+// has/entries/size(), state.toBytes(), module.train/eval/run/runNamed/runAll/lazyResetGrad/
+// getParametersSize/getContiguousParameters/copyBufferToParameters/exportModelForInferencing/
+// inputNames/outputNames, optimizer.step/setLearningRate/getLearningRate, scheduler.step,
+// session.run(feeds), and release() on each. Getters of the synchronous API (parameters.size,
+// module.isTraining, state.isLive) are methods here: `await state.parameters.size()`.
+//
+// Data: results (Tensors, bytes) are transferred from the worker, never copied twice.
+// Arguments are copied (structured clone) unless marked with transfer(x): then the buffer of
+// the typed array / Tensor x moves to the worker and x becomes unusable (detached) on this side.
+// Relative URLs are resolved against the page (document.baseURI), not the worker script.
+// idb:// locations work inside the worker (same origin, same database).
+//
+// Progress: trainEpochs posts { step, totalSteps, epoch, epochs, batch, batches, loss,
+// epochLoss, epochDone, elapsedMs } every `progressEvery` steps (default 1) and at the end of
+// each epoch, to opts.onProgress and as a 'progress' CustomEvent (event.detail) on `w`, which
+// is an EventTarget. opts.signal (an AbortSignal) cancels between steps.
+//
+// Protocol (host <-> web/worker.js), one message per call, answered by id:
+//   host -> worker: { id, op: 'init', options } | { id, op: 'static', name, args }
+//                   | { id, op: 'call', ref, path, args } | { cancel: id }
+//   worker -> host: { id, value } | { id, error: { name, message, code } } | { progress: id, detail }
+// Worker objects cross as { __ref: id, kind }, Tensors as { __tensor: { type, data, dims } }.
+import { Tensor } from '../js/tensor.js';
+import { WebtrainError } from '../js/core.js';
+
+const marked = new WeakSet();
+
+/** Marks a typed array or Tensor to be transferred (moved, not copied) to the worker. Returns it. */
+export function transfer(x) {
+  if (x && typeof x === 'object') marked.add(x);
+  return x;
+}
+
+const base = () => (typeof document !== 'undefined' ? document.baseURI : globalThis.location?.href);
+
+/** Model/checkpoint locations: relative URLs against the page; bytes, idb:// and absolute URLs as they are. */
+function location(src) {
+  if (src instanceof URL) return src.href;
+  if (typeof src !== 'string' || /^[a-z][a-z0-9+.-]*:/i.test(src)) return src;
+  const b = base();
+  return b ? new URL(src, b).href : src;
+}
+
+class Remote {
+  #w;
+  #id;
+  constructor(w, id) {
+    this.#w = w;
+    this.#id = id;
+  }
+  get __ref() {
+    return this.#id;
+  }
+  _call(path, ...args) {
+    return this.#w._send({ op: 'call', ref: this.#id, path, args }, args);
+  }
+  release() {
+    return this._call('release');
+  }
+}
+
+class RemoteParameters {
+  constructor(s) {
+    this.s = s;
+  }
+  get(name) {
+    return this.s._call('parameters.get', name);
+  }
+  set(name, values) {
+    return this.s._call('parameters.set', name, values);
+  }
+  has(name) {
+    return this.s._call('parameters.has', name);
+  }
+  keys() {
+    return this.s._call('parameters.keys');
+  }
+  entries() {
+    return this.s._call('parameters.entries');
+  }
+  size() {
+    return this.s._call('parameters.size');
+  }
+}
+
+class RemoteProperties {
+  constructor(s) {
+    this.s = s;
+  }
+  get(name) {
+    return this.s._call('properties.get', name);
+  }
+  set(name, value, type) {
+    return this.s._call('properties.set', name, value, type);
+  }
+  has(name) {
+    return this.s._call('properties.has', name);
+  }
+  entries() {
+    return this.s._call('properties.entries');
+  }
+  size() {
+    return this.s._call('properties.size');
+  }
+}
+
+class RemoteCheckpointState extends Remote {
+  constructor(w, id) {
+    super(w, id);
+    this.parameters = new RemoteParameters(this);
+    this.properties = new RemoteProperties(this);
+  }
+  toBytes(opts) {
+    return this._call('toBytes', opts);
+  }
+  isLive() {
+    return this._call('isLive');
+  }
+}
+
+class RemoteModule extends Remote {
+  train() {
+    return this._call('train');
+  }
+  eval() {
+    return this._call('eval');
+  }
+  isTraining() {
+    return this._call('isTraining');
+  }
+  run(...inputs) {
+    return this._call('run', ...inputs);
+  }
+  runNamed(...inputs) {
+    return this._call('runNamed', ...inputs);
+  }
+  runAll(...inputs) {
+    return this._call('runAll', ...inputs);
+  }
+  lazyResetGrad() {
+    return this._call('lazyResetGrad');
+  }
+  getParametersSize(trainableOnly = true) {
+    return this._call('getParametersSize', trainableOnly);
+  }
+  getContiguousParameters(trainableOnly = true) {
+    return this._call('getContiguousParameters', trainableOnly);
+  }
+  copyBufferToParameters(buffer, trainableOnly = true) {
+    return this._call('copyBufferToParameters', buffer, trainableOnly);
+  }
+  exportModelForInferencing(destination, outputNames) {
+    if (typeof destination === 'string' && !destination.startsWith('idb://')) {
+      return Promise.reject(new WebtrainError('exportModelForInferencing in a worker: the destination must be an idb:// location (or omit it to get the bytes)'));
+    }
+    return this._call('exportModelForInferencing', destination, outputNames);
+  }
+  inputNames(mode) {
+    return this._call('inputNames', mode);
+  }
+  outputNames(mode) {
+    return this._call('outputNames', mode);
+  }
+}
+
+class RemoteOptimizer extends Remote {
+  step() {
+    return this._call('step');
+  }
+  setLearningRate(lr) {
+    return this._call('setLearningRate', lr);
+  }
+  getLearningRate() {
+    return this._call('getLearningRate');
+  }
+}
+
+class RemoteScheduler extends Remote {
+  step() {
+    return this._call('step');
+  }
+}
+
+class RemoteSession extends Remote {
+  run(feeds) {
+    return this._call('run', feeds);
+  }
+}
+
+const KINDS = { CheckpointState: RemoteCheckpointState, Module: RemoteModule, Optimizer: RemoteOptimizer, LinearLRScheduler: RemoteScheduler, InferenceSession: RemoteSession };
+
+export class WebtrainWorker extends EventTarget {
+  #worker;
+  #pending = new Map(); // id -> { resolve, reject, onProgress }
+  #nextId = 1;
+  #remotes = new Map(); // worker object id -> Remote (one proxy per object)
+  #dead = null;
+
+  constructor(worker) {
+    super();
+    this.#worker = worker;
+    worker.onmessage = (ev) => this.#receive(ev.data);
+    worker.onerror = (ev) => {
+      ev.preventDefault?.();
+      this.#fail(new WebtrainError(`the webtrain worker failed: ${ev.message || 'could not load web/worker.js (is it served, with a JavaScript MIME type?)'}`));
+    };
+    worker.onmessageerror = () => this.#fail(new WebtrainError('the webtrain worker sent a message that could not be read'));
+    const statics = (names) => Object.fromEntries(names.map((n) => [n.split('.').pop(), (...args) => this.#static(n, args)]));
+    this.CheckpointState = {
+      loadCheckpoint: (src, opts) => this.#static('CheckpointState.loadCheckpoint', [location(src), opts]),
+      saveCheckpoint: (state, dest, opts) => {
+        if (typeof dest === 'string' && !dest.startsWith('idb://')) return Promise.reject(new WebtrainError('saveCheckpoint in a worker: the destination must be an idb:// location (or null to get the bytes)'));
+        return this.#static('CheckpointState.saveCheckpoint', [state, dest ?? null, opts]);
+      },
+    };
+    this.Module = { create: (t, s, e) => this.#static('Module.create', [location(t), s, e === undefined ? undefined : location(e)]) };
+    this.Optimizer = { create: (o, m) => this.#static('Optimizer.create', [location(o), m]) };
+    this.LinearLRScheduler = { create: (...args) => this.#static('LinearLRScheduler.create', args) };
+    this.InferenceSession = { create: (m) => this.#static('InferenceSession.create', [location(m)]) };
+    this.artifacts = {
+      LossType: Object.freeze({ MSELoss: 1, CrossEntropyLoss: 2, BCEWithLogitsLoss: 3, L1Loss: 4 }),
+      OptimType: Object.freeze({ AdamW: 1, SGD: 2 }),
+      generateArtifacts: (model, options = {}) => {
+        if (options.loss && typeof options.loss === 'function') {
+          return Promise.reject(new WebtrainError('generateArtifacts in a worker: an onnxblock.Block loss cannot be sent to a worker; generate the artifacts on the main thread and pass the bytes'));
+        }
+        return this.#static('artifacts.generateArtifacts', [location(model), options]);
+      },
+    };
+    this.idb = statics(['idb.list', 'idb.load', 'idb.save', 'idb.has', 'idb.delete', 'idb.clear']);
+  }
+
+  /** The SIMD flavour the worker's core runs (e.g. 'wasm-simd128'). */
+  simdName() {
+    return this.#static('simdName', []);
+  }
+
+  /** Runs many training steps in the worker; see the comment at the top of this file. */
+  trainEpochs(options = {}) {
+    const { onProgress, signal, ...rest } = options;
+    if (signal?.aborted) return Promise.reject(abortError());
+    const p = this.#static('trainEpochs', [rest], onProgress ?? null);
+    if (signal) {
+      const id = this.#nextId - 1;
+      const onAbort = () => this.#worker.postMessage({ cancel: id });
+      signal.addEventListener('abort', onAbort, { once: true });
+      p.finally(() => signal.removeEventListener('abort', onAbort)).catch(() => {});
+    }
+    return p;
+  }
+
+  /** Stops the worker; pending calls reject. */
+  terminate() {
+    this.#worker.terminate();
+    this.#fail(new WebtrainError('the webtrain worker was terminated'));
+  }
+
+  /** @internal */
+  _send(msg, args) {
+    return this.#post(msg, args, null);
+  }
+
+  _init(options) {
+    return this.#post({ op: 'init', options }, [], null);
+  }
+
+  #static(name, args, onProgress = null) {
+    return this.#post({ op: 'static', name, args }, args, onProgress);
+  }
+
+  #post(msg, args, onProgress) {
+    if (this.#dead) return Promise.reject(this.#dead);
+    const id = this.#nextId++;
+    const moved = new Set();
+    let encoded;
+    try {
+      encoded = args.map((a) => encode(a, moved));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject, onProgress });
+      try {
+        this.#worker.postMessage({ ...msg, id, args: encoded }, [...moved]);
+      } catch (err) {
+        this.#pending.delete(id);
+        reject(new WebtrainError(`cannot send to the webtrain worker: ${err.message}`));
+      }
+    });
+  }
+
+  #receive(msg) {
+    if (msg.progress !== undefined) {
+      const p = this.#pending.get(msg.progress);
+      if (p?.onProgress) {
+        try {
+          p.onProgress(msg.detail);
+        } catch (err) {
+          setTimeout(() => {
+            throw err;
+          });
+        }
+      }
+      this.dispatchEvent(new CustomEvent('progress', { detail: msg.detail }));
+      return;
+    }
+    const p = this.#pending.get(msg.id);
+    if (!p) return;
+    this.#pending.delete(msg.id);
+    if (msg.error) {
+      const e = msg.error.name === 'WebtrainError' ? new WebtrainError(msg.error.message) : new Error(msg.error.message);
+      if (msg.error.name !== 'WebtrainError') e.name = msg.error.name;
+      if (msg.error.code) e.code = msg.error.code;
+      p.reject(e);
+    } else {
+      p.resolve(this.#decode(msg.value));
+    }
+  }
+
+  #decode(v) {
+    if (v === null || typeof v !== 'object' || ArrayBuffer.isView(v) || v instanceof ArrayBuffer) return v;
+    if (Array.isArray(v)) return v.map((x) => this.#decode(x));
+    if (v instanceof Map) return new Map([...v].map(([k, x]) => [k, this.#decode(x)]));
+    if ('__ref' in v) {
+      let r = this.#remotes.get(v.__ref);
+      if (!r) {
+        r = new KINDS[v.kind](this, v.__ref);
+        this.#remotes.set(v.__ref, r);
+      }
+      return r;
+    }
+    if ('__tensor' in v) return new Tensor(v.__tensor.type, v.__tensor.data, v.__tensor.dims);
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, this.#decode(x)]));
+  }
+
+  #fail(err) {
+    this.#dead ??= err;
+    for (const p of this.#pending.values()) p.reject(err);
+    this.#pending.clear();
+  }
+}
+
+function abortError() {
+  const e = new WebtrainError('trainEpochs: cancelled before it started');
+  e.code = 'AbortError';
+  return e;
+}
+
+/** Arguments to the worker: remote objects by id, Tensors as plain data, transfer() marks honoured. */
+function encode(v, moved) {
+  if (v === null || typeof v !== 'object') {
+    if (typeof v === 'function') throw new WebtrainError('functions cannot be sent to the webtrain worker');
+    return v;
+  }
+  if (v instanceof Remote) return { __ref: v.__ref };
+  if (v instanceof Tensor || (!ArrayBuffer.isView(v) && 'dims' in v && ArrayBuffer.isView(v.data))) {
+    if (marked.has(v) || marked.has(v.data)) moved.add(v.data.buffer);
+    return { __tensor: { type: v.type, data: v.data, dims: [...v.dims] } };
+  }
+  if (ArrayBuffer.isView(v)) {
+    if (marked.has(v)) moved.add(v.buffer);
+    return v;
+  }
+  if (v instanceof ArrayBuffer) {
+    if (marked.has(v)) moved.add(v);
+    return v;
+  }
+  if (Array.isArray(v)) return v.map((x) => encode(x, moved));
+  if (v instanceof URL) return v.href;
+  if (Object.getPrototypeOf(v) === Object.prototype) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, encode(x, moved)]));
+  return v;
+}
+
+/**
+ * Starts a worker running webtrain and loads the core in it. Options: { wasmUrl } (where the
+ * .wasm is, if not next to dist/webtrain-core.mjs), { workerUrl } (where web/worker.js is served,
+ * if a bundler moved it).
+ */
+export async function worker(options = {}) {
+  if (typeof Worker === 'undefined') throw new WebtrainError('webtrain.worker() needs Web Workers (a browser page)');
+  const w = options.workerUrl
+    ? new Worker(new URL(String(options.workerUrl), base()), { type: 'module' })
+    : new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  const host = new WebtrainWorker(w);
+  const initOptions = {};
+  if (options.wasmUrl) initOptions.wasmUrl = location(options.wasmUrl);
+  try {
+    await host._init(initOptions);
+  } catch (err) {
+    w.terminate();
+    throw err;
+  }
+  return host;
+}
