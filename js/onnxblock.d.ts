@@ -145,6 +145,8 @@ export interface CrossEntropyLossOptions {
   weight?: ArrayLike<number> | undefined;
   reduction?: Reduction | undefined;
   ignoreIndex?: number | undefined;
+  /** Python's spelling, accepted too. */
+  ignore_index?: number | undefined;
 }
 
 export interface BCEWithLogitsLossOptions {
@@ -153,12 +155,17 @@ export interface BCEWithLogitsLossOptions {
   reduction?: Reduction | undefined;
   /** Weights of positive examples, per class. */
   posWeight?: ArrayLike<number> | undefined;
+  /** Python's spelling, accepted too. */
+  pos_weight?: ArrayLike<number> | undefined;
 }
+
+/** MSELoss / L1Loss take a reduction, as a string or as `{ reduction }`. */
+export type SimpleLossOptions = Reduction | { reduction?: Reduction | undefined };
 
 /** Loss blocks (default target names: `'target'`, and `'labels'` for CrossEntropyLoss). */
 export declare const loss: {
-  MSELoss: { new (reduction?: Reduction): MSELossBlock; readonly prototype: MSELossBlock };
-  L1Loss: { new (reduction?: Reduction): L1LossBlock; readonly prototype: L1LossBlock };
-  CrossEntropyLoss: { new (options?: CrossEntropyLossOptions): CrossEntropyLossBlock; readonly prototype: CrossEntropyLossBlock };
-  BCEWithLogitsLoss: { new (options?: BCEWithLogitsLossOptions): BCEWithLogitsLossBlock; readonly prototype: BCEWithLogitsLossBlock };
+  MSELoss: { new (options?: SimpleLossOptions): MSELossBlock; readonly prototype: MSELossBlock };
+  L1Loss: { new (options?: SimpleLossOptions): L1LossBlock; readonly prototype: L1LossBlock };
+  CrossEntropyLoss: { new (options?: Reduction | CrossEntropyLossOptions): CrossEntropyLossBlock; readonly prototype: CrossEntropyLossBlock };
+  BCEWithLogitsLoss: { new (options?: Reduction | BCEWithLogitsLossOptions): BCEWithLogitsLossBlock; readonly prototype: BCEWithLogitsLossBlock };
 };

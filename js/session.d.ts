@@ -1,6 +1,9 @@
 // Type declarations for js/session.js.
 import type { InitOptions } from './core.js';
-import type { Tensor } from './tensor.js';
+import type { Tensor, TensorData, TensorLike } from './tensor.js';
+
+/** A model input: a Tensor, an onnxruntime-web-like `{ type, data, dims }`, or a 1-D typed array. */
+export type SessionFeed = Tensor | TensorLike | TensorData;
 
 /**
  * A model or checkpoint to read: bytes (Uint8Array, ArrayBuffer or any ArrayBuffer view), a file
@@ -18,9 +21,9 @@ export declare class InferenceSession {
   /** The model's graph output names, in order. */
   readonly outputNames: string[];
   /** Runs the model: every input by name, as a Tensor; resolves to every output by name. */
-  run(feeds: Record<string, Tensor>): Promise<Record<string, Tensor>>;
+  run(feeds: Record<string, SessionFeed> | Map<string, SessionFeed>): Promise<Record<string, Tensor>>;
   /** Like `run`, synchronously. */
-  runSync(feeds: Record<string, Tensor>): Record<string, Tensor>;
+  runSync(feeds: Record<string, SessionFeed> | Map<string, SessionFeed>): Record<string, Tensor>;
   /** Bytes of activation memory the cached execution plans hold. */
   readonly arenaBytes: number;
   /** Frees the session; using it afterwards throws. Idempotent. */

@@ -40,6 +40,7 @@ export class InferenceSession {
   }
 
   runSync(feeds) {
+    if (feeds instanceof Map) feeds = Object.fromEntries(feeds);
     const core = this.#core;
     const m = core.m;
     const h = this.#live();
