@@ -15,7 +15,7 @@ target_compile_options(webtrain-core PRIVATE -O3 -msimd128 ${WT_WARNINGS})
 target_link_libraries(webtrain-core PRIVATE webtrain_core)
 set_target_properties(webtrain-core PROPERTIES
   SUFFIX ".mjs"
-  RUNTIME_OUTPUT_DIRECTORY "${CMAKE_SOURCE_DIR}/dist"
+  RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/out"
   LINK_DEPENDS "${CMAKE_SOURCE_DIR}/src/wasm/exports.txt")
 target_link_options(webtrain-core PRIVATE
   -O3 -msimd128
@@ -26,3 +26,14 @@ target_link_options(webtrain-core PRIVATE
   -sEXPORTED_FUNCTIONS=${WT_EXPORTS_CSV}
   "-sEXPORTED_RUNTIME_METHODS=[UTF8ToString,HEAPU8]"
   -sFILESYSTEM=0 -sASSERTIONS=0 -sDYNAMIC_EXECUTION=0)
+
+# Publish into dist/ by copy + rename, .wasm and .mjs back to back, so a reader never sees a
+# half-written file or (but for an instant) a .wasm from one build with the .mjs of another.
+set(WT_DIST "${CMAKE_SOURCE_DIR}/dist")
+add_custom_command(TARGET webtrain-core POST_BUILD
+  COMMAND ${CMAKE_COMMAND} -E make_directory "${WT_DIST}"
+  COMMAND ${CMAKE_COMMAND} -E copy "${CMAKE_BINARY_DIR}/out/webtrain-core.wasm" "${WT_DIST}/.webtrain-core.wasm.tmp"
+  COMMAND ${CMAKE_COMMAND} -E copy "${CMAKE_BINARY_DIR}/out/webtrain-core.mjs" "${WT_DIST}/.webtrain-core.mjs.tmp"
+  COMMAND ${CMAKE_COMMAND} -E rename "${WT_DIST}/.webtrain-core.wasm.tmp" "${WT_DIST}/webtrain-core.wasm"
+  COMMAND ${CMAKE_COMMAND} -E rename "${WT_DIST}/.webtrain-core.mjs.tmp" "${WT_DIST}/webtrain-core.mjs"
+  VERBATIM)
