@@ -75,8 +75,13 @@ int wt_artifacts_optimizer_model(const wt_graph *train, const int *params, int n
     wt_graph_free(g);
     return rc ? rc : wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
   }
+  /* SGD's flag is declared without a shape: ONNX Runtime's SGDOptimizerV2 schema infers a
+   * scalar (training_op_defs.cc) and rejects a declared bool[1] ("Mismatch between number of
+   * inferred and declared dimensions. inferred=0 declared=1" — onnxblock's own SGD model has
+   * that bug), while its CPU kernel returns bool[1], which a declared scalar makes it warn about
+   * at every step. AdamWOptimizer's flag takes the shape of `step`, [1]. */
   g->values[done].dtype = WT_BOOL;
-  g->values[done].rank = 1;
+  g->values[done].rank = o->type == WT_OPTIM_SGD ? -1 : 1;
   g->values[done].dims[0] = 1;
   int grads = gs;
   if (o->clip_max_norm > 0) {

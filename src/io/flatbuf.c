@@ -149,7 +149,7 @@ int wt_fb_vector(const wt_fb_reader *r, const wt_fb_table *t, int id, uint32_t e
 int wt_fb_string(const wt_fb_reader *r, const wt_fb_table *t, int id, const char *what,
                  const char **s, uint32_t *len) {
   uint64_t target;
-  wt_fb_vec v;
+  wt_fb_vec v = {0};
   *s = NULL;
   *len = 0;
   WT_TRY(wt_fb_ref(r, t, id, what, &target));

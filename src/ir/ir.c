@@ -323,7 +323,7 @@ int wt_graph_toposort(wt_graph *g) {
     rc = wt_errorf(WT_ERR_PARSE, "graph has a cycle");
     goto out;
   }
-  memcpy(g->nodes, sorted, sizeof *sorted * (size_t)nn);
+  if (nn > 0) memcpy(g->nodes, sorted, sizeof *sorted * (size_t)nn);
   for (int v = 0; v < nv; v++) g->values[v].producer = -1;
   for (int i = 0; i < nn; i++)
     for (int k = 0; k < g->nodes[i].n_outputs; k++)

@@ -1,7 +1,9 @@
 /* Op family: conv. Conv and ConvTranspose over 1-D, 2-D and 3-D float32 inputs, with groups,
  * pads / auto_pad, strides, dilations and an optional bias, their gradient rules, and the
- * com.microsoft ConvGrad / ConvTransposeGrad ops those emit (ORT's schemas: inputs dY, X, W;
- * optional outputs dX, dW, dB; the forward's attributes). Kernels in kernels/conv*.c. */
+ * com.microsoft ConvGrad / ConvTransposeGrad ops (ORT's schemas: inputs dY, X, W; optional
+ * outputs dX, dW, dB; the forward's attributes; ConvTransposeGrad is emitted only where ONNX
+ * Runtime's CPU-runnable form does not apply, see conv_transpose_grad_rule). Kernels in
+ * kernels/conv*.c. */
 #include <assert.h>
 #include <string.h>
 
@@ -169,6 +171,7 @@ static int conv_infer(wt_infer_ctx *ctx) {
 static int conv_run(const wt_run_ctx *ctx) {
   const conv_params *p = ctx->params;
   const wt_tensor *X = &ctx->in[0];
+  if (wt_numel(&ctx->out[0]) == 0) return WT_OK; /* empty output: nothing to compute */
   wt_conv_forward(&p->g, X->dims[0], p->C, p->M, p->group, X->data, ctx->in[1].data,
                   p->has_bias ? ctx->in[2].data : NULL, ctx->out[0].data, ctx->scratch);
   return WT_OK;
@@ -196,8 +199,57 @@ static int conv_family_grad(wt_grad_ctx *c, const char *grad_op) {
 }
 
 static int conv_grad_rule(wt_grad_ctx *c) { return conv_family_grad(c, "ConvGrad"); }
+/* ConvTranspose: ONNX Runtime registers com.microsoft ConvTransposeGrad for CUDA and ROCm only
+ * (its CPU and WebAssembly builds refuse such a training model: "Could not find an
+ * implementation for ConvTransposeGrad(1)"), so the gradient is written with ops they run:
+ *   dX = Conv(dY, W)                      (ConvTranspose's adjoint, same strides/pads/dilations/group)
+ *   dW = ConvGrad(X, dY, W) output 1      (the weight gradient of that Conv, whose output is X)
+ *   dB = ReduceSum(dY, every axis but 1)
+ * With auto_pad or output_shape (pads derived from the output size) the fused ConvTransposeGrad,
+ * which webtrain runs, is emitted as before. */
+static const char *const convt_attrs[] = {"strides", "pads", "dilations", "group", "kernel_shape"};
+
+static void copy_convt_attrs(wt_grad_ctx *c, int dst) {
+  for (int i = 0; !c->rc && i < wt_grad_node(c)->n_attrs; i++) {
+    const wt_attr *a = &wt_grad_node(c)->attrs[i];
+    int keep = 0;
+    for (size_t k = 0; k < sizeof convt_attrs / sizeof *convt_attrs; k++) keep |= !strcmp(a->name, convt_attrs[k]);
+    if (!keep) continue;
+    int rc = a->type == WT_ATTR_INT ? wt_node_set_int(c->g, dst, a->name, a->i)
+             : a->type == WT_ATTR_INTS ? wt_node_set_ints(c->g, dst, a->name, a->ints, a->n) : WT_OK;
+    if (rc) wt_grad_fail(c, rc, "out of memory copying attribute '%s'", a->name);
+  }
+}
+
 static int conv_transpose_grad_rule(wt_grad_ctx *c) {
-  return conv_family_grad(c, "ConvTransposeGrad");
+  const wt_node *n = wt_grad_node(c);
+  const char *auto_pad = wt_attr_string(n, "auto_pad", "NOTSET");
+  int rank = wt_grad_value(c, I(0))->rank;
+  if (strcmp(auto_pad, "NOTSET") || wt_node_attr(n, "output_shape") || rank < 3)
+    return conv_family_grad(c, "ConvTransposeGrad");
+  int has_bias = n->n_inputs > 2 && n->inputs[2] >= 0;
+  if (wt_grad_need(c, 0)) {
+    int dx = wt_grad_op1(c, "Conv", "", 2, (int[]){GO(0), I(1)});
+    if (dx >= 0) copy_convt_attrs(c, wt_grad_last(c));
+    wt_grad_set(c, 0, dx);
+  }
+  if (wt_grad_need(c, 1)) {
+    int outs[2];
+    int node = wt_grad_op(c, "ConvGrad", WT_MS, 3, (int[]){I(0), GO(0), I(1)}, 2, outs);
+    if (node < 0) return wt_grad_status(c);
+    copy_convt_attrs(c, node);
+    c->g->nodes[node].outputs[0] = -1;
+    c->g->values[outs[0]].producer = -1;
+    wt_grad_set(c, 1, outs[1]);
+  }
+  if (has_bias && wt_grad_need(c, 2)) {
+    int64_t axes[WT_MAX_RANK];
+    int na = 0;
+    for (int a = 0; a < rank; a++)
+      if (a != 1) axes[na++] = a;
+    wt_grad_set(c, 2, wt_grad_reduce_sum(c, GO(0), axes, na, 0));
+  }
+  return wt_grad_status(c);
 }
 
 const wt_op_def wt_op_Conv = {.domain = "", .op_type = "Conv", .min_inputs = 2,
@@ -220,6 +272,7 @@ static int conv_transpose_infer(wt_infer_ctx *ctx) {
 static int conv_transpose_run(const wt_run_ctx *ctx) {
   const conv_params *p = ctx->params;
   const wt_tensor *X = &ctx->in[0];
+  if (wt_numel(&ctx->out[0]) == 0) return WT_OK; /* empty output: no buffer to scatter into */
   wt_conv_transpose_forward(&p->g, X->dims[0], p->C, p->M, p->group, X->data, ctx->in[1].data,
                             p->has_bias ? ctx->in[2].data : NULL, ctx->out[0].data,
                             ctx->scratch);

@@ -206,6 +206,17 @@ int wt_module_create(wt_state *s, const uint8_t *train, size_t train_len, const 
   m->reset = 1;
   int rc = load_mode(m, 0, train, train_len);
   if (rc) rc = wt_error_context(rc, "training model");
+  if (rc == WT_OK) {
+    /* The state's parameters take the training model's input order, as in ONNX Runtime's
+     * contiguous parameter buffers (Module::CopyParametersToBuffer walks the training
+     * model's inputs). */
+    const wt_graph *g = wt_session_graph(m->m[0].sess);
+    const char **names = malloc(sizeof(char *) * (size_t)(g->n_inputs + 1));
+    if (!names) rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+    for (int k = 0; names && k < g->n_inputs; k++) names[k] = g->values[g->inputs[k]].name;
+    if (names) rc = wt_state_set_order(s, names, g->n_inputs);
+    free(names);
+  }
   if (rc == WT_OK && eval && eval_len && (rc = load_mode(m, 1, eval, eval_len)))
     rc = wt_error_context(rc, "eval model");
   if (rc) {

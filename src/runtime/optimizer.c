@@ -19,6 +19,8 @@ struct wt_optimizer {
   wt_adamw_params hp;           /* lr and t set per step */
   float clip_max_norm;          /* 0: no clipping */
   float lr;
+  int fixed_lr;                 /* the model feeds its optimizer node a constant learning rate */
+  float fixed_lr_value;
   int scheduler;                /* a linear schedule is registered */
   int64_t sched_step, warmup, total;
   float sched_initial_lr;
@@ -57,6 +59,23 @@ int wt_optimizer_create(wt_state *s, const uint8_t *model, size_t len, wt_optimi
   } else if (rc == WT_OK && !find_node(g, "SGDOptimizerV2")) {
     rc = wt_errorf(WT_ERR_UNSUPPORTED, "optimizer model: no com.microsoft AdamWOptimizer or SGDOptimizerV2 node");
   }
+  /* Input 0 of the optimizer node is the learning rate. ONNX Runtime feeds whatever the graph
+   * computes there: the `learning_rate` input (what generate_artifacts emits) or a constant baked
+   * into the model (used by runtimes with no learning-rate control, e.g. onnxruntime-web, whose
+   * rate is stuck at 1e-3). webtrain runs the optimizer node itself, so it honors a constant
+   * and refuses any other computation instead of silently training at another rate. */
+  const wt_node *opt = rc == WT_OK ? find_node(g, o->adamw ? "AdamWOptimizer" : "SGDOptimizerV2") : NULL;
+  if (opt && opt->n_inputs > 0 && opt->inputs[0] >= 0) {
+    const wt_value *v = &g->values[opt->inputs[0]];
+    if ((v->flags & WT_VALUE_INITIALIZER) && v->data && v->dtype == WT_FLOAT && v->nbytes == sizeof(float)) {
+      o->fixed_lr = 1;
+      memcpy(&o->fixed_lr_value, v->data, sizeof(float));
+    } else if (!((v->flags & WT_VALUE_GRAPH_INPUT) && !strcmp(v->name, "learning_rate"))) {
+      rc = wt_errorf(WT_ERR_UNSUPPORTED, "optimizer model: %s takes its learning rate from '%s', computed in "
+                     "the graph; webtrain supports the 'learning_rate' input or a constant",
+                     opt->op_type, v->name);
+    }
+  }
   if (rc == WT_OK && (n = find_node(g, "InplaceClipGradNorm"))) {
     const char *type = wt_attr_string(n, "norm_type", "fro");
     if (strcmp(type, "fro")) rc = wt_errorf(WT_ERR_UNSUPPORTED, "InplaceClipGradNorm: norm_type '%s' (only 'fro')", type);
@@ -80,7 +99,7 @@ int wt_optimizer_create(wt_state *s, const uint8_t *model, size_t len, wt_optimi
     s->initial_lr = WT_DEFAULT_LR;
   }
   s->n_moments = o->adamw ? 2 : 1;
-  o->lr = s->initial_lr;
+  o->lr = o->fixed_lr ? o->fixed_lr_value : s->initial_lr;
   *out = o;
   return WT_OK;
 }
@@ -98,7 +117,7 @@ int wt_optimizer_step(wt_optimizer *o) {
       if (s->params[i].requires_grad) wt_scale_f32(s->params[i].grad, wt_numel(&s->params[i].t), coef);
   }
   wt_adamw_params hp = o->hp;
-  hp.lr = o->lr;
+  hp.lr = o->fixed_lr ? o->fixed_lr_value : o->lr;
   hp.t = s->step + 1;
   for (int i = 0; i < s->n_params; i++) {
     wt_param *p = &s->params[i];
@@ -113,6 +132,9 @@ int wt_optimizer_step(wt_optimizer *o) {
 
 int wt_optimizer_set_lr(wt_optimizer *o, float lr) {
   if (!(lr >= 0)) return wt_errorf(WT_ERR_INVALID_ARG, "learning rate %g: expected a number >= 0", lr);
+  if (o->fixed_lr)
+    return wt_errorf(WT_ERR_INVALID_ARG, "the optimizer model fixes the learning rate at %g (a constant in "
+                     "the graph); it cannot be set", o->fixed_lr_value);
   o->lr = lr;
   if (o->s->step == 0 && !o->scheduler) o->s->initial_lr = lr;
   return WT_OK;
@@ -125,6 +147,9 @@ int wt_optimizer_set_linear_scheduler(wt_optimizer *o, int64_t warmup_steps, int
   if (warmup_steps < 0 || total_steps < 0)
     return wt_errorf(WT_ERR_INVALID_ARG, "LinearLRScheduler: warmup_step_count %lld and total_step_count %lld "
                      "must be >= 0", (long long)warmup_steps, (long long)total_steps);
+  if (o->fixed_lr)
+    return wt_errorf(WT_ERR_INVALID_ARG, "LinearLRScheduler: the optimizer model fixes the learning rate at %g "
+                     "(a constant in the graph)", o->fixed_lr_value);
   o->scheduler = 1;
   o->sched_step = 0;
   o->warmup = warmup_steps;

@@ -114,8 +114,34 @@ void wt_state_free(wt_state *s) {
     free(s->props[i].s);
   }
   free(s->params);
+  free(s->order);
   free(s->props);
   free(s);
+}
+
+int wt_state_set_order(wt_state *s, const char *const *names, int n_names) {
+  int *order = malloc(sizeof(int) * (size_t)(s->n_params + 1));
+  char *taken = calloc((size_t)s->n_params + 1, 1);
+  if (!order || !taken) {
+    free(order);
+    free(taken);
+    return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  }
+  int n = 0;
+  for (int k = 0; k < n_names; k++) {
+    const wt_param *p = wt_state_find(s, names[k]);
+    if (!p || taken[p - s->params]) continue;
+    taken[p - s->params] = 1;
+    order[n++] = (int)(p - s->params);
+  }
+  for (int j = 0; j < s->n_params; j++) {
+    int i = s->order ? s->order[j] : j;
+    if (!taken[i]) order[n++] = i;
+  }
+  free(taken);
+  free(s->order);
+  s->order = order;
+  return WT_OK;
 }
 
 /* The checkpoint view of the state borrows every buffer: only its arrays are freed. */
@@ -173,10 +199,17 @@ out:
 int32_t wt_state_param_count(const wt_state *s) { return s->n_params; }
 int32_t wt_state_param_index(const wt_state *s, const char *name) {
   const wt_param *p = wt_state_find(s, name);
-  return p ? (int32_t)(p - s->params) : -1;
+  if (!p) return -1;
+  int32_t i = (int32_t)(p - s->params);
+  if (!s->order) return i;
+  for (int32_t j = 0; j < s->n_params; j++)
+    if (s->order[j] == i) return j;
+  return -1;
 }
+/* The i-th parameter in the logical order (see wt_state.order). */
 static const wt_param *param(const wt_state *s, int32_t i) {
-  return i >= 0 && i < s->n_params ? &s->params[i] : NULL;
+  if (i < 0 || i >= s->n_params) return NULL;
+  return &s->params[s->order ? s->order[i] : i];
 }
 const char *wt_state_param_name(const wt_state *s, int32_t i) { return param(s, i) ? param(s, i)->name : NULL; }
 int32_t wt_state_param_requires_grad(const wt_state *s, int32_t i) { return param(s, i) ? param(s, i)->requires_grad : 0; }
@@ -216,7 +249,7 @@ static int params_copy(wt_state *s, int32_t trainable_only, float *buf, int64_t 
                      "need %lld", (long long)count, trainable_only ? "trainable" : "", (long long)need);
   int64_t off = 0;
   for (int i = 0; i < s->n_params; i++) {
-    wt_param *p = &s->params[i];
+    wt_param *p = (wt_param *)param(s, i);
     if ((trainable_only && !p->requires_grad) || p->t.dtype != WT_FLOAT) continue;
     int64_t n = wt_numel(&p->t);
     if (to_buf) memcpy(buf + off, p->t.data, sizeof(float) * (size_t)n);

@@ -25,6 +25,12 @@ typedef struct wt_prop {
 struct wt_state {
   wt_param *params;
   int n_params;
+  /* Logical order of the parameters (a permutation of params[], NULL = as stored): the order of
+   * the training model's parameter inputs once a module is created, as ONNX Runtime orders
+   * them for GetParametersSize / CopyParametersToBuffer / CopyBufferToParameters, so that a
+   * contiguous parameter buffer means the same in both runtimes. Index-based accessors
+   * (wt_state_param_*) and the contiguous buffer follow it. */
+  int *order;
   int has_optimizer;           /* optimizer state present (loaded or created) */
   int n_moments;               /* 1 (SGD) or 2 (AdamW) when has_optimizer */
   int64_t step;
@@ -34,5 +40,8 @@ struct wt_state {
 };
 
 wt_param *wt_state_find(const wt_state *s, const char *name);
+/* Orders the parameters as the given names (graph inputs; names that are not parameters are
+ * skipped), the others after them in their current order. */
+int wt_state_set_order(wt_state *s, const char *const *names, int n_names);
 
 #endif
