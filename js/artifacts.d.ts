@@ -38,7 +38,8 @@ export interface LossOptions {
 
 /**
  * An optimizer with options (those not given take ONNX Runtime's defaults). The learning rate is
- * not part of the optimizer model: set it with `Optimizer.setLearningRate` or a scheduler.
+ * not part of the optimizer model: `lr` records the initial rate in the checkpoint; change it
+ * with `Optimizer.setLearningRate` or a scheduler.
  */
 export interface OptimizerOptions {
   type: OptimType | OptimName;
@@ -54,6 +55,8 @@ export interface OptimizerOptions {
   biasCorrection?: boolean | undefined;
   /** Clip the global gradient norm to this value before the update (0 or absent: no clipping). */
   clipGradNorm?: number | undefined;
+  /** Initial learning rate, recorded in the checkpoint (default: ONNX Runtime's 1e-3). */
+  lr?: number | undefined;
 }
 
 export interface GenerateArtifactsOptions extends InitOptions {

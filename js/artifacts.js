@@ -3,6 +3,7 @@
 import { init, WebtrainError } from './core.js';
 import { readBytes } from './bytes.js';
 import { writeBytes } from './storage.js';
+import { importNode } from './node-builtin.js';
 import { Block, withBuilder } from './onnxblock.js';
 
 export const LossType = Object.freeze({ MSELoss: 1, CrossEntropyLoss: 2, BCEWithLogitsLoss: 3, L1Loss: 4 });
@@ -181,6 +182,10 @@ export async function generateArtifacts(model, options = {}) {
         o.weightDecay !== undefined ? 1 : 0, o.weightDecay ?? 0, o.adamMode !== undefined ? 1 : 0, o.adamMode ?? 0,
         o.biasCorrection === false ? 1 : 0, o.clipGradNorm ?? 0),
     );
+    if (o.lr !== undefined) {
+      if (typeof o.lr !== 'number' || !(o.lr > 0)) throw new WebtrainError(`optimizer.lr: expected a number > 0; got ${o.lr}`);
+      core.check(m._wtw_gen_set_lr(gen, o.lr));
+    }
     core.check(m._wtw_gen_set_flags(gen, options.nominalCheckpoint ? 1 : 0, options.ortFormat ? 1 : 0, options.customOpLibrary ? 1 : 0));
     core.check(m._wtw_gen_run(gen));
     const take = (which) => {
@@ -216,7 +221,7 @@ const FILES = {
 async function writeArtifacts(dir, prefix, result) {
   const d = String(dir instanceof URL ? dir.pathname : dir);
   if (typeof process !== 'undefined' && process.versions?.node && !/^[a-z]+:\/\//.test(d)) {
-    const { mkdir } = await import('node:fs/promises');
+    const { mkdir } = await importNode('fs/promises');
     await mkdir(d, { recursive: true });
   }
   for (const [k, v] of Object.entries(result)) await writeBytes(`${d.replace(/\/$/, '')}/${prefix}${FILES[k]}`, v);

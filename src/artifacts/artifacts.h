@@ -37,6 +37,7 @@ typedef struct wt_optim_opts {
   int no_bias_correction;
   float clip_max_norm;          /* > 0: InplaceClipGradNorm before the update */
   int has_betas, has_eps, has_weight_decay, has_adam_mode;
+  float lr;                     /* > 0: the checkpoint's initial learning rate (webtrain's option) */
 } wt_optim_opts;
 
 typedef struct wt_artifacts_opts {

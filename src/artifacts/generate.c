@@ -80,8 +80,9 @@ static int copy_param(const wt_graph *g, int v, wt_const_tensor *t, int with_dat
   return t->name ? WT_OK : wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
 }
 
+/* lr > 0 records the initial learning rate in an optimizer group (step 0, no moments yet). */
 static int write_checkpoint(const wt_graph *g, const int *tr, int n_tr, const int *fr, int n_fr,
-                            int nominal, wt_bytes *out) {
+                            int nominal, float lr, wt_bytes *out) {
   wt_checkpoint *c = calloc(1, sizeof *c);
   if (!c) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
   c->version = 2;
@@ -91,7 +92,11 @@ static int write_checkpoint(const wt_graph *g, const int *tr, int n_tr, const in
   int rc = c->trainable && c->frozen ? WT_OK : wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
   for (int i = 0; rc == WT_OK && i < n_tr; i++, c->n_trainable++) rc = copy_param(g, tr[i], &c->trainable[i], !nominal);
   for (int i = 0; rc == WT_OK && i < n_fr; i++, c->n_frozen++) rc = copy_param(g, fr[i], &c->frozen[i], !nominal);
-  if (rc == WT_OK) rc = wt_checkpoint_write(c, 0, &out->data, &out->len);
+  if (lr > 0) {
+    c->has_optimizer = 1;
+    c->initial_lr = lr;
+  }
+  if (rc == WT_OK) rc = wt_checkpoint_write(c, lr > 0, &out->data, &out->len);
   wt_checkpoint_free(c);
   return rc;
 }
@@ -209,8 +214,8 @@ int wt_generate_artifacts_graph(wt_graph *g, const wt_artifacts_opts *o, wt_arti
     goto fail;
   }
   if ((rc = select_params(g, o, tr, &n_tr, fr, &n_fr))) goto fail;
-  if ((rc = write_checkpoint(g, tr, n_tr, fr, n_fr, 0, &out->checkpoint))) goto fail;
-  if (o->nominal_checkpoint && (rc = write_checkpoint(g, tr, n_tr, fr, n_fr, 1, &out->nominal_checkpoint)))
+  if ((rc = write_checkpoint(g, tr, n_tr, fr, n_fr, 0, o->optimizer.lr, &out->checkpoint))) goto fail;
+  if (o->nominal_checkpoint && (rc = write_checkpoint(g, tr, n_tr, fr, n_fr, 1, o->optimizer.lr, &out->nominal_checkpoint)))
     goto fail;
   if ((rc = wt_graph_infer_shapes(g))) goto fail;
   if ((rc = wt_artifacts_add_loss(g, o, &loss))) goto fail;

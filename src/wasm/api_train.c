@@ -195,6 +195,13 @@ int wtw_gen_set_optimizer(gen *g, int type, int has_betas, double beta1, double 
   return WT_OK;
 }
 
+/* The initial learning rate to record in the checkpoint (0: none, ONNX Runtime's default). */
+int wtw_gen_set_lr(gen *g, double lr) {
+  if (!(lr >= 0)) return wt_errorf(WT_ERR_INVALID_ARG, "optimizer lr %g: expected a number >= 0", lr);
+  g->o.optimizer.lr = (float)lr;
+  return WT_OK;
+}
+
 int wtw_gen_set_flags(gen *g, int nominal_checkpoint, int ort_format, int custom_op_library) {
   g->o.nominal_checkpoint = nominal_checkpoint;
   g->o.ort_format = ort_format;

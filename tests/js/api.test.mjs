@@ -321,9 +321,8 @@ test('learning rate: set/get, validation, lr 0 leaves parameters, LinearLRSchedu
   }
 });
 
-// The issue's generateArtifacts options include optimizer.lr; the C ABI (_wtw_gen_set_optimizer)
-// has no learning-rate argument, so it is ignored for now (see the report to the lead).
-test('generateArtifacts: optimizer.lr is the initial learning rate', { todo: 'C core: _wtw_gen_set_optimizer takes no lr' }, async () => {
+// optimizer.lr is recorded as the checkpoint's initial learning rate (an optimizer group at step 0).
+test('generateArtifacts: optimizer.lr is the initial learning rate', async () => {
   const t = await build(MLP, { requiresGrad: MLP_PARAMS, loss: 'CrossEntropyLoss', optimizer: { type: 'AdamW', lr: 0.002 } });
   try {
     close(t.optimizer.getLearningRate(), 0.002, 'lr from the optimizer options', 1e-6, 0);
