@@ -172,9 +172,16 @@ int wt_artifacts_add_loss(wt_graph *g, const wt_artifacts_opts *o, int *loss_val
       return wt_errorf(WT_ERR_INVALID_ARG, "custom loss: '%s' is not a float value of the graph", lo->custom_value);
   } else if (lo->type == WT_LOSS_NONE) {
     loss = inputs[0];
-    if (g->values[loss].dtype != WT_FLOAT)
-      return wt_errorf(WT_ERR_INVALID_ARG, "loss=None: the model's output '%s' must be a float loss",
-                       g->values[loss].name);
+    const wt_value *lv = &g->values[loss];
+    int scalar = lv->rank >= 0;
+    for (int d = 0; scalar && d < lv->rank; d++) scalar = lv->dims[d] == 1;
+    if (lv->dtype != WT_FLOAT || !scalar) {
+      char shape[160] = "of unknown shape";
+      if (lv->rank >= 0) wt_shape_str(lv->rank, lv->dims, shape, sizeof shape);
+      return wt_errorf(WT_ERR_INVALID_ARG, "loss=None: the model's output '%s' must be a scalar float loss "
+                       "(it is %s %s); give a loss, or reduce it in the model", lv->name,
+                       wt_dtype_name(lv->dtype), shape);
+    }
   } else {
     if (o->n_loss_inputs > 1)
       return wt_errorf(WT_ERR_INVALID_ARG, "a built-in loss takes one model output; %d loss_input_names "

@@ -52,9 +52,18 @@ static int bind_inputs(wt_module *mod, mode *md, int train) {
     const wt_value *v = &g->values[g->inputs[k]];
     wt_param *p = wt_state_find(mod->s, v->name);
     if (p) {
-      if (p->t.dtype != v->dtype || (v->rank >= 0 && v->rank != p->t.rank))
-        return wt_errorf(WT_ERR_SHAPE, "%s model input '%s' does not match the checkpoint's parameter "
-                         "of that name", train ? "training" : "eval", v->name);
+      int same = p->t.dtype == v->dtype && (v->rank < 0 || v->rank == p->t.rank);
+      for (int d = 0; same && v->rank >= 0 && d < v->rank; d++)
+        same = v->dims[d] < 0 || v->dims[d] == p->t.dims[d];
+      if (!same) {
+        char want[160], got[160];
+        wt_shape_str(p->t.rank, p->t.dims, got, sizeof got);
+        if (v->rank >= 0) wt_shape_str(v->rank, v->dims, want, sizeof want);
+        else snprintf(want, sizeof want, "of unknown shape");
+        return wt_errorf(WT_ERR_SHAPE, "checkpoint parameter '%s' is %s %s; the %s model expects %s %s "
+                         "(is this the checkpoint of another model?)", v->name, wt_dtype_name(p->t.dtype),
+                         got, train ? "training" : "eval", wt_dtype_name(v->dtype), want);
+      }
       WT_TRY(wt_session_set_input(md->sess, k, p->t.dtype, p->t.rank, p->t.dims, p->t.data));
       continue;
     }
@@ -194,7 +203,16 @@ static int load_mode(wt_module *mod, int eval, const uint8_t *bytes, size_t len)
     }
   }
   WT_TRY(wt_session_create_from_graph(g, &mod->m[eval].sess));
-  return bind_inputs(mod, &mod->m[eval], !eval);
+  WT_TRY(bind_inputs(mod, &mod->m[eval], !eval));
+  if (!eval) { /* a training model accumulates gradients; an eval or inference model does not */
+    const wt_graph *tg = wt_session_graph(mod->m[0].sess);
+    int buffers = 0;
+    for (int k = 0; k < tg->n_inputs; k++) buffers += ends_with(tg->values[tg->inputs[k]].name, SUFFIX_BUF);
+    if (!buffers)
+      return wt_errorf(WT_ERR_INVALID_ARG, "the training model has no gradient accumulation inputs "
+                       "('<param>_grad.accumulation.buffer'): is it an eval or inference model?");
+  }
+  return WT_OK;
 }
 
 int wt_module_create(wt_state *s, const uint8_t *train, size_t train_len, const uint8_t *eval,

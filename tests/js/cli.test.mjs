@@ -171,10 +171,15 @@ test('--prefix, --nominal-checkpoint, loss none and no optimizer', async () => {
 
   // --loss none: the model's output is the loss; no target input is added.
   const dir3 = join(tmp, 'noloss');
-  ok(['generate-artifacts', model, '--loss', 'none', '--optimizer', 'SGD', '-o', dir3, '-q']);
+  const scalarLoss = new URL('../data/scalar-loss.onnx', import.meta.url).pathname;
+  ok(['generate-artifacts', scalarLoss, '--loss', 'none', '--optimizer', 'SGD', '-o', dir3, '-q']);
   const ti = JSON.parse(ok(['inspect', join(dir3, 'training_model.onnx'), '--json']).stdout);
-  assert.equal(ti.outputs[0].name, 'output');
-  assert.ok(!ti.inputs.some((i) => i.name === 'labels'));
+  assert.equal(ti.outputs[0].name, 'loss');
+  assert.ok(!ti.inputs.some((i) => i.name === 'labels' || i.name === 'target'));
+  // ... and a model whose output is not a scalar is refused, with the reason.
+  const r4 = cli(['generate-artifacts', model, '--loss', 'none', '-o', join(tmp, 'bad'), '-q']);
+  assert.equal(r4.code, 1);
+  assert.match(r4.stderr, /loss=None: the model's output 'output' must be a scalar float loss \(it is float \[batch,10\]\)/);
 });
 
 test('usage errors: exit code 2 and a message naming the problem', () => {
