@@ -176,8 +176,8 @@ int wt_artifacts_add_loss(wt_graph *g, const wt_artifacts_opts *o, int *loss_val
     int scalar = lv->rank >= 0;
     for (int d = 0; scalar && d < lv->rank; d++) scalar = lv->dims[d] == 1;
     if (lv->dtype != WT_FLOAT || !scalar) {
-      char shape[160] = "of unknown shape";
-      if (lv->rank >= 0) wt_shape_str(lv->rank, lv->dims, shape, sizeof shape);
+      char shape[160];
+      wt_value_shape_str(lv, shape, sizeof shape);
       return wt_errorf(WT_ERR_INVALID_ARG, "loss=None: the model's output '%s' must be a scalar float loss "
                        "(it is %s %s); give a loss, or reduce it in the model", lv->name,
                        wt_dtype_name(lv->dtype), shape);

@@ -145,6 +145,9 @@ char *wt_strndup(const char *s, size_t n);
 void wt_attr_clear(wt_attr *a);
 void wt_const_tensor_free(wt_const_tensor *t);
 
+/* A value's declared shape for messages: "[batch,784]" ('?' for unknown dims). Returns buf. */
+char *wt_value_shape_str(const wt_value *v, char *buf, size_t cap);
+
 /* "Conv node 'conv1'" style label for messages; returns a static buffer (valid until next call). */
 const char *wt_node_label(const wt_node *n);
 

@@ -58,8 +58,7 @@ static int bind_inputs(wt_module *mod, mode *md, int train) {
       if (!same) {
         char want[160], got[160];
         wt_shape_str(p->t.rank, p->t.dims, got, sizeof got);
-        if (v->rank >= 0) wt_shape_str(v->rank, v->dims, want, sizeof want);
-        else snprintf(want, sizeof want, "of unknown shape");
+        wt_value_shape_str(v, want, sizeof want);
         return wt_errorf(WT_ERR_SHAPE, "checkpoint parameter '%s' is %s %s; the %s model expects %s %s "
                          "(is this the checkpoint of another model?)", v->name, wt_dtype_name(p->t.dtype),
                          got, train ? "training" : "eval", wt_dtype_name(v->dtype), want);
