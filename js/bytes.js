@@ -1,5 +1,7 @@
 // Reads a model/checkpoint location into bytes: Uint8Array/ArrayBuffer as is, a file path in
 // Node, a URL (http(s):, file:, blob:) with fetch or the file system.
+import { importNode } from './node-builtin.js';
+
 const isNode = typeof process !== 'undefined' && process.versions?.node != null;
 const sources = [];
 
@@ -16,7 +18,7 @@ export async function readBytes(source) {
   const s = source instanceof URL ? source.href : String(source);
   // A scheme has 2+ characters, so Windows drive letters (C:\...) stay paths.
   if (isNode && (s.startsWith('file:') || !/^[a-z][a-z0-9+.-]+:/i.test(s))) {
-    const { readFile } = await import('node:fs/promises');
+    const { readFile } = await importNode('fs/promises');
     const path = s.startsWith('file:') ? new URL(s) : s;
     try {
       return new Uint8Array(await readFile(path));

@@ -4,6 +4,8 @@
 // Browsers: the .wasm is fetched next to the module (import.meta.url) unless
 // `wasmUrl`/`wasmBinary` is given.
 
+import { importNode } from './node-builtin.js';
+
 const isNode = typeof process !== 'undefined' && process.versions != null && process.versions.node != null;
 
 let corePromise = null;
@@ -26,7 +28,7 @@ async function load(options) {
   if (options.wasmBinary) {
     moduleArg.wasmBinary = options.wasmBinary;
   } else if (isNode && !options.wasmUrl) {
-    const { readFile } = await import('node:fs/promises');
+    const { readFile } = await importNode('fs/promises');
     moduleArg.wasmBinary = await readFile(new URL('../dist/webtrain-core.wasm', import.meta.url));
   } else {
     const url = options.wasmUrl ? String(options.wasmUrl) : new URL('../dist/webtrain-core.wasm', import.meta.url).href;

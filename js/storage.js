@@ -2,6 +2,7 @@
 // rename, fsync of the directory) so a crash never leaves a half-written checkpoint where a
 // good one was. Browsers: see web/ (IndexedDB).
 import { WebtrainError } from './core.js';
+import { importNode } from './node-builtin.js';
 
 const isNode = typeof process !== 'undefined' && process.versions?.node != null;
 const sinks = [];
@@ -18,7 +19,7 @@ async function toPath(destination) {
     if (/^[a-z][a-z0-9+.-]+:\/\//i.test(s)) throw new WebtrainError(`cannot write to '${s}': only file paths and file: URLs can be written in Node`);
     return s;
   }
-  const { fileURLToPath } = await import('node:url');
+  const { fileURLToPath } = await importNode('url');
   return fileURLToPath(s);
 }
 
@@ -26,8 +27,8 @@ export async function writeBytes(destination, bytes) {
   for (const s of sinks) if (s.test(destination)) return s.write(destination, bytes);
   if (typeof destination === 'function') return destination(bytes);
   if (!isNode) throw new WebtrainError(`cannot write to '${destination}' in this environment`);
-  const fs = await import('node:fs/promises');
-  const { dirname } = await import('node:path');
+  const fs = await importNode('fs/promises');
+  const { dirname } = await importNode('path');
   const path = await toPath(destination);
   const tmp = `${path}.tmp-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
   let fh;

@@ -7,6 +7,8 @@ import { readBytes } from './bytes.js';
 import { toTensor, coerce, isTensorLike } from './feeds.js';
 import { writeBytes } from './storage.js';
 
+const align16 = (n) => (n + 15) & ~15;
+
 class Handle {
   #core;
   #h;
@@ -344,24 +346,43 @@ export class Module extends Handle {
         throw new WebtrainError(`input '${names[i]}': ${err.message}`);
       }
     });
-    const allocs = [];
-    try {
-      tensors.forEach((t, i) => {
-        const dims = core.copyInF64(t.dims);
-        allocs.push(dims);
-        const data = core.copyIn(new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength));
-        allocs.push(data);
-        core.check(m._wtw_module_set_input(h, mode, i, Tensor.typeCode(t.type), t.dims.length, dims, data), `${model} model input '${names[i]}'`);
-      });
-      core.check(mode ? m._wtw_module_eval_step(h) : m._wtw_module_train_step(h), mode ? 'eval step' : 'train step');
-      return Array.from({ length: m._wtw_module_output_count(h, mode) }, (_, i) => {
-        const rank = m._wtw_module_output_rank(h, mode, i);
-        const dims = Array.from({ length: rank }, (_, a) => m._wtw_module_output_dim(h, mode, i, a));
-        return Tensor.fromHeap(core.heap, m._wtw_module_output_dtype(h, mode, i), m._wtw_module_output_data(h, mode, i), dims);
-      });
-    } finally {
-      for (const p of allocs) core.free(p);
+    // Inputs go through one staging buffer per module, grown when needed: no allocation per
+    // step. The core borrows the pointers only until the step returns.
+    let bytes = 0;
+    for (const t of tensors) bytes += 8 * 16 + align16(t.data.byteLength);
+    const base = this.#staging(bytes);
+    let off = base;
+    tensors.forEach((t, i) => {
+      const f64 = new Float64Array(core.heap.buffer, off, t.dims.length);
+      for (let a = 0; a < t.dims.length; a++) f64[a] = t.dims[a];
+      const dims = off;
+      off += 8 * 16;
+      core.heap.set(new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength), off);
+      const data = off;
+      off += align16(t.data.byteLength);
+      core.check(m._wtw_module_set_input(h, mode, i, Tensor.typeCode(t.type), t.dims.length, dims, data), `${model} model input '${names[i]}'`);
+    });
+    core.check(mode ? m._wtw_module_eval_step(h) : m._wtw_module_train_step(h), mode ? 'eval step' : 'train step');
+    return Array.from({ length: m._wtw_module_output_count(h, mode) }, (_, i) => {
+      const rank = m._wtw_module_output_rank(h, mode, i);
+      const dims = Array.from({ length: rank }, (_, a) => m._wtw_module_output_dim(h, mode, i, a));
+      return Tensor.fromHeap(core.heap, m._wtw_module_output_dtype(h, mode, i), m._wtw_module_output_data(h, mode, i), dims);
+    });
+  }
+
+  #stage = 0;
+  #stageBytes = 0;
+
+  /** The module's input staging buffer, at least `bytes` long (16-byte aligned). */
+  #staging(bytes) {
+    if (bytes > this.#stageBytes) {
+      const size = Math.max(bytes, Math.ceil(this.#stageBytes * 1.5), 4096);
+      const p = this.core.malloc(size + 16);
+      this.core.free(this.#stage);
+      this.#stage = p;
+      this.#stageBytes = size;
     }
+    return align16(this.#stage);
   }
 
   lazyResetGrad() {
@@ -417,6 +438,9 @@ export class Module extends Handle {
   }
 
   release() {
+    this.core.free(this.#stage);
+    this.#stage = 0;
+    this.#stageBytes = 0;
     const h = this.drop();
     if (h) {
       this.m._wtw_module_free(h);
