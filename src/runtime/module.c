@@ -289,12 +289,34 @@ int wt_module_set_input(wt_module *m, int32_t eval, int32_t i, int32_t dtype, in
   return wt_session_set_input(md->sess, md->in[i], dtype, rank, dims, data);
 }
 
+/* A non-finite loss poisons this step's gradients: they are discarded (the next step
+ * overwrites the buffers) and the optimizer refuses to apply them, so parameters and
+ * BatchNorm statistics are never corrupted by one bad batch. */
+static int check_loss(wt_module *m) {
+  const wt_tensor *t;
+  if (m->m[0].n_out == 0) return WT_OK;
+  WT_TRY(graph_output(&m->m[0], m->m[0].out[0], &t));
+  if (t->dtype != WT_FLOAT) return WT_OK;
+  const float *v = t->data;
+  for (int64_t i = 0, n = wt_numel(t); i < n; i++) {
+    if (v[i] - v[i] == 0.0f) continue; /* finite */
+    m->s->bad_grads = 1;
+    m->reset = 1;
+    return wt_errorf(WT_ERR_RUNTIME, "the loss is %s at this train step (a bad batch, or a learning rate "
+                     "too high); its gradients are discarded and the optimizer will not apply them",
+                     v[i] != v[i] ? "NaN" : "infinite");
+  }
+  m->s->bad_grads = 0;
+  return WT_OK;
+}
+
 int wt_module_train_step(wt_module *m) {
   mode *md = &m->m[0];
   md->ran = 0;
   WT_TRY(wt_session_run(md->sess));
-  m->reset = 0;
   md->ran = 1;
+  WT_TRY(check_loss(m));
+  m->reset = 0;
   return write_back_bn(m);
 }
 

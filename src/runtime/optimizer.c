@@ -108,6 +108,9 @@ void wt_optimizer_free(wt_optimizer *o) { free(o); }
 
 int wt_optimizer_step(wt_optimizer *o) {
   wt_state *s = o->s;
+  if (s->bad_grads)
+    return wt_errorf(WT_ERR_RUNTIME, "optimizer step refused: the last train step's loss was not finite, "
+                     "so its gradients were discarded; run a train step on a good batch first");
   if (o->clip_max_norm > 0) {
     double sq = 0;
     for (int i = 0; i < s->n_params; i++)

@@ -33,6 +33,7 @@ struct wt_state {
   int *order;
   int has_optimizer;           /* optimizer state present (loaded or created) */
   int n_moments;               /* 1 (SGD) or 2 (AdamW) when has_optimizer */
+  int bad_grads;               /* the last train step's loss was not finite: no update until a good step */
   int64_t step;
   float initial_lr;
   wt_prop *props;
