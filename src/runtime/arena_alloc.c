@@ -1,6 +1,7 @@
 /* Plan-time offset allocator (see arena_alloc.h). */
 #include "runtime/arena_alloc.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,8 @@ static void remove_at(wt_arena_alloc *a, int i) {
 }
 
 int wt_arena_alloc_take(wt_arena_alloc *a, size_t size, size_t *off) {
+  /* The arena must stay addressable: refuse sizes whose total would pass half the address space. */
+  if (size > SIZE_MAX / 2 - GRANULE || a->high_water > SIZE_MAX / 2 - GRANULE - size) return 1;
   size = round_up(size ? size : 1);
   int best = -1;
   for (int i = 0; i < a->n_free; i++)

@@ -7,6 +7,10 @@
  * input (Reshape-like ops). */
 #include "runtime/planner.h"
 
+/* Upper bound on any value's element count (far beyond a wasm heap; checked before products
+ * can overflow). */
+#define WT_PLAN_MAX_ELEMS ((int64_t)1 << 40)
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,6 +139,19 @@ int wt_check_inputs(const wt_graph *g, int n_inputs, const wt_tensor *in) {
     for (int d = 0; d < in[k].rank; d++)
       if (in[k].dims[d] < 0)
         return wt_errorf(WT_ERR_INVALID_ARG, "input '%s' has a negative dimension", v->name);
+    /* the product bounded, zero dims counted as 1 (a zero does not excuse a huge dim: strides) */
+    int64_t numel = 1;
+    int ok = 1;
+    for (int d = 0; d < in[k].rank && ok; d++) {
+      int64_t x = in[k].dims[d] ? in[k].dims[d] : 1;
+      ok = numel <= WT_PLAN_MAX_ELEMS / x;
+      numel *= x;
+    }
+    if (!ok) {
+      wt_shape_str(in[k].rank, in[k].dims, got, sizeof got);
+      return wt_errorf(WT_ERR_SHAPE, "input '%s' has shape %s: more than 2^40 elements", v->name,
+                       got);
+    }
     if (v->rank < 0) continue;
     int bad = v->rank != in[k].rank;
     for (int d = 0; !bad && d < v->rank; d++) {
@@ -240,10 +257,23 @@ static int infer_node(builder *b, const wt_node *n, wt_step *st, int *foldable) 
       return node_error(wt_errorf(WT_ERR_INTERNAL, "output %d was not inferred", i), n, opset);
     int64_t numel = 1;
     for (int d = 0; d < o->rank; d++) {
-      if (o->dims[d] < 0 || (o->dims[d] && numel > ((int64_t)1 << 40) / o->dims[d]))
+      /* zero dims count as 1 here: a huge dim beside a zero one still overflows strides */
+      int64_t x = o->dims[d] ? o->dims[d] : 1;
+      if (o->dims[d] < 0 || numel > WT_PLAN_MAX_ELEMS / x)
         return node_error(wt_errorf(WT_ERR_SHAPE, "output '%s' would have an invalid or too "
                                     "large shape", g->values[n->outputs[i]].name), n, opset);
-      numel *= o->dims[d];
+      numel *= x;
+    }
+    /* The bytes must fit this build's address space (wasm32: 32-bit size_t, a 4 GiB heap). */
+    uint64_t bytes = (uint64_t)wt_shape_numel(o->rank, o->dims) * wt_dtype_size(o->dtype);
+    if (bytes > (uint64_t)(SIZE_MAX / 2)) {
+      char shape[160];
+      return node_error(wt_errorf(WT_ERR_NO_MEMORY, "output '%s' (%s %s) would need %llu bytes: more "
+                                  "than this build can address (%llu MiB); use a smaller batch or input",
+                                  g->values[n->outputs[i]].name, wt_dtype_name(o->dtype),
+                                  wt_shape_str(o->rank, o->dims, shape, sizeof shape),
+                                  (unsigned long long)bytes, (unsigned long long)(SIZE_MAX / 2 >> 20)),
+                        n, opset);
     }
   }
   st->scratch_bytes = ic.scratch_bytes;
@@ -343,12 +373,16 @@ static int assign_arena(wt_plan *p) {
       size_t nb = wt_nbytes(&p->vals[v]);
       if (last[v] < 0) last[v] = s; /* unused output: still written by the kernel */
       if (wt_arena_alloc_take(&aa, nb, &off[v])) {
-        rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory planning");
+        rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory: the activations at these input shapes pass "
+                       "what this build can address (at '%s', %zu bytes); use a smaller batch",
+                       g->values[v].name, nb);
         goto out;
       }
     }
     if (st->scratch_bytes && wt_arena_alloc_take(&aa, st->scratch_bytes, &st->scratch_off)) {
-      rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory planning");
+      rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory: %s needs %zu bytes of scratch at these input "
+                     "shapes, more than this build can address; use a smaller batch",
+                     wt_node_label(st->node), st->scratch_bytes);
       goto out;
     }
     if (st->scratch_bytes) wt_arena_alloc_give(&aa, st->scratch_off, st->scratch_bytes);
@@ -373,8 +407,9 @@ static int assign_arena(wt_plan *p) {
   p->arena_bytes = aa.high_water;
   p->arena = aligned_alloc(64, (p->arena_bytes + 63) / 64 * 64 + 64);
   if (!p->arena) {
-    rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory: the plan needs an arena of %zu bytes",
-                   p->arena_bytes);
+    rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory: running the model at these input shapes needs "
+                   "%zu bytes of activations (%zu MiB), more than is available; use a smaller batch",
+                   p->arena_bytes, p->arena_bytes >> 20);
     goto out;
   }
   for (int v = 0; v < nv; v++)
