@@ -13,6 +13,26 @@ int wt_conv_is_pointwise(const wt_conv_geom *g) {
   return 1;
 }
 
+/* Short row copies and fills inline: image rows are a few dozen floats, where a libc call
+ * per row (a function call in wasm) costs as much as the copy. */
+static inline void copy_row(float *restrict d, const float *restrict s, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    wt_f32x4 a = wt_f32x4_load(s + i), b = wt_f32x4_load(s + i + 4);
+    wt_f32x4_store(d + i, a);
+    wt_f32x4_store(d + i + 4, b);
+  }
+  for (; i + 4 <= n; i += 4) wt_f32x4_store(d + i, wt_f32x4_load(s + i));
+  for (; i < n; i++) d[i] = s[i];
+}
+
+static inline void zero_row(float *d, int64_t n) {
+  wt_f32x4 z = wt_f32x4_zero();
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) wt_f32x4_store(d + i, z);
+  for (; i < n; i++) d[i] = 0.0f;
+}
+
 void wt_im2col(const wt_conv_geom *g, int64_t channels, const float *x, float *col) {
   const int64_t G0 = g->grid[0], G1 = g->grid[1], G2 = g->grid[2];
   const int64_t I0 = g->img[0], I1 = g->img[1], I2 = g->img[2];
@@ -32,18 +52,18 @@ void wt_im2col(const wt_conv_geom *g, int64_t channels, const float *x, float *c
               float *dst = row + (od * G1 + oh) * G2;
               int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
               if (id < 0 || id >= I0 || ih < 0 || ih >= I1) {
-                memset(dst, 0, sizeof(float) * (size_t)G2);
+                zero_row(dst, G2);
                 continue;
               }
               /* Indexing stays relative to the row start: off2 may be negative. */
               const float *src = xc + (id * I1 + ih) * I2;
-              if (lo > 0) memset(dst, 0, sizeof(float) * (size_t)lo);
+              for (int64_t ow = 0; ow < lo; ow++) dst[ow] = 0.0f;
               if (s2 == 1) {
-                if (hi > lo) memcpy(dst + lo, src + (off2 + lo), sizeof(float) * (size_t)(hi - lo));
+                copy_row(dst + lo, src + (off2 + lo), hi - lo);
               } else {
                 for (int64_t ow = lo; ow < hi; ow++) dst[ow] = src[off2 + ow * s2];
               }
-              if (hi < G2) memset(dst + hi, 0, sizeof(float) * (size_t)(G2 - hi));
+              zero_row(dst + hi, G2 - hi);
             }
           }
         }

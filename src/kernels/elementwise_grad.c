@@ -6,6 +6,7 @@
 
 #include "kernels/elementwise.h"
 #include "kernels/simd.h"
+#include "kernels/vmath.h"
 
 /* Vector body + scalar tail over (dy, t) -> dx. */
 #define GMAP(VEXPR, SEXPR)                                         \
@@ -21,39 +22,53 @@
     }                                                              \
   } while (0)
 
-#define GSMAP(SEXPR)                                               \
-  do {                                                             \
-    for (int64_t i = 0; i < n; i++) {                              \
-      float g = dy[i], s = t[i];                                   \
-      dx[i] = (SEXPR);                                             \
-    }                                                              \
-  } while (0)
-
-static inline float sigmoid_(float s) {
-  if (s >= 0.0f) return 1.0f / (1.0f + expf(-s));
-  float e = expf(s);
-  return e / (1.0f + e);
-}
-
 /* d/dx of 0.5 x (1 + erf(x / sqrt 2)) = Phi(x) + x phi(x). */
-static inline float gelu_d(float x) {
-  return 0.5f * (1.0f + erff(x * 0.70710678118654752f)) +
-         x * 0.39894228040143268f * expf(-0.5f * x * x);
+static inline wt_f32x4 gelu_d(wt_f32x4 x) {
+  wt_f32x4 h = wt_f32x4_splat(0.5f), one = wt_f32x4_splat(1.0f);
+  wt_f32x4 cdf = wt_f32x4_mul(h, wt_f32x4_add(one, wt_f32x4_erf(wt_f32x4_mul(x, wt_f32x4_splat(0.70710678118654752f)))));
+  wt_f32x4 pdf = wt_f32x4_exp(wt_f32x4_mul(wt_f32x4_mul(wt_f32x4_splat(-0.5f), x), x));
+  return wt_f32x4_add(cdf, wt_f32x4_mul(wt_f32x4_mul(x, wt_f32x4_splat(0.39894228040143268f)), pdf));
 }
 
 /* d/dx of 0.5 x (1 + tanh(a (x + g x^3))), a = sqrt(2 / pi), g = 0.044715. */
-static inline float fastgelu_d(float x) {
-  const float a = 0.79788456080286536f, g = 0.044715f;
-  float x3 = x * x * x;
-  float th = tanhf(a * x + a * g * x3);
-  return 0.5f * (1.0f + th + (1.0f - th * th) * (a * x + 3.0f * a * g * x3));
+static inline wt_f32x4 fastgelu_d(wt_f32x4 x) {
+  wt_f32x4 a = wt_f32x4_splat(0.79788456080286536f), g = wt_f32x4_splat(0.044715f);
+  wt_f32x4 one = wt_f32x4_splat(1.0f);
+  wt_f32x4 x3 = wt_f32x4_mul(wt_f32x4_mul(x, x), x);
+  wt_f32x4 ax = wt_f32x4_mul(a, x), agx3 = wt_f32x4_mul(wt_f32x4_mul(a, g), x3);
+  wt_f32x4 th = wt_f32x4_tanh(wt_f32x4_add(ax, agx3));
+  wt_f32x4 d = wt_f32x4_add(ax, wt_f32x4_mul(wt_f32x4_splat(3.0f), agx3));
+  return wt_f32x4_mul(wt_f32x4_splat(0.5f),
+                      wt_f32x4_add(wt_f32x4_add(one, th), wt_f32x4_mul(wt_f32x4_sub(one, wt_f32x4_mul(th, th)), d)));
 }
 
 /* d/dx of x sigmoid(alpha x) = s (1 + alpha x (1 - s)). */
-static inline float quickgelu_d(float x, float alpha) {
-  float v = alpha * x, s = sigmoid_(v);
-  return s * (1.0f + v * (1.0f - s));
+static inline wt_f32x4 quickgelu_d(wt_f32x4 x, wt_f32x4 alpha) {
+  wt_f32x4 one = wt_f32x4_splat(1.0f);
+  wt_f32x4 v = wt_f32x4_mul(alpha, x), s = wt_f32x4_sigmoid(v);
+  return wt_f32x4_mul(s, wt_f32x4_add(one, wt_f32x4_mul(v, wt_f32x4_sub(one, s))));
 }
+
+/* Vector body; the tail goes through the same vector code on a zero-padded copy, so every
+ * element gets the same bits wherever it sits. */
+#define GVMAP(VEXPR)                                               \
+  do {                                                             \
+    int64_t i = 0;                                                 \
+    wt_f32x4 g, v;                                                 \
+    for (; i + 4 <= n; i += 4) {                                   \
+      g = wt_f32x4_load(dy + i), v = wt_f32x4_load(t + i);         \
+      wt_f32x4_store(dx + i, (VEXPR));                             \
+    }                                                              \
+    if (i < n) {                                                   \
+      float gb[4] = {0}, tb[4] = {0}, ob[4];                       \
+      size_t rest = (size_t)(n - i) * sizeof(float);               \
+      memcpy(gb, dy + i, rest);                                    \
+      memcpy(tb, t + i, rest);                                     \
+      g = wt_f32x4_load(gb), v = wt_f32x4_load(tb);                \
+      wt_f32x4_store(ob, (VEXPR));                                 \
+      memcpy(dx + i, ob, rest);                                    \
+    }                                                              \
+  } while (0)
 
 void wt_ew_grad_f32(wt_ew_gradop op, int64_t n, const float *dy, const float *t, float *dx,
                     float alpha) {
@@ -74,9 +89,13 @@ void wt_ew_grad_f32(wt_ew_gradop op, int64_t n, const float *dy, const float *t,
            s > 0.0f ? g : alpha * g);
       return;
     }
-    case WT_EW_GELU_GRAD: GSMAP(g * gelu_d(s)); return;
-    case WT_EW_FASTGELU_GRAD: GSMAP(g * fastgelu_d(s)); return;
-    case WT_EW_QUICKGELU_GRAD: GSMAP(g * quickgelu_d(s, alpha)); return;
+    case WT_EW_GELU_GRAD: GVMAP(wt_f32x4_mul(g, gelu_d(v))); return;
+    case WT_EW_FASTGELU_GRAD: GVMAP(wt_f32x4_mul(g, fastgelu_d(v))); return;
+    case WT_EW_QUICKGELU_GRAD: {
+      wt_f32x4 va = wt_f32x4_splat(alpha);
+      GVMAP(wt_f32x4_mul(g, quickgelu_d(v, va)));
+      return;
+    }
   }
 }
 

@@ -1,9 +1,11 @@
 /* Float unary maps (activations and math functions); see elementwise.h. Piecewise-linear
- * maps use simd.h; transcendental ones call libm per element for reference accuracy. */
+ * maps use simd.h; exp, erf, tanh and sigmoid (and the activations built on them) use the
+ * vector math of vmath.h; the rest call libm per element. */
 #include <math.h>
 
 #include "kernels/elementwise.h"
 #include "kernels/simd.h"
+#include "kernels/vmath.h"
 
 /* Vector body + scalar tail for maps that simd.h can express. */
 #define VMAP(VEXPR, SEXPR)                                  \
@@ -26,13 +28,6 @@
       y[i] = (SEXPR);                                       \
     }                                                       \
   } while (0)
-
-static inline float sigmoidf_(float s) {
-  /* Never exponentiates a large positive number, so no overflow to inf/inf. */
-  if (s >= 0.0f) return 1.0f / (1.0f + expf(-s));
-  float e = expf(s);
-  return e / (1.0f + e);
-}
 
 static inline float softplusf_(float s) {
   return s > 0.0f ? s + log1pf(expf(-s)) : log1pf(expf(s));
@@ -65,13 +60,13 @@ void wt_ew_unary_f32(wt_ew_unop op, int64_t n, const float *x, float *y, float a
       VMAP(wt_f32x4_min(wt_f32x4_max(v, lo), hi), clampf_(s, alpha, beta));
       return;
     }
-    case WT_EW_EXP: SMAP(expf(s)); return;
+    case WT_EW_EXP: VMAP(wt_f32x4_exp(v), wt_vm_expf(s)); return;
     case WT_EW_LOG: SMAP(logf(s)); return;
     case WT_EW_SIN: SMAP(sinf(s)); return;
     case WT_EW_COS: SMAP(cosf(s)); return;
-    case WT_EW_TANH: SMAP(tanhf(s)); return;
-    case WT_EW_ERF: SMAP(erff(s)); return;
-    case WT_EW_SIGMOID: SMAP(sigmoidf_(s)); return;
+    case WT_EW_TANH: VMAP(wt_f32x4_tanh(v), wt_vm_tanhf(s)); return;
+    case WT_EW_ERF: VMAP(wt_f32x4_erf(v), wt_vm_erff(s)); return;
+    case WT_EW_SIGMOID: VMAP(wt_f32x4_sigmoid(v), wt_vm_sigmoidf(s)); return;
     case WT_EW_SOFTPLUS: SMAP(softplusf_(s)); return;
     case WT_EW_SOFTSIGN: SMAP(s / (1.0f + fabsf(s))); return;
     case WT_EW_FLOOR: SMAP(floorf(s)); return;
@@ -83,10 +78,23 @@ void wt_ew_unary_f32(wt_ew_unop op, int64_t n, const float *x, float *y, float a
     case WT_EW_SELU: SMAP(s <= 0.0f ? beta * alpha * expm1f(s) : beta * s); return;
     case WT_EW_HARDSIGMOID: SMAP(clampf_(alpha * s + beta, 0.0f, 1.0f)); return;
     case WT_EW_HARDSWISH: SMAP(s * clampf_(s * (1.0f / 6.0f) + 0.5f, 0.0f, 1.0f)); return;
-    case WT_EW_GELU: SMAP(0.5f * s * (1.0f + erff(s * 0.70710678118654752f))); return;
-    case WT_EW_GELU_TANH:
-      SMAP(0.5f * s * (1.0f + tanhf(0.79788456080286536f * (s + 0.044715f * s * s * s))));
+    case WT_EW_GELU: {
+      wt_f32x4 h = wt_f32x4_splat(0.5f), one = wt_f32x4_splat(1.0f);
+      wt_f32x4 r = wt_f32x4_splat(0.70710678118654752f);
+      VMAP(wt_f32x4_mul(wt_f32x4_mul(h, v), wt_f32x4_add(one, wt_f32x4_erf(wt_f32x4_mul(v, r)))),
+           0.5f * s * (1.0f + wt_vm_erff(s * 0.70710678118654752f)));
       return;
+    }
+    case WT_EW_GELU_TANH: {
+      wt_f32x4 h = wt_f32x4_splat(0.5f), one = wt_f32x4_splat(1.0f);
+      wt_f32x4 a = wt_f32x4_splat(0.79788456080286536f), g = wt_f32x4_splat(0.044715f);
+      VMAP(wt_f32x4_mul(wt_f32x4_mul(h, v),
+                        wt_f32x4_add(one, wt_f32x4_tanh(wt_f32x4_mul(
+                                              a, wt_f32x4_add(v, wt_f32x4_mul(wt_f32x4_mul(
+                                                                     wt_f32x4_mul(g, v), v), v)))))),
+           0.5f * s * (1.0f + wt_vm_tanhf(0.79788456080286536f * (s + 0.044715f * s * s * s))));
+      return;
+    }
     case WT_EW_MISH: SMAP(s * tanhf(softplusf_(s))); return;
     case WT_EW_TAN: SMAP(tanf(s)); return;
     case WT_EW_ASIN: SMAP(asinf(s)); return;
@@ -100,7 +108,11 @@ void wt_ew_unary_f32(wt_ew_unop op, int64_t n, const float *x, float *y, float a
     case WT_EW_CELU: SMAP(s > 0.0f ? s : alpha * expm1f(s / alpha)); return;
     case WT_EW_THRESHOLDEDRELU: SMAP(s > alpha ? s : 0.0f); return;
     case WT_EW_SHRINK: SMAP(s < -alpha ? s + beta : (s > alpha ? s - beta : 0.0f)); return;
-    case WT_EW_QUICKGELU: SMAP(s * sigmoidf_(alpha * s)); return;
+    case WT_EW_QUICKGELU: {
+      wt_f32x4 va = wt_f32x4_splat(alpha);
+      VMAP(wt_f32x4_mul(v, wt_f32x4_sigmoid(wt_f32x4_mul(va, v))), s * wt_vm_sigmoidf(alpha * s));
+      return;
+    }
     case WT_EW_UNOP_COUNT: return;
   }
 }

@@ -117,7 +117,19 @@ static void max_direct(const wt_conv_geom *g, const float *const *rows, int64_t 
   const int64_t k2 = g->k[2], s2 = g->stride[2], d2 = g->dil[2], p2 = g->pad[2];
   if (nrows == 2 && k2 == 2) {
     const float *a = rows[0], *b = rows[1];
-    for (int64_t ow = lo; ow < hi; ow++) {
+    int64_t ow = lo;
+    if (s2 == 2 && d2 == 1)
+      /* The 2x2 / stride-2 pool: 4 outputs from 8 consecutive floats of each row, split
+       * into left and right taps; same max order as the scalar loop. */
+      for (; ow + 4 <= hi; ow += 4) {
+        int64_t i = ow * 2 - p2;
+        wt_f32x4 a0 = wt_f32x4_load(a + i), a1 = wt_f32x4_load(a + i + 4);
+        wt_f32x4 b0 = wt_f32x4_load(b + i), b1 = wt_f32x4_load(b + i + 4);
+        wt_f32x4 m0 = wt_f32x4_max(wt_f32x4_even(a0, a1), wt_f32x4_odd(a0, a1));
+        wt_f32x4 m1 = wt_f32x4_max(wt_f32x4_even(b0, b1), wt_f32x4_odd(b0, b1));
+        wt_f32x4_store(out + ow, wt_f32x4_max(m0, m1));
+      }
+    for (; ow < hi; ow++) {
       int64_t i = ow * s2 - p2;
       float m0 = a[i] < a[i + d2] ? a[i + d2] : a[i];
       float m1 = b[i] < b[i + d2] ? b[i + d2] : b[i];
@@ -225,7 +237,30 @@ void wt_maxpool_indices(const wt_conv_geom *g, int64_t NC, int storage_order, co
           if (nrows == 2 && k2 == 2) {
             const float *r0 = rows[0], *r1 = rows[1];
             int64_t b0 = r0 - xp, b1 = r1 - xp;
-            for (ow = lo; ow < hi; ow++) {
+            ow = lo;
+            if (s2 == 2 && d2 == 1 && b1 - b0 < (1 << 24)) {
+              /* 2x2 / stride 2, 4 outputs at a time: the winning tap's offset from r0[i] is
+               * tracked as a float (exact below 2^24), with the scalar loop's strict > order. */
+              const wt_f32x4 one = wt_f32x4_splat(1.0f), dr = wt_f32x4_splat((float)(b1 - b0));
+              const wt_f32x4 dr1 = wt_f32x4_splat((float)(b1 - b0 + 1));
+              for (; ow + 4 <= hi; ow += 4) {
+                int64_t i = ow * 2 - p2;
+                wt_f32x4 a0 = wt_f32x4_load(r0 + i), a1 = wt_f32x4_load(r0 + i + 4);
+                wt_f32x4 c0 = wt_f32x4_load(r1 + i), c1 = wt_f32x4_load(r1 + i + 4);
+                wt_f32x4 m = wt_f32x4_even(a0, a1), off = wt_f32x4_zero(), v, c;
+                v = wt_f32x4_odd(a0, a1), c = wt_f32x4_gt(v, m);
+                m = wt_f32x4_select(c, v, m), off = wt_f32x4_select(c, one, off);
+                v = wt_f32x4_even(c0, c1), c = wt_f32x4_gt(v, m);
+                m = wt_f32x4_select(c, v, m), off = wt_f32x4_select(c, dr, off);
+                v = wt_f32x4_odd(c0, c1), c = wt_f32x4_gt(v, m);
+                m = wt_f32x4_select(c, v, m), off = wt_f32x4_select(c, dr1, off);
+                float offs[4];
+                wt_f32x4_store(yo + ow, m);
+                wt_f32x4_store(offs, off);
+                for (int l = 0; l < 4; l++) io[ow + l] = nc * isize + b0 + i + 2 * l + (int64_t)offs[l];
+              }
+            }
+            for (; ow < hi; ow++) {
               int64_t i = ow * s2 - p2;
               float m = r0[i];
               int64_t bi = b0 + i;

@@ -8,6 +8,7 @@
 #ifndef WT_KERNELS_SIMD_H
 #define WT_KERNELS_SIMD_H
 
+#include <stdint.h>
 #include <string.h>
 
 #if defined(__wasm_simd128__) && !defined(WT_SIMD_SCALAR)
@@ -39,6 +40,15 @@ static inline float wt_f32x4_lane(wt_f32x4 v, int i) {
   wasm_v128_store(t, v);
   return t[i];
 }
+/* Bit-level helpers (for the exponent tricks of vmath.h): lanes as raw 32-bit patterns. */
+static inline wt_f32x4 wt_f32x4_bits_splat(uint32_t bits) { return wasm_i32x4_splat((int32_t)bits); }
+static inline wt_f32x4 wt_f32x4_and(wt_f32x4 a, wt_f32x4 b) { return wasm_v128_and(a, b); }
+static inline wt_f32x4 wt_f32x4_or(wt_f32x4 a, wt_f32x4 b) { return wasm_v128_or(a, b); }
+/* Integer left shift of each lane's bit pattern. */
+static inline wt_f32x4 wt_f32x4_shl_bits(wt_f32x4 a, int n) { return wasm_i32x4_shl(a, (uint32_t)n); }
+/* Deinterleave of the 8 floats a, b: even {a0, a2, b0, b2}, odd {a1, a3, b1, b3}. */
+static inline wt_f32x4 wt_f32x4_even(wt_f32x4 a, wt_f32x4 b) { return wasm_i32x4_shuffle(a, b, 0, 2, 4, 6); }
+static inline wt_f32x4 wt_f32x4_odd(wt_f32x4 a, wt_f32x4 b) { return wasm_i32x4_shuffle(a, b, 1, 3, 5, 7); }
 #elif (defined(__GNUC__) || defined(__clang__)) && !defined(WT_SIMD_SCALAR)
 typedef float wt_f32x4 __attribute__((vector_size(16)));
 typedef int wt_i32x4_ __attribute__((vector_size(16)));
@@ -85,6 +95,38 @@ static inline wt_f32x4 wt_f32x4_neg(wt_f32x4 a) { return -a; }
 static inline wt_f32x4 wt_f32x4_max(wt_f32x4 a, wt_f32x4 b) { return wt_f32x4_select(wt_f32x4_gt(b, a), b, a); }
 static inline wt_f32x4 wt_f32x4_min(wt_f32x4 a, wt_f32x4 b) { return wt_f32x4_select(wt_f32x4_gt(a, b), b, a); }
 static inline float wt_f32x4_lane(wt_f32x4 v, int i) { return v[i]; }
+static inline wt_f32x4 wt_f32x4_bits_splat(uint32_t bits) {
+  wt_i32x4_ m = {(int)bits, (int)bits, (int)bits, (int)bits};
+  wt_f32x4 r;
+  memcpy(&r, &m, 16);
+  return r;
+}
+static inline wt_f32x4 wt_f32x4_and(wt_f32x4 a, wt_f32x4 b) {
+  wt_i32x4_ ai, bi;
+  memcpy(&ai, &a, 16);
+  memcpy(&bi, &b, 16);
+  ai &= bi;
+  memcpy(&a, &ai, 16);
+  return a;
+}
+static inline wt_f32x4 wt_f32x4_or(wt_f32x4 a, wt_f32x4 b) {
+  wt_i32x4_ ai, bi;
+  memcpy(&ai, &a, 16);
+  memcpy(&bi, &b, 16);
+  ai |= bi;
+  memcpy(&a, &ai, 16);
+  return a;
+}
+static inline wt_f32x4 wt_f32x4_shl_bits(wt_f32x4 a, int n) {
+  typedef unsigned wt_u32x4_ __attribute__((vector_size(16)));
+  wt_u32x4_ ai;
+  memcpy(&ai, &a, 16);
+  ai <<= (unsigned)n;
+  memcpy(&a, &ai, 16);
+  return a;
+}
+static inline wt_f32x4 wt_f32x4_even(wt_f32x4 a, wt_f32x4 b) { return (wt_f32x4){a[0], a[2], b[0], b[2]}; }
+static inline wt_f32x4 wt_f32x4_odd(wt_f32x4 a, wt_f32x4 b) { return (wt_f32x4){a[1], a[3], b[1], b[3]}; }
 #else
 typedef struct wt_f32x4 { float v[4]; } wt_f32x4;
 #define WT_SIMD_NAME "scalar"
@@ -138,6 +180,35 @@ static inline wt_f32x4 wt_f32x4_neg(wt_f32x4 a) {
   return a;
 }
 static inline float wt_f32x4_lane(wt_f32x4 v, int i) { return v.v[i]; }
+static inline wt_f32x4 wt_f32x4_bits_splat(uint32_t bits) {
+  wt_f32x4 r;
+  for (int i = 0; i < 4; i++) memcpy(&r.v[i], &bits, 4);
+  return r;
+}
+#define WT_F32X4_BITS2_(name, OP)                                   \
+  static inline wt_f32x4 name(wt_f32x4 a, wt_f32x4 b) {             \
+    for (int i = 0; i < 4; i++) {                                   \
+      uint32_t x, y;                                                \
+      memcpy(&x, &a.v[i], 4);                                       \
+      memcpy(&y, &b.v[i], 4);                                       \
+      x = x OP y;                                                   \
+      memcpy(&a.v[i], &x, 4);                                       \
+    }                                                               \
+    return a;                                                       \
+  }
+WT_F32X4_BITS2_(wt_f32x4_and, &)
+WT_F32X4_BITS2_(wt_f32x4_or, |)
+static inline wt_f32x4 wt_f32x4_shl_bits(wt_f32x4 a, int n) {
+  for (int i = 0; i < 4; i++) {
+    uint32_t x;
+    memcpy(&x, &a.v[i], 4);
+    x <<= (unsigned)n;
+    memcpy(&a.v[i], &x, 4);
+  }
+  return a;
+}
+static inline wt_f32x4 wt_f32x4_even(wt_f32x4 a, wt_f32x4 b) { return (wt_f32x4){{a.v[0], a.v[2], b.v[0], b.v[2]}}; }
+static inline wt_f32x4 wt_f32x4_odd(wt_f32x4 a, wt_f32x4 b) { return (wt_f32x4){{a.v[1], a.v[3], b.v[1], b.v[3]}}; }
 #endif
 
 /* a * b + c (two roundings on every target). */

@@ -1,11 +1,13 @@
-/* Softmax, log-softmax and softmax cross-entropy kernels (see softmax.h). max / scale passes
- * use simd.h; exp is scalar expf (no vector exp in wasm SIMD128) and its sum is accumulated in
- * double, which costs nothing next to expf and keeps long rows accurate. */
+/* Softmax, log-softmax and softmax cross-entropy kernels (see softmax.h). Every pass uses
+ * simd.h, exp is vmath.h's vector exp; row sums of exp are accumulated in float vectors that
+ * are flushed into a double every 64 elements, which keeps long rows accurate. */
 #include "kernels/softmax.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "kernels/simd.h"
+#include "kernels/vmath.h"
 
 static float row_max(const float *x, int64_t n) {
   wt_f32x4 a = wt_f32x4_splat(-INFINITY);
@@ -33,20 +35,39 @@ static void shift_row(const float *x, float *y, int64_t n, float a, float b) {
   for (; i < n; i++) y[i] = (x[i] - a) - b;
 }
 
+/* y[i] = exp(x[i] - m) when y is not NULL; returns the sum of those. The tail runs the vector
+ * code on a copy padded with -inf (exp -> 0), so every element gets the same bits. */
+static double exp_row(const float *x, float *y, int64_t n, float m) {
+  wt_f32x4 vm = wt_f32x4_splat(m);
+  double s = 0;
+  int64_t i = 0;
+  while (i + 4 <= n) {
+    wt_f32x4 acc = wt_f32x4_zero();
+    for (int64_t end = i + 64 < n ? i + 64 : n; i + 4 <= end; i += 4) {
+      wt_f32x4 e = wt_f32x4_exp(wt_f32x4_sub(wt_f32x4_load(x + i), vm));
+      if (y) wt_f32x4_store(y + i, e);
+      acc = wt_f32x4_add(acc, e);
+    }
+    s += wt_f32x4_hsum(acc);
+  }
+  if (i < n) {
+    float b[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    memcpy(b, x + i, (size_t)(n - i) * sizeof(float));
+    wt_f32x4 e = wt_f32x4_exp(wt_f32x4_sub(wt_f32x4_load(b), vm));
+    wt_f32x4_store(b, e);
+    if (y) memcpy(y + i, b, (size_t)(n - i) * sizeof(float));
+    s += wt_f32x4_hsum(e);
+  }
+  return s;
+}
+
 static void softmax_row(const float *x, float *y, int64_t n, int log_out) {
   float m = row_max(x, n);
   if (isinf(m) && m < 0) m = 0; /* all -inf: avoid -inf - -inf; yields NaN like the reference */
-  double s = 0;
   if (log_out) {
-    for (int64_t i = 0; i < n; i++) s += expf(x[i] - m);
-    shift_row(x, y, n, m, logf((float)s));
+    shift_row(x, y, n, m, logf((float)exp_row(x, NULL, n, m)));
   } else {
-    for (int64_t i = 0; i < n; i++) {
-      float e = expf(x[i] - m);
-      y[i] = e;
-      s += e;
-    }
-    scale_row(y, n, (float)(1.0 / s));
+    scale_row(y, n, (float)(1.0 / exp_row(x, y, n, m)));
   }
 }
 
@@ -77,8 +98,14 @@ void wt_softmax_f32(const float *x, float *y, int64_t outer, int64_t n, int64_t 
     for (int64_t r = 0; r < n; r++) {
       const float *xr = xo + r * inner;
       float *yr = yo + r * inner;
-      for (int64_t i = 0; i < inner; i++) {
-        float e = expf(xr[i] - mx[i]);
+      int64_t i = 0;
+      for (; i + 4 <= inner; i += 4) {
+        wt_f32x4 e = wt_f32x4_exp(wt_f32x4_sub(wt_f32x4_load(xr + i), wt_f32x4_load(mx + i)));
+        wt_f32x4_store(sm + i, wt_f32x4_add(wt_f32x4_load(sm + i), e));
+        if (!log_out) wt_f32x4_store(yr + i, e);
+      }
+      for (; i < inner; i++) {
+        float e = wt_vm_expf(xr[i] - mx[i]);
         sm[i] += e;
         if (!log_out) yr[i] = e;
       }
@@ -121,15 +148,13 @@ int64_t wt_softmax_xent_f32(const float *scores, int64_t N, int64_t C, int64_t D
       float m, lse; /* log-softmax(x)[c] = (x[c] - m) - lse */
       if (D == 1) {
         m = row_max(x, C);
-        double s = 0;
-        for (int64_t c = 0; c < C; c++) s += expf(x[c] - m);
-        lse = logf((float)s);
+        lse = logf((float)exp_row(x, NULL, C, m));
         if (log_prob) shift_row(x, log_prob + nn * C, C, m, lse);
       } else {
         m = -INFINITY;
         for (int64_t c = 0; c < C; c++) m = x[c * D] > m ? x[c * D] : m;
         double s = 0;
-        for (int64_t c = 0; c < C; c++) s += expf(x[c * D] - m);
+        for (int64_t c = 0; c < C; c++) s += wt_vm_expf(x[c * D] - m);
         lse = logf((float)s);
         if (log_prob)
           for (int64_t c = 0; c < C; c++) log_prob[nn * C * D + c * D + d] = (x[c * D] - m) - lse;
@@ -212,7 +237,12 @@ void wt_softmax_grad_f32(const float *dy, const float *y, float *dx, int64_t out
       float *d = dx + o * n;
       if (log_out) {
         float s = row_sum(g, n);
-        for (int64_t i = 0; i < n; i++) d[i] = g[i] - expf(yr[i]) * s;
+        wt_f32x4 vs = wt_f32x4_splat(s);
+        int64_t i = 0;
+        for (; i + 4 <= n; i += 4)
+          wt_f32x4_store(d + i, wt_f32x4_sub(wt_f32x4_load(g + i),
+                                             wt_f32x4_mul(wt_f32x4_exp(wt_f32x4_load(yr + i)), vs)));
+        for (; i < n; i++) d[i] = g[i] - wt_vm_expf(yr[i]) * s;
       } else {
         softmax_bwd_row(g, yr, d, n, row_dot(g, yr, n));
       }
@@ -238,7 +268,7 @@ void wt_softmax_grad_f32(const float *dy, const float *y, float *dx, int64_t out
       const float *gr = g + r * inner, *yr = yo + r * inner;
       float *dr = d + r * inner;
       if (log_out) {
-        for (int64_t i = 0; i < inner; i++) dr[i] = gr[i] - expf(yr[i]) * tmp[i];
+        for (int64_t i = 0; i < inner; i++) dr[i] = gr[i] - wt_vm_expf(yr[i]) * tmp[i];
       } else {
         int64_t i = 0;
         for (; i + 4 <= inner; i += 4)
@@ -276,7 +306,16 @@ int64_t wt_softmax_xent_grad_f32(const float *dy, const float *log_prob, int64_t
       continue;
     }
     float s = (weight ? weight[t] : 1.0f) * (reduction == WT_LOSS_NONE ? dy[li] : g);
-    for (int64_t c = 0; c < C; c++) o[c * D] = (expf(lp[c * D]) - (c == t ? 1.0f : 0.0f)) * s;
+    if (D == 1) {
+      wt_f32x4 vs = wt_f32x4_splat(s);
+      int64_t c = 0;
+      for (; c + 4 <= C; c += 4)
+        wt_f32x4_store(o + c, wt_f32x4_mul(wt_f32x4_exp(wt_f32x4_load(lp + c)), vs));
+      for (; c < C; c++) o[c] = wt_vm_expf(lp[c]) * s;
+      o[t] = (wt_vm_expf(lp[t]) - 1.0f) * s;
+    } else {
+      for (int64_t c = 0; c < C; c++) o[c * D] = (wt_vm_expf(lp[c * D]) - (c == t ? 1.0f : 0.0f)) * s;
+    }
   }
   return -1;
 }
