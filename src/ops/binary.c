@@ -8,9 +8,9 @@
 
 #include "autodiff/grad.h"
 #include "kernels/elementwise.h"
+#include "ops/dtype_set.h"
 #include "ops/op.h"
 
-enum { DT_F = 1, DT_I32 = 2, DT_I64 = 4, DT_B = 8, DT_NUM = DT_F | DT_I32 | DT_I64 };
 enum { K_ARITH, K_CMP, K_LOGIC, K_WHERE };
 
 typedef struct bin_spec {
@@ -50,22 +50,6 @@ typedef struct bin_params {
   int mean;  /* Mean: Sum, then divide by the input count */
 } bin_params;
 static_assert(sizeof(bin_params) <= WT_PARAMS_MAX, "params too large");
-
-static unsigned dt_bit(int dtype) {
-  switch (dtype) {
-    case WT_FLOAT: return DT_F;
-    case WT_INT32: return DT_I32;
-    case WT_INT64: return DT_I64;
-    case WT_BOOL: return DT_B;
-    default: return 0;
-  }
-}
-
-static const char *dt_list(unsigned m) {
-  if (m == DT_B) return "bool";
-  if (m == DT_NUM) return "float, int32 or int64";
-  return "float, int32, int64 or bool";
-}
 
 static int check_dtype(const wt_tensor *t, int i, unsigned allowed) {
   if (dt_bit(t->dtype) & allowed) return WT_OK;

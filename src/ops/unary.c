@@ -9,11 +9,10 @@
 #include <string.h>
 
 #include "kernels/elementwise.h"
+#include "ops/dtype_set.h"
 #include "ops/op.h"
 #include "ops/unary_grad.h"
 
-enum { DT_F = 1, DT_I32 = 2, DT_I64 = 4, DT_B = 8, DT_NUM = DT_F | DT_I32 | DT_I64,
-       DT_ALL = DT_NUM | DT_B };
 /* Op kinds beyond the float maps of wt_ew_unop. */
 enum { K_NOT = WT_EW_UNOP_COUNT, K_CAST, K_CASTLIKE, K_IDENTITY, K_DROPOUT, K_ISNAN, K_ISINF,
        K_FASTGELU, K_BIASGELU };
@@ -89,25 +88,6 @@ typedef struct un_params {
   uint64_t seed;
 } un_params;
 static_assert(sizeof(un_params) <= WT_PARAMS_MAX, "params too large");
-
-static unsigned dt_bit(int dtype) {
-  switch (dtype) {
-    case WT_FLOAT: return DT_F;
-    case WT_INT32: return DT_I32;
-    case WT_INT64: return DT_I64;
-    case WT_BOOL: return DT_B;
-    default: return 0;
-  }
-}
-
-static const char *dt_list(unsigned m) {
-  switch (m) {
-    case DT_F: return "float";
-    case DT_B: return "bool";
-    case DT_NUM: return "float, int32 or int64";
-    default: return "float, int32, int64 or bool";
-  }
-}
 
 static int check_scalar_input(const wt_infer_ctx *ctx, int i, const char *name) {
   if (!wt_has_input(ctx->in, ctx->n_in, i)) return WT_OK;

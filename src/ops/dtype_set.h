@@ -1,0 +1,29 @@
+/* Sets of element types an op accepts, as bit masks, and their names for messages. Shared by
+ * the elementwise op families. */
+#ifndef WT_OPS_DTYPE_SET_H
+#define WT_OPS_DTYPE_SET_H
+
+#include "base/dtype.h"
+
+enum { DT_F = 1, DT_I32 = 2, DT_I64 = 4, DT_B = 8, DT_NUM = DT_F | DT_I32 | DT_I64, DT_ALL = DT_NUM | DT_B };
+
+static inline unsigned dt_bit(int dtype) {
+  switch (dtype) {
+    case WT_FLOAT: return DT_F;
+    case WT_INT32: return DT_I32;
+    case WT_INT64: return DT_I64;
+    case WT_BOOL: return DT_B;
+    default: return 0;
+  }
+}
+
+static inline const char *dt_list(unsigned m) {
+  switch (m) {
+    case DT_F: return "float";
+    case DT_B: return "bool";
+    case DT_NUM: return "float, int32 or int64";
+    default: return "float, int32, int64 or bool";
+  }
+}
+
+#endif
