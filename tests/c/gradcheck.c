@@ -253,3 +253,63 @@ out:
   else printf("FAIL gradcheck %s\n", label);
   return failed;
 }
+
+/* ---- attributes for the next checks ---------------------------------------------------------- */
+
+typedef struct gc_attr {
+  const char *name;
+  int type;
+  int64_t i;
+  float f;
+  const char *s;
+  int64_t ints[8];
+  float floats[8];
+  int n;
+} gc_attr;
+
+static gc_attr g_attrs[16];
+static int g_n_attrs;
+
+void gc_attrs_reset(void) { g_n_attrs = 0; }
+
+static gc_attr *next_attr(const char *name, int type) {
+  if (g_n_attrs == 16) {
+    fprintf(stderr, "gradcheck: too many attributes\n");
+    abort();
+  }
+  gc_attr *a = &g_attrs[g_n_attrs++];
+  memset(a, 0, sizeof *a);
+  a->name = name;
+  a->type = type;
+  return a;
+}
+
+void gc_attr_int(const char *name, int64_t v) { next_attr(name, WT_ATTR_INT)->i = v; }
+void gc_attr_float(const char *name, float v) { next_attr(name, WT_ATTR_FLOAT)->f = v; }
+void gc_attr_string(const char *name, const char *v) { next_attr(name, WT_ATTR_STRING)->s = v; }
+void gc_attr_ints(const char *name, int n, const int64_t *v) {
+  gc_attr *a = next_attr(name, WT_ATTR_INTS);
+  a->n = n < 8 ? n : 8;
+  memcpy(a->ints, v, sizeof(int64_t) * (size_t)a->n);
+}
+void gc_attr_floats(const char *name, int n, const float *v) {
+  gc_attr *a = next_attr(name, WT_ATTR_FLOATS);
+  a->n = n < 8 ? n : 8;
+  memcpy(a->floats, v, sizeof(float) * (size_t)a->n);
+}
+
+void gc_set_attrs(wt_graph *g, int node) {
+  for (int k = 0; k < g_n_attrs; k++) {
+    const gc_attr *a = &g_attrs[k];
+    if (a->type == WT_ATTR_INT) wt_node_set_int(g, node, a->name, a->i);
+    else if (a->type == WT_ATTR_FLOAT) wt_node_set_float(g, node, a->name, a->f);
+    else if (a->type == WT_ATTR_STRING) wt_node_set_string(g, node, a->name, a->s);
+    else if (a->type == WT_ATTR_INTS) wt_node_set_ints(g, node, a->name, a->ints, a->n);
+    else {
+      wt_attr *at = wt_node_add_attr(g, node, a->name, WT_ATTR_FLOATS);
+      at->n = a->n;
+      at->floats = malloc(sizeof(float) * (size_t)(a->n ? a->n : 1));
+      memcpy(at->floats, a->floats, sizeof(float) * (size_t)a->n);
+    }
+  }
+}

@@ -31,6 +31,15 @@ typedef struct gc_opts {
 
 typedef void (*gc_attrs_fn)(wt_graph *g, int node);
 
+/* Attributes for the next checks: collect them, then pass gc_set_attrs as the attrs callback. */
+void gc_attrs_reset(void);
+void gc_attr_int(const char *name, int64_t v);
+void gc_attr_float(const char *name, float v);
+void gc_attr_string(const char *name, const char *v);
+void gc_attr_ints(const char *name, int n, const int64_t *v);
+void gc_attr_floats(const char *name, int n, const float *v);
+void gc_set_attrs(wt_graph *g, int node);
+
 /* Returns 0 when every gradient element matches; prints the first mismatches otherwise. */
 int gradcheck(const char *label, const char *op_type, const gc_opts *opts, int n_in,
               const gc_arg *args, gc_attrs_fn attrs);

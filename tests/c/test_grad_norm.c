@@ -9,48 +9,11 @@
 #include "gradcheck.h"
 #include "op_harness.h"
 
-/* Attributes for the next gradcheck, applied by set_attrs. */
-typedef struct attr_spec {
-  const char *name;
-  int type;                     /* WT_ATTR_INT / FLOAT / STRING / INTS */
-  int64_t i;
-  float f;
-  const char *s;
-  int64_t ints[8];
-  int n;
-} attr_spec;
-static attr_spec g_attrs[8];
-static int g_n_attrs;
-
-static void attrs_reset(void) { g_n_attrs = 0; }
-static void attr_i(const char *name, int64_t v) {
-  g_attrs[g_n_attrs++] = (attr_spec){.name = name, .type = WT_ATTR_INT, .i = v};
-}
-static void attr_f(const char *name, float v) {
-  g_attrs[g_n_attrs++] = (attr_spec){.name = name, .type = WT_ATTR_FLOAT, .f = v};
-}
-static void attr_s(const char *name, const char *v) {
-  g_attrs[g_n_attrs++] = (attr_spec){.name = name, .type = WT_ATTR_STRING, .s = v};
-}
-static void attr_ints(const char *name, int n, const int64_t *v) {
-  attr_spec a = {.name = name, .type = WT_ATTR_INTS, .n = n};
-  memcpy(a.ints, v, sizeof(int64_t) * (size_t)n);
-  g_attrs[g_n_attrs++] = a;
-}
-static void set_attrs(wt_graph *g, int node) {
-  for (int k = 0; k < g_n_attrs; k++) {
-    const attr_spec *a = &g_attrs[k];
-    if (a->type == WT_ATTR_INT) wt_node_set_int(g, node, a->name, a->i);
-    else if (a->type == WT_ATTR_FLOAT) wt_node_set_float(g, node, a->name, a->f);
-    else if (a->type == WT_ATTR_STRING) wt_node_set_string(g, node, a->name, a->s);
-    else wt_node_set_ints(g, node, a->name, a->ints, a->n);
-  }
-}
 
 static int g_failed;
 static void gc(const char *label, const char *op, int opset, int n_in, const gc_arg *args) {
   gc_opts o = {.opset = opset};
-  g_failed += gradcheck(label, op, &o, n_in, args, set_attrs);
+  g_failed += gradcheck(label, op, &o, n_in, args, gc_set_attrs);
 }
 
 /* ---- softmax family ---------------------------------------------------------------------- */
@@ -60,26 +23,26 @@ static void softmax_checks(void) {
   const char *ops[2] = {"Softmax", "LogSoftmax"};
   char label[96];
   for (int k = 0; k < 2; k++) {
-    attrs_reset();
+    gc_attrs_reset();
     snprintf(label, sizeof label, "%s-13 default axis", ops[k]);
     gc(label, ops[k], 13, 1, x3);
-    attrs_reset();
-    attr_i("axis", 1);
+    gc_attrs_reset();
+    gc_attr_int("axis", 1);
     snprintf(label, sizeof label, "%s-13 axis 1 (strided)", ops[k]);
     gc(label, ops[k], 13, 1, x3);
-    attrs_reset();
-    attr_i("axis", -3);
+    gc_attrs_reset();
+    gc_attr_int("axis", -3);
     snprintf(label, sizeof label, "%s-13 axis -3", ops[k]);
     gc(label, ops[k], 13, 1, x3);
-    attrs_reset();
+    gc_attrs_reset();
     snprintf(label, sizeof label, "%s-11 default axis 1 (coerced 2-D)", ops[k]);
     gc(label, ops[k], 11, 1, x3);
-    attrs_reset();
-    attr_i("axis", 2);
+    gc_attrs_reset();
+    gc_attr_int("axis", 2);
     snprintf(label, sizeof label, "%s-11 axis 2", ops[k]);
     gc(label, ops[k], 11, 1, x3);
-    attrs_reset();
-    attr_i("axis", -2);
+    gc_attrs_reset();
+    gc_attr_int("axis", -2);
     snprintf(label, sizeof label, "%s-11 axis -2", ops[k]);
     gc(label, ops[k], 11, 1, x3);
   }
@@ -101,20 +64,20 @@ static void loss_checks(void) {
   char label[128];
   for (int k = 0; k < 2; k++) {
     for (int r = 0; r < 3; r++) {
-      attrs_reset();
-      attr_s("reduction", reds[r]);
+      gc_attrs_reset();
+      gc_attr_string("reduction", reds[r]);
       snprintf(label, sizeof label, "%s %s", ops[k], reds[r]);
       gc(label, ops[k], 13, 2, x2);
       snprintf(label, sizeof label, "%s %s weighted", ops[k], reds[r]);
       gc(label, ops[k], 13, 3, x2);
-      attr_i("ignore_index", -100);
+      gc_attr_int("ignore_index", -100);
       snprintf(label, sizeof label, "%s %s weighted ignore_index", ops[k], reds[r]);
       gc(label, ops[k], 13, 3, x2i);
       snprintf(label, sizeof label, "%s %s [N, C, D] int32 labels", ops[k], reds[r]);
       gc(label, ops[k], 13, 2, x3);
     }
-    attrs_reset();
-    attr_i("ignore_index", 2);
+    gc_attrs_reset();
+    gc_attr_int("ignore_index", 2);
     snprintf(label, sizeof label, "%s mean ignore_index = a class", ops[k]);
     gc(label, ops[k], 12, 2, x2);
   }
@@ -126,21 +89,21 @@ static void layernorm_checks(void) {
   gc_arg a[3] = {{.rank = 3, .dims = {2, 3, 5}, .lo = -2, .hi = 2},
                  {.rank = 1, .dims = {5}, .lo = 0.5f, .hi = 1.5f},
                  {.rank = 1, .dims = {5}}};
-  attrs_reset();
+  gc_attrs_reset();
   gc("LayerNormalization axis -1", "LayerNormalization", 17, 3, a);
   gc("LayerNormalization no bias", "LayerNormalization", 17, 2, a);
   gc_arg b[3] = {{.rank = 3, .dims = {2, 3, 5}, .lo = -2, .hi = 2},
                  {.rank = 2, .dims = {3, 5}, .lo = 0.5f, .hi = 1.5f},
                  {.rank = 3, .dims = {1, 3, 5}}};
-  attr_i("axis", 1);
-  attr_f("epsilon", 1e-3f);
+  gc_attr_int("axis", 1);
+  gc_attr_float("epsilon", 1e-3f);
   gc("LayerNormalization axis 1, epsilon, [1, 3, 5] bias", "LayerNormalization", 17, 3, b);
-  attrs_reset();
-  attr_i("axis", -2);
+  gc_attrs_reset();
+  gc_attr_int("axis", -2);
   gc("LayerNormalization axis -2", "LayerNormalization", 17, 3, b);
   gc_arg cst[3] = {a[0], {.rank = 1, .dims = {5}, .lo = 0.5f, .hi = 1.5f, .constant = 1},
                    {.rank = 1, .dims = {5}, .constant = 1}};
-  attrs_reset();
+  gc_attrs_reset();
   gc("LayerNormalization constant scale / bias", "LayerNormalization", 17, 3, cst);
 }
 
@@ -150,34 +113,34 @@ static void batchnorm_checks(void) {
                   {.rank = 1, .dims = {2}},
                   {.rank = 1, .dims = {2}, .constant = 1},
                   {.rank = 1, .dims = {2}, .lo = 0.5f, .hi = 1.5f, .constant = 1}};
-  attrs_reset();
-  attr_i("training_mode", 1);
-  attr_f("epsilon", 1e-3f);
+  gc_attrs_reset();
+  gc_attr_int("training_mode", 1);
+  gc_attr_float("epsilon", 1e-3f);
   gc("BatchNormalization training [N, C, H, W]", "BatchNormalization", 15, 5, t4);
   gc_arg t2[5] = {{.rank = 2, .dims = {5, 3}, .lo = -2, .hi = 2},
                   {.rank = 1, .dims = {3}, .lo = 0.5f, .hi = 1.5f},
                   {.rank = 1, .dims = {3}},
                   {.rank = 1, .dims = {3}, .constant = 1},
                   {.rank = 1, .dims = {3}, .lo = 0.5f, .hi = 1.5f, .constant = 1}};
-  attrs_reset();
-  attr_i("training_mode", 1);
+  gc_attrs_reset();
+  gc_attr_int("training_mode", 1);
   gc("BatchNormalization training [N, C]", "BatchNormalization", 14, 5, t2);
   {
     gc_opts o = {.opset = 15, .domain = "com.microsoft"};
     g_failed += gradcheck("BatchNormInternal (ORT training form)", "BatchNormInternal", &o, 5, t4,
-                          set_attrs);
+                          gc_set_attrs);
   }
   /* inference mode: every input differentiable (the statistics too) */
   gc_arg f4[5] = {t4[0], t4[1], t4[2], {.rank = 1, .dims = {2}},
                   {.rank = 1, .dims = {2}, .lo = 0.5f, .hi = 1.5f}};
-  attrs_reset();
+  gc_attrs_reset();
   gc("BatchNormalization inference-15 [N, C, H, W]", "BatchNormalization", 15, 5, f4);
-  attr_f("epsilon", 1e-2f);
+  gc_attr_float("epsilon", 1e-2f);
   gc("BatchNormalization inference-9 epsilon", "BatchNormalization", 9, 5, f4);
   gc_arg f2[5] = {t2[0], t2[1], t2[2], {.rank = 1, .dims = {3}},
                   {.rank = 1, .dims = {3}, .lo = 0.5f, .hi = 1.5f}};
-  attrs_reset();
-  attr_i("training_mode", 0);
+  gc_attrs_reset();
+  gc_attr_int("training_mode", 0);
   gc("BatchNormalization inference [N, C]", "BatchNormalization", 15, 5, f2);
 }
 
@@ -198,35 +161,35 @@ static void reduce_checks(void) {
   for (int k = 0; k < 7; k++) {
     int positive = k == 6;
     const gc_arg *in = positive ? xp : x, *in18 = positive ? xp18 : x18;
-    attrs_reset();
+    gc_attrs_reset();
     snprintf(label, sizeof label, "%s all axes keepdims", ops[k]);
     gc(label, ops[k], 13, 1, in);
-    attr_i("keepdims", 0);
+    gc_attr_int("keepdims", 0);
     snprintf(label, sizeof label, "%s all axes keepdims=0", ops[k]);
     gc(label, ops[k], 13, 1, in);
-    attrs_reset();
-    attr_ints("axes", 2, ax02);
-    attr_i("keepdims", 0);
+    gc_attrs_reset();
+    gc_attr_ints("axes", 2, ax02);
+    gc_attr_int("keepdims", 0);
     snprintf(label, sizeof label, "%s axes [0, -1] keepdims=0", ops[k]);
     gc(label, ops[k], 13, 1, in);
-    attrs_reset();
-    attr_ints("axes", 1, ax1);
+    gc_attrs_reset();
+    gc_attr_ints("axes", 1, ax1);
     snprintf(label, sizeof label, "%s axes [1]", ops[k]);
     gc(label, ops[k], 13, 1, in);
-    attrs_reset();
-    attr_i("keepdims", 0);
+    gc_attrs_reset();
+    gc_attr_int("keepdims", 0);
     snprintf(label, sizeof label, "%s-18 axes input keepdims=0", ops[k]);
     gc(label, ops[k], 18, 2, in18);
-    attrs_reset();
-    attr_i("noop_with_empty_axes", 1);
+    gc_attrs_reset();
+    gc_attr_int("noop_with_empty_axes", 1);
     snprintf(label, sizeof label, "%s-18 noop_with_empty_axes", ops[k]);
     gc(label, ops[k], 18, 1, in);
   }
   /* L2 where a reduced slice is all zeros: the gradient there is 0 (ONNX Runtime's rule). */
   static const float z[6] = {0, 0, 0, 1.0f, -2.0f, 0.5f};
   gc_arg xz[1] = {{.rank = 2, .dims = {2, 3}, .data = z}};
-  attrs_reset();
-  attr_ints("axes", 1, ax1);
+  gc_attrs_reset();
+  gc_attr_ints("axes", 1, ax1);
   /* The FD of |x| at 0 is 0 too, so the zero row checks like any other. */
   gc("ReduceL2 with an all-zero slice", "ReduceL2", 13, 1, xz);
 }
@@ -238,9 +201,9 @@ static void cumsum_topk_checks(void) {
   for (int e = 0; e < 2; e++)
     for (int r = 0; r < 2; r++) {
       char label[96];
-      attrs_reset();
-      if (e) attr_i("exclusive", 1);
-      if (r) attr_i("reverse", 1);
+      gc_attrs_reset();
+      if (e) gc_attr_int("exclusive", 1);
+      if (r) gc_attr_int("reverse", 1);
       snprintf(label, sizeof label, "CumSum exclusive=%d reverse=%d", e, r);
       gc(label, "CumSum", 14, 2, c);
       snprintf(label, sizeof label, "CumSum axis -1 exclusive=%d reverse=%d", e, r);
@@ -251,19 +214,19 @@ static void cumsum_topk_checks(void) {
   gc_arg t[2] = {{.rank = 3, .dims = {2, 3, 4}, .data = xs},
                  {.dtype = WT_INT64, .rank = 1, .dims = {1}, .data = k2}};
   gc_opts o = {.opset = 11, .n_out = 2};
-  attrs_reset();
-  g_failed += gradcheck("TopK k=2 last axis", "TopK", &o, 2, t, set_attrs);
-  attr_i("axis", 1);
-  attr_i("largest", 0);
-  g_failed += gradcheck("TopK k=2 axis 1 smallest", "TopK", &o, 2, t, set_attrs);
-  attrs_reset();
-  attr_i("axis", -3);
-  g_failed += gradcheck("TopK k=2 axis -3", "TopK", &o, 2, t, set_attrs);
-  attrs_reset();
-  attr_i("k", 3);
-  attr_i("axis", 1);
+  gc_attrs_reset();
+  g_failed += gradcheck("TopK k=2 last axis", "TopK", &o, 2, t, gc_set_attrs);
+  gc_attr_int("axis", 1);
+  gc_attr_int("largest", 0);
+  g_failed += gradcheck("TopK k=2 axis 1 smallest", "TopK", &o, 2, t, gc_set_attrs);
+  gc_attrs_reset();
+  gc_attr_int("axis", -3);
+  g_failed += gradcheck("TopK k=2 axis -3", "TopK", &o, 2, t, gc_set_attrs);
+  gc_attrs_reset();
+  gc_attr_int("k", 3);
+  gc_attr_int("axis", 1);
   gc_opts o1 = {.opset = 1, .n_out = 2};
-  g_failed += gradcheck("TopK-1 k attribute", "TopK", &o1, 1, t, set_attrs);
+  g_failed += gradcheck("TopK-1 k attribute", "TopK", &o1, 1, t, gc_set_attrs);
 }
 
 /* ---- direct kernel checks ----------------------------------------------------------------- */

@@ -9,58 +9,18 @@
 #include "gradcheck.h"
 #include "op_harness.h"
 
-typedef struct attr_spec {
-  const char *name;
-  int type;
-  int64_t i;
-  float f;
-  const char *s;
-  int64_t ints[8];
-  int n;
-} attr_spec;
-static attr_spec g_attrs[8];
-static int g_n_attrs;
-
-static void attrs_reset(void) { g_n_attrs = 0; }
-static void attr_i(const char *name, int64_t v) {
-  g_attrs[g_n_attrs++] = (attr_spec){.name = name, .type = WT_ATTR_INT, .i = v};
-}
-static void attr_f(const char *name, float v) {
-  g_attrs[g_n_attrs++] = (attr_spec){.name = name, .type = WT_ATTR_FLOAT, .f = v};
-}
-static void attr_s(const char *name, const char *v) {
-  g_attrs[g_n_attrs++] = (attr_spec){.name = name, .type = WT_ATTR_STRING, .s = v};
-}
-static void attr_ints(const char *name, int n, const int64_t *v) {
-  attr_spec a = {.name = name, .type = WT_ATTR_INTS, .n = n};
-  memcpy(a.ints, v, sizeof(int64_t) * (size_t)n);
-  g_attrs[g_n_attrs++] = a;
-}
-static void set_attrs(wt_graph *g, int node) {
-  for (int k = 0; k < g_n_attrs; k++) {
-    const attr_spec *a = &g_attrs[k];
-    if (a->type == WT_ATTR_INT) wt_node_set_int(g, node, a->name, a->i);
-    else if (a->type == WT_ATTR_FLOAT) wt_node_set_float(g, node, a->name, a->f);
-    else if (a->type == WT_ATTR_STRING) wt_node_set_string(g, node, a->name, a->s);
-    else if (a->type == WT_ATTR_FLOATS) {
-      wt_attr *at = wt_node_add_attr(g, node, a->name, WT_ATTR_FLOATS);
-      at->n = a->n;
-      at->floats = malloc(sizeof(float) * (size_t)a->n);
-      for (int i = 0; i < a->n; i++) at->floats[i] = (float)a->ints[i] / 100.0f;
-    } else wt_node_set_ints(g, node, a->name, a->ints, a->n);
-  }
-}
 /* A floats attribute, given in hundredths. */
+/* Float attributes written as hundredths (e.g. scales {150, 200} -> {1.5f, 2.0f}). */
 static void attr_floats100(const char *name, int n, const int64_t *v) {
-  attr_spec a = {.name = name, .type = WT_ATTR_FLOATS, .n = n};
-  memcpy(a.ints, v, sizeof(int64_t) * (size_t)n);
-  g_attrs[g_n_attrs++] = a;
+  float f[8];
+  for (int i = 0; i < n && i < 8; i++) f[i] = (float)v[i] / 100.0f;
+  gc_attr_floats(name, n, f);
 }
 
 static int g_failed;
 static void gc(const char *label, const char *op, int opset, int n_in, const gc_arg *args) {
   gc_opts o = {.opset = opset};
-  g_failed += gradcheck(label, op, &o, n_in, args, set_attrs);
+  g_failed += gradcheck(label, op, &o, n_in, args, gc_set_attrs);
 }
 
 static const gc_arg ABSENT = {.absent = 1};
@@ -86,9 +46,9 @@ static void resize_checks(void) {
   for (int m = 0; m < 3; m++)
     for (int cidx = 0; cidx < 5; cidx++) {
       if (cidx == 4 && m != 0) continue;
-      attrs_reset();
-      attr_s("mode", modes[m]);
-      attr_s("coordinate_transformation_mode", coords[cidx]);
+      gc_attrs_reset();
+      gc_attr_string("mode", modes[m]);
+      gc_attr_string("coordinate_transformation_mode", coords[cidx]);
       a[0] = x4;
       a[1] = ABSENT;
       a[2] = scales_arg(4, up15);
@@ -104,9 +64,9 @@ static void resize_checks(void) {
     }
   const char *nmodes[4] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
   for (int k = 0; k < 4; k++) {
-    attrs_reset();
-    attr_s("mode", "nearest");
-    attr_s("nearest_mode", nmodes[k]);
+    gc_attrs_reset();
+    gc_attr_string("mode", "nearest");
+    gc_attr_string("nearest_mode", nmodes[k]);
     a[0] = x4;
     a[1] = ABSENT;
     a[2] = scales_arg(4, up15);
@@ -114,28 +74,28 @@ static void resize_checks(void) {
     gc(label, "Resize", 13, 3, a);
   }
   /* cubic with exclude_outside and another A. */
-  attrs_reset();
-  attr_s("mode", "cubic");
-  attr_f("cubic_coeff_a", -0.5f);
-  attr_i("exclude_outside", 1);
+  gc_attrs_reset();
+  gc_attr_string("mode", "cubic");
+  gc_attr_float("cubic_coeff_a", -0.5f);
+  gc_attr_int("exclude_outside", 1);
   a[0] = x4;
   a[1] = ABSENT;
   a[2] = scales_arg(4, up15);
   gc("Resize-13 cubic A=-0.5 exclude_outside", "Resize", 13, 3, a);
   /* tf_crop_and_resize with a roi reaching outside: extrapolated points get no gradient. */
   static const float roi[8] = {0, 0, -0.2f, 0.1f, 1, 1, 0.9f, 1.3f};
-  attrs_reset();
-  attr_s("mode", "linear");
-  attr_s("coordinate_transformation_mode", "tf_crop_and_resize");
-  attr_f("extrapolation_value", 3.0f);
+  gc_attrs_reset();
+  gc_attr_string("mode", "linear");
+  gc_attr_string("coordinate_transformation_mode", "tf_crop_and_resize");
+  gc_attr_float("extrapolation_value", 3.0f);
   a[0] = x4;
   a[1] = (gc_arg){.rank = 1, .dims = {8}, .data = roi, .constant = 1};
   a[2] = (gc_arg){.rank = 1, .dims = {0}, .constant = 1, .data = up2};
   a[3] = sizes_arg(4, sz);
   gc("Resize-13 linear tf_crop_and_resize roi outside", "Resize", 13, 4, a);
   /* 1-D and 3-D (N-D) linear. */
-  attrs_reset();
-  attr_s("mode", "linear");
+  gc_attrs_reset();
+  gc_attr_string("mode", "linear");
   a[0] = (gc_arg){.rank = 3, .dims = {2, 3, 4}};
   a[1] = ABSENT;
   a[2] = (gc_arg){.rank = 1, .dims = {0}, .constant = 1, .data = up2};
@@ -146,25 +106,25 @@ static void resize_checks(void) {
   a[2] = scales_arg(5, s3);
   gc("Resize-13 linear 3-D", "Resize", 13, 3, a);
   /* opset 11 (roi required, empty), opset 10 (X, scales), opset 18 (axes). */
-  attrs_reset();
-  attr_s("mode", "linear");
-  attr_s("coordinate_transformation_mode", "align_corners");
+  gc_attrs_reset();
+  gc_attr_string("mode", "linear");
+  gc_attr_string("coordinate_transformation_mode", "align_corners");
   a[0] = x4;
   a[1] = (gc_arg){.rank = 1, .dims = {0}, .constant = 1, .data = up2};
   a[2] = scales_arg(4, up15);
   gc("Resize-11 linear align_corners empty roi", "Resize", 11, 3, a);
-  attrs_reset();
-  attr_s("mode", "linear");
+  gc_attrs_reset();
+  gc_attr_string("mode", "linear");
   a[1] = scales_arg(4, up15);
   gc("Resize-10 linear (asymmetric)", "Resize", 10, 2, a);
-  attrs_reset();
-  attr_s("mode", "nearest");
+  gc_attrs_reset();
+  gc_attr_string("mode", "nearest");
   gc("Resize-10 nearest (floor)", "Resize", 10, 2, a);
   static const int64_t axes[2] = {3, -2};
   static const float s2[2] = {1.5f, 2.0f};
-  attrs_reset();
-  attr_s("mode", "linear");
-  attr_ints("axes", 2, axes);
+  gc_attrs_reset();
+  gc_attr_string("mode", "linear");
+  gc_attr_ints("axes", 2, axes);
   a[0] = x4;
   a[1] = ABSENT;
   a[2] = scales_arg(2, s2);
@@ -174,15 +134,15 @@ static void resize_checks(void) {
 static void upsample_checks(void) {
   static const float s[4] = {1, 1, 2, 3};
   gc_arg a[2] = {{.rank = 4, .dims = {1, 2, 3, 2}}, scales_arg(4, s)};
-  attrs_reset();
-  attr_s("mode", "nearest");
+  gc_attrs_reset();
+  gc_attr_string("mode", "nearest");
   gc("Upsample-9 nearest", "Upsample", 9, 2, a);
-  attrs_reset();
-  attr_s("mode", "linear");
+  gc_attrs_reset();
+  gc_attr_string("mode", "linear");
   gc("Upsample-9 linear", "Upsample", 9, 2, a);
   static const int64_t s100[4] = {100, 100, 200, 300};
-  attrs_reset();
-  attr_s("mode", "nearest");
+  gc_attrs_reset();
+  gc_attr_string("mode", "nearest");
   attr_floats100("scales", 4, s100);
   gc("Upsample-7 nearest (scales attribute)", "Upsample", 7, 1, a);
 }
