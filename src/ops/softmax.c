@@ -10,6 +10,7 @@
 #include "autodiff/grad.h"
 #include "kernels/softmax.h"
 #include "ops/op.h"
+#include "ops/softmax_layout.h"
 
 /* Copies the forward node's int / float / string attributes of these names onto node `to`. */
 static void copy_attrs(wt_grad_ctx *c, int to, const char *const *names, int n) {
@@ -38,20 +39,7 @@ static int softmax_infer(wt_infer_ctx *ctx) {
                      wt_dtype_name(x->dtype));
   int coerce = ctx->opset < 13;
   int64_t axis = wt_attr_int(ctx->node, "axis", coerce ? 1 : -1);
-  /* Coercion allows axis == rank (an empty trailing block). */
-  int ax = coerce && (axis == x->rank || (x->rank == 0 && axis == 0)) ? x->rank
-                                                                     : wt_axis(axis, x->rank);
-  if (ax < 0)
-    return wt_errorf(WT_ERR_INVALID_ARG, "axis %lld is out of range for rank %d",
-                     (long long)axis, x->rank);
-  p->outer = wt_dims_prod(x->dims, 0, ax);
-  if (coerce) {
-    p->n = wt_dims_prod(x->dims, ax, x->rank);
-    p->inner = 1;
-  } else {
-    p->n = x->dims[ax];
-    p->inner = wt_dims_prod(x->dims, ax + 1, x->rank);
-  }
+  WT_TRY(wt_softmax_layout(x, axis, coerce, &p->outer, &p->n, &p->inner));
   p->log_out = strcmp(ctx->node->op_type, "LogSoftmax") == 0;
   if (p->inner > 1) ctx->scratch_bytes = (size_t)(2 * p->inner) * sizeof(float);
   wt_set_shape(&ctx->out[0], WT_FLOAT, x->rank, x->dims);

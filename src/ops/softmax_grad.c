@@ -7,6 +7,7 @@
 
 #include "kernels/softmax.h"
 #include "ops/op.h"
+#include "ops/softmax_layout.h"
 
 /* ---- (Log)SoftmaxGrad[_13] ------------------------------------------------------------------ */
 
@@ -34,19 +35,7 @@ static int smg_infer(wt_infer_ctx *ctx) {
   int coerce = strstr(op, "_13") == NULL;
   p->log_out = strncmp(op, "Log", 3) == 0;
   int64_t axis = wt_attr_int(ctx->node, "axis", coerce ? 1 : -1);
-  int ax = coerce && (axis == y->rank || (y->rank == 0 && axis == 0)) ? y->rank
-                                                                     : wt_axis(axis, y->rank);
-  if (ax < 0)
-    return wt_errorf(WT_ERR_INVALID_ARG, "axis %lld is out of range for rank %d",
-                     (long long)axis, y->rank);
-  p->outer = wt_dims_prod(y->dims, 0, ax);
-  if (coerce) {
-    p->n = wt_dims_prod(y->dims, ax, y->rank);
-    p->inner = 1;
-  } else {
-    p->n = y->dims[ax];
-    p->inner = wt_dims_prod(y->dims, ax + 1, y->rank);
-  }
+  WT_TRY(wt_softmax_layout(y, axis, coerce, &p->outer, &p->n, &p->inner));
   if (p->inner > 1) ctx->scratch_bytes = (size_t)p->inner * sizeof(float);
   wt_set_shape(&ctx->out[0], WT_FLOAT, y->rank, y->dims);
   return WT_OK;
