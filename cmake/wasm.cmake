@@ -21,7 +21,11 @@ target_link_options(webtrain-core PRIVATE
   -O3 -msimd128
   -sMODULARIZE=1 -sEXPORT_ES6=1 -sEXPORT_NAME=createWebtrainCore
   -sENVIRONMENT=web,worker
-  -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=33554432 -sMAXIMUM_MEMORY=4294967296
+  # The Memory starts just above static data (~2.3 MB: GEMM packing buffers) + the 1 MB stack
+  # and grows with malloc: by what is asked plus at most 10% (capped at 1 MB), so its size
+  # tracks what the model uses (issue 6: peak heap). 3.1.6's default overgrows by 20%.
+  -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=4194304 -sMAXIMUM_MEMORY=4294967296
+  -sMEMORY_GROWTH_GEOMETRIC_STEP=0.1 -sMEMORY_GROWTH_GEOMETRIC_CAP=1048576
   -sTOTAL_STACK=1048576
   -sEXPORTED_FUNCTIONS=${WT_EXPORTS_CSV}
   "-sEXPORTED_RUNTIME_METHODS=[UTF8ToString,HEAPU8]"
@@ -29,7 +33,8 @@ target_link_options(webtrain-core PRIVATE
 
 # Publish into dist/ by copy + rename, .wasm and .mjs back to back, so a reader never sees a
 # half-written file or (but for an instant) a .wasm from one build with the .mjs of another.
-set(WT_DIST "${CMAKE_SOURCE_DIR}/dist")
+# WT_DIST can point elsewhere for a private build (e.g. -DWT_DIST=build/x/dist, with js/ copied beside it).
+set(WT_DIST "${CMAKE_SOURCE_DIR}/dist" CACHE PATH "where the wasm build publishes webtrain-core.{mjs,wasm}")
 add_custom_command(TARGET webtrain-core POST_BUILD
   COMMAND ${CMAKE_COMMAND} -E make_directory "${WT_DIST}"
   COMMAND ${CMAKE_COMMAND} -E copy "${CMAKE_BINARY_DIR}/out/webtrain-core.wasm" "${WT_DIST}/.webtrain-core.wasm.tmp"

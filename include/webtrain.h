@@ -49,7 +49,8 @@ int wt_session_run(wt_session *s);
 /* Output `index` of the last run: dtype, rank, dims and data stay valid until the next run. */
 int wt_session_output(const wt_session *s, int32_t index, int32_t *dtype, int32_t *rank,
                       const int64_t **dims, const void **data);
-/* Bytes held by the plans' arenas (activations), for memory reports. */
+/* Bytes of activations the cached plans are laid out for (summed over plans; the plans share
+ * one arena, whose size the runtime reports as its capacity in memory statistics). */
 size_t wt_session_arena_bytes(const wt_session *s);
 
 

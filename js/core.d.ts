@@ -23,6 +23,11 @@ export declare class Core {
   simdName(): string;
   /** The message of the core's last error. */
   lastError(): string;
+  /**
+   * Heap figures in bytes: the wasm Memory size (the peak: it only grows), where malloc's heap
+   * starts and ends, bytes malloc'd now, and malloc's footprint now and at its peak.
+   */
+  heapStats(): { memory: number; heapBase: number; heapTop: number; mallocInUse: number; mallocFootprint: number; mallocPeak: number };
 }
 
 /**

@@ -104,6 +104,23 @@ export class Core {
   simdName() {
     return this.string(this.m._wtw_simd_name());
   }
+
+  /**
+   * Heap figures (bytes): memory = the wasm Memory's size (it only grows: the peak), heapBase =
+   * where malloc's heap starts (static data and the stack lie below), heapTop = the top of the
+   * heap (sbrk(0)), mallocInUse = bytes malloc'd now, mallocFootprint / mallocPeak = bytes malloc
+   * took from the heap now / at most (in-use plus free chunks it keeps).
+   */
+  heapStats() {
+    const p = this.malloc(48);
+    try {
+      this.m._wtw_heap_stats(p);
+      const v = new Float64Array(this.heap.buffer, p, 6);
+      return { memory: v[0], heapBase: v[1], heapTop: v[2], mallocInUse: v[3], mallocFootprint: v[4], mallocPeak: v[5] };
+    } finally {
+      this.free(p);
+    }
+  }
 }
 
 export const fns = (core) => core.m;

@@ -211,12 +211,10 @@ export class CheckpointState extends Handle {
   static async loadCheckpoint(source, options = {}) {
     const core = await init(options);
     const bytes = await readBytes(source);
+    // The core frees its copy of the bytes as soon as they are parsed, so that the gradient
+    // buffers it allocates next reuse that memory (the wasm heap never shrinks).
     const p = core.copyIn(bytes);
-    try {
-      return new CheckpointState(core, core.handle(core.m._wtw_state_load(p, bytes.byteLength), 'cannot load checkpoint'));
-    } finally {
-      core.free(p);
-    }
+    return new CheckpointState(core, core.handle(core.m._wtw_state_load_owned(p, bytes.byteLength), 'cannot load checkpoint'));
   }
 
   /** Serializes the state; writes it to `destination` (a path) when given, and returns the bytes. */
@@ -387,6 +385,25 @@ export class Module extends Handle {
 
   lazyResetGrad() {
     this.core.check(this.m._wtw_module_lazy_reset_grad(this.h));
+  }
+
+  /**
+   * Memory held for this module (bytes): arena = the activation arena its training and eval
+   * models share; livePeakTrain / livePeakEval = activations + scratch live at the busiest step
+   * of the plans built so far; saved = the forward activations the backward pass reads (alive
+   * when it starts, after a train step); params / grads / moments = its state's parameters,
+   * gradient buffers and optimizer moments.
+   */
+  memoryStats() {
+    const core = this.core;
+    const p = core.malloc(56);
+    try {
+      this.m._wtw_module_memory(this.h, p);
+      const v = new Float64Array(core.heap.buffer, p, 7);
+      return { arena: v[0], livePeakTrain: v[1], livePeakEval: v[2], saved: v[6], params: v[3], grads: v[4], moments: v[5] };
+    } finally {
+      core.free(p);
+    }
   }
 
   getParametersSize(trainableOnly = true) {

@@ -25,6 +25,8 @@ int wt_arena_alloc_take(wt_arena_alloc *a, size_t size, size_t *off) {
   /* The arena must stay addressable: refuse sizes whose total would pass half the address space. */
   if (size > SIZE_MAX / 2 - GRANULE || a->high_water > SIZE_MAX / 2 - GRANULE - size) return 1;
   size = round_up(size ? size : 1);
+  a->in_use += size;
+  if (a->in_use > a->peak_in_use) a->peak_in_use = a->in_use;
   int best = -1;
   for (int i = 0; i < a->n_free; i++)
     if (a->free_list[i].size >= size && (best < 0 || a->free_list[i].size < a->free_list[best].size))
@@ -52,6 +54,7 @@ int wt_arena_alloc_take(wt_arena_alloc *a, size_t size, size_t *off) {
 
 void wt_arena_alloc_give(wt_arena_alloc *a, size_t off, size_t size) {
   size = round_up(size ? size : 1);
+  a->in_use -= size < a->in_use ? size : a->in_use;
   int i = 0;
   while (i < a->n_free && a->free_list[i].off < off) i++;
   /* merge with the previous and/or next block */
@@ -80,4 +83,76 @@ void wt_arena_alloc_give(wt_arena_alloc *a, size_t off, size_t size) {
   a->free_list[i].off = off;
   a->free_list[i].size = size;
   a->n_free++;
+}
+
+typedef struct sort_key {
+  size_t size;
+  int first, index;
+} sort_key;
+
+static int by_size(const void *a, const void *b) {
+  const sort_key *x = a, *y = b;
+  if (x->size != y->size) return x->size > y->size ? -1 : 1;
+  if (x->first != y->first) return x->first < y->first ? -1 : 1;
+  return x->index - y->index;
+}
+
+/* Places items in `order`, each in the tightest gap beside the placed items it overlaps in
+ * time; offsets into off[], returns the high-water mark (SIZE_MAX when out of range). */
+static size_t place(const wt_arena_item *items, const sort_key *order, int n, size_t *off, int *placed) {
+  int n_placed = 0;
+  size_t high = 0;
+  for (int k = 0; k < n; k++) {
+    const wt_arena_item *it = &items[order[k].index];
+    size_t end = 0, best = SIZE_MAX, best_gap = SIZE_MAX;
+    for (int j = 0; j < n_placed; j++) {
+      const wt_arena_item *o = &items[placed[j]];
+      if (o->last < it->first || o->first > it->last) continue; /* never live together */
+      size_t at = off[placed[j]];
+      if (at > end && at - end >= it->size && at - end < best_gap) {
+        best = end;
+        best_gap = at - end;
+      }
+      if (at + o->size > end) end = at + o->size;
+    }
+    if (best == SIZE_MAX) best = end;
+    if (best > SIZE_MAX / 2 - it->size) return SIZE_MAX;
+    off[order[k].index] = best;
+    if (best + it->size > high) high = best + it->size;
+    int at = n_placed;
+    while (at > 0 && off[placed[at - 1]] > best) at--;
+    memmove(&placed[at + 1], &placed[at], sizeof *placed * (size_t)(n_placed - at));
+    placed[at] = order[k].index;
+    n_placed++;
+  }
+  return high;
+}
+
+int wt_arena_pack(wt_arena_item *items, int n, size_t *high_water) {
+  *high_water = 0;
+  if (n <= 0) return 0;
+  sort_key *order = malloc(sizeof *order * (size_t)n);
+  int *placed = malloc(sizeof(int) * (size_t)n); /* placed items by offset */
+  size_t *off = malloc(sizeof(size_t) * (size_t)n);
+  int rc = !order || !placed || !off;
+  for (int i = 0; !rc && i < n; i++) {
+    if (items[i].size > SIZE_MAX / 2 - GRANULE || items[i].last < items[i].first) {
+      rc = 1;
+      break;
+    }
+    items[i].size = round_up(items[i].size ? items[i].size : 1);
+    order[i] = (sort_key){items[i].size, items[i].first, i};
+  }
+  size_t best = SIZE_MAX;
+  if (!rc) {
+    qsort(order, (size_t)n, sizeof *order, by_size);
+    best = place(items, order, n, off, placed);
+    for (int i = 0; best != SIZE_MAX && i < n; i++) items[i].off = off[i];
+  }
+  if (!rc && best == SIZE_MAX) rc = 1;
+  free(order);
+  free(placed);
+  free(off);
+  if (!rc) *high_water = best;
+  return rc;
 }

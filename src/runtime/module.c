@@ -236,6 +236,8 @@ int wt_module_create(wt_state *s, const uint8_t *train, size_t train_len, const 
   }
   if (rc == WT_OK && eval && eval_len && (rc = load_mode(m, 1, eval, eval_len)))
     rc = wt_error_context(rc, "eval model");
+  /* Train and eval steps never overlap: one activation arena serves both. */
+  if (rc == WT_OK && m->m[1].sess) rc = wt_session_share_arena(m->m[1].sess, m->m[0].sess);
   if (rc) {
     wt_module_free(m);
     return rc;
@@ -336,6 +338,21 @@ int wt_module_output(const wt_module *m, int32_t eval, int32_t i, int32_t *dtype
   if (i < 0 || i >= md->n_out)
     return wt_errorf(WT_ERR_INVALID_ARG, "output index %d is out of range (%d outputs)", i, md->n_out);
   return wt_session_output(md->sess, md->out[i], dtype, rank, dims, data);
+}
+
+void wt_module_memory(const wt_module *m, wt_module_mem *out) {
+  memset(out, 0, sizeof *out);
+  out->arena = wt_session_arena_capacity(m->m[0].sess);
+  for (int e = 0; e < 2; e++)
+    if (m->m[e].sess) out->live_peak[e] = wt_session_live_peak_bytes(m->m[e].sess);
+  out->saved = wt_session_saved_bytes(m->m[0].sess);
+  for (int i = 0; i < m->s->n_params; i++) {
+    const wt_param *p = &m->s->params[i];
+    size_t nb = wt_nbytes(&p->t);
+    out->params += nb;
+    if (p->grad) out->grads += nb;
+    out->moments += (p->m ? nb : 0) + (p->v ? nb : 0);
+  }
 }
 
 int wt_module_lazy_reset_grad(wt_module *m) {

@@ -17,7 +17,8 @@
 
 #include "runtime/arena_alloc.h"
 
-enum storage { ST_NONE, ST_INPUT, ST_INIT, ST_STATIC, ST_ARENA, ST_VIEW };
+/* ST_ALIAS: written straight into a graph input's buffer (see alias_accumulators) */
+enum storage { ST_NONE, ST_INPUT, ST_INIT, ST_STATIC, ST_ARENA, ST_VIEW, ST_ALIAS };
 
 typedef struct wt_step {
   const wt_op_def *op;
@@ -36,14 +37,18 @@ struct wt_plan {
   uint8_t *storage;
   int n_steps;
   wt_step *steps;
-  uint8_t *arena;
+  uint8_t *arena;                /* the arena it is bound to (the session's, not owned) */
   size_t arena_bytes;
+  size_t *arena_off;             /* arena offset of every ST_ARENA value */
+  size_t live_peak;              /* most arena bytes live at once (arena_bytes less fragmentation) */
   void **statics;
   int n_statics;
   /* what the plan was built for */
   wt_tensor *in_desc;
   uint8_t *keyed;                /* graph input k's values determine shapes */
   void **keyed_data;
+  int *alias;                    /* pairs (value, graph input value) it is written into */
+  int n_alias;
 };
 
 typedef struct builder {
@@ -328,7 +333,8 @@ void wt_plan_free(wt_plan *p) {
   free(p->statics);
   free(p->vals);
   free(p->storage);
-  free(p->arena);
+  free(p->arena_off);
+  free(p->alias);
   free(p->in_desc);
   if (p->keyed_data)
     for (int k = 0; k < p->g->n_inputs; k++) free(p->keyed_data[k]);
@@ -346,9 +352,13 @@ static int assign_arena(wt_plan *p) {
   int *root = malloc(sizeof(int) * (size_t)(nv + 1));
   int *last = malloc(sizeof(int) * (size_t)(nv + 1));
   size_t *off = calloc((size_t)nv + 1, sizeof(size_t));
+  /* every buffer's lifetime, for the offline layout (wt_arena_pack) tried after this one */
+  wt_arena_item *items = malloc(sizeof *items * (size_t)(nv + ns + 1));
+  int *item_key = malloc(sizeof(int) * (size_t)(nv + ns + 1)); /* value, or -1 - step (scratch) */
+  int n_items = 0;
   wt_arena_alloc aa;
   wt_arena_alloc_init(&aa);
-  if (!root || !last || !off) {
+  if (!root || !last || !off || !items || !item_key) {
     rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory planning");
     goto out;
   }
@@ -369,7 +379,7 @@ static int assign_arena(wt_plan *p) {
     wt_step *st = &p->steps[s];
     for (int i = 0; i < st->n_out; i++) {
       int v = st->node->outputs[i];
-      if (v < 0 || (i == 0 && st->view)) continue;
+      if (v < 0 || (i == 0 && st->view) || p->storage[v] == ST_ALIAS) continue;
       size_t nb = wt_nbytes(&p->vals[v]);
       if (last[v] < 0) last[v] = s; /* unused output: still written by the kernel */
       if (wt_arena_alloc_take(&aa, nb, &off[v])) {
@@ -378,6 +388,8 @@ static int assign_arena(wt_plan *p) {
                        g->values[v].name, nb);
         goto out;
       }
+      items[n_items] = (wt_arena_item){.size = nb, .first = s, .last = last[v]};
+      item_key[n_items++] = v;
     }
     if (st->scratch_bytes && wt_arena_alloc_take(&aa, st->scratch_bytes, &st->scratch_off)) {
       rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory: %s needs %zu bytes of scratch at these input "
@@ -385,7 +397,11 @@ static int assign_arena(wt_plan *p) {
                      wt_node_label(st->node), st->scratch_bytes);
       goto out;
     }
-    if (st->scratch_bytes) wt_arena_alloc_give(&aa, st->scratch_off, st->scratch_bytes);
+    if (st->scratch_bytes) {
+      wt_arena_alloc_give(&aa, st->scratch_off, st->scratch_bytes);
+      items[n_items] = (wt_arena_item){.size = st->scratch_bytes, .first = s, .last = s};
+      item_key[n_items++] = -1 - s;
+    }
     /* Free what dies here: inputs read for the last time, and outputs nobody reads. */
     for (int i = 0; i < st->n_in; i++) {
       int v = st->node->inputs[i];
@@ -404,22 +420,95 @@ static int assign_arena(wt_plan *p) {
       }
     }
   }
+  /* The plan does not own its arena: the session binds one (shared by its plans, and by the
+   * training and eval sessions of a module) before each run, see wt_plan_bind_arena. */
   p->arena_bytes = aa.high_water;
-  p->arena = aligned_alloc(64, (p->arena_bytes + 63) / 64 * 64 + 64);
-  if (!p->arena) {
-    rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory: running the model at these input shapes needs "
-                   "%zu bytes of activations (%zu MiB), more than is available; use a smaller batch",
-                   p->arena_bytes, p->arena_bytes >> 20);
+  p->live_peak = aa.peak_in_use;
+  /* The step-order layout above leaves holes (a big value freed early, then smaller ones); the
+   * offline greedy-by-size layout usually packs tighter: keep whichever is smaller. */
+  size_t packed;
+  if (wt_arena_pack(items, n_items, &packed) == 0 && packed < p->arena_bytes) {
+    for (int i = 0; i < n_items; i++) {
+      if (item_key[i] >= 0) off[item_key[i]] = items[i].off;
+      else p->steps[-1 - item_key[i]].scratch_off = items[i].off;
+    }
+    p->arena_bytes = packed;
+  }
+  /* The session allocates the arena at run time; a layout no machine this targets could hold
+   * (natively 1 TiB; wasm32 stops at half its address space above) fails here, at plan time. */
+  if ((uint64_t)p->arena_bytes > ((uint64_t)1 << 40)) {
+    rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory: the plan needs an arena of %zu bytes (%zu MiB) "
+                   "for the activations at these input shapes; use a smaller batch", p->arena_bytes,
+                   p->arena_bytes >> 20);
     goto out;
   }
-  for (int v = 0; v < nv; v++)
-    if (p->storage[v] == ST_ARENA) p->vals[v].data = p->arena + off[v];
+  p->arena_off = off;
+  off = NULL;
 out:
   wt_arena_alloc_release(&aa);
   free(root);
   free(last);
   free(off);
+  free(items);
+  free(item_key);
   return rc;
+}
+
+/* Gradient accumulation without temporaries. When its overwrite flag (lazy_reset_grad) is true,
+ * InPlaceAccumulatorV2 sets its buffer (a graph input bound to the state's gradient memory) to
+ * the gradient, so the step computing the gradient can write it straight into the buffer, and
+ * the accumulator's copy vanishes (it skips buffer == value): parameter-sized temporaries leave
+ * the arena. Only where the buffer and the gradient (and the views between) have no other
+ * reader. The plan is then keyed on the flag: a step that accumulates (flag false) gets its own
+ * plan, with the temporaries in the arena. An optimization only: skipped when out of memory. */
+static void alias_accumulators(builder *b) {
+  wt_plan *p = b->p;
+  const wt_graph *g = p->g;
+  int nv = p->n_values;
+  int *uses = calloc((size_t)nv + 1, sizeof(int));
+  int *prod = malloc(sizeof(int) * (size_t)(nv + 1));
+  int *pairs = malloc(sizeof(int) * 2 * (size_t)(p->n_steps + 1));
+  if (!uses || !prod || !pairs) goto out;
+  for (int v = 0; v < nv; v++) prod[v] = -1;
+  for (int s = 0; s < p->n_steps; s++) {
+    const wt_node *n = p->steps[s].node;
+    for (int i = 0; i < n->n_inputs; i++)
+      if (n->inputs[i] >= 0) uses[n->inputs[i]]++;
+    for (int o = 0; o < n->n_outputs; o++)
+      if (n->outputs[o] >= 0) prod[n->outputs[o]] = s;
+  }
+  for (int k = 0; k < g->n_outputs; k++) uses[g->outputs[k]] += 2; /* the caller reads those */
+  int n_pairs = 0;
+  for (int s = 0; s < p->n_steps; s++) {
+    const wt_node *n = p->steps[s].node;
+    if (strcmp(n->op_type, "InPlaceAccumulatorV2") || strcmp(n->domain, "com.microsoft") || n->n_inputs < 3)
+      continue;
+    int buf = n->inputs[0], v = n->inputs[1], flag = n->inputs[2];
+    if (buf < 0 || v < 0 || flag < 0 || p->storage[buf] != ST_INPUT || uses[buf] != 1) continue;
+    int ok = 1; /* back through the views (Identity, Reshape) to the step that writes the bytes */
+    while (ok && p->storage[v] == ST_VIEW) {
+      ok = uses[v] == 1 && prod[v] >= 0;
+      if (ok) v = p->steps[prod[v]].node->inputs[0];
+    }
+    if (!ok || p->storage[v] != ST_ARENA || uses[v] != 1 || prod[v] < 0 || prod[v] >= s ||
+        p->vals[v].dtype != p->vals[buf].dtype || wt_nbytes(&p->vals[v]) != wt_nbytes(&p->vals[buf]))
+      continue;
+    const wt_tensor *f = value_of(b, flag, 0); /* keys the plan on the flag */
+    if (!f || f->dtype != WT_BOOL || wt_numel(f) != 1 || !f->data || !*(const uint8_t *)f->data) continue;
+    p->storage[v] = ST_ALIAS;
+    pairs[2 * n_pairs] = v;
+    pairs[2 * n_pairs + 1] = buf;
+    n_pairs++;
+  }
+  if (n_pairs) {
+    p->alias = pairs;
+    p->n_alias = n_pairs;
+    pairs = NULL;
+  }
+out:
+  free(uses);
+  free(prod);
+  free(pairs);
 }
 
 static int plan_build(const wt_graph *g, const wt_tensor *inputs, int shapes_only, wt_plan **out) {
@@ -485,6 +574,11 @@ static int plan_build(const wt_graph *g, const wt_tensor *inputs, int shapes_onl
     p->steps[p->n_steps++] = *st;
     free(st);
   }
+  { /* steps are ~600 bytes (params inline): give back the room of the nodes folded away */
+    wt_step *fit = realloc(p->steps, sizeof *p->steps * (size_t)(p->n_steps + 1));
+    if (fit) p->steps = fit;
+  }
+  if (!shapes_only) alias_accumulators(&b);
   /* Values read by the graph only through keyed inputs: remember those inputs' bytes. */
   for (int k = 0; k < g->n_inputs; k++) {
     if (!p->keyed[k]) continue;
@@ -544,9 +638,19 @@ int wt_plan_matches(const wt_plan *p, const wt_tensor *inputs) {
   return 1;
 }
 
+void wt_plan_bind_arena(wt_plan *p, void *arena) {
+  if (p->arena == arena || !p->arena_off) return;
+  p->arena = arena;
+  for (int v = 0; v < p->n_values; v++)
+    if (p->storage[v] == ST_ARENA) p->vals[v].data = p->arena + p->arena_off[v];
+}
+
 int wt_plan_run(wt_plan *p, const wt_tensor *inputs) {
   const wt_graph *g = p->g;
+  if (!p->arena && p->arena_bytes)
+    return wt_errorf(WT_ERR_INTERNAL, "the plan has no arena bound (wt_plan_bind_arena)");
   for (int k = 0; k < g->n_inputs; k++) p->vals[g->inputs[k]].data = inputs[k].data;
+  for (int i = 0; i < p->n_alias; i++) p->vals[p->alias[2 * i]].data = p->vals[p->alias[2 * i + 1]].data;
   for (int s = 0; s < p->n_steps; s++) {
     wt_step *st = &p->steps[s];
     const wt_node *n = st->node;
@@ -567,3 +671,5 @@ int wt_plan_run(wt_plan *p, const wt_tensor *inputs) {
 const wt_tensor *wt_plan_output(const wt_plan *p, int k) { return &p->vals[p->g->outputs[k]]; }
 
 size_t wt_plan_arena_bytes(const wt_plan *p) { return p->arena_bytes; }
+
+size_t wt_plan_live_peak_bytes(const wt_plan *p) { return p->live_peak; }

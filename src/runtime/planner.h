@@ -20,11 +20,18 @@ void wt_plan_free(wt_plan *p);
 const wt_tensor *wt_plan_value(const wt_plan *p, int v);
 /* True when the plan was built for inputs of these dtypes/shapes (and shape-determining values). */
 int wt_plan_matches(const wt_plan *p, const wt_tensor *inputs);
-/* Runs the plan on inputs; graph outputs are then readable with wt_plan_output until the next run. */
+/* Binds the arena the plan's activations and scratch live in: at least wt_plan_arena_bytes
+ * (+64 bytes of slack), 64-byte aligned, owned by the caller (a session shares one among its
+ * plans; a module's training and eval sessions share theirs). Cheap when unchanged. */
+void wt_plan_bind_arena(wt_plan *p, void *arena);
+/* Runs the plan on inputs (its arena bound); graph outputs are then readable with
+ * wt_plan_output until the next run of any plan using the same arena. */
 int wt_plan_run(wt_plan *p, const wt_tensor *inputs);
 const wt_tensor *wt_plan_output(const wt_plan *p, int k);
 /* Bytes of the plan's arena (activations and scratch), for memory reports. */
 size_t wt_plan_arena_bytes(const wt_plan *p);
+/* The most arena bytes live at one time (values + scratch): what a perfect layout would need. */
+size_t wt_plan_live_peak_bytes(const wt_plan *p);
 
 /* Checks the caller's inputs against the graph's declared inputs (count, dtype, rank, fixed and
  * symbolic dims); the message names the input and shows expected vs actual shapes. */

@@ -1,5 +1,7 @@
 /* Inference session: a graph, the caller's inputs, and a small cache of plans keyed by input
- * shapes (a model run at a few batch sizes keeps one plan per size). */
+ * shapes (a model run at a few batch sizes keeps one plan per size). The plans share one arena
+ * for their activations, grown to the largest; a module's training and eval sessions share it
+ * too (they never run at the same time), so a model's activations cost one arena. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +13,14 @@
 
 #define WT_PLAN_CACHE 8
 
+/* Reference-counted activation arena. `user` is the session whose last run's outputs it holds. */
+typedef struct wt_arena_buf {
+  uint8_t *base;
+  size_t bytes;
+  int refs;
+  const wt_session *user;
+} wt_arena_buf;
+
 struct wt_session {
   wt_graph *g;
   wt_tensor *inputs;             /* what wt_session_set_input gave */
@@ -18,7 +28,14 @@ struct wt_session {
   wt_plan *plans[WT_PLAN_CACHE]; /* most recently used first */
   int n_plans;
   wt_plan *last;                 /* the plan of the last successful run */
+  wt_arena_buf *arena;
 };
+
+static void arena_unref(wt_arena_buf *a) {
+  if (!a || --a->refs > 0) return;
+  free(a->base);
+  free(a);
+}
 
 const char *wt_last_error(void) { return wt_error_message(); }
 
@@ -33,7 +50,9 @@ int wt_session_create_from_graph(wt_graph *g, wt_session **out) {
   s->g = g;
   s->inputs = calloc((size_t)g->n_inputs + 1, sizeof *s->inputs);
   s->input_set = calloc((size_t)g->n_inputs + 1, 1);
-  if (!s->inputs || !s->input_set) {
+  s->arena = calloc(1, sizeof *s->arena);
+  if (s->arena) s->arena->refs = 1;
+  if (!s->inputs || !s->input_set || !s->arena) {
     wt_session_free(s);
     return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
   }
@@ -58,6 +77,8 @@ int wt_session_create_from_file(const char *path, wt_session **out) {
 void wt_session_free(wt_session *s) {
   if (!s) return;
   for (int i = 0; i < s->n_plans; i++) wt_plan_free(s->plans[i]);
+  if (s->arena && s->arena->user == s) s->arena->user = NULL;
+  arena_unref(s->arena);
   wt_graph_free(s->g);
   free(s->inputs);
   free(s->input_set);
@@ -137,6 +158,22 @@ static int find_plan(wt_session *s, wt_plan **out) {
   return WT_OK;
 }
 
+/* Grows the arena to `bytes` (contents are not kept: they are the last run's activations). */
+static int arena_reserve(wt_arena_buf *a, size_t bytes) {
+  if (a->base && a->bytes >= bytes) return WT_OK;
+  free(a->base);
+  a->user = NULL;
+  a->bytes = 0;
+  /* 64 bytes of slack past the end, as kernels may touch a vector past a value */
+  a->base = aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
+  if (!a->base)
+    return wt_errorf(WT_ERR_NO_MEMORY, "out of memory: the plan needs an arena of %zu bytes (%zu MiB) "
+                     "for the activations at these input shapes, more than is available; use a smaller "
+                     "batch", bytes, bytes >> 20);
+  a->bytes = bytes;
+  return WT_OK;
+}
+
 int wt_session_run(wt_session *s) {
   s->last = NULL;
   for (int k = 0; k < s->g->n_inputs; k++)
@@ -146,6 +183,9 @@ int wt_session_run(wt_session *s) {
   WT_TRY(wt_check_inputs(s->g, s->g->n_inputs, s->inputs));
   wt_plan *p;
   WT_TRY(find_plan(s, &p));
+  WT_TRY(arena_reserve(s->arena, wt_plan_arena_bytes(p)));
+  wt_plan_bind_arena(p, s->arena->base);
+  s->arena->user = s;
   WT_TRY(wt_plan_run(p, s->inputs));
   s->last = p;
   return WT_OK;
@@ -154,6 +194,9 @@ int wt_session_run(wt_session *s) {
 int wt_session_output(const wt_session *s, int32_t index, int32_t *dtype, int32_t *rank,
                       const int64_t **dims, const void **data) {
   if (!s->last) return wt_errorf(WT_ERR_INVALID_ARG, "no successful run yet: outputs are not available");
+  if (s->arena->user != s)
+    return wt_errorf(WT_ERR_INVALID_ARG, "the outputs of the last run are gone: a run of another model "
+                     "sharing this one's memory (the eval model of a training model) came after it");
   if (index < 0 || index >= s->g->n_outputs)
     return wt_errorf(WT_ERR_INVALID_ARG, "output index %d is out of range (the model has %d outputs)",
                      index, s->g->n_outputs);
@@ -169,6 +212,82 @@ size_t wt_session_arena_bytes(const wt_session *s) {
   size_t n = 0;
   for (int i = 0; i < s->n_plans; i++) n += wt_plan_arena_bytes(s->plans[i]);
   return n;
+}
+
+size_t wt_session_arena_capacity(const wt_session *s) { return s->arena->bytes; }
+
+size_t wt_session_live_peak_bytes(const wt_session *s) {
+  size_t n = 0;
+  for (int i = 0; i < s->n_plans; i++)
+    if (wt_plan_live_peak_bytes(s->plans[i]) > n) n = wt_plan_live_peak_bytes(s->plans[i]);
+  return n;
+}
+
+static int ends_with(const char *s, const char *suffix) {
+  size_t a = strlen(s), b = strlen(suffix);
+  return a >= b && !strcmp(s + a - b, suffix);
+}
+
+typedef struct buf_ref {
+  uintptr_t at;
+  size_t bytes;
+} buf_ref;
+
+static int cmp_buf(const void *a, const void *b) {
+  const buf_ref *x = a, *y = b;
+  return x->at < y->at ? -1 : x->at > y->at;
+}
+
+size_t wt_session_saved_bytes(const wt_session *s) {
+  const wt_plan *p = s->last ? s->last : s->n_plans ? s->plans[0] : NULL;
+  const wt_graph *g = s->g;
+  if (!p || !s->arena->base) return 0;
+  /* the backward pass starts at the first gradient node (autodiff names them "<node>_Grad/...") */
+  int b = 0;
+  while (b < g->n_nodes && !strstr(g->nodes[b].name, "_Grad/") && !ends_with(g->nodes[b].op_type, "Grad")) b++;
+  if (b == g->n_nodes) return 0;
+  int *prod = malloc(sizeof(int) * (size_t)(g->n_values + 1));
+  buf_ref *bufs = malloc(sizeof *bufs * (size_t)(g->n_values + 1));
+  size_t total = 0;
+  if (prod && bufs) {
+    for (int v = 0; v < g->n_values; v++) prod[v] = -1;
+    for (int i = 0; i < g->n_nodes; i++)
+      for (int o = 0; o < g->nodes[i].n_outputs; o++)
+        if (g->nodes[i].outputs[o] >= 0) prod[g->nodes[i].outputs[o]] = i;
+    int n = 0;
+    for (int i = b; i < g->n_nodes; i++)
+      for (int k = 0; k < g->nodes[i].n_inputs; k++) {
+        int v = g->nodes[i].inputs[k];
+        if (v < 0 || prod[v] < 0 || prod[v] >= b) continue;
+        const wt_tensor *t = wt_plan_value(p, v);
+        const uint8_t *d = t ? t->data : NULL;
+        if (d && d >= s->arena->base && d < s->arena->base + s->arena->bytes)
+          bufs[n++] = (buf_ref){(uintptr_t)d, wt_nbytes(t)};
+        prod[v] = -1; /* counted once */
+      }
+    /* a view shares its root's buffer: one buffer per address, the largest view of it */
+    qsort(bufs, (size_t)n, sizeof *bufs, cmp_buf);
+    for (int i = 0; i < n; i++) {
+      size_t nb = bufs[i].bytes;
+      while (i + 1 < n && bufs[i + 1].at == bufs[i].at) {
+        i++;
+        if (bufs[i].bytes > nb) nb = bufs[i].bytes;
+      }
+      total += nb;
+    }
+  }
+  free(prod);
+  free(bufs);
+  return total;
+}
+
+int wt_session_share_arena(wt_session *dst, wt_session *src) {
+  if (dst->arena == src->arena) return WT_OK;
+  if (dst->arena->user == dst) dst->last = NULL;
+  arena_unref(dst->arena);
+  dst->arena = src->arena;
+  dst->arena->refs++;
+  return WT_OK;
 }
 
 const wt_graph *wt_session_graph(const wt_session *s) { return s->g; }

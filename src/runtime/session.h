@@ -8,5 +8,25 @@
 /* A session over g, which it takes ownership of (freed even on error). */
 int wt_session_create_from_graph(wt_graph *g, wt_session **out);
 const wt_graph *wt_session_graph(const wt_session *s);
+/* dst's plans use src's activation arena from now on (one arena, grown to the largest plan of
+ * either): for sessions that never run at the same time, like a module's training and eval
+ * models. A run of either invalidates the other's outputs (wt_session_output then says so). */
+int wt_session_share_arena(wt_session *dst, wt_session *src);
+/* Bytes of the arena this session's plans run in (shared ones counted once per arena). */
+size_t wt_session_arena_capacity(const wt_session *s);
+/* The largest live-bytes peak of the session's plans (activations + scratch a perfect layout
+ * would need). wt_session_arena_bytes (webtrain.h) is the sum of the plans' arena layouts. */
+size_t wt_session_live_peak_bytes(const wt_session *s);
+/* For a training graph: the arena bytes of forward values that the backward pass reads (those
+ * alive when its first gradient node runs), in the last run's plan; 0 for other graphs. */
+size_t wt_session_saved_bytes(const wt_session *s);
+
+/* A module's memory, for reports: its one activation arena, the live peaks of the training
+ * [0] and eval [1] plans, the forward activations its backward pass reads (saved), and the
+ * state's parameter, gradient and optimizer-moment bytes. */
+typedef struct wt_module_mem {
+  size_t arena, live_peak[2], saved, params, grads, moments;
+} wt_module_mem;
+void wt_module_memory(const wt_module *m, wt_module_mem *out);
 
 #endif

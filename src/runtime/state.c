@@ -64,10 +64,15 @@ static int adopt_moments(wt_state *s, wt_checkpoint *c) {
   return WT_OK;
 }
 
-int wt_state_load(const uint8_t *bytes, size_t len, wt_state **out) {
+/* `owned`, when given, is `bytes` as malloc'd by the caller: freed as soon as it is parsed, so
+ * that the gradient buffers allocated next can take its place in the heap (in wasm, whose heap
+ * never shrinks, a checkpoint-sized hole otherwise stays behind for good). */
+static int state_load(const uint8_t *bytes, size_t len, uint8_t *owned, wt_state **out) {
   *out = NULL;
   wt_checkpoint *c;
-  WT_TRY(wt_checkpoint_read(bytes, len, &c));
+  int rc0 = wt_checkpoint_read(bytes, len, &c);
+  free(owned);
+  if (rc0) return rc0;
   wt_state *s = calloc(1, sizeof *s);
   int rc = s ? WT_OK : wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
   if (rc == WT_OK) {
@@ -99,6 +104,10 @@ int wt_state_load(const uint8_t *bytes, size_t len, wt_state **out) {
   *out = s;
   return WT_OK;
 }
+
+int wt_state_load(const uint8_t *bytes, size_t len, wt_state **out) { return state_load(bytes, len, NULL, out); }
+
+int wt_state_load_owned(uint8_t *bytes, size_t len, wt_state **out) { return state_load(bytes, len, bytes, out); }
 
 void wt_state_free(wt_state *s) {
   if (!s) return;

@@ -41,6 +41,9 @@ struct wt_state {
 };
 
 wt_param *wt_state_find(const wt_state *s, const char *name);
+/* wt_state_load that takes `bytes` (malloc'd) and frees it once parsed, before allocating the
+ * gradient buffers, which can then reuse its memory: no checkpoint-sized hole in the heap. */
+int wt_state_load_owned(uint8_t *bytes, size_t len, wt_state **out);
 /* Orders the parameters as the given names (graph inputs; names that are not parameters are
  * skipped), the others after them in their current order. */
 int wt_state_set_order(wt_state *s, const char *const *names, int n_names);

@@ -7,12 +7,63 @@
 
 #include "base/status.h"
 #include "io/onnx_io.h"
+#include "runtime/session.h"
+#include "runtime/state.h"
 #include "webtrain.h"
+
+#ifdef __EMSCRIPTEN__
+#include <emscripten/heap.h>
+#include <malloc.h>
+/* dlmalloc's (Emscripten's default malloc): the most bytes ever taken from sbrk. */
+size_t malloc_max_footprint(void);
+extern unsigned char __heap_base;
+#endif
 
 const char *wtw_last_error(void) { return wt_last_error(); }
 const char *wtw_simd_name(void) { return wt_simd_name(); }
 void *wtw_malloc(size_t n) { return malloc(n ? n : 1); }
 void wtw_free(void *p) { free(p); }
+
+/* ---- memory reports ------------------------------------------------------------------------ */
+
+/* out[0] wasm Memory bytes, [1] heap start (static data and stack end there), [2] top of the
+ * heap (sbrk(0)), [3] bytes malloc'd now (in use), [4] bytes malloc took from the heap so far
+ * (its footprint), [5] the footprint's peak. Natively (tests) all 0. */
+void wtw_heap_stats(double *out) {
+  for (int i = 0; i < 6; i++) out[i] = 0;
+#ifdef __EMSCRIPTEN__
+  struct mallinfo mi = mallinfo();
+  out[0] = (double)emscripten_get_heap_size();
+  out[1] = (double)(uintptr_t)&__heap_base;
+  out[2] = (double)*emscripten_get_sbrk_ptr();
+  out[3] = (double)(unsigned)mi.uordblks;
+  out[4] = (double)(unsigned)mi.arena;
+  out[5] = (double)malloc_max_footprint();
+#endif
+}
+
+/* out[0] the module's activation arena (shared by its training and eval plans), [1]/[2] the
+ * training/eval plans' live peak (activations + scratch at the busiest step), [3] parameter,
+ * [4] gradient, [5] optimizer-moment bytes of its state, [6] the forward activations the
+ * backward pass reads (arena bytes alive when it starts). */
+void wtw_module_memory(const wt_module *m, double *out) {
+  wt_module_mem mm;
+  wt_module_memory(m, &mm);
+  out[0] = (double)mm.arena;
+  out[1] = (double)mm.live_peak[0];
+  out[2] = (double)mm.live_peak[1];
+  out[3] = (double)mm.params;
+  out[4] = (double)mm.grads;
+  out[5] = (double)mm.moments;
+  out[6] = (double)mm.saved;
+}
+
+/* Loads a checkpoint from `bytes` (from wtw_malloc), which it frees in every case: parsed, then
+ * freed before the gradient buffers are allocated (see wt_state_load_owned). */
+wt_state *wtw_state_load_owned(uint8_t *bytes, size_t len) {
+  wt_state *s = NULL;
+  return wt_state_load_owned(bytes, len, &s) == WT_OK ? s : NULL;
+}
 
 /* ---- sessions ---------------------------------------------------------------------------- */
 

@@ -182,6 +182,31 @@ async function main() {
   log(`done in ${((Date.now() - t0) / 1000).toFixed(0)} s; JSON lines in ${OUT_DIR}results.jsonl`);
 }
 
+/**
+ * Issue 6, "Done when" 3: peak heap <= parameters + gradients + optimizer moments + the
+ * activations the backward pass needs, + 20%. "saved" = the forward activations the backward
+ * pass reads (alive when it starts); "live" = the training plan's busiest step (saved + activation
+ * gradients + gradient temporaries + scratch), which is what its arena must hold.
+ */
+function printMemory(rows) {
+  if (!rows.length) return;
+  const t = [['model', 'Memory', 'static+stack', 'malloc peak', 'P+G+M', 'saved', 'live', 'arena', 'bound', 'peak/bound', 'bound(live)', 'peak/bound(live)']];
+  for (const r of rows) {
+    const st = r.stateBytes.params + r.stateBytes.grads + r.stateBytes.moments;
+    const boundLive = 1.2 * (st + r.livePeakTrainBytes);
+    t.push([r.label ?? r.model, mb(r.heapBytes), mb(r.heapBaseBytes), mb(r.mallocPeakBytes), mb(st), mb(r.savedBytes), mb(r.livePeakTrainBytes), mb(r.arenaBytes), mb(r.boundBytes), fmt(r.mallocPeakBytes / r.boundBytes), mb(boundLive), fmt(r.mallocPeakBytes / boundLive)]);
+  }
+  const w = t[0].map((_, i) => Math.max(...t.map((r) => String(r[i]).length)));
+  const line = (r) => r.map((c, i) => (i ? String(c).padStart(w[i]) : String(c).padEnd(w[i]))).join('  ');
+  console.log('\nwebtrain memory (MB; issue 6: peak <= 1.2 x (params + grads + optimizer moments + activations the backward pass needs))');
+  console.log('Memory = wasm Memory size after the run (its peak: it only grows), = static data + 1 MB stack + malloc\'s heap + growth slack;');
+  console.log('malloc peak = the most bytes malloc took (dlmalloc footprint); saved = forward activations read by the backward pass;');
+  console.log('live = the training plan\'s busiest step (saved + activation gradients + gradient temporaries + scratch); bound = 1.2 x (P+G+M + saved).');
+  console.log(line(t[0]));
+  console.log(w.map((n) => '-'.repeat(n)).join('  '));
+  for (const r of t.slice(1)) console.log(line(r));
+}
+
 /** Best GFLOP/s per GEMM row over the rounds. */
 function bestGemm(results, kind, keyOf) {
   const best = new Map();
@@ -216,7 +241,7 @@ function printTable(all) {
     for (const r of rs) {
       let ratio = '';
       if (r.runtime !== 'webtrain' && r.stepMs && wt) ratio = `${fmt(wt.stepMs / r.stepMs)}x`;
-      const note = r.error ? `ERROR ${r.error.split('\n')[0]}`.slice(0, 160) : [r.note, r.runtime === 'webtrain' && r.brkGrowthBytes ? `malloc'd ${mb(r.brkGrowthBytes)} MB (params+grads+moments ${mb(4 * (r.paramsAll + r.params * (r.optimizer === 'SGD' ? 1 : 3)))} MB)` : '', `load ${fmt(r.loadavg, 1)}`].filter(Boolean).join('; ');
+      const note = r.error ? `ERROR ${r.error.split('\n')[0]}`.slice(0, 160) : [r.note, r.runtime === 'webtrain' && r.mallocPeakBytes ? `malloc peak ${mb(r.mallocPeakBytes)} MB (bound ${mb(r.boundBytes)} MB)` : r.runtime === 'webtrain' && r.brkGrowthBytes ? `malloc'd ${mb(r.brkGrowthBytes)} MB (params+grads+moments ${mb(4 * (r.paramsAll + r.params * (r.optimizer === 'SGD' ? 1 : 3)))} MB)` : '', `load ${fmt(r.loadavg, 1)}`].filter(Boolean).join('; ');
       rows.push([r.label ?? r.model, r.runtime, r.artifacts ?? '', fmt(r.stepMs), fmt(r.train?.min), fmt(r.evalMs), mb(r.heapBytes), fmt(r.gflops, 1), fmt(r.gflopsExact, 1), ratio, note]);
     }
   }
@@ -228,6 +253,7 @@ function printTable(all) {
   console.log(line(rows[0]));
   console.log(w.map((n) => '-'.repeat(n)).join('  '));
   for (const r of rows.slice(1)) console.log(line(r));
+  printMemory(models.filter((r) => r.runtime === 'webtrain' && r.mallocPeakBytes));
   console.log('\nGEMM (single thread, float32; best of the rounds before and after the models)');
   for (const r of results.filter((x) => x.kind === 'gemm')) console.log(r.error ? `  n=${r.n}: ERROR ${r.error}` : `  webtrain MatMul n=${String(r.n).padEnd(4)} ${fmt(r.gflops, 1).padStart(6)} GFLOP/s  (${fmt(r.ms, 3)} ms, through InferenceSession.run)`);
   for (const r of results.filter((x) => x.kind === 'gemm-c')) console.log(r.error ? `  gemm_bench.c: ERROR ${r.error}` : `  gemm_bench.c ${r.shape.padEnd(7)} ${r.trans} M=${String(r.M).padStart(4)} N=${String(r.N).padStart(4)} K=${String(r.K).padStart(4)} ${fmt(r.gflops, 1).padStart(6)} GFLOP/s`);

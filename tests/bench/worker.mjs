@@ -119,11 +119,16 @@ async function runWebtrain(s, art, labelType, o) {
   const wt = await import(`${WT_JS}index.js`);
   const { init } = await import(`${WT_JS}core.js`);
   const core = await init();
+  // Builds with wtw_heap_stats report malloc's own figures; older ones are probed by a malloc
+  // (which itself grows the heap by 8 MB, so their Memory size is not comparable).
+  const stats = typeof core.heapStats === 'function' && core.m._wtw_heap_stats ? () => core.heapStats() : null;
   const brk = () => {
+    if (stats) return stats().heapTop;
     const p = core.malloc(8 << 20);
     core.free(p);
     return p;
   };
+  const stats0 = stats?.();
   const brk0 = brk();
   const heap0 = core.heap.buffer.byteLength;
   const batches = makeBatches(s).map(({ inputs, labels }) => [
@@ -149,6 +154,18 @@ async function runWebtrain(s, art, labelType, o) {
   module.eval();
   const ev = await timeLoop(o.evals, Math.min(5, o.warmup), () => module.runAll(...batches[k++ % batches.length]), WARMUP_MS / 3);
   const r = { train, eval: ev, heapBytes: core.heap.buffer.byteLength, heapInitBytes: heap0, brkGrowthBytes: brk() - brk0, params: module.getParametersSize(true), paramsAll: module.getParametersSize(false), loss0, loss };
+  if (stats && module.m._wtw_module_memory) {
+    // Issue 6's bound: parameters + gradients + optimizer moments + the activations the backward
+    // pass needs (the forward values it reads: savedBytes), +20%. livePeakTrainBytes is what the
+    // training plan's arena needs at its busiest step (saved activations + activation gradients
+    // + gradient temporaries + scratch).
+    const h = stats();
+    module.train();
+    const mm = module.memoryStats();
+    Object.assign(r, { heapBaseBytes: h.heapBase, mallocPeakBytes: h.mallocPeak, mallocInUseBytes: h.mallocInUse, mallocAtStartBytes: stats0.mallocInUse, arenaBytes: mm.arena, livePeakTrainBytes: mm.livePeakTrain, livePeakEvalBytes: mm.livePeakEval, savedBytes: mm.saved, stateBytes: { params: mm.params, grads: mm.grads, moments: mm.moments } });
+    r.needBytes = mm.params + mm.grads + mm.moments + mm.saved;
+    r.boundBytes = 1.2 * r.needBytes;
+  }
   optimizer.release();
   module.release();
   state.release();
