@@ -16,6 +16,20 @@ int wt_artifacts_eval_model(const wt_graph *train, wt_bytes *out) {
     if (!strcmp(n->domain, "") && !strcmp(n->op_type, "Dropout")) {
       if (n->n_inputs > 2) n->n_inputs = 2; /* training_mode absent: inference */
     } else if (!strcmp(n->domain, "") && !strcmp(n->op_type, "BatchNormalization")) {
+      /* In inference mode BatchNormalization has one output: nothing may read the others. */
+      for (int k = 1; k < n->n_outputs; k++) {
+        int v = n->outputs[k];
+        int used = v >= 0 && (g->values[v].flags & WT_VALUE_GRAPH_OUTPUT);
+        for (int j = 0; v >= 0 && !used && j < g->n_nodes; j++)
+          for (int q = 0; q < g->nodes[j].n_inputs && !used; q++) used = g->nodes[j].inputs[q] == v;
+        if (used) {
+          int rc = wt_errorf(WT_ERR_UNSUPPORTED, "%s: its running-statistics output '%s' is read by the "
+                             "loss or the model, but the eval model runs BatchNormalization in inference "
+                             "mode, which has no such output", wt_node_label(n), g->values[v].name);
+          wt_graph_free(g);
+          return rc;
+        }
+      }
       if (wt_node_set_int(g, i, "training_mode", 0)) goto oom;
       n = &g->nodes[i];
       for (int k = 1; k < n->n_outputs; k++)

@@ -37,13 +37,15 @@ static void dims_str(const wt_tensor *t, char *buf, size_t cap) {
 
 /* Element count of t (dims already known non-negative); error if over 2^32. */
 static int element_count(const wt_tensor *t, uint64_t *n) {
-  uint64_t p = 1;
-  for (int i = 0; i < t->rank; i++)
-    if (t->dims[i] == 0) p = 0;
-  for (int i = 0; i < t->rank && p; i++) {
+  /* Bounded with zero dims counted as 1: a zero beside huge dims must not let their product
+   * overflow wherever the shape is used later. */
+  uint64_t p = 1, bound = 1;
+  for (int i = 0; i < t->rank; i++) {
     uint64_t d = (uint64_t)t->dims[i];
-    if (d > CK_MAX_ELEMENTS || p > CK_MAX_ELEMENTS / d) return 1;
-    p *= d;
+    uint64_t x = d ? d : 1;
+    if (x > CK_MAX_ELEMENTS || bound > CK_MAX_ELEMENTS / x) return 1;
+    bound *= x;
+    p = d ? p * d : 0;
   }
   *n = p;
   return 0;

@@ -226,6 +226,8 @@ static int read_graph(wt_graph *g, const Onnx__GraphProto *gp, const wt_onnx_rea
 int wt_onnx_read(const uint8_t *bytes, size_t len, const wt_onnx_read_opts *opts,
                  wt_graph **out) {
   *out = NULL;
+  int crc = wt_pb_check(&onnx__model_proto__descriptor, bytes, len, "ModelProto");
+  if (crc) return wt_error_context(crc, "not a valid ONNX model (%zu bytes)", len);
   Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, bytes);
   if (!mp) return wt_errorf(WT_ERR_PARSE, "not a valid ONNX model: the %zu bytes do not parse as "
                             "a ModelProto", len);

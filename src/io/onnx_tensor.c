@@ -22,7 +22,8 @@ int wt_check_dims(const char *what, const char *name, int rank, const int64_t *d
     if (dims[i] < 0)
       return wt_errorf(WT_ERR_PARSE, "%s '%s' has negative dimension %lld at axis %d", what,
                        name, (long long)dims[i], i);
-    if (dims[i] != 0 && n > WT_MAX_TENSOR_ELEMS / dims[i])
+    /* a zero dim does not excuse a huge one (strides would still overflow) */
+    if (dims[i] > WT_MAX_TENSOR_ELEMS || (dims[i] != 0 && n > WT_MAX_TENSOR_ELEMS / dims[i]))
       return wt_errorf(WT_ERR_PARSE, "%s '%s' is too large (more than 2^32 elements)", what,
                        name);
     n *= dims[i];
@@ -38,12 +39,12 @@ static int copy_typed(const Onnx__TensorProto *tp, int dtype, int64_t n, void *d
     case WT_FLOAT:
       have = tp->n_float_data;
       if ((int64_t)have != n) break;
-      memcpy(dst, tp->float_data, (size_t)n * 4);
+      if (n) memcpy(dst, tp->float_data, (size_t)n * 4);
       return WT_OK;
     case WT_INT32:
       have = tp->n_int32_data;
       if ((int64_t)have != n) break;
-      memcpy(dst, tp->int32_data, (size_t)n * 4);
+      if (n) memcpy(dst, tp->int32_data, (size_t)n * 4);
       return WT_OK;
     case WT_BOOL:
       have = tp->n_int32_data;
@@ -53,7 +54,7 @@ static int copy_typed(const Onnx__TensorProto *tp, int dtype, int64_t n, void *d
     case WT_INT64:
       have = tp->n_int64_data;
       if ((int64_t)have != n) break;
-      memcpy(dst, tp->int64_data, (size_t)n * 8);
+      if (n) memcpy(dst, tp->int64_data, (size_t)n * 8);
       return WT_OK;
     default:
       return wt_errorf(WT_ERR_INTERNAL, "bad dtype");
@@ -153,12 +154,89 @@ void wt_tensor_to_proto(const wt_const_tensor *t, Onnx__TensorProto *tp, int64_t
   for (int i = 0; i < t->t.rank; i++) dims_buf[i] = t->t.dims[i];
   tp->dims = dims_buf;
   tp->has_raw_data = 1;
+  static uint8_t empty[1];
   tp->raw_data.len = wt_nbytes(&t->t);
-  tp->raw_data.data = t->t.data;
+  /* an empty tensor has no data pointer; protobuf-c copies len bytes from data even when 0 */
+  tp->raw_data.data = t->t.data && tp->raw_data.len ? t->t.data : empty;
+  if (!t->t.data) tp->raw_data.len = 0;
+}
+
+/* Nesting allowed in ONNX messages (model > graph > node > attribute > graph ... > tensor). */
+#define WT_PB_MAX_DEPTH 64
+
+static int pb_varint(const uint8_t *p, size_t len, size_t *at, uint64_t *v, int max_bytes) {
+  uint64_t r = 0;
+  for (int i = 0; i < max_bytes; i++) {
+    if (*at >= len) return 0;
+    uint8_t b = p[(*at)++];
+    r |= (uint64_t)(b & 0x7f) << (7 * i);
+    if (!(b & 0x80)) {
+      *v = r;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static int pb_check(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len,
+                    int depth, const char *what) {
+  if (depth > WT_PB_MAX_DEPTH)
+    return wt_errorf(WT_ERR_PARSE, "%s: messages are nested more than %d deep", what,
+                     WT_PB_MAX_DEPTH);
+  size_t at = 0;
+  while (at < len) {
+    size_t tag_at = at;
+    uint64_t tag, n;
+    if (!pb_varint(p, len, &at, &tag, 4))
+      return wt_errorf(WT_ERR_PARSE, "%s: malformed field tag at byte %zu", what, tag_at);
+    uint32_t id = (uint32_t)(tag >> 3);
+    int wire = (int)(tag & 7);
+    const ProtobufCFieldDescriptor *f = NULL;
+    for (unsigned i = 0; d && i < d->n_fields; i++)
+      if (d->fields[i].id == id) f = &d->fields[i];
+    switch (wire) {
+      case 0:
+        if (!pb_varint(p, len, &at, &n, 10))
+          return wt_errorf(WT_ERR_PARSE, "%s: malformed varint at byte %zu", what, at);
+        break;
+      case 1:
+        if (len - at < 8) return wt_errorf(WT_ERR_PARSE, "%s: truncated at byte %zu", what, at);
+        at += 8;
+        break;
+      case 5:
+        if (len - at < 4) return wt_errorf(WT_ERR_PARSE, "%s: truncated at byte %zu", what, at);
+        at += 4;
+        break;
+      case 2:
+        if (!pb_varint(p, len, &at, &n, 10) || n > len - at)
+          return wt_errorf(WT_ERR_PARSE, "%s: field %u at byte %zu has a length beyond the end",
+                           what, id, tag_at);
+        if (f && f->type == PROTOBUF_C_TYPE_MESSAGE)
+          WT_TRY(pb_check(f->descriptor, p + at, (size_t)n, depth + 1, what));
+        else if (f && f->label == PROTOBUF_C_LABEL_REPEATED && f->type != PROTOBUF_C_TYPE_STRING &&
+                 f->type != PROTOBUF_C_TYPE_BYTES && n == 0)
+          return wt_errorf(WT_ERR_PARSE, "%s: empty packed field '%s' at byte %zu", what, f->name,
+                           tag_at);
+        at += (size_t)n;
+        break;
+      default:
+        return wt_errorf(WT_ERR_PARSE, "%s: field %u at byte %zu has wire type %d", what, id,
+                         tag_at, wire);
+    }
+  }
+  return WT_OK;
+}
+
+int wt_pb_check(const ProtobufCMessageDescriptor *d, const uint8_t *bytes, size_t len,
+                const char *what) {
+  if (!bytes && len) return wt_errorf(WT_ERR_INVALID_ARG, "%s: NULL buffer", what);
+  return pb_check(d, bytes, len, 0, what);
 }
 
 int wt_tensor_pb_read(const uint8_t *bytes, size_t len, wt_const_tensor **out) {
   *out = NULL;
+  int crc = wt_pb_check(&onnx__tensor_proto__descriptor, bytes, len, "TensorProto");
+  if (crc) return wt_error_context(crc, "not a valid serialized TensorProto (%zu bytes)", len);
   Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, len, bytes);
   if (!tp) return wt_errorf(WT_ERR_PARSE, "not a valid serialized TensorProto (%zu bytes)", len);
   wt_const_tensor *t = calloc(1, sizeof *t);

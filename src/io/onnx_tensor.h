@@ -13,4 +13,12 @@ int wt_tensor_from_proto(const Onnx__TensorProto *tp, const wt_onnx_read_opts *o
 /* Fills tp pointing into t (no copies); dims_buf holds WT_MAX_RANK int64. */
 void wt_tensor_to_proto(const wt_const_tensor *t, Onnx__TensorProto *tp, int64_t *dims_buf);
 
+/* Checks the protobuf wire format of bytes against message descriptor d before protobuf-c
+ * unpacks them: nesting depth (a deeply nested model would exhaust the stack, the wasm one
+ * first), tags longer than 4 bytes (no ONNX field number needs them; protobuf-c 1.4.1 shifts
+ * them into the sign bit), and empty packed fields (protobuf-c indexes a NULL array for them).
+ * `what` names the message in errors ("ONNX model"). */
+int wt_pb_check(const ProtobufCMessageDescriptor *d, const uint8_t *bytes, size_t len,
+                const char *what);
+
 #endif

@@ -272,7 +272,17 @@ static int conv_transpose_infer(wt_infer_ctx *ctx) {
 static int conv_transpose_run(const wt_run_ctx *ctx) {
   const conv_params *p = ctx->params;
   const wt_tensor *X = &ctx->in[0];
-  if (wt_numel(&ctx->out[0]) == 0) return WT_OK; /* empty output: no buffer to scatter into */
+  const wt_tensor *Y = &ctx->out[0];
+  if (wt_numel(Y) == 0) return WT_OK; /* empty output: no buffer to scatter into */
+  if (wt_numel(X) == 0) {
+    /* an empty input scatters nothing (and has no column buffer): Y is the bias, or zeros */
+    const float *bias = p->has_bias ? ctx->in[2].data : NULL;
+    int64_t nm = Y->dims[0] * Y->dims[1], inner = wt_numel(Y) / nm;
+    float *y = Y->data;
+    for (int64_t r = 0; r < nm; r++)
+      for (int64_t i = 0; i < inner; i++) y[r * inner + i] = bias ? bias[r % Y->dims[1]] : 0.0f;
+    return WT_OK;
+  }
   wt_conv_transpose_forward(&p->g, X->dims[0], p->C, p->M, p->group, X->data, ctx->in[1].data,
                             p->has_bias ? ctx->in[2].data : NULL, ctx->out[0].data,
                             ctx->scratch);

@@ -171,7 +171,8 @@ static int reduce_run(const wt_run_ctx *ctx) {
     return WT_OK;
   }
   size_t es = wt_dtype_size(x->dtype);
-  void *bufs[2] = {ctx->scratch, (char *)ctx->scratch + (size_t)p->buf0 * es};
+  /* no scratch when a single pass writes straight to the output */
+  void *bufs[2] = {ctx->scratch, ctx->scratch ? (char *)ctx->scratch + (size_t)p->buf0 * es : NULL};
   const void *src = x->data;
   for (int k = 0; k < p->n_pass; k++) {
     void *dst = k == p->n_pass - 1 ? y->data : bufs[k % 2];

@@ -176,10 +176,14 @@ static int resize_infer(wt_infer_ctx *ctx) {
   if (have_scales) {
     for (int i = 0; i < p->n_axes; i++) {
       int d = p->axes[i];
-      if (!(sc[i] > 0))
+      if (!(sc[i] > 0) || !isfinite(sc[i]))
         return wt_errorf(WT_ERR_INVALID_ARG, "scales[%d] = %g; expected a positive value", i, sc[i]);
+      double od = floor(sc[i] * (double)x->dims[d]);
+      if (od > (double)((int64_t)1 << 32))
+        return wt_errorf(WT_ERR_INVALID_ARG, "scales[%d] = %g makes output dimension %d %.0f; "
+                         "at most 2^32 is supported", i, sc[i], d, od);
       p->scale[d] = sc[i];
-      p->out_dims[d] = (int64_t)floor(sc[i] * (double)x->dims[d]);
+      p->out_dims[d] = (int64_t)od;
     }
   } else if (have_sizes) {
     const char *policy = ctx->opset >= 18 ? wt_attr_string(n, "keep_aspect_ratio_policy", "stretch")

@@ -4,6 +4,7 @@
  * rules of these ops and com.microsoft BroadcastGradientArgs (Expand's dynamic gradient).
  * Everything works on element size, so all dtypes share one path. */
 #include <assert.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "autodiff/grad.h"
@@ -60,6 +61,8 @@ static int reshape_infer(wt_infer_ctx *ctx) {
                        (long long)v, i);
     }
     if (v == 0) has_zero = 1;
+    if (v > 0 && prod > INT64_MAX / v)
+      return wt_errorf(WT_ERR_SHAPE, "shape %s has more elements than int64 can count", b);
     dims[i] = v;
     prod *= v;
   }

@@ -70,7 +70,7 @@ static int bind_inputs(wt_module *mod, mode *md, int train) {
       snprintf(name, sizeof name, "%.*s", (int)(strlen(v->name) - strlen(SUFFIX_BUF)), v->name);
       p = wt_state_find(mod->s, name);
       if (!p || !p->requires_grad)
-        return wt_errorf(WT_ERR_INVALID_ARG, "training model input '%s': '%s' is not a trainable "
+        return wt_errorf(WT_ERR_INVALID_ARG, "input '%s': '%s' is not a trainable "
                          "parameter of the checkpoint", v->name, name);
       WT_TRY(wt_session_set_input(md->sess, k, WT_FLOAT, p->t.rank, p->t.dims, p->grad));
       continue;

@@ -128,9 +128,16 @@ int wt_session_set_input(wt_session *s, int32_t index, int32_t dtype, int32_t ra
   wt_tensor *t = &s->inputs[index];
   t->dtype = dtype;
   t->rank = rank;
-  for (int i = 0; i < rank; i++) t->dims[i] = dims[i];
+  int has_zero = 0;
+  for (int i = 0; i < rank; i++) {
+    if (dims[i] < 0)
+      return wt_errorf(WT_ERR_INVALID_ARG, "input '%s': dimension %d is negative (%lld)", name, i,
+                       (long long)dims[i]);
+    t->dims[i] = dims[i];
+    has_zero |= dims[i] == 0;
+  }
   t->data = (void *)data;
-  if (!data && wt_numel(t) != 0)
+  if (!data && !has_zero)
     return wt_errorf(WT_ERR_INVALID_ARG, "input '%s': no data", name);
   s->input_set[index] = 1;
   return WT_OK;

@@ -56,6 +56,8 @@ static int adopt_moments(wt_state *s, wt_checkpoint *c) {
                          "shape", m->name, p->name);
       float **slot = !strcmp(m->name, "momentum0") ? &p->m : !strcmp(m->name, "momentum1") ? &p->v : NULL;
       if (!slot) return wt_errorf(WT_ERR_PARSE, "checkpoint: unknown optimizer state '%s' for '%s'", m->name, p->name);
+      if (*slot)
+        return wt_errorf(WT_ERR_PARSE, "checkpoint: optimizer state '%s' of '%s' is given twice", m->name, p->name);
       *slot = m->t.data;
       m->t.data = NULL;
       if (s->n_moments < k + 1) s->n_moments = k + 1;
@@ -254,8 +256,8 @@ int64_t wt_state_params_size(const wt_state *s, int32_t trainable_only) {
 static int params_copy(wt_state *s, int32_t trainable_only, float *buf, int64_t count, int to_buf) {
   int64_t need = wt_state_params_size(s, trainable_only);
   if (count != need)
-    return wt_errorf(WT_ERR_INVALID_ARG, "the parameter buffer holds %lld floats; the %s parameters "
-                     "need %lld", (long long)count, trainable_only ? "trainable" : "", (long long)need);
+    return wt_errorf(WT_ERR_INVALID_ARG, "the parameter buffer holds %lld floats; the %sparameters "
+                     "need %lld", (long long)count, trainable_only ? "trainable " : "", (long long)need);
   int64_t off = 0;
   for (int i = 0; i < s->n_params; i++) {
     wt_param *p = (wt_param *)param(s, i);
