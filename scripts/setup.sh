@@ -31,7 +31,7 @@ as_root() {
 # 1. Debian packages
 # ---------------------------------------------------------------------------
 # chromium: the browser tests (IndexedDB, Web Worker, the demo page) run in Debian's headless
-# Chromium; clang + libclang-rt-14-dev: the libFuzzer targets (scripts/fuzz.sh).
+# Chromium. (scripts/fuzz.sh, not part of the tests, also wants clang and libclang-rt-14-dev.)
 PACKAGES=(emscripten binaryen wabt protobuf-c-compiler libprotobuf-c-dev
           cmake make gcc g++ python3 python3-onnx python3-numpy chromium)
 
