@@ -1,6 +1,7 @@
 // Type declarations for js/artifacts.js: ONNX Runtime's generate_artifacts.
 import type { InitOptions } from './core.js';
 import type { BytesSource } from './session.js';
+import type { OnnxblockModel } from './onnxblock.js';
 import type { Block, Reduction } from './onnxblock.js';
 
 /** The built-in losses. */
@@ -108,4 +109,4 @@ export interface Artifacts {
  * models and the checkpoint; resolves to their bytes, and also writes them to
  * `artifactDirectory` when given.
  */
-export declare function generateArtifacts(model: BytesSource, options?: GenerateArtifactsOptions): Promise<Artifacts>;
+export declare function generateArtifacts(model: BytesSource | OnnxblockModel, options?: GenerateArtifactsOptions): Promise<Artifacts>;

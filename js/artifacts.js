@@ -4,110 +4,12 @@ import { init, WebtrainError } from './core.js';
 import { readBytes } from './bytes.js';
 import { writeBytes } from './storage.js';
 import { importNode } from './node-builtin.js';
-import { Block, withBuilder } from './onnxblock.js';
+import { Block, withBuilder, OnnxblockModel } from './onnxblock.js';
+import { Builder } from './builder.js';
 
 export const LossType = Object.freeze({ MSELoss: 1, CrossEntropyLoss: 2, BCEWithLogitsLoss: 3, L1Loss: 4 });
 export const OptimType = Object.freeze({ AdamW: 1, SGD: 2 });
 
-const DTYPE = { float32: 1, int32: 6, int64: 7, bool: 9 };
-
-/** Adds onnxblock nodes to the model held by a generator handle. */
-class Builder {
-  constructor(core, gen) {
-    this.core = core;
-    this.gen = gen;
-    this.count = 0;
-  }
-
-  cstr(s) {
-    return this.core.copyIn(new TextEncoder().encode(`${s}\0`));
-  }
-
-  with(strings, fn) {
-    const ptrs = strings.map((s) => this.cstr(s));
-    try {
-      return fn(...ptrs);
-    } finally {
-      ptrs.forEach((p) => this.core.free(p));
-    }
-  }
-
-  fresh(what) {
-    let name;
-    do name = `onnxblock/${what}_${this.count++}`;
-    while (this.with([name], (p) => this.core.m._wtw_gen_has_value(this.gen, p)));
-    return name;
-  }
-
-  node(opType, inputs, attrs = {}, domain = '', nOut = 1) {
-    const m = this.core.m;
-    for (const i of inputs) if (typeof i !== 'string') throw new WebtrainError(`onnxblock ${opType}: inputs are value names (strings); got ${typeof i}`);
-    const outs = Array.from({ length: nOut }, () => this.fresh(opType));
-    const name = `${outs[0]}_node`;
-    const node = this.with([opType, domain, name, inputs.join('\0'), outs.join('\0')], (pt, pd, pn, pi, po) =>
-      m._wtw_gen_add_node(this.gen, pt, pd, pn, pi, inputs.length, po, nOut),
-    );
-    if (node < 0) throw new WebtrainError(this.core.lastError());
-    for (const [k, v] of Object.entries(attrs)) this.attr(node, k, v);
-    return nOut === 1 ? outs[0] : outs;
-  }
-
-  attr(node, name, v) {
-    const m = this.core.m;
-    const rc = this.with([name], (pn) => {
-      if (typeof v === 'string') return this.with([v], (pv) => m._wtw_gen_attr_string(this.gen, node, pn, pv));
-      if (Array.isArray(v)) {
-        const p = this.core.copyInF64(v);
-        try {
-          return m._wtw_gen_attr_ints(this.gen, node, pn, p, v.length);
-        } finally {
-          this.core.free(p);
-        }
-      }
-      if (Number.isInteger(v)) return m._wtw_gen_attr_int(this.gen, node, pn, v);
-      return m._wtw_gen_attr_float(this.gen, node, pn, v);
-    });
-    this.core.check(rc, `attribute '${name}'`);
-  }
-
-  /** A Constant node holding float value(s): a scalar for a number, 1-D for an array. */
-  constant(value) {
-    const arr = Float32Array.from(Array.isArray(value) || ArrayBuffer.isView(value) ? value : [value]);
-    const scalar = !(Array.isArray(value) || ArrayBuffer.isView(value));
-    const out = this.fresh('Constant');
-    const m = this.core.m;
-    const node = this.with(['Constant', '', `${out}_node`, '', out], (pt, pd, pn, pi, po) => m._wtw_gen_add_node(this.gen, pt, pd, pn, pi, 0, po, 1));
-    if (node < 0) throw new WebtrainError(this.core.lastError());
-    const dims = this.core.copyInF64(scalar ? [] : [arr.length]);
-    const data = this.core.copyIn(new Uint8Array(arr.buffer));
-    try {
-      this.core.check(this.with(['value'], (pn) => m._wtw_gen_attr_tensor(this.gen, node, pn, 1, scalar ? 0 : 1, dims, data)));
-    } finally {
-      this.core.free(dims);
-      this.core.free(data);
-    }
-    return out;
-  }
-
-  reduce(opType, x, axes, keepdims) {
-    if (!axes || !axes.length) return this.node(opType, [x], { keepdims: keepdims ? 1 : 0 });
-    return this.node(opType, [x], { keepdims: keepdims ? 1 : 0, axes: Array.from(axes) });
-  }
-
-  /** A target graph input shaped like `like` (or without axis `drop`), made once per name. */
-  targetLike(name, like, type, drop = -1) {
-    const m = this.core.m;
-    if (this.with([name], (p) => m._wtw_gen_has_value(this.gen, p))) return name;
-    const rc = this.with([name, like], (pn, pl) => m._wtw_gen_add_input_like(this.gen, pn, pl, type ? DTYPE[type] : 0, drop));
-    this.core.check(rc, `target '${name}'`);
-    return name;
-  }
-
-  outputs() {
-    const m = this.core.m;
-    return Array.from({ length: m._wtw_gen_output_count(this.gen) }, (_, i) => this.core.string(m._wtw_gen_output_name(this.gen, i)));
-  }
-}
 
 function lossOptions(loss) {
   if (loss === undefined || loss === null) return { type: 0 };
@@ -138,7 +40,7 @@ function optimOptions(opt) {
 export async function generateArtifacts(model, options = {}) {
   const core = await init(options);
   const m = core.m;
-  const bytes = await readBytes(model);
+  const bytes = model instanceof OnnxblockModel ? model.bytes : await readBytes(model);
   const gen = core.handle(m._wtw_gen_new(), 'generateArtifacts');
   const b = new Builder(core, gen);
   try {

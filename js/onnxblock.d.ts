@@ -169,3 +169,22 @@ export declare const loss: {
   CrossEntropyLoss: { new (options?: Reduction | CrossEntropyLossOptions): CrossEntropyLossBlock; readonly prototype: CrossEntropyLossBlock };
   BCEWithLogitsLoss: { new (options?: Reduction | BCEWithLogitsLossOptions): BCEWithLogitsLossBlock; readonly prototype: BCEWithLogitsLossBlock };
 };
+
+/** A forward model built by {@link buildModel}: its ONNX bytes and its input/output names. */
+export declare class OnnxblockModel {
+  private constructor();
+  readonly bytes: Uint8Array;
+  readonly inputNames: string[];
+  readonly outputNames: string[];
+}
+
+/**
+ * Builds a forward model by stacking blocks on a base model (ONNX Runtime's ForwardBlock idea):
+ * `block(...baseOutputNames)` adds nodes and returns the new output name(s). The result goes
+ * wherever a model is accepted (generateArtifacts; `.bytes` for InferenceSession).
+ */
+export declare function buildModel(
+  base: import('./session.js').BytesSource | OnnxblockModel,
+  block: Block,
+  options?: import('./core.js').InitOptions,
+): Promise<OnnxblockModel>;

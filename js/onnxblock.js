@@ -210,3 +210,53 @@ export const loss = {
     }
   },
 };
+
+// ---- forward models built with blocks ------------------------------------------------------
+
+/** A model built by `buildModel`: its ONNX bytes and its input/output names. */
+export class OnnxblockModel {
+  constructor(bytes, inputNames, outputNames) {
+    this.bytes = bytes;
+    this.inputNames = inputNames;
+    this.outputNames = outputNames;
+  }
+}
+
+/**
+ * Builds a forward model by stacking blocks on a base model, as ONNX Runtime's ForwardBlock
+ * does: `block(...baseOutputNames)` adds nodes and returns the name(s) of the new outputs. The
+ * result can go wherever a model is accepted (generateArtifacts, InferenceSession via `.bytes`).
+ *   const model = await onnxblock.buildModel('base.onnx', new MyHead());
+ */
+export async function buildModel(base, block, options = {}) {
+  const [{ init }, { readBytes }, { Builder }] = await Promise.all([import('./core.js'), import('./bytes.js'), import('./builder.js')]);
+  if (!(block instanceof Block)) throw new WebtrainError('buildModel: the second argument must be an onnxblock.Block');
+  const core = await init(options);
+  const m = core.m;
+  const bytes = base instanceof OnnxblockModel ? base.bytes : await readBytes(base);
+  const gen = core.handle(m._wtw_gen_new(), 'buildModel');
+  const b = new Builder(core, gen);
+  try {
+    const p = core.copyIn(bytes);
+    try {
+      core.check(m._wtw_gen_load(gen, p, bytes.byteLength), 'buildModel');
+    } finally {
+      core.free(p);
+    }
+    const out = await withBuilder(b, () => block(...b.outputs()));
+    const outputs = Array.isArray(out) ? out : [out];
+    const names = b.with([outputs.join('\0')], (po) => m._wtw_gen_model_bytes(gen, po, outputs.length));
+    core.handle(names, 'buildModel');
+    let result;
+    try {
+      const ptr = m._wtw_buf_data(names);
+      result = core.heap.slice(ptr, ptr + m._wtw_buf_size(names));
+    } finally {
+      m._wtw_buf_free(names);
+    }
+    const inputs = Array.from({ length: m._wtw_gen_input_count(gen) }, (_, i) => core.string(m._wtw_gen_input_name(gen, i)));
+    return new OnnxblockModel(result, inputs, outputs);
+  } finally {
+    m._wtw_gen_free(gen);
+  }
+}

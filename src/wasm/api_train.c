@@ -11,6 +11,20 @@
 #include "runtime/state.h"
 #include "webtrain.h"
 
+/* ---- buffers returned to JS ------------------------------------------------------------------ */
+
+typedef struct buf {
+  uint8_t *data;
+  size_t len;
+} buf;
+const uint8_t *wtw_buf_data(const buf *b) { return b->data; }
+double wtw_buf_size(const buf *b) { return (double)b->len; }
+void wtw_buf_free(buf *b) {
+  if (!b) return;
+  free(b->data);
+  free(b);
+}
+
 /* ---- generate_artifacts --------------------------------------------------------------------- */
 
 typedef struct gen {
@@ -106,6 +120,10 @@ int wtw_gen_value_rank(const gen *g, const char *name) {
   return v < 0 ? -1 : g->g->values[v].rank;
 }
 int wtw_gen_output_count(const gen *g) { return g->g ? g->g->n_outputs : 0; }
+int wtw_gen_input_count(const gen *g) { return g->g ? g->g->n_inputs : 0; }
+const char *wtw_gen_input_name(const gen *g, int i) {
+  return g->g && i >= 0 && i < g->g->n_inputs ? g->g->values[g->g->inputs[i]].name : NULL;
+}
 const char *wtw_gen_output_name(const gen *g, int i) {
   return g->g && i >= 0 && i < g->g->n_outputs ? g->g->values[g->g->outputs[i]].name : NULL;
 }
@@ -181,6 +199,32 @@ int wtw_gen_set_custom_loss(gen *g, const char *value) {
   return g->custom_value ? WT_OK : wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
 }
 
+/* Makes `outputs` (NUL-separated names) the graph outputs of the loaded model, prunes what they
+ * no longer need, and returns the model's bytes (onnxblock.buildModel: a forward model built on
+ * a base model). */
+buf *wtw_gen_model_bytes(gen *g, const char *outputs, int n) {
+  if (need_graph(g)) return NULL;
+  wt_graph *m = g->g;
+  int vals[64];
+  if (n < 1 || n > 64) return wt_errorf(WT_ERR_INVALID_ARG, "a model needs 1..64 outputs"), NULL;
+  for (int i = 0; i < n; i++, outputs += strlen(outputs) + 1) {
+    vals[i] = wt_graph_find(m, outputs);
+    if (vals[i] < 0) return wt_errorf(WT_ERR_INVALID_ARG, "output '%s' is not a value of the model", outputs), NULL;
+  }
+  for (int k = 0; k < m->n_outputs; k++) m->values[m->outputs[k]].flags &= ~(uint32_t)WT_VALUE_GRAPH_OUTPUT;
+  m->n_outputs = 0;
+  for (int i = 0; i < n; i++)
+    if (wt_graph_add_output(m, vals[i])) return NULL;
+  if (wt_graph_prune(m) || wt_graph_infer_shapes(m)) return NULL;
+  buf *b = calloc(1, sizeof *b);
+  if (!b) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory"), NULL;
+  if (wt_onnx_write(m, &b->data, &b->len)) {
+    free(b);
+    return NULL;
+  }
+  return b;
+}
+
 int wtw_gen_set_optimizer(gen *g, int type, int has_betas, double beta1, double beta2, int has_eps,
                           double eps, int has_wd, double wd, int has_mode, int mode, int no_bias_correction,
                           double clip_max_norm) {
@@ -243,20 +287,6 @@ static const wt_bytes *result(const gen *g, int which) {
 }
 const uint8_t *wtw_gen_result_data(const gen *g, int which) { return result(g, which) ? result(g, which)->data : NULL; }
 double wtw_gen_result_size(const gen *g, int which) { return result(g, which) ? (double)result(g, which)->len : 0; }
-
-/* ---- buffers returned to JS ------------------------------------------------------------------ */
-
-typedef struct buf {
-  uint8_t *data;
-  size_t len;
-} buf;
-const uint8_t *wtw_buf_data(const buf *b) { return b->data; }
-double wtw_buf_size(const buf *b) { return (double)b->len; }
-void wtw_buf_free(buf *b) {
-  if (!b) return;
-  free(b->data);
-  free(b);
-}
 
 /* ---- state ----------------------------------------------------------------------------------- */
 

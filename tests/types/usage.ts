@@ -280,3 +280,12 @@ bytesOf(new DataView(new ArrayBuffer(4)));
 export { simd, rows, anyTensor, logits, names, arena, syncOutputs, maybeNominal, customOut, isBlock, count, hasBias, allNames, allParams, asMap };
 export { epoch, hasEpoch, propEntries, lr, sameModule, sameState, trainInputs, evalOutputs, named, trainLoss, byName, training, evalLoss, extra };
 export { live, ckptBytes, inMemory, raw, xType, labels32Data, fromNumbers, fromBigInts, inferred, typeName };
+
+// ---- onnxblock.buildModel: a forward model on a base model, then artifacts from it -----------
+async function builtModel(): Promise<number> {
+  const built: onnxblock.OnnxblockModel = await onnxblock.buildModel('base.onnx', new onnxblock.blocks.Relu());
+  const names: string[] = built.outputNames;
+  await artifacts.generateArtifacts(built, { loss: artifacts.LossType.CrossEntropyLoss });
+  return names.length + built.bytes.byteLength;
+}
+export { builtModel };
