@@ -299,16 +299,6 @@ void wt_maxpool_indices(const wt_conv_geom *g, int64_t NC, int storage_order, co
   }
 }
 
-/* Window taps start + k*dil (k < kn) inside [lo, hi). */
-static int64_t count_taps(int64_t start, int64_t kn, int64_t dil, int64_t lo, int64_t hi) {
-  int64_t n = 0;
-  for (int64_t k = 0; k < kn; k++) {
-    int64_t i = start + k * dil;
-    n += i >= lo && i < hi;
-  }
-  return n;
-}
-
 void wt_avgpool(const wt_conv_geom *g, const int64_t *pad_end, int count_include_pad,
                 int64_t NC, const float *x, float *y, float *tmp) {
   const int64_t G0 = g->grid[0], G1 = g->grid[1], G2 = g->grid[2], I2 = g->img[2];
@@ -326,8 +316,8 @@ void wt_avgpool(const wt_conv_geom *g, const int64_t *pad_end, int count_include
         int64_t rows_div = nrows;
         if (count_include_pad) {
           int64_t sd = od * g->stride[0] - g->pad[0], sh = oh * g->stride[1] - g->pad[1];
-          rows_div = count_taps(sd, g->k[0], g->dil[0], -g->pad[0], g->img[0] + pad_end[0]) *
-                     count_taps(sh, g->k[1], g->dil[1], -g->pad[1], g->img[1] + pad_end[1]);
+          rows_div = wt_pool_count_taps(sd, g->k[0], g->dil[0], -g->pad[0], g->img[0] + pad_end[0]) *
+                     wt_pool_count_taps(sh, g->k[1], g->dil[1], -g->pad[1], g->img[1] + pad_end[1]);
         }
         if (nrows == 0) {
           memset(out, 0, sizeof(float) * (size_t)G2);
@@ -363,7 +353,7 @@ void wt_avgpool(const wt_conv_geom *g, const int64_t *pad_end, int count_include
               n++;
             }
           }
-          if (count_include_pad) n = count_taps(start, k2, d2, -p2, I2 + pad_end[2]);
+          if (count_include_pad) n = wt_pool_count_taps(start, k2, d2, -p2, I2 + pad_end[2]);
           /* A window wholly in the padding (pads >= kernel) averages nothing: 0. */
           out[ow] = rows_div * n > 0 ? s / (float)(rows_div * n) : 0.0f;
         }

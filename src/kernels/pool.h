@@ -38,4 +38,15 @@ void wt_avgpool_grad(const wt_conv_geom *g, const int64_t *pad_end, int count_in
 void wt_global_avgpool(int64_t NC, int64_t S, const float *x, float *y);
 void wt_global_maxpool(int64_t NC, int64_t S, const float *x, float *y);
 
+/* Window taps start + k*dil (k < kn) that fall inside [lo, hi): the divisor of an average
+ * pool window that excludes padding. Shared by the forward and gradient kernels. */
+static inline int64_t wt_pool_count_taps(int64_t start, int64_t kn, int64_t dil, int64_t lo, int64_t hi) {
+  int64_t n = 0;
+  for (int64_t k = 0; k < kn; k++) {
+    int64_t i = start + k * dil;
+    n += i >= lo && i < hi;
+  }
+  return n;
+}
+
 #endif

@@ -17,16 +17,6 @@ int64_t wt_maxpool_grad(int64_t n_dy, const float *dy, const int64_t *indices, i
   return -1;
 }
 
-/* Window taps start + k*dil (k < kn) inside [lo, hi). */
-static int64_t count_taps(int64_t start, int64_t kn, int64_t dil, int64_t lo, int64_t hi) {
-  int64_t n = 0;
-  for (int64_t k = 0; k < kn; k++) {
-    int64_t i = start + k * dil;
-    n += i >= lo && i < hi;
-  }
-  return n;
-}
-
 void wt_avgpool_grad(const wt_conv_geom *g, const int64_t *pad_end, int count_include_pad,
                      int64_t NC, const float *dy, float *dx, float *tmp) {
   const int64_t G0 = g->grid[0], G1 = g->grid[1], G2 = g->grid[2];
@@ -51,15 +41,15 @@ void wt_avgpool_grad(const wt_conv_geom *g, const int64_t *pad_end, int count_in
         int64_t rows_div = nrows;
         if (count_include_pad) {
           int64_t sd = od * g->stride[0] - g->pad[0], sh = oh * g->stride[1] - g->pad[1];
-          rows_div = count_taps(sd, g->k[0], g->dil[0], -g->pad[0], I0 + pad_end[0]) *
-                     count_taps(sh, g->k[1], g->dil[1], -g->pad[1], I1 + pad_end[1]);
+          rows_div = wt_pool_count_taps(sd, g->k[0], g->dil[0], -g->pad[0], I0 + pad_end[0]) *
+                     wt_pool_count_taps(sh, g->k[1], g->dil[1], -g->pad[1], I1 + pad_end[1]);
         }
         const float *dyr = dy + nc * gsize + (od * G1 + oh) * G2;
         memset(tmp, 0, sizeof(float) * (size_t)I2);
         for (int64_t ow = 0; ow < G2; ow++) {
           int64_t start = ow * s2 - p2;
-          int64_t n = count_include_pad ? count_taps(start, k2, d2, -p2, I2 + pad_end[2])
-                                        : count_taps(start, k2, d2, 0, I2);
+          int64_t n = count_include_pad ? wt_pool_count_taps(start, k2, d2, -p2, I2 + pad_end[2])
+                                        : wt_pool_count_taps(start, k2, d2, 0, I2);
           if (rows_div * n == 0) continue;
           float v = dyr[ow] / (float)(rows_div * n);
           for (int64_t kw = 0; kw < k2; kw++) {
