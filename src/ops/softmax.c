@@ -90,34 +90,13 @@ static int has_output(const wt_node *node, int n_out, int i) {
 static int sce_infer(wt_infer_ctx *ctx) {
   sce_params *p = ctx->params;
   const wt_tensor *x = &ctx->in[0], *t = &ctx->in[1];
-  char b1[96], b2[96];
   p->nll = strcmp(ctx->node->op_type, "NegativeLogLikelihoodLoss") == 0;
   const char *xn = p->nll ? "input" : "scores", *tn = p->nll ? "target" : "labels";
   if (x->dtype != WT_FLOAT)
     return wt_errorf(WT_ERR_SHAPE, "input '%s' has dtype %s; expected float", xn,
                      wt_dtype_name(x->dtype));
-  if (x->rank < 2)
-    return wt_errorf(WT_ERR_SHAPE, "input '%s' has rank %d; expected [N, C, d1...] (rank >= 2)",
-                     xn, x->rank);
-  if (t->dtype != WT_INT32 && t->dtype != WT_INT64)
-    return wt_errorf(WT_ERR_SHAPE, "input '%s' has dtype %s; expected int32 or int64", tn,
-                     wt_dtype_name(t->dtype));
-  int ok = t->rank == x->rank - 1 && t->dims[0] == x->dims[0];
-  for (int i = 1; ok && i < t->rank; i++) ok = t->dims[i] == x->dims[i + 1];
-  if (!ok)
-    return wt_errorf(WT_ERR_SHAPE, "input '%s' has shape %s; expected [N, d1...] matching %s %s",
-                     tn, wt_shape_str(t->rank, t->dims, b1, sizeof b1), xn,
-                     wt_shape_str(x->rank, x->dims, b2, sizeof b2));
-  p->N = x->dims[0];
-  p->C = x->dims[1];
-  p->D = wt_dims_prod(x->dims, 2, x->rank);
-  if (wt_has_input(ctx->in, ctx->n_in, 2)) {
-    const wt_tensor *w = &ctx->in[2];
-    if (w->dtype != WT_FLOAT || w->rank != 1 || w->dims[0] != p->C)
-      return wt_errorf(WT_ERR_SHAPE, "input 'weights' is %s %s; expected float [%lld]",
-                       wt_dtype_name(w->dtype), wt_shape_str(w->rank, w->dims, b1, sizeof b1),
-                       (long long)p->C);
-  }
+  WT_TRY(wt_ce_layout(x, xn, t, tn, wt_has_input(ctx->in, ctx->n_in, 2) ? &ctx->in[2] : NULL, "weights",
+                      &p->N, &p->C, &p->D));
   const char *red = wt_attr_string(ctx->node, "reduction", "mean");
   if (strcmp(red, "none") == 0) p->reduction = WT_LOSS_NONE;
   else if (strcmp(red, "sum") == 0) p->reduction = WT_LOSS_SUM;

@@ -69,32 +69,12 @@ static_assert(sizeof(sceg_params) <= WT_PARAMS_MAX, "sceg_params too large");
 static int sceg_infer(wt_infer_ctx *ctx) {
   sceg_params *p = ctx->params;
   const wt_tensor *dy = &ctx->in[0], *lp = &ctx->in[1], *t = &ctx->in[2];
-  char b1[96], b2[96];
+  char b1[96];
   if (dy->dtype != WT_FLOAT || lp->dtype != WT_FLOAT)
     return wt_errorf(WT_ERR_SHAPE, "inputs 'dY' and 'log_prob' have dtypes %s, %s; expected float",
                      wt_dtype_name(dy->dtype), wt_dtype_name(lp->dtype));
-  if (lp->rank < 2)
-    return wt_errorf(WT_ERR_SHAPE, "input 'log_prob' has rank %d; expected [N, C, d1...] (rank >= 2)",
-                     lp->rank);
-  if (t->dtype != WT_INT32 && t->dtype != WT_INT64)
-    return wt_errorf(WT_ERR_SHAPE, "input 'label' has dtype %s; expected int32 or int64",
-                     wt_dtype_name(t->dtype));
-  int ok = t->rank == lp->rank - 1 && t->dims[0] == lp->dims[0];
-  for (int i = 1; ok && i < t->rank; i++) ok = t->dims[i] == lp->dims[i + 1];
-  if (!ok)
-    return wt_errorf(WT_ERR_SHAPE, "input 'label' has shape %s; expected [N, d1...] matching "
-                     "log_prob %s", wt_shape_str(t->rank, t->dims, b1, sizeof b1),
-                     wt_shape_str(lp->rank, lp->dims, b2, sizeof b2));
-  p->N = lp->dims[0];
-  p->C = lp->dims[1];
-  p->D = wt_dims_prod(lp->dims, 2, lp->rank);
-  if (wt_has_input(ctx->in, ctx->n_in, 3)) {
-    const wt_tensor *w = &ctx->in[3];
-    if (w->dtype != WT_FLOAT || w->rank != 1 || w->dims[0] != p->C)
-      return wt_errorf(WT_ERR_SHAPE, "input 'weight' is %s %s; expected float [%lld]",
-                       wt_dtype_name(w->dtype), wt_shape_str(w->rank, w->dims, b1, sizeof b1),
-                       (long long)p->C);
-  }
+  WT_TRY(wt_ce_layout(lp, "log_prob", t, "label", wt_has_input(ctx->in, ctx->n_in, 3) ? &ctx->in[3] : NULL,
+                      "weight", &p->N, &p->C, &p->D));
   if (wt_has_input(ctx->in, ctx->n_in, 4) &&
       (ctx->in[4].dtype != WT_INT64 || wt_numel(&ctx->in[4]) != 1))
     return wt_errorf(WT_ERR_SHAPE, "input 'ignore_index' must be one int64");

@@ -24,4 +24,27 @@ static inline int wt_softmax_layout(const wt_tensor *x, int64_t axis, int coerce
   return WT_OK;
 }
 
+/* Cross-entropy inputs: scores (or log-probabilities) [N, C, d1...] float, labels [N, d1...]
+ * int32/int64, optional weights [C] float. Gives N, C and D = d1*d2*... Names are for messages. */
+static inline int wt_ce_layout(const wt_tensor *x, const char *xn, const wt_tensor *t, const char *tn,
+                               const wt_tensor *w, const char *wn, int64_t *N, int64_t *C, int64_t *D) {
+  char b1[96], b2[96];
+  if (x->rank < 2)
+    return wt_errorf(WT_ERR_SHAPE, "input '%s' has rank %d; expected [N, C, d1...] (rank >= 2)", xn, x->rank);
+  if (t->dtype != WT_INT32 && t->dtype != WT_INT64)
+    return wt_errorf(WT_ERR_SHAPE, "input '%s' has dtype %s; expected int32 or int64", tn, wt_dtype_name(t->dtype));
+  int ok = t->rank == x->rank - 1 && t->dims[0] == x->dims[0];
+  for (int i = 1; ok && i < t->rank; i++) ok = t->dims[i] == x->dims[i + 1];
+  if (!ok)
+    return wt_errorf(WT_ERR_SHAPE, "input '%s' has shape %s; expected [N, d1...] matching %s %s", tn,
+                     wt_shape_str(t->rank, t->dims, b1, sizeof b1), xn, wt_shape_str(x->rank, x->dims, b2, sizeof b2));
+  *N = x->dims[0];
+  *C = x->dims[1];
+  *D = wt_dims_prod(x->dims, 2, x->rank);
+  if (w && (w->dtype != WT_FLOAT || w->rank != 1 || w->dims[0] != *C))
+    return wt_errorf(WT_ERR_SHAPE, "input '%s' is %s %s; expected float [%lld]", wn, wt_dtype_name(w->dtype),
+                     wt_shape_str(w->rank, w->dims, b1, sizeof b1), (long long)*C);
+  return WT_OK;
+}
+
 #endif
