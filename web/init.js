@@ -1,30 +1,8 @@
 // Loading the core in browsers: a WebAssembly SIMD check first (a clear error instead of a
 // compile failure), wasmUrl resolved against the page, and fetch failures explained.
-import { init as coreInit, WebtrainError } from '../js/core.js';
+import { init as coreInit, WebtrainError, simdSupported, checkSupport } from '../js/core.js';
 
-// (module (func (result v128) (v128.const i32x4 0 0 0 0)))
-const SIMD_PROBE = new Uint8Array([
-  0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 22, 1, 20, 0, 253, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 11,
-]);
-
-/** Whether this engine runs WebAssembly SIMD (128-bit), which the core is built with. */
-export function simdSupported() {
-  try {
-    return typeof WebAssembly === 'object' && WebAssembly.validate(SIMD_PROBE);
-  } catch {
-    return false;
-  }
-}
-
-/** Throws a WebtrainError explaining what is missing when the core cannot run here. */
-export function checkSupport() {
-  if (typeof WebAssembly !== 'object') throw new WebtrainError('this browser has no WebAssembly: webtrain needs WebAssembly with SIMD (Chrome/Edge 91+, Firefox 89+, Safari 16.4+)');
-  if (!simdSupported()) {
-    throw new WebtrainError(
-      'this browser does not support WebAssembly SIMD (128-bit), which webtrain\'s core is built with: use Chrome/Edge 91+, Firefox 89+ or Safari 16.4+ (or enable WebAssembly SIMD)',
-    );
-  }
-}
+export { simdSupported, checkSupport };
 
 /**
  * Loads the core once (every API call does it implicitly; call it first to choose the .wasm):
