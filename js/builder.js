@@ -100,5 +100,26 @@ export class Builder {
     const m = this.core.m;
     return Array.from({ length: m._wtw_gen_output_count(this.gen) }, (_, i) => this.core.string(m._wtw_gen_output_name(this.gen, i)));
   }
+
+  /**
+   * One of the core's built-in losses (the same graph generateArtifacts builds for a LossType) on
+   * value `input`; `target` names the target input (reused if it exists). Returns the loss name.
+   */
+  lossBlock(type, input, target, { reduction = 'mean', ignoreIndex, weight, posWeight } = {}) {
+    const { core } = this;
+    const m = core.m;
+    const arrays = [weight, posWeight].map((w) => (w ? Float32Array.from(w) : null));
+    const ptrs = arrays.map((a) => (a ? core.copyIn(new Uint8Array(a.buffer)) : 0));
+    try {
+      const name = this.with([input, target ?? '', reduction], (pi, pt, pr) =>
+        m._wtw_gen_loss_block(this.gen, type, pi, pt, pr, ignoreIndex !== undefined ? 1 : 0, ignoreIndex ?? 0,
+          ptrs[0], arrays[0]?.length ?? 0, ptrs[1], arrays[1]?.length ?? 0),
+      );
+      if (!name) throw new WebtrainError(core.lastError());
+      return core.string(name);
+    } finally {
+      ptrs.forEach((p) => core.free(p));
+    }
+  }
 }
 

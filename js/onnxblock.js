@@ -133,80 +133,46 @@ function targetName(arg, dflt) {
   return arg?.targetName ?? arg?.target_name ?? dflt;
 }
 
-function reduceBy(reduction, x) {
-  if (reduction === 'none') return x;
-  if (reduction !== 'mean' && reduction !== 'sum') throw new WebtrainError(`loss reduction '${reduction}': expected mean, sum or none`);
-  return builder().reduce(reduction === 'sum' ? 'ReduceSum' : 'ReduceMean', x, undefined, false);
+// The loss blocks build exactly the graphs of the built-in losses (the core's own loss code).
+// Types use ONNX Runtime's LossType numbering (MSELoss 1, CrossEntropyLoss 2, BCEWithLogitsLoss 3, L1Loss 4).
+class LossBlock extends Block {
+  constructor(type, defaultTarget, options) {
+    super();
+    const { reduction = 'mean', weight, ignoreIndex, posWeight } = lossOpts(options);
+    if (!['mean', 'sum', 'none'].includes(reduction)) throw new WebtrainError(`loss reduction '${reduction}': expected mean, sum or none`);
+    this.type = type;
+    this.defaultTarget = defaultTarget;
+    this.reduction = reduction;
+    this.weight = weight;
+    this.ignoreIndex = ignoreIndex;
+    this.posWeight = posWeight;
+  }
+
+  build(input, target) {
+    return builder().lossBlock(this.type, input, targetName(target, this.defaultTarget), this);
+  }
 }
 
 export const loss = {
-  MSELoss: class extends Block {
+  MSELoss: class extends LossBlock {
     constructor(options) {
-      super();
-      this.reduction = lossOpts(options).reduction ?? 'mean';
-    }
-    build(input, target) {
-      const b = builder();
-      const t = b.targetLike(targetName(target, 'target'), input);
-      const d = b.node('Sub', [input, t]);
-      return reduceBy(this.reduction, b.node('Pow', [d, b.constant(2)]));
+      super(1, 'target', options);
     }
   },
-  L1Loss: class extends Block {
+  L1Loss: class extends LossBlock {
     constructor(options) {
-      super();
-      this.reduction = lossOpts(options).reduction ?? 'mean';
-    }
-    build(input, target) {
-      const b = builder();
-      const t = b.targetLike(targetName(target, 'target'), input);
-      return reduceBy(this.reduction, b.node('Abs', [b.node('Sub', [input, t])]));
+      super(4, 'target', options);
     }
   },
-  CrossEntropyLoss: class extends Block {
+  CrossEntropyLoss: class extends LossBlock {
     constructor(options) {
-      super();
-      const { weight, reduction = 'mean', ignoreIndex } = lossOpts(options);
-      this.weight = weight;
-      this.reduction = reduction;
-      this.ignoreIndex = ignoreIndex;
-    }
-    build(scores, labels) {
-      const b = builder();
-      const l = b.targetLike(targetName(labels, 'labels'), scores, 'int32', 1);
-      const ins = [scores, l];
-      if (this.weight) ins.push(b.constant(Array.from(this.weight)));
-      const attrs = { reduction: this.reduction };
-      if (this.ignoreIndex !== undefined) attrs.ignore_index = this.ignoreIndex;
-      return b.node('SoftmaxCrossEntropyLoss', ins, attrs, '', 2)[0];
+      super(2, 'labels', options);
     }
   },
   /** The numerically stable form: max(x,0) - x*t + log(1 + exp(-|x|)). */
-  BCEWithLogitsLoss: class extends Block {
+  BCEWithLogitsLoss: class extends LossBlock {
     constructor(options) {
-      super();
-      const { weight, reduction = 'mean', posWeight } = lossOpts(options);
-      this.weight = weight;
-      this.reduction = reduction;
-      this.posWeight = posWeight;
-    }
-    build(x, target) {
-      const b = builder();
-      const t = b.targetLike(targetName(target, 'target'), x);
-      const sp = b.node('Softplus', [b.node('Neg', [b.node('Abs', [x])])]);
-      let e;
-      if (this.posWeight) {
-        const one = b.constant(1);
-        const pw = b.constant(Array.from(this.posWeight));
-        const a = b.node('Mul', [b.node('Sub', [one, t]), x]);
-        const lw = b.node('Add', [one, b.node('Mul', [b.node('Sub', [pw, one]), t])]);
-        const tail = b.node('Add', [sp, b.node('Relu', [b.node('Neg', [x])])]);
-        e = b.node('Add', [a, b.node('Mul', [lw, tail])]);
-      } else {
-        e = b.node('Add', [b.node('Sub', [b.node('Relu', [x]), b.node('Mul', [x, t])]), sp]);
-      }
-      if (this.weight) e = b.node('Mul', [e, b.constant(Array.from(this.weight))]);
-      return reduceBy(this.reduction, e);
+      super(3, 'target', options);
     }
   },
 };

@@ -72,6 +72,12 @@ int wt_generate_artifacts(const uint8_t *model, size_t len, const wt_artifacts_o
 int wt_generate_artifacts_graph(wt_graph *g, const wt_artifacts_opts *opts, wt_artifacts *out);
 void wt_artifacts_free(wt_artifacts *a);
 
+/* One built-in loss on value `input` of g, as a building block (the JS onnxblock loss blocks):
+ * the target input `target` (NULL: "labels" / "target") is added shaped like the input, or
+ * reused if g already has it. *loss_value receives the loss value. */
+int wt_artifacts_loss_block(wt_graph *g, int type, const char *input, const char *target,
+                            const wt_loss_opts *o, int *loss_value);
+
 /* Internal steps, one file each in src/artifacts. */
 int wt_artifacts_add_loss(wt_graph *g, const wt_artifacts_opts *o, int *loss_value);
 int wt_artifacts_eval_model(const wt_graph *g, wt_bytes *out);

@@ -12,6 +12,7 @@ typedef struct lb {
   wt_graph *g;
   int count;
   int rc;
+  int reuse_targets;            /* a target input of the same name is shared (loss blocks) */
 } lb;
 
 static int fresh(lb *b, const char *what) {
@@ -57,7 +58,9 @@ static int const_f32(lb *b, const char *what, const float *v, int64_t n, int sca
 /* A target input shaped like `like` (dims and symbols), or without axis `drop` (>= 0). */
 static int target_input(lb *b, const char *name, int dtype, int like, int drop) {
   if (b->rc) return -1;
-  if (wt_graph_find(b->g, name) >= 0) {
+  int existing = wt_graph_find(b->g, name);
+  if (existing >= 0 && (b->g->values[existing].flags & WT_VALUE_GRAPH_INPUT) && b->reuse_targets) return existing;
+  if (existing >= 0) {
     b->rc = wt_errorf(WT_ERR_INVALID_ARG, "the loss needs an input named '%s', but the model "
                       "already has a value of that name", name);
     return -1;
@@ -85,8 +88,8 @@ static int reduce(lb *b, int x, const char *reduction) {
   return r;
 }
 
-static int mse_or_l1(lb *b, int x, const char *reduction, int l1) {
-  int t = target_input(b, "target", WT_FLOAT, x, -1);
+static int mse_or_l1(lb *b, int x, const char *target, const char *reduction, int l1) {
+  int t = target_input(b, target, WT_FLOAT, x, -1);
   int d = op(b, "Sub", 2, (int[]){x, t});
   int e;
   if (l1) {
@@ -98,8 +101,8 @@ static int mse_or_l1(lb *b, int x, const char *reduction, int l1) {
   return reduce(b, e, reduction);
 }
 
-static int cross_entropy(lb *b, int x, const wt_loss_opts *o) {
-  int labels = target_input(b, "labels", WT_INT32, x, 1);
+static int cross_entropy(lb *b, int x, const char *target, const wt_loss_opts *o) {
+  int labels = target_input(b, target, WT_INT32, x, 1);
   int ins[3] = {x, labels, -1};
   int n_in = 2;
   if (o->weight) {
@@ -118,8 +121,8 @@ static int cross_entropy(lb *b, int x, const wt_loss_opts *o) {
 
 /* max(x,0) - x*t + log(1 + exp(-|x|)), with pos_weight p:
  * (1-t)*x + (1 + (p-1)*t) * (log(1 + exp(-|x|)) + max(-x, 0)). */
-static int bce_with_logits(lb *b, int x, const wt_loss_opts *o) {
-  int t = target_input(b, "target", WT_FLOAT, x, -1);
+static int bce_with_logits(lb *b, int x, const char *target, const wt_loss_opts *o) {
+  int t = target_input(b, target, WT_FLOAT, x, -1);
   int ax = op(b, "Abs", 1, &x);
   int nax = op(b, "Neg", 1, &ax);
   int sp = op(b, "Softplus", 1, &nax);
@@ -142,6 +145,41 @@ static int bce_with_logits(lb *b, int x, const wt_loss_opts *o) {
   }
   if (o->weight) e = op(b, "Mul", 2, (int[]){e, const_f32(b, "weight", o->weight, o->n_weight, 0)});
   return reduce(b, e, o->reduction);
+}
+
+/* One built-in loss on value x; target NULL: ONNX Runtime's name ("labels" for
+ * CrossEntropyLoss, "target" otherwise). */
+static int builtin_loss(lb *b, int type, int x, const char *target, const wt_loss_opts *o, int *loss) {
+  const wt_graph *g = b->g;
+  if (g->values[x].dtype != WT_FLOAT || g->values[x].rank < 0)
+    return wt_errorf(WT_ERR_INVALID_ARG, "the loss input '%s' must be a float tensor of known rank",
+                     g->values[x].name);
+  if (!target) target = type == WT_LOSS_CE ? "labels" : "target";
+  switch (type) {
+    case WT_LOSS_MSE: *loss = mse_or_l1(b, x, target, o->reduction, 0); break;
+    case WT_LOSS_L1: *loss = mse_or_l1(b, x, target, o->reduction, 1); break;
+    case WT_LOSS_CE:
+      if (g->values[x].rank < 2)
+        return wt_errorf(WT_ERR_INVALID_ARG, "CrossEntropyLoss needs scores of rank >= 2 ([N, C, ...]); "
+                         "'%s' has rank %d", g->values[x].name, g->values[x].rank);
+      *loss = cross_entropy(b, x, target, o);
+      break;
+    case WT_LOSS_BCE: *loss = bce_with_logits(b, x, target, o); break;
+    default: return wt_errorf(WT_ERR_INVALID_ARG, "unknown loss type %d", type);
+  }
+  return b->rc;
+}
+
+int wt_artifacts_loss_block(wt_graph *g, int type, const char *input, const char *target,
+                            const wt_loss_opts *o, int *loss_value) {
+  lb b = {.g = g, .reuse_targets = 1};
+  wt_loss_opts dflt = *o;
+  if (!dflt.reduction) dflt.reduction = "mean";
+  if (strcmp(dflt.reduction, "mean") && strcmp(dflt.reduction, "sum") && strcmp(dflt.reduction, "none"))
+    return wt_errorf(WT_ERR_INVALID_ARG, "loss reduction '%s': expected mean, sum or none", dflt.reduction);
+  int x = wt_graph_find(g, input);
+  if (x < 0) return wt_errorf(WT_ERR_INVALID_ARG, "loss input '%s' is not a value of the model", input);
+  return builtin_loss(&b, type, x, target, &dflt, loss_value);
 }
 
 int wt_artifacts_add_loss(wt_graph *g, const wt_artifacts_opts *o, int *loss_value) {
@@ -186,22 +224,7 @@ int wt_artifacts_add_loss(wt_graph *g, const wt_artifacts_opts *o, int *loss_val
     if (o->n_loss_inputs > 1)
       return wt_errorf(WT_ERR_INVALID_ARG, "a built-in loss takes one model output; %d loss_input_names "
                        "were given", o->n_loss_inputs);
-    int x = inputs[0];
-    if (g->values[x].dtype != WT_FLOAT || g->values[x].rank < 0)
-      return wt_errorf(WT_ERR_INVALID_ARG, "the loss input '%s' must be a float tensor of known rank",
-                       g->values[x].name);
-    switch (lo->type) {
-      case WT_LOSS_MSE: loss = mse_or_l1(&b, x, dflt.reduction, 0); break;
-      case WT_LOSS_L1: loss = mse_or_l1(&b, x, dflt.reduction, 1); break;
-      case WT_LOSS_CE:
-        if (g->values[x].rank < 2)
-          return wt_errorf(WT_ERR_INVALID_ARG, "CrossEntropyLoss needs scores of rank >= 2 ([N, C, ...]); "
-                           "'%s' has rank %d", g->values[x].name, g->values[x].rank);
-        loss = cross_entropy(&b, x, &dflt);
-        break;
-      case WT_LOSS_BCE: loss = bce_with_logits(&b, x, &dflt); break;
-      default: return wt_errorf(WT_ERR_INVALID_ARG, "unknown loss type %d", lo->type);
-    }
+    WT_TRY(builtin_loss(&b, lo->type, inputs[0], NULL, &dflt, &loss));
   }
   if (b.rc) return b.rc;
   *loss_value = loss;

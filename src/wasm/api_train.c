@@ -193,6 +193,20 @@ int wtw_gen_attr_tensor(gen *g, int node, const char *name, int dtype, int rank,
   return WT_OK;
 }
 
+/* One built-in loss (onnxblock's loss blocks) on value `input`: returns the loss value's
+ * name, or NULL. target "" = ONNX Runtime's default name; weights may be NULL. */
+const char *wtw_gen_loss_block(gen *g, int type, const char *input, const char *target, const char *reduction,
+                               int has_ignore_index, double ignore_index, const float *weight, int n_weight,
+                               const float *pos_weight, int n_pos_weight) {
+  if (need_graph(g)) return NULL;
+  wt_loss_opts o = {.type = type, .reduction = reduction && reduction[0] ? reduction : NULL,
+                    .has_ignore_index = has_ignore_index, .ignore_index = (int64_t)ignore_index,
+                    .weight = weight, .n_weight = n_weight, .pos_weight = pos_weight, .n_pos_weight = n_pos_weight};
+  int v;
+  if (wt_artifacts_loss_block(g->g, type, input, target && target[0] ? target : NULL, &o, &v)) return NULL;
+  return g->g->values[v].name;
+}
+
 int wtw_gen_set_custom_loss(gen *g, const char *value) {
   free(g->custom_value);
   g->custom_value = wt_strdup(value);
