@@ -153,17 +153,16 @@ static int plan_bn_writeback(wt_module *mod, wt_graph *g) {
   return WT_OK;
 }
 
-static int graph_output(const mode *md, int k, const wt_tensor **t) {
-  static wt_tensor view;
+/* A view of graph output k of the last run of md, written into *t. */
+static int graph_output(const mode *md, int k, wt_tensor *t) {
   int32_t dtype, rank;
   const int64_t *dims;
   const void *data;
   WT_TRY(wt_session_output(md->sess, k, &dtype, &rank, &dims, &data));
-  view.dtype = dtype;
-  view.rank = rank;
-  memcpy(view.dims, dims, sizeof(int64_t) * (size_t)rank);
-  view.data = (void *)data;
-  *t = &view;
+  t->dtype = dtype;
+  t->rank = rank;
+  memcpy(t->dims, dims, sizeof(int64_t) * (size_t)rank);
+  t->data = (void *)data;
   return WT_OK;
 }
 
@@ -172,15 +171,16 @@ static int write_back_bn(wt_module *mod) {
   mode *md = &mod->m[0];
   for (int b = 0; b < mod->n_bn; b++) {
     bn_writeback *w = &mod->bn[b];
-    const wt_tensor *t;
-    WT_TRY(graph_output(md, w->out_count, &t));
+    wt_tensor tv;
+    const wt_tensor *t = &tv;
+    WT_TRY(graph_output(md, w->out_count, &tv));
     int64_t channels = wt_numel(&w->mean->t);
     double n = channels ? (double)wt_get_int(t, 0) / (double)channels : 0;
     double corr = n > 1 ? n / (n - 1) : 1.0;
-    WT_TRY(graph_output(md, w->out_mean, &t));
+    WT_TRY(graph_output(md, w->out_mean, &tv));
     if (wt_numel(t) != channels) return wt_errorf(WT_ERR_SHAPE, "BatchNormalization running mean has the wrong size");
     memcpy(w->mean->t.data, t->data, sizeof(float) * (size_t)channels);
-    WT_TRY(graph_output(md, w->out_var, &t));
+    WT_TRY(graph_output(md, w->out_var, &tv));
     float *old = w->var->t.data;
     const float *onnx = t->data;
     for (int64_t c = 0; c < channels; c++) {
@@ -295,9 +295,10 @@ int wt_module_set_input(wt_module *m, int32_t eval, int32_t i, int32_t dtype, in
  * overwrites the buffers) and the optimizer refuses to apply them, so parameters and
  * BatchNorm statistics are never corrupted by one bad batch. */
 static int check_loss(wt_module *m) {
-  const wt_tensor *t;
+  wt_tensor tv;
+  const wt_tensor *t = &tv;
   if (m->m[0].n_out == 0) return WT_OK;
-  WT_TRY(graph_output(&m->m[0], m->m[0].out[0], &t));
+  WT_TRY(graph_output(&m->m[0], m->m[0].out[0], &tv));
   if (t->dtype != WT_FLOAT) return WT_OK;
   const float *v = t->data;
   for (int64_t i = 0, n = wt_numel(t); i < n; i++) {

@@ -1063,19 +1063,17 @@ static int c_ckpt_model_shape_mismatch(void) {
   wt_artifacts_free(&other);
   return rc;
 }
-static int c_ckpt_missing_param(void) {
-  /* a checkpoint without 'B': the training model's input 'B' is then unbound */
-  float w[12] = {0};
-  wt_const_tensor t = {.name = "W", .t = {.dtype = WT_FLOAT, .rank = 2, .dims = {4, 3}, .data = w}};
-  wt_checkpoint c = {.version = 2, .n_trainable = 1, .trainable = &t};
+/* Writes checkpoint c, loads it and creates a module on the test model's training graph (and
+ * with `step`, runs one train step): the status of the first call that fails. */
+static int module_from_checkpoint(const wt_checkpoint *c, int step) {
   uint8_t *bytes = NULL;
   size_t len;
-  WT_TRY(wt_checkpoint_write(&c, 0, &bytes, &len));
+  WT_TRY(wt_checkpoint_write(c, 0, &bytes, &len));
   wt_state *s = NULL;
   wt_module *m = NULL;
   int rc = wt_state_load(bytes, len, &s);
   if (!rc) rc = wt_module_create(s, g_art.training_model.data, g_art.training_model.len, NULL, 0, &m);
-  if (!rc) {
+  if (!rc && step) {
     train_run r = {s, m, NULL};
     rc = train_step(&r, 2, 4, 0.5f, WT_FLOAT);
   }
@@ -1084,6 +1082,13 @@ static int c_ckpt_missing_param(void) {
   free(bytes);
   return rc;
 }
+static int c_ckpt_missing_param(void) {
+  /* a checkpoint without 'B': the training model's input 'B' is then unbound */
+  float w[12] = {0};
+  wt_const_tensor t = {.name = "W", .t = {.dtype = WT_FLOAT, .rank = 2, .dims = {4, 3}, .data = w}};
+  wt_checkpoint c = {.version = 2, .n_trainable = 1, .trainable = &t};
+  return module_from_checkpoint(&c, 1);
+}
 static int c_ckpt_param_dtype(void) {
   /* 'W' stored as int64 in the checkpoint */
   int64_t w[12] = {0};
@@ -1091,17 +1096,7 @@ static int c_ckpt_param_dtype(void) {
   wt_const_tensor t[2] = {{.name = "W", .t = {.dtype = WT_INT64, .rank = 2, .dims = {4, 3}, .data = w}},
                           {.name = "B", .t = {.dtype = WT_FLOAT, .rank = 1, .dims = {3}, .data = bb}}};
   wt_checkpoint c = {.version = 2, .n_frozen = 1, .frozen = t, .n_trainable = 1, .trainable = t + 1};
-  uint8_t *bytes = NULL;
-  size_t len;
-  WT_TRY(wt_checkpoint_write(&c, 0, &bytes, &len));
-  wt_state *s = NULL;
-  wt_module *m = NULL;
-  int rc = wt_state_load(bytes, len, &s);
-  if (!rc) rc = wt_module_create(s, g_art.training_model.data, g_art.training_model.len, NULL, 0, &m);
-  wt_module_free(m);
-  wt_state_free(s);
-  free(bytes);
-  return rc;
+  return module_from_checkpoint(&c, 0);
 }
 static int c_ckpt_frozen_but_trained(void) {
   /* 'W' frozen in the checkpoint, but the training model accumulates its gradient */
@@ -1109,17 +1104,7 @@ static int c_ckpt_frozen_but_trained(void) {
   wt_const_tensor t[2] = {{.name = "W", .t = {.dtype = WT_FLOAT, .rank = 2, .dims = {4, 3}, .data = w}},
                           {.name = "B", .t = {.dtype = WT_FLOAT, .rank = 1, .dims = {3}, .data = bb}}};
   wt_checkpoint c = {.version = 2, .n_frozen = 1, .frozen = t, .n_trainable = 1, .trainable = t + 1};
-  uint8_t *bytes = NULL;
-  size_t len;
-  WT_TRY(wt_checkpoint_write(&c, 0, &bytes, &len));
-  wt_state *s = NULL;
-  wt_module *m = NULL;
-  int rc = wt_state_load(bytes, len, &s);
-  if (!rc) rc = wt_module_create(s, g_art.training_model.data, g_art.training_model.len, NULL, 0, &m);
-  wt_module_free(m);
-  wt_state_free(s);
-  free(bytes);
-  return rc;
+  return module_from_checkpoint(&c, 0);
 }
 static int c_module_bad_training_bytes(void) {
   wt_state *s = NULL;
