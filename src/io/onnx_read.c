@@ -263,6 +263,7 @@ done:
     wt_graph_free(g);
     return rc;
   }
+  wt_graph_shrink(g);
   *out = g;
   return WT_OK;
 }

@@ -88,6 +88,17 @@ static int grow(void **arr, int *cap, int need, size_t elem) {
   return WT_OK;
 }
 
+void wt_graph_shrink(wt_graph *g) {
+  if (g->n_values && g->cap_values > g->n_values) {
+    wt_value *v = realloc(g->values, sizeof *v * (size_t)g->n_values);
+    if (v) g->values = v, g->cap_values = g->n_values;
+  }
+  if (g->n_nodes && g->cap_nodes > g->n_nodes) {
+    wt_node *n = realloc(g->nodes, sizeof *n * (size_t)g->n_nodes);
+    if (n) g->nodes = n, g->cap_nodes = g->n_nodes;
+  }
+}
+
 int wt_graph_find(const wt_graph *g, const char *name) {
   /* Linear scan from the end: recent values are looked up most. Graphs are at most a few
    * thousand values; io builds a hash index when it reads large models. */

@@ -100,6 +100,9 @@ typedef struct wt_graph {
 
 wt_graph *wt_graph_new(void);
 void wt_graph_free(wt_graph *g);
+/* Gives back the room the value and node arrays grew past their counts (a loaded graph is
+ * kept for the module's life). */
+void wt_graph_shrink(wt_graph *g);
 
 /* Adds a value with this name (copied) or returns the existing one. Returns its index or -1 (no memory). */
 int wt_graph_value(wt_graph *g, const char *name);

@@ -66,7 +66,7 @@ static int infer(wt_infer_ctx *ctx) {
   if (ctx->opset < 7 && wt_node_attr(ctx->node, "broadcast"))
     return wt_errorf(WT_ERR_UNSUPPORTED,
                      "legacy 'broadcast'/'axis' attributes (opset < 7) are not supported");
-  bin_params *p = ctx->params;
+  bin_params *p = WT_PARAMS(ctx, bin_params);
   p->kind = s->kind;
   p->op = s->op;
   p->mean = strcmp(type, "Mean") == 0;
@@ -438,7 +438,7 @@ const wt_op_def wt_op_DivGrad = {.domain = WT_MS, .op_type = "DivGrad", .min_inp
 #define BIN_OP(NAME, MIN_IN, MAX_IN, GRAD)                                                    \
   const wt_op_def wt_op_##NAME = {.domain = "", .op_type = #NAME, .min_inputs = MIN_IN,       \
                                   .max_inputs = MAX_IN, .min_outputs = 1, .max_outputs = 1,   \
-                                  .infer = infer, .run = run, .grad = GRAD};
+                                  .infer = infer, .run = run, .grad = GRAD, .flags = WT_OP_INPLACE};
 
 BIN_OP(Add, 2, 2, add_grad)
 BIN_OP(Sub, 2, 2, sub_grad)

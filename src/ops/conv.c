@@ -159,7 +159,7 @@ static int conv_transpose_setup(const wt_node *n, const wt_tensor *X, const wt_t
 
 static int conv_infer(wt_infer_ctx *ctx) {
   const wt_tensor *X = &ctx->in[0];
-  conv_params *p = ctx->params;
+  conv_params *p = WT_PARAMS(ctx, conv_params);
   int64_t out[WT_MAX_RANK];
   WT_TRY(conv_setup(ctx->node, X, &ctx->in[1], 0, p, out));
   WT_TRY(check_bias(ctx, p->M, &p->has_bias));
@@ -260,7 +260,7 @@ const wt_op_def wt_op_Conv = {.domain = "", .op_type = "Conv", .min_inputs = 2,
 
 static int conv_transpose_infer(wt_infer_ctx *ctx) {
   const wt_tensor *X = &ctx->in[0];
-  conv_params *p = ctx->params;
+  conv_params *p = WT_PARAMS(ctx, conv_params);
   int64_t out[WT_MAX_RANK];
   WT_TRY(conv_transpose_setup(ctx->node, X, &ctx->in[1], 0, p, out));
   WT_TRY(check_bias(ctx, p->M, &p->has_bias));
@@ -300,7 +300,7 @@ const wt_op_def wt_op_ConvTranspose = {.domain = "", .op_type = "ConvTranspose",
 /* Shared infer: dY must have the forward output's shape; dX, dW, dB shaped like X, W, [M]. */
 static int grad_infer(wt_infer_ctx *ctx, int transpose) {
   const wt_tensor *dY = &ctx->in[0], *X = &ctx->in[1], *W = &ctx->in[2];
-  conv_params *p = ctx->params;
+  conv_params *p = WT_PARAMS(ctx, conv_params);
   int64_t out[WT_MAX_RANK];
   if (transpose) WT_TRY(conv_transpose_setup(ctx->node, X, W, 1, p, out));
   else WT_TRY(conv_setup(ctx->node, X, W, 1, p, out));

@@ -90,7 +90,7 @@ static int slice_infer(wt_infer_ctx *ctx) {
   const wt_tensor *x = &ctx->in[0];
   if (!wt_su_elem(ctx, 0)) return WT_ERR_UNSUPPORTED;
   int64_t dims[WT_MAX_RANK];
-  WT_TRY(slice_plan(ctx, ctx->opset < 10 ? 0 : 1, x, ctx->params, dims));
+  WT_TRY(slice_plan(ctx, ctx->opset < 10 ? 0 : 1, x, WT_PARAMS(ctx, slice_params), dims));
   wt_set_shape(&ctx->out[0], x->dtype, x->rank, dims);
   return WT_OK;
 }
@@ -123,7 +123,7 @@ static int slice_grad_op_infer(wt_infer_ctx *ctx) {
     if (x.dims[i] < 0)
       return wt_errorf(WT_ERR_SHAPE, "input 'shape' has negative value %lld", (long long)x.dims[i]);
   int64_t dims[WT_MAX_RANK];
-  WT_TRY(slice_plan(ctx, 2, &x, ctx->params, dims));
+  WT_TRY(slice_plan(ctx, 2, &x, WT_PARAMS(ctx, slice_params), dims));
   if (dy->rank != x.rank || wt_shape_numel(x.rank, dims) != wt_numel(dy) ||
       memcmp(dims, dy->dims, sizeof(int64_t) * (size_t)x.rank) != 0) {
     char a[160], b[160], d[160];
@@ -164,7 +164,7 @@ typedef struct pad_params {
 } pad_params;
 
 static int pad_infer(wt_infer_ctx *ctx) {
-  pad_params *p = ctx->params;
+  pad_params *p = WT_PARAMS(ctx, pad_params);
   const wt_tensor *x = &ctx->in[0];
   size_t elem = wt_su_elem(ctx, 0);
   if (!elem) return WT_ERR_UNSUPPORTED;

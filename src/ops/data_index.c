@@ -98,7 +98,7 @@ static int get_axis(wt_infer_ctx *ctx, int rank, int *out) {
 /* ---- Gather ----------------------------------------------------------------------------- */
 
 static int gather_infer(wt_infer_ctx *ctx) {
-  index_params *p = ctx->params;
+  index_params *p = WT_PARAMS(ctx, index_params);
   const wt_tensor *x = &ctx->in[0], *ind = &ctx->in[1];
   if (!wt_su_elem(ctx, 0)) return WT_ERR_UNSUPPORTED;
   WT_TRY(wt_su_index_dtype(ctx, 1, "indices"));
@@ -141,7 +141,7 @@ static int gather_run(const wt_run_ctx *ctx) {
 /* Checks that indices (input ii) and updates (input ui, or -1) fit data for the element ops. */
 static int elements_check(wt_infer_ctx *ctx, int ii, int ui) {
   const wt_tensor *x = &ctx->in[0], *ind = &ctx->in[ii];
-  index_params *p = ctx->params;
+  index_params *p = WT_PARAMS(ctx, index_params);
   if (!wt_su_elem(ctx, 0)) return WT_ERR_UNSUPPORTED;
   WT_TRY(wt_su_index_dtype(ctx, ii, "indices"));
   if (x->rank < 1) return wt_errorf(WT_ERR_SHAPE, "input 'data' is a scalar; expected rank >= 1");
@@ -205,7 +205,7 @@ static int gather_elements_run(const wt_run_ctx *ctx) {
 }
 
 static int scatter_elements_infer(wt_infer_ctx *ctx) {
-  index_params *p = ctx->params;
+  index_params *p = WT_PARAMS(ctx, index_params);
   WT_TRY(elements_check(ctx, 1, 2));
   WT_TRY(parse_reduction(ctx, ctx->in[0].dtype, &p->reduction));
   wt_set_shape(&ctx->out[0], ctx->in[0].dtype, ctx->in[0].rank, ctx->in[0].dims);
@@ -254,7 +254,7 @@ static int nd_shape(const wt_tensor *x, const wt_tensor *ind, int64_t b, int *or
 }
 
 static int gather_nd_infer(wt_infer_ctx *ctx) {
-  index_params *p = ctx->params;
+  index_params *p = WT_PARAMS(ctx, index_params);
   const wt_tensor *x = &ctx->in[0], *ind = &ctx->in[1];
   if (!wt_su_elem(ctx, 0)) return WT_ERR_UNSUPPORTED;
   if (ind->dtype != WT_INT64)
@@ -306,7 +306,7 @@ static int gather_nd_run(const wt_run_ctx *ctx) {
 }
 
 static int scatter_nd_infer(wt_infer_ctx *ctx) {
-  index_params *p = ctx->params;
+  index_params *p = WT_PARAMS(ctx, index_params);
   const wt_tensor *x = &ctx->in[0], *ind = &ctx->in[1], *u = &ctx->in[2];
   if (!wt_su_elem(ctx, 0)) return WT_ERR_UNSUPPORTED;
   if (ind->dtype != WT_INT64)
@@ -387,7 +387,7 @@ static int check_dy(const wt_tensor *dy, int rank, const int64_t *dims) {
 
 /* GatherGrad(shape, indices, dY), attribute axis. */
 static int gather_grad_op_infer(wt_infer_ctx *ctx) {
-  index_params *p = ctx->params;
+  index_params *p = WT_PARAMS(ctx, index_params);
   const wt_tensor *ind = &ctx->in[1];
   wt_tensor x;
   WT_TRY(grad_shape(ctx, 0, 2, &x));
@@ -426,7 +426,7 @@ static int gather_grad_op_run(const wt_run_ctx *ctx) {
 
 /* GatherElementsGrad(dY, shape, indices), attribute axis. */
 static int gather_elements_grad_op_infer(wt_infer_ctx *ctx) {
-  index_params *p = ctx->params;
+  index_params *p = WT_PARAMS(ctx, index_params);
   const wt_tensor *ind = &ctx->in[2];
   wt_tensor x;
   WT_TRY(grad_shape(ctx, 1, 0, &x));
@@ -459,7 +459,7 @@ static int gather_elements_grad_op_run(const wt_run_ctx *ctx) {
 
 /* GatherNDGrad(shape, indices, update), attribute batch_dims. */
 static int gather_nd_grad_op_infer(wt_infer_ctx *ctx) {
-  index_params *p = ctx->params;
+  index_params *p = WT_PARAMS(ctx, index_params);
   const wt_tensor *ind = &ctx->in[1];
   wt_tensor x;
   WT_TRY(grad_shape(ctx, 0, 2, &x));

@@ -174,7 +174,7 @@ static int matches(const int8_t *ids, int n, const int8_t *s, int ns) {
 }
 
 static int es_infer(wt_infer_ctx *ctx) {
-  es_params *p = ctx->params;
+  es_params *p = WT_PARAMS(ctx, es_params);
   const char *eq = wt_attr_string(ctx->node, "equation", NULL);
   if (!eq) return wt_errorf(WT_ERR_INVALID_ARG, "attribute 'equation' is missing");
   es_parsed pe;

@@ -39,7 +39,7 @@ static int matmul_infer(wt_infer_ctx *ctx) {
   if (a->rank < 1 || b->rank < 1)
     return wt_errorf(WT_ERR_SHAPE, "inputs have ranks %d and %d; MatMul needs rank >= 1 on both",
                      a->rank, b->rank);
-  mm_params *p = ctx->params;
+  mm_params *p = WT_PARAMS(ctx, mm_params);
   memset(p, 0, sizeof *p);
   /* 1-D promotion: A [K] -> [1, K], B [K] -> [K, 1]; the added dim is dropped from Y. */
   int a1 = a->rank == 1, b1 = b->rank == 1;
@@ -271,7 +271,7 @@ static int gemm_infer(wt_infer_ctx *ctx) {
   if (a->rank != 2 || b->rank != 2)
     return wt_errorf(WT_ERR_SHAPE, "inputs 'A' and 'B' have ranks %d and %d; expected rank 2",
                      a->rank, b->rank);
-  gemm_params *p = ctx->params;
+  gemm_params *p = WT_PARAMS(ctx, gemm_params);
   p->trans_a = wt_attr_int(ctx->node, "transA", 0) != 0;
   p->trans_b = wt_attr_int(ctx->node, "transB", 0) != 0;
   p->alpha = wt_attr_float(ctx->node, "alpha", 1.0f);

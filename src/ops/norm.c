@@ -26,7 +26,7 @@ typedef struct bn_params {
 static_assert(sizeof(bn_params) <= WT_PARAMS_MAX, "bn_params too large");
 
 static int bn_infer(wt_infer_ctx *ctx) {
-  bn_params *p = ctx->params;
+  bn_params *p = WT_PARAMS(ctx, bn_params);
   const wt_tensor *x = &ctx->in[0];
   static const char *names[5] = {"X", "scale", "B", "input_mean", "input_var"};
   char buf[96];
@@ -240,7 +240,7 @@ static int ln_check_param(const wt_tensor *t, const char *name, int idx, const w
 }
 
 static int ln_infer(wt_infer_ctx *ctx) {
-  ln_params *p = ctx->params;
+  ln_params *p = WT_PARAMS(ctx, ln_params);
   const wt_tensor *x = &ctx->in[0];
   if (x->dtype != WT_FLOAT)
     return wt_errorf(WT_ERR_SHAPE, "input 'X' has dtype %s; expected float",

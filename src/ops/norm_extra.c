@@ -33,7 +33,7 @@ typedef struct gn_params {
 static_assert(sizeof(gn_params) <= WT_PARAMS_MAX, "gn_params too large");
 
 static int gn_infer(wt_infer_ctx *ctx) {
-  gn_params *p = ctx->params;
+  gn_params *p = WT_PARAMS(ctx, gn_params);
   const wt_tensor *x = &ctx->in[0];
   int instance = strcmp(ctx->node->op_type, "InstanceNormalization") == 0;
   static const char *names[3] = {"input", "scale", "B"};
@@ -187,7 +187,7 @@ static int rms_dims(const wt_node *node, const wt_tensor *x, const wt_tensor *sc
 }
 
 static int rms_infer(wt_infer_ctx *ctx) {
-  rms_params *p = ctx->params;
+  rms_params *p = WT_PARAMS(ctx, rms_params);
   const wt_tensor *x = &ctx->in[0];
   WT_TRY(check_f32(x, "X", 0));
   WT_TRY(check_f32(&ctx->in[1], "scale", 1));
@@ -245,7 +245,7 @@ const wt_op_def wt_op_SimplifiedLayerNormalization_onnx = {
 /* ---- SimplifiedLayerNormalizationGrad (com.microsoft) ------------------------------------------ */
 
 static int rmsg_infer(wt_infer_ctx *ctx) {
-  rms_params *p = ctx->params;
+  rms_params *p = WT_PARAMS(ctx, rms_params);
   static const char *names[4] = {"Y_grad", "X", "scale", "inv_std_var"};
   char b1[96], b2[96];
   for (int i = 0; i < 4; i++) WT_TRY(check_f32(&ctx->in[i], names[i], i));

@@ -41,7 +41,7 @@ typedef struct lng_params {
 static_assert(sizeof(lng_params) <= WT_PARAMS_MAX, "lng_params too large");
 
 static int lng_infer(wt_infer_ctx *ctx) {
-  lng_params *p = ctx->params;
+  lng_params *p = WT_PARAMS(ctx, lng_params);
   static const char *names[5] = {"Y_grad", "X", "scale", "mean", "inv_std_var"};
   for (int i = 0; i < 5; i++) WT_TRY(check_f32(&ctx->in[i], names[i], i));
   const wt_tensor *x = &ctx->in[1], *scale = &ctx->in[2];
@@ -88,7 +88,7 @@ typedef struct bng_params {
 static_assert(sizeof(bng_params) <= WT_PARAMS_MAX, "bng_params too large");
 
 static int bng_infer(wt_infer_ctx *ctx) {
-  bng_params *p = ctx->params;
+  bng_params *p = WT_PARAMS(ctx, bng_params);
   static const char *names[5] = {"dY", "X", "scale", "mean", "variance"};
   char buf[96];
   for (int i = 0; i < 5; i++) WT_TRY(check_f32(&ctx->in[i], names[i], i));

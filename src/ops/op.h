@@ -5,8 +5,8 @@
  *
  * infer: ctx->in[i] holds dtype/rank/dims of node input i (dtype WT_UNDEFINED for an omitted
  *   optional input; data is NULL). It must set dtype/rank/dims of every ctx->out[i], may store
- *   parsed attributes / derived sizes in ctx->params (WT_PARAMS_MAX zeroed bytes, kept with the
- *   plan step and handed to run), and may ask for ctx->scratch_bytes of scratch memory at run.
+ *   parsed attributes / derived sizes in a struct taken with WT_PARAMS(ctx, T) (zeroed; the plan
+ *   step keeps sizeof(T) bytes of it and hands them to run as ctx->params), and may ask for ctx->scratch_bytes of scratch memory at run.
  *   When an output shape depends on an input's *values* (Reshape's shape, Slice's starts ...),
  *   call wt_infer_value(ctx, i): it returns the input with data when the planner can know it
  *   before the run (initializers, Constant, Shape chains, the caller's int inputs), else NULL.
@@ -33,7 +33,8 @@ typedef struct wt_infer_ctx {
   const wt_tensor *in;
   int n_out;
   wt_tensor *out;
-  void *params;                 /* WT_PARAMS_MAX bytes, zeroed, 16-byte aligned */
+  void *params;                 /* WT_PARAMS_MAX bytes, zeroed, 16-byte aligned: use WT_PARAMS */
+  size_t params_bytes;          /* how many of them the plan step keeps (set by WT_PARAMS) */
   size_t scratch_bytes;
   void *planner;                /* private to the planner */
 } wt_infer_ctx;
@@ -55,7 +56,11 @@ enum wt_op_flags {
    * the planner may give it input 0's buffer; run must then do nothing (check out.data == in.data). */
   WT_OP_VIEW = 1u << 0,
   /* Outputs depend only on input shapes, never on input data (Shape, Size): folded at plan time. */
-  WT_OP_SHAPE_ONLY = 1u << 1
+  WT_OP_SHAPE_ONLY = 1u << 1,
+  /* Elementwise: output 0 may be written over an input with its dtype and shape (run reads each
+   * element of such an input before writing the output element at the same index); the planner
+   * does so when that input is read for the last time, so the step needs no new buffer. */
+  WT_OP_INPLACE = 1u << 2
 };
 
 typedef struct wt_op_def {
@@ -68,6 +73,15 @@ typedef struct wt_op_def {
   int (*grad)(struct wt_grad_ctx *ctx); /* NULL until the op has a gradient rule */
   uint32_t flags;
 } wt_op_def;
+
+/* The op's parameter struct T in ctx->params. A plan step keeps only the bytes its op asked for
+ * (steps are many, WT_PARAMS_MAX is for the largest op), so infer takes them through this. */
+#define WT_PARAMS(ctx, T) \
+  ((T *)wt_infer_params((ctx), sizeof(T) + 0 * sizeof(char[sizeof(T) <= WT_PARAMS_MAX ? 1 : -1])))
+static inline void *wt_infer_params(wt_infer_ctx *ctx, size_t bytes) {
+  if (ctx->params_bytes < bytes) ctx->params_bytes = bytes;
+  return ctx->params;
+}
 
 /* The input with its data when known before the run, else NULL (see above). */
 const wt_tensor *wt_infer_value(wt_infer_ctx *ctx, int i);

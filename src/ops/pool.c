@@ -131,7 +131,7 @@ static int global_maxpool_grad_rule(wt_grad_ctx *c) {
 /* ---- MaxPool ------------------------------------------------------------------------------ */
 
 static int maxpool_infer(wt_infer_ctx *ctx) {
-  pool_params *p = ctx->params;
+  pool_params *p = WT_PARAMS(ctx, pool_params);
   /* dilations and ceil_mode arrived in opset 10; earlier opsets simply never set them. */
   WT_TRY(window_pool_infer(ctx, 1, p));
   int64_t so = wt_attr_int(ctx->node, "storage_order", 0);
@@ -165,7 +165,7 @@ const wt_op_def wt_op_MaxPool = {.domain = "", .op_type = "MaxPool", .min_inputs
 /* ---- AveragePool -------------------------------------------------------------------------- */
 
 static int avgpool_infer(wt_infer_ctx *ctx) {
-  pool_params *p = ctx->params;
+  pool_params *p = WT_PARAMS(ctx, pool_params);
   /* dilations is an opset-19 attribute; accepting it earlier is harmless. */
   WT_TRY(window_pool_infer(ctx, 1, p));
   int64_t cip = wt_attr_int(ctx->node, "count_include_pad", 0);
@@ -319,7 +319,7 @@ static int pool_grad_setup(wt_infer_ctx *ctx, const wt_tensor *dY, int allow_bar
 
 static int maxpool_grad_infer(wt_infer_ctx *ctx) {
   const wt_tensor *dY = &ctx->in[0], *ind = &ctx->in[1];
-  pool_params *p = ctx->params;
+  pool_params *p = WT_PARAMS(ctx, pool_params);
   int64_t xd[WT_MAX_RANK];
   if (ind->dtype != WT_INT64)
     return wt_errorf(WT_ERR_UNSUPPORTED, "input 'Indices' (index 1) has dtype %s; expected int64",
@@ -345,7 +345,7 @@ static int maxpool_grad_run(const wt_run_ctx *ctx) {
 }
 
 static int avgpool_grad_infer(wt_infer_ctx *ctx) {
-  pool_params *p = ctx->params;
+  pool_params *p = WT_PARAMS(ctx, pool_params);
   int64_t xd[WT_MAX_RANK];
   WT_TRY(pool_grad_setup(ctx, &ctx->in[0], 0, p, xd));
   int64_t cip = wt_attr_int(ctx->node, "count_include_pad", 0);

@@ -43,7 +43,7 @@ static int reduce_kind_of(const char *op, int *kind, int *final) {
 }
 
 static int reduce_infer(wt_infer_ctx *ctx) {
-  reduce_params *p = ctx->params;
+  reduce_params *p = WT_PARAMS(ctx, reduce_params);
   const wt_tensor *x = &ctx->in[0];
   const char *op = ctx->node->op_type;
   if (!reduce_kind_of(op, &p->kind, &p->final))
@@ -409,7 +409,7 @@ static int check_numeric(const wt_tensor *x, const char *name) {
 /* ---- ArgMax / ArgMin ---------------------------------------------------------------------- */
 
 static int argext_infer(wt_infer_ctx *ctx) {
-  axis_params *p = ctx->params;
+  axis_params *p = WT_PARAMS(ctx, axis_params);
   const wt_tensor *x = &ctx->in[0];
   WT_TRY(check_numeric(x, "data"));
   int64_t axis = wt_attr_int(ctx->node, "axis", 0);
@@ -455,7 +455,7 @@ const wt_op_def wt_op_ArgMin = {.domain = "", .op_type = "ArgMin", .min_inputs =
 /* ---- CumSum ------------------------------------------------------------------------------- */
 
 static int cumsum_infer(wt_infer_ctx *ctx) {
-  axis_params *p = ctx->params;
+  axis_params *p = WT_PARAMS(ctx, axis_params);
   const wt_tensor *x = &ctx->in[0], *a = &ctx->in[1];
   WT_TRY(check_numeric(x, "x"));
   if (a->dtype != WT_INT32 && a->dtype != WT_INT64)
@@ -509,7 +509,7 @@ const wt_op_def wt_op_CumSum = {.domain = "", .op_type = "CumSum", .min_inputs =
 /* ---- TopK --------------------------------------------------------------------------------- */
 
 static int topk_infer(wt_infer_ctx *ctx) {
-  axis_params *p = ctx->params;
+  axis_params *p = WT_PARAMS(ctx, axis_params);
   const wt_tensor *x = &ctx->in[0];
   WT_TRY(check_numeric(x, "X"));
   int64_t k;

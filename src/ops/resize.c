@@ -104,7 +104,7 @@ static int known_input(wt_infer_ctx *ctx, int i, const char *name, const wt_tens
 /* ---- Resize / Upsample ---------------------------------------------------------------------- */
 
 static int resize_infer(wt_infer_ctx *ctx) {
-  rs_params *p = ctx->params;
+  rs_params *p = WT_PARAMS(ctx, rs_params);
   const wt_node *n = ctx->node;
   const wt_tensor *x = &ctx->in[0];
   int upsample = strcmp(n->op_type, "Upsample") == 0;
@@ -337,7 +337,7 @@ const wt_op_def wt_op_Upsample = {
 /* ---- ResizeGrad (com.microsoft) ------------------------------------------------------------- */
 
 static int resize_grad_infer(wt_infer_ctx *ctx) {
-  rs_params *p = ctx->params;
+  rs_params *p = WT_PARAMS(ctx, rs_params);
   const wt_tensor *dy = &ctx->in[0], *x = &ctx->in[1];
   char b1[96], b2[96];
   if (dy->dtype != WT_FLOAT || x->dtype != WT_FLOAT)

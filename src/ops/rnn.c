@@ -154,7 +154,7 @@ static float *fout(const wt_run_ctx *ctx, int i) {
 /* ---- forward: ONNX LSTM / GRU / RNN and com.microsoft LSTMTraining / GRUTraining --------- */
 
 static int forward_infer(wt_infer_ctx *ctx) {
-  wt_rnn_params *p = ctx->params;
+  wt_rnn_params *p = WT_PARAMS(ctx, wt_rnn_params);
   wt_rnn_cfg *c = &p->cfg;
   const int cell = cell_of(ctx->node->op_type);
   p->training = strstr(ctx->node->op_type, "Training") != NULL;
@@ -219,7 +219,7 @@ enum { LG_X, LG_W, LG_R, LG_SL, LG_H0, LG_C0, LG_HALL, LG_CALL, LG_IOFC, LG_DHAL
 enum { GG_X, GG_W, GG_R, GG_B, GG_SL, GG_H0, GG_HALL, GG_ZRH, GG_DHALL, GG_DHT };
 
 static int grad_infer(wt_infer_ctx *ctx) {
-  wt_rnn_params *p = ctx->params;
+  wt_rnn_params *p = WT_PARAMS(ctx, wt_rnn_params);
   wt_rnn_cfg *c = &p->cfg;
   const int cell = cell_of(ctx->node->op_type), lstm = cell == WT_RNN_LSTM;
   WT_TRY(wt_rnn_parse_attrs(ctx->node, cell, c));

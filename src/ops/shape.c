@@ -167,7 +167,7 @@ typedef struct shape_params {
 
 static int shape_infer(wt_infer_ctx *ctx) {
   const wt_tensor *x = &ctx->in[0];
-  shape_params *p = ctx->params;
+  shape_params *p = WT_PARAMS(ctx, shape_params);
   int r = x->rank;
   int64_t s = 0, e = r;
   if (ctx->opset >= 15) {
@@ -212,7 +212,7 @@ typedef struct transpose_params {
 
 static int transpose_infer(wt_infer_ctx *ctx) {
   const wt_tensor *x = &ctx->in[0];
-  transpose_params *p = ctx->params;
+  transpose_params *p = WT_PARAMS(ctx, transpose_params);
   if (!wt_su_elem(ctx, 0)) return WT_ERR_UNSUPPORTED;
   const int64_t *perm;
   int n = wt_attr_ints(ctx->node, "perm", &perm);

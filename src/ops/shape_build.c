@@ -22,7 +22,7 @@ static int legacy_empty(const wt_tensor *t, int rank) {
 }
 
 static int concat_infer(wt_infer_ctx *ctx) {
-  axis_params *p = ctx->params;
+  axis_params *p = WT_PARAMS(ctx, axis_params);
   const wt_attr *a = wt_node_attr(ctx->node, "axis");
   if (!a && ctx->opset >= 4) return wt_errorf(WT_ERR_INVALID_ARG, "attribute 'axis' is required");
   int64_t axis = a ? a->i : 1;
@@ -80,7 +80,7 @@ static int concat_run(const wt_run_ctx *ctx) {
 }
 
 static int split_infer(wt_infer_ctx *ctx) {
-  axis_params *p = ctx->params;
+  axis_params *p = WT_PARAMS(ctx, axis_params);
   const wt_tensor *x = &ctx->in[0];
   if (!wt_su_elem(ctx, 0)) return WT_ERR_UNSUPPORTED;
   int64_t axis = wt_attr_int(ctx->node, "axis", 0);
@@ -216,7 +216,7 @@ typedef struct cos_params {
 } cos_params;
 
 static int cos_infer(wt_infer_ctx *ctx) {
-  cos_params *p = ctx->params;
+  cos_params *p = WT_PARAMS(ctx, cos_params);
   int64_t dims[WT_MAX_RANK];
   int n;
   WT_TRY(wt_su_known_ints(ctx, 0, "input", WT_MAX_RANK, dims, &n));
@@ -258,7 +258,7 @@ typedef struct range_params {
 } range_params;
 
 static int range_infer(wt_infer_ctx *ctx) {
-  range_params *p = ctx->params;
+  range_params *p = WT_PARAMS(ctx, range_params);
   static const char *const names[3] = {"start", "limit", "delta"};
   int dt = ctx->in[0].dtype;
   if (dt != WT_FLOAT && dt != WT_INT32 && dt != WT_INT64)

@@ -32,7 +32,7 @@ typedef struct softmax_params {
 static_assert(sizeof(softmax_params) <= WT_PARAMS_MAX, "softmax_params too large");
 
 static int softmax_infer(wt_infer_ctx *ctx) {
-  softmax_params *p = ctx->params;
+  softmax_params *p = WT_PARAMS(ctx, softmax_params);
   const wt_tensor *x = &ctx->in[0];
   if (x->dtype != WT_FLOAT)
     return wt_errorf(WT_ERR_SHAPE, "input 'input' has dtype %s; expected float",
@@ -88,7 +88,7 @@ static int has_output(const wt_node *node, int n_out, int i) {
 }
 
 static int sce_infer(wt_infer_ctx *ctx) {
-  sce_params *p = ctx->params;
+  sce_params *p = WT_PARAMS(ctx, sce_params);
   const wt_tensor *x = &ctx->in[0], *t = &ctx->in[1];
   p->nll = strcmp(ctx->node->op_type, "NegativeLogLikelihoodLoss") == 0;
   const char *xn = p->nll ? "input" : "scores", *tn = p->nll ? "target" : "labels";

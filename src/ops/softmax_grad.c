@@ -18,7 +18,7 @@ typedef struct smg_params {
 static_assert(sizeof(smg_params) <= WT_PARAMS_MAX, "smg_params too large");
 
 static int smg_infer(wt_infer_ctx *ctx) {
-  smg_params *p = ctx->params;
+  smg_params *p = WT_PARAMS(ctx, smg_params);
   const wt_tensor *dy = &ctx->in[0], *y = &ctx->in[1];
   char b1[96], b2[96];
   for (int i = 0; i < 2; i++)
@@ -67,7 +67,7 @@ typedef struct sceg_params {
 static_assert(sizeof(sceg_params) <= WT_PARAMS_MAX, "sceg_params too large");
 
 static int sceg_infer(wt_infer_ctx *ctx) {
-  sceg_params *p = ctx->params;
+  sceg_params *p = WT_PARAMS(ctx, sceg_params);
   const wt_tensor *dy = &ctx->in[0], *lp = &ctx->in[1], *t = &ctx->in[2];
   char b1[96];
   if (dy->dtype != WT_FLOAT || lp->dtype != WT_FLOAT)

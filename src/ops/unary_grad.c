@@ -316,7 +316,7 @@ static int gop_infer(wt_infer_ctx *ctx) {
   for (size_t i = 0; i < sizeof g_gops / sizeof g_gops[0]; i++)
     if (strcmp(g_gops[i].op_type, ctx->node->op_type) == 0) s = &g_gops[i];
   if (!s) return wt_errorf(WT_ERR_INTERNAL, "no gradient op %s", ctx->node->op_type);
-  gop_params *p = ctx->params;
+  gop_params *p = WT_PARAMS(ctx, gop_params);
   p->form = s->form;
   p->kind = s->kind;
   p->alpha = wt_attr_float(ctx->node, "alpha", s->alpha);
@@ -388,7 +388,7 @@ static int gop_run(const wt_run_ctx *ctx) {
 #define GRAD_OP(NAME, MIN_IN, MAX_IN)                                                          \
   const wt_op_def wt_op_##NAME = {.domain = WT_MS, .op_type = #NAME, .min_inputs = MIN_IN,     \
                                   .max_inputs = MAX_IN, .min_outputs = 1, .max_outputs = 1,    \
-                                  .infer = gop_infer, .run = gop_run};
+                                  .infer = gop_infer, .run = gop_run, .flags = WT_OP_INPLACE};
 GRAD_OP(ReluGrad, 2, 2)
 GRAD_OP(SigmoidGrad, 2, 2)
 GRAD_OP(TanhGrad, 2, 2)

@@ -346,7 +346,7 @@ void wt_module_memory(const wt_module *m, wt_module_mem *out) {
   out->arena = wt_session_arena_capacity(m->m[0].sess);
   for (int e = 0; e < 2; e++)
     if (m->m[e].sess) out->live_peak[e] = wt_session_live_peak_bytes(m->m[e].sess);
-  out->saved = wt_session_saved_bytes(m->m[0].sess);
+  out->saved = wt_session_saved_bytes(m->m[0].sess, m->m[0].n_in, m->m[0].in);
   for (int i = 0; i < m->s->n_params; i++) {
     const wt_param *p = &m->s->params[i];
     size_t nb = wt_nbytes(&p->t);

@@ -27,8 +27,14 @@ typedef struct wt_step {
   wt_tensor *in, *out;
   int view;                      /* output 0 shares input 0's buffer */
   size_t scratch_off, scratch_bytes;
-  _Alignas(16) unsigned char params[WT_PARAMS_MAX];
+  long omitted_at;               /* where omitted optional outputs start in the scratch; -1: none */
+  void *params;                  /* the op's params (see WT_PARAMS): own allocation while the
+                                    plan is built, then in the plan's params block */
+  size_t params_bytes;
 } wt_step;
+
+/* The params of ops that keep none: run may still read its struct, which must then be zeros. */
+static _Alignas(16) const unsigned char no_params[WT_PARAMS_MAX];
 
 struct wt_plan {
   const wt_graph *g;
@@ -49,6 +55,7 @@ struct wt_plan {
   void **keyed_data;
   int *alias;                    /* pairs (value, graph input value) it is written into */
   int n_alias;
+  void *params_block;            /* every step's params, once the plan is built */
 };
 
 typedef struct builder {
@@ -64,6 +71,13 @@ static int value_input_index(const wt_graph *g, int v) {
 }
 
 static int fold_node(wt_plan *p, wt_step *st);
+
+/* Frees what a step owns; its params unless they are in the plan's block. */
+static void step_release(wt_step *st, const void *params_block) {
+  free(st->in);
+  free(st->out);
+  if (st->params != no_params && !params_block) free(st->params);
+}
 
 /* The value of v before the run, if it can be had: initializers and folded constants; integer
  * graph inputs (the plan is then keyed on their values); or small values computed by steps
@@ -100,8 +114,7 @@ static const wt_tensor *value_of(builder *b, int v, int depth) {
       /* Folding earlier steps may have moved this one: find it again. */
       for (s = 0; s < p->n_steps && p->steps[s].node != n; s++) {}
       if (s == p->n_steps || fold_node(p, &p->steps[s]) != WT_OK) return NULL;
-      free(p->steps[s].in);
-      free(p->steps[s].out);
+      step_release(&p->steps[s], p->params_block);
       memmove(&p->steps[s], &p->steps[s + 1], sizeof *p->steps * (size_t)(p->n_steps - s - 1));
       p->n_steps--;
       return &p->vals[v];
@@ -251,10 +264,22 @@ static int infer_node(builder *b, const wt_node *n, wt_step *st, int *foldable) 
     memcpy(st->out[i].dims, g->values[v].dims, sizeof st->out[i].dims);
   }
   b->node = n;
+  _Alignas(16) unsigned char params[WT_PARAMS_MAX] = {0};
   wt_infer_ctx ic = {.node = n, .opset = opset, .n_in = st->n_in, .in = st->in, .n_out = st->n_out,
-                     .out = st->out, .params = st->params, .planner = b};
+                     .out = st->out, .params = params, .planner = b};
   int rc = op->infer(&ic);
   if (rc) return node_error(rc, n, opset);
+  for (size_t i = ic.params_bytes; i < WT_PARAMS_MAX; i++)
+    if (params[i])
+      return node_error(wt_errorf(WT_ERR_INTERNAL, "infer wrote params past the %zu bytes it took "
+                                  "with WT_PARAMS", ic.params_bytes), n, opset);
+  st->params = (void *)no_params;
+  if (ic.params_bytes) {
+    st->params = aligned_alloc(16, (ic.params_bytes + 15) / 16 * 16);
+    if (!st->params) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+    memcpy(st->params, params, ic.params_bytes);
+    st->params_bytes = ic.params_bytes;
+  }
   for (int i = 0; i < n->n_outputs; i++) {
     const wt_tensor *o = &st->out[i];
     if (n->outputs[i] < 0) continue;
@@ -318,17 +343,45 @@ static int fold_node(wt_plan *p, wt_step *st) {
   return WT_OK;
 }
 
-static void free_steps(wt_step *steps, int n) {
-  for (int i = 0; i < n; i++) {
-    free(steps[i].in);
-    free(steps[i].out);
+static size_t round64(size_t n) { return (n + 63) / 64 * 64; }
+
+/* An omitted optional output (ConvGrad's dX of a first layer ...) is still written by kernels
+ * that do not skip it: it gets room after the step's scratch, live for that step only. */
+static void reserve_omitted(wt_step *st) {
+  size_t at = round64(st->scratch_bytes), end = at;
+  for (int o = 0; o < st->n_out; o++)
+    if (st->node->outputs[o] < 0) end += round64(wt_nbytes(&st->out[o]));
+  st->omitted_at = end == at ? -1 : (long)at;
+  if (end != at) st->scratch_bytes = end;
+}
+
+/* Moves every step's params into one block (no allocation per step in a kept plan). */
+static void gather_params(wt_plan *p) {
+  size_t total = 0;
+  for (int s = 0; s < p->n_steps; s++) total += (p->steps[s].params_bytes + 15) / 16 * 16;
+  unsigned char *block = total ? aligned_alloc(16, total) : NULL;
+  if (!block) return; /* nothing to gather, or no memory: the steps keep their own */
+  size_t at = 0;
+  for (int s = 0; s < p->n_steps; s++) {
+    wt_step *st = &p->steps[s];
+    if (st->params == no_params) continue;
+    memcpy(block + at, st->params, st->params_bytes);
+    free(st->params);
+    st->params = block + at;
+    at += (st->params_bytes + 15) / 16 * 16;
   }
+  p->params_block = block;
+}
+
+static void free_steps(wt_step *steps, int n, const void *params_block) {
+  for (int i = 0; i < n; i++) step_release(&steps[i], params_block);
   free(steps);
 }
 
 void wt_plan_free(wt_plan *p) {
   if (!p) return;
-  free_steps(p->steps, p->n_steps);
+  free_steps(p->steps, p->n_steps, p->params_block);
+  free(p->params_block);
   for (int i = 0; i < p->n_statics; i++) free(p->statics[i]);
   free(p->statics);
   free(p->vals);
@@ -341,6 +394,34 @@ void wt_plan_free(wt_plan *p) {
   free(p->keyed_data);
   free(p->keyed);
   free(p);
+}
+
+static int find_root(const int *root, int v) {
+  while (root[v] != v) v = root[v];
+  return v;
+}
+
+/* A WT_OP_INPLACE step whose input dies there writes output 0 into that input's buffer: the
+ * output joins the input's root (like a view) and extends its life. Steps are taken in order,
+ * so a chain of such steps (Add, Relu, ReluGrad ...) shares one buffer. */
+static void write_in_place(wt_plan *p, int s, int *root, int *last) {
+  const wt_step *st = &p->steps[s];
+  int v = st->n_out > 0 ? st->node->outputs[0] : -1;
+  if (!(st->op->flags & WT_OP_INPLACE) || v < 0 || root[v] != v || p->storage[v] != ST_ARENA)
+    return;
+  const wt_tensor *out = &p->vals[v];
+  for (int i = 0; i < st->n_in; i++) {
+    int u = st->node->inputs[i];
+    if (u < 0) continue;
+    int r = find_root(root, u);
+    const wt_tensor *in = &p->vals[u];
+    if (p->storage[r] != ST_ARENA || last[r] != s || in->dtype != out->dtype ||
+        !wt_same_shape(in, out) || wt_nbytes(&p->vals[r]) != wt_nbytes(out))
+      continue;
+    root[v] = r;
+    last[r] = last[v] > s ? last[v] : s;
+    return;
+  }
 }
 
 /* Assigns arena offsets: a value lives from the step that writes it to its last reader (graph
@@ -375,11 +456,13 @@ static int assign_arena(wt_plan *p) {
     }
   }
   for (int k = 0; k < g->n_outputs; k++) last[root[g->outputs[k]]] = ns;
+  for (int s = 0; s < ns; s++) write_in_place(p, s, root, last);
+  for (int v = 0; v < nv; v++) root[v] = find_root(root, v);
   for (int s = 0; s < ns; s++) {
     wt_step *st = &p->steps[s];
     for (int i = 0; i < st->n_out; i++) {
       int v = st->node->outputs[i];
-      if (v < 0 || (i == 0 && st->view) || p->storage[v] == ST_ALIAS) continue;
+      if (v < 0 || root[v] != v || p->storage[v] == ST_ALIAS) continue;
       size_t nb = wt_nbytes(&p->vals[v]);
       if (last[v] < 0) last[v] = s; /* unused output: still written by the kernel */
       if (wt_arena_alloc_take(&aa, nb, &off[v])) {
@@ -442,6 +525,8 @@ static int assign_arena(wt_plan *p) {
                    p->arena_bytes >> 20);
     goto out;
   }
+  for (int v = 0; v < nv; v++) /* outputs written in place */
+    if (root[v] != v && p->storage[v] == ST_ARENA) off[v] = off[root[v]];
   p->arena_off = off;
   off = NULL;
 out:
@@ -556,14 +641,12 @@ static int plan_build(const wt_graph *g, const wt_tensor *inputs, int shapes_onl
     rc = st ? infer_node(&b, n, st, &foldable) : wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
     if (rc == WT_OK && foldable) rc = fold_node(p, st);
     if (rc || foldable) {
-      if (st) {
-        free(st->in);
-        free(st->out);
-      }
+      if (st) step_release(st, NULL);
       free(st);
       if (rc) goto fail;
       continue;
     }
+    reserve_omitted(st);
     for (int o = 0; o < n->n_outputs; o++) {
       int v = n->outputs[o];
       if (v < 0) continue;
@@ -574,10 +657,11 @@ static int plan_build(const wt_graph *g, const wt_tensor *inputs, int shapes_onl
     p->steps[p->n_steps++] = *st;
     free(st);
   }
-  { /* steps are ~600 bytes (params inline): give back the room of the nodes folded away */
+  { /* give back the room of the nodes folded away */
     wt_step *fit = realloc(p->steps, sizeof *p->steps * (size_t)(p->n_steps + 1));
     if (fit) p->steps = fit;
   }
+  gather_params(p);
   if (!shapes_only) alias_accumulators(&b);
   /* Values read by the graph only through keyed inputs: remember those inputs' bytes. */
   for (int k = 0; k < g->n_inputs; k++) {
@@ -597,19 +681,6 @@ static int plan_build(const wt_graph *g, const wt_tensor *inputs, int shapes_onl
   }
   rc = assign_arena(p);
   if (rc) goto fail;
-  for (int s = 0; s < p->n_steps; s++) {
-    wt_step *st = &p->steps[s];
-    for (int o = 0; o < st->n_out; o++)
-      if (st->node->outputs[o] < 0) { /* omitted optional output: still needs a buffer */
-        size_t nb = wt_nbytes(&st->out[o]);
-        void *buf = calloc(nb ? nb : 1, 1);
-        if (!buf || add_static(p, buf)) {
-          rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
-          goto fail;
-        }
-        st->out[o].data = buf;
-      }
-  }
   *out = p;
   return WT_OK;
 fail:
@@ -657,11 +728,17 @@ int wt_plan_run(wt_plan *p, const wt_tensor *inputs) {
     for (int i = 0; i < st->n_in; i++)
       if (n->inputs[i] >= 0) st->in[i].data = p->vals[n->inputs[i]].data;
     if (st->view) p->vals[n->outputs[0]].data = st->in[0].data;
+    uint8_t *scratch = st->scratch_bytes ? p->arena + st->scratch_off : NULL;
+    size_t omitted = (size_t)st->omitted_at;
     for (int o = 0; o < st->n_out; o++)
-      if (n->outputs[o] >= 0) st->out[o].data = p->vals[n->outputs[o]].data;
+      if (n->outputs[o] >= 0) {
+        st->out[o].data = p->vals[n->outputs[o]].data;
+      } else if (st->omitted_at >= 0) {
+        st->out[o].data = scratch + omitted;
+        omitted += round64(wt_nbytes(&st->out[o]));
+      }
     wt_run_ctx rc = {.node = n, .params = st->params, .n_in = st->n_in, .in = st->in,
-                     .n_out = st->n_out, .out = st->out,
-                     .scratch = st->scratch_bytes ? p->arena + st->scratch_off : NULL};
+                     .n_out = st->n_out, .out = st->out, .scratch = scratch};
     int r = st->op->run(&rc);
     if (r) return node_error(r, n, (int)wt_graph_opset(g, n->domain));
   }

@@ -245,7 +245,7 @@ static int cmp_buf(const void *a, const void *b) {
   return x->at < y->at ? -1 : x->at > y->at;
 }
 
-size_t wt_session_saved_bytes(const wt_session *s) {
+size_t wt_session_saved_bytes(const wt_session *s, int n_user, const int *user_inputs) {
   const wt_plan *p = s->last ? s->last : s->n_plans ? s->plans[0] : NULL;
   const wt_graph *g = s->g;
   if (!p || !s->arena->base) return 0;
@@ -261,14 +261,16 @@ size_t wt_session_saved_bytes(const wt_session *s) {
     for (int i = 0; i < g->n_nodes; i++)
       for (int o = 0; o < g->nodes[i].n_outputs; o++)
         if (g->nodes[i].outputs[o] >= 0) prod[g->nodes[i].outputs[o]] = i;
+    for (int k = 0; k < n_user; k++) /* the batch itself (X of a first layer's weight gradient) */
+      if (user_inputs[k] >= 0 && user_inputs[k] < g->n_inputs) prod[g->inputs[user_inputs[k]]] = -2;
     int n = 0;
     for (int i = b; i < g->n_nodes; i++)
       for (int k = 0; k < g->nodes[i].n_inputs; k++) {
         int v = g->nodes[i].inputs[k];
-        if (v < 0 || prod[v] < 0 || prod[v] >= b) continue;
+        if (v < 0 || prod[v] == -1 || prod[v] >= b) continue;
         const wt_tensor *t = wt_plan_value(p, v);
         const uint8_t *d = t ? t->data : NULL;
-        if (d && d >= s->arena->base && d < s->arena->base + s->arena->bytes)
+        if (d && (prod[v] == -2 || (d >= s->arena->base && d < s->arena->base + s->arena->bytes)))
           bufs[n++] = (buf_ref){(uintptr_t)d, wt_nbytes(t)};
         prod[v] = -1; /* counted once */
       }

@@ -17,9 +17,10 @@ size_t wt_session_arena_capacity(const wt_session *s);
 /* The largest live-bytes peak of the session's plans (activations + scratch a perfect layout
  * would need). wt_session_arena_bytes (webtrain.h) is the sum of the plans' arena layouts. */
 size_t wt_session_live_peak_bytes(const wt_session *s);
-/* For a training graph: the arena bytes of forward values that the backward pass reads (those
- * alive when its first gradient node runs), in the last run's plan; 0 for other graphs. */
-size_t wt_session_saved_bytes(const wt_session *s);
+/* For a training graph: the bytes of forward values that the backward pass reads (arena values
+ * alive when its first gradient node runs, and those of the user inputs, graph input indices
+ * user_inputs[0..n_user), that it reads), in the last run's plan; 0 for other graphs. */
+size_t wt_session_saved_bytes(const wt_session *s, int n_user, const int *user_inputs);
 
 /* A module's memory, for reports: its one activation arena, the live peaks of the training
  * [0] and eval [1] plans, the forward activations its backward pass reads (saved), and the

@@ -817,7 +817,7 @@ static int c_huge_batch(void) {
   wt_graph *g = NULL;
   WT_TRY(wt_onnx_read(bytes, len, NULL, &g));
   float x[8] = {0};
-  wt_tensor in = {.dtype = WT_FLOAT, .rank = 2, .dims = {(int64_t)1 << 36, 4}, .data = x};
+  wt_tensor in = {.dtype = WT_FLOAT, .rank = 2, .dims = {(int64_t)1 << 37, 4}, .data = x};
   wt_plan *p = NULL;
   int rc = wt_plan_build(g, &in, &p);
   wt_plan_free(p);
