@@ -24,6 +24,9 @@ typedef struct wt_step {
   const wt_op_def *op;
   const wt_node *node;
   int n_in, n_out;
+  /* the inputs' and outputs' descriptions while the plan is built (inference, folding); a built
+   * plan keeps only `out` of steps with omitted outputs (no value holds their shapes) and runs
+   * from the values' own descriptions */
   wt_tensor *in, *out;
   int view;                      /* output 0 shares input 0's buffer */
   size_t scratch_off, scratch_bytes;
@@ -56,6 +59,7 @@ struct wt_plan {
   int *alias;                    /* pairs (value, graph input value) it is written into */
   int n_alias;
   void *params_block;            /* every step's params, once the plan is built */
+  wt_tensor *io;                 /* a run's inputs and outputs of the current step */
 };
 
 typedef struct builder {
@@ -373,6 +377,23 @@ static void gather_params(wt_plan *p) {
   p->params_block = block;
 }
 
+/* Drops the steps' own tensor descriptions (the values hold them); sizes the run's io array. */
+static int compact_steps(wt_plan *p) {
+  int most = 0;
+  for (int s = 0; s < p->n_steps; s++) {
+    wt_step *st = &p->steps[s];
+    if (st->n_in + st->n_out > most) most = st->n_in + st->n_out;
+    free(st->in);
+    st->in = NULL;
+    if (st->omitted_at < 0) {
+      free(st->out);
+      st->out = NULL;
+    }
+  }
+  p->io = calloc((size_t)most + 1, sizeof *p->io);
+  return p->io ? WT_OK : wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+}
+
 static void free_steps(wt_step *steps, int n, const void *params_block) {
   for (int i = 0; i < n; i++) step_release(&steps[i], params_block);
   free(steps);
@@ -382,6 +403,7 @@ void wt_plan_free(wt_plan *p) {
   if (!p) return;
   free_steps(p->steps, p->n_steps, p->params_block);
   free(p->params_block);
+  free(p->io);
   for (int i = 0; i < p->n_statics; i++) free(p->statics[i]);
   free(p->statics);
   free(p->vals);
@@ -675,6 +697,8 @@ static int plan_build(const wt_graph *g, const wt_tensor *inputs, int shapes_onl
     if (nb) memcpy(p->keyed_data[k], inputs[k].data, nb);
     p->vals[g->inputs[k]].data = NULL;
   }
+  rc = compact_steps(p);
+  if (rc) goto fail;
   if (shapes_only) {
     *out = p;
     return WT_OK;
@@ -725,20 +749,27 @@ int wt_plan_run(wt_plan *p, const wt_tensor *inputs) {
   for (int s = 0; s < p->n_steps; s++) {
     wt_step *st = &p->steps[s];
     const wt_node *n = st->node;
-    for (int i = 0; i < st->n_in; i++)
-      if (n->inputs[i] >= 0) st->in[i].data = p->vals[n->inputs[i]].data;
-    if (st->view) p->vals[n->outputs[0]].data = st->in[0].data;
+    wt_tensor *in = p->io, *out = p->io + st->n_in;
+    for (int i = 0; i < st->n_in; i++) {
+      int v = n->inputs[i];
+      if (v >= 0) in[i] = p->vals[v];
+      else in[i] = (wt_tensor){.dtype = WT_UNDEFINED};
+    }
+    if (st->view) p->vals[n->outputs[0]].data = in[0].data;
     uint8_t *scratch = st->scratch_bytes ? p->arena + st->scratch_off : NULL;
     size_t omitted = (size_t)st->omitted_at;
-    for (int o = 0; o < st->n_out; o++)
-      if (n->outputs[o] >= 0) {
-        st->out[o].data = p->vals[n->outputs[o]].data;
-      } else if (st->omitted_at >= 0) {
-        st->out[o].data = scratch + omitted;
-        omitted += round64(wt_nbytes(&st->out[o]));
+    for (int o = 0; o < st->n_out; o++) {
+      int v = n->outputs[o];
+      if (v >= 0) {
+        out[o] = p->vals[v];
+      } else {
+        out[o] = st->out[o];
+        out[o].data = scratch + omitted;
+        omitted += round64(wt_nbytes(&out[o]));
       }
-    wt_run_ctx rc = {.node = n, .params = st->params, .n_in = st->n_in, .in = st->in,
-                     .n_out = st->n_out, .out = st->out, .scratch = scratch};
+    }
+    wt_run_ctx rc = {.node = n, .params = st->params, .n_in = st->n_in, .in = in,
+                     .n_out = st->n_out, .out = out, .scratch = scratch};
     int r = st->op->run(&rc);
     if (r) return node_error(r, n, (int)wt_graph_opset(g, n->domain));
   }
