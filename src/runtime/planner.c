@@ -24,10 +24,8 @@ typedef struct wt_step {
   const wt_op_def *op;
   const wt_node *node;
   int n_in, n_out;
-  /* the inputs' and outputs' descriptions while the plan is built (inference, folding); a built
-   * plan keeps only `out` of steps with omitted outputs (no value holds their shapes) and runs
-   * from the values' own descriptions */
-  wt_tensor *in, *out;
+  wt_tensor *out;                /* NULL, or the outputs' descriptions when some are omitted (no
+                                    value holds those): inputs and outputs are the values' own */
   int view;                      /* output 0 shares input 0's buffer */
   size_t scratch_off, scratch_bytes;
   long omitted_at;               /* where omitted optional outputs start in the scratch; -1: none */
@@ -66,6 +64,8 @@ typedef struct builder {
   wt_plan *p;
   const wt_tensor *inputs;       /* data NULL when only shapes are being inferred */
   const wt_node *node;           /* node being inferred */
+  wt_tensor *io;                 /* its inputs' and outputs' descriptions */
+  int io_cap;
 } builder;
 
 static int value_input_index(const wt_graph *g, int v) {
@@ -74,13 +74,28 @@ static int value_input_index(const wt_graph *g, int v) {
   return -1;
 }
 
-static int fold_node(wt_plan *p, wt_step *st);
+static int fold_node(wt_plan *p, wt_step *st, wt_tensor *in, wt_tensor *out);
 
 /* Frees what a step owns; its params unless they are in the plan's block. */
 static void step_release(wt_step *st, const void *params_block) {
-  free(st->in);
   free(st->out);
   if (st->params != no_params && !params_block) free(st->params);
+}
+
+/* The descriptions (and data pointers, where known) of a planned step's inputs and outputs;
+ * omitted inputs are WT_UNDEFINED, omitted outputs have no data yet. */
+static void step_io(const wt_plan *p, const wt_step *st, wt_tensor *in, wt_tensor *out) {
+  const wt_node *n = st->node;
+  for (int i = 0; i < st->n_in; i++) {
+    int v = n->inputs[i];
+    if (v >= 0) in[i] = p->vals[v];
+    else in[i] = (wt_tensor){.dtype = WT_UNDEFINED};
+  }
+  for (int o = 0; o < st->n_out; o++) {
+    int v = n->outputs[o];
+    if (v >= 0) out[o] = p->vals[v];
+    else out[o] = st->out[o];
+  }
 }
 
 /* The value of v before the run, if it can be had: initializers and folded constants; integer
@@ -117,7 +132,12 @@ static const wt_tensor *value_of(builder *b, int v, int depth) {
         if (n->inputs[j] >= 0 && !value_of(b, n->inputs[j], depth + 1)) return NULL;
       /* Folding earlier steps may have moved this one: find it again. */
       for (s = 0; s < p->n_steps && p->steps[s].node != n; s++) {}
-      if (s == p->n_steps || fold_node(p, &p->steps[s]) != WT_OK) return NULL;
+      if (s == p->n_steps) return NULL;
+      wt_tensor *io = calloc((size_t)(n->n_inputs + n->n_outputs) + 1, sizeof *io);
+      if (io) step_io(p, &p->steps[s], io, io + n->n_inputs);
+      int rc = io ? fold_node(p, &p->steps[s], io, io + n->n_inputs) : WT_ERR_NO_MEMORY;
+      free(io);
+      if (rc != WT_OK) return NULL;
       step_release(&p->steps[s], p->params_block);
       memmove(&p->steps[s], &p->steps[s + 1], sizeof *p->steps * (size_t)(p->n_steps - s - 1));
       p->n_steps--;
@@ -224,7 +244,8 @@ static int node_error(int rc, const wt_node *n, int opset) {
 }
 
 /* Infers one node; fills step (params, shapes). Sets *foldable when its outputs can be computed now. */
-static int infer_node(builder *b, const wt_node *n, wt_step *st, int *foldable) {
+static int infer_node(builder *b, const wt_node *n, wt_step *st, wt_tensor *in, wt_tensor *out,
+                      int *foldable) {
   wt_plan *p = b->p;
   const wt_graph *g = p->g;
   int opset = (int)wt_graph_opset(g, n->domain);
@@ -243,9 +264,6 @@ static int infer_node(builder *b, const wt_node *n, wt_step *st, int *foldable) 
   st->node = n;
   st->n_in = n->n_inputs;
   st->n_out = n->n_outputs;
-  st->in = calloc((size_t)n->n_inputs + 1, sizeof *st->in);
-  st->out = calloc((size_t)n->n_outputs + 1, sizeof *st->out);
-  if (!st->in || !st->out) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
   int all_known = 1;
   for (int i = 0; i < n->n_inputs; i++) {
     int v = n->inputs[i];
@@ -253,8 +271,8 @@ static int infer_node(builder *b, const wt_node *n, wt_step *st, int *foldable) 
     if (p->storage[v] == ST_NONE)
       return node_error(wt_errorf(WT_ERR_INTERNAL, "input '%s' has no producer", g->values[v].name),
                         n, opset);
-    st->in[i] = p->vals[v];
-    st->in[i].data = NULL;
+    in[i] = p->vals[v];
+    in[i].data = NULL;
     if (p->storage[v] != ST_INIT && p->storage[v] != ST_STATIC) all_known = 0;
   }
   /* Outputs start as declared (value_info), so ops whose output shape the inputs cannot
@@ -263,14 +281,14 @@ static int infer_node(builder *b, const wt_node *n, wt_step *st, int *foldable) 
   for (int i = 0; i < n->n_outputs; i++) {
     int v = n->outputs[i];
     if (v < 0 || g->values[v].rank < 0 || g->values[v].rank > WT_MAX_RANK) continue;
-    st->out[i].dtype = g->values[v].dtype;
-    st->out[i].rank = g->values[v].rank;
-    memcpy(st->out[i].dims, g->values[v].dims, sizeof st->out[i].dims);
+    out[i].dtype = g->values[v].dtype;
+    out[i].rank = g->values[v].rank;
+    memcpy(out[i].dims, g->values[v].dims, sizeof out[i].dims);
   }
   b->node = n;
   _Alignas(16) unsigned char params[WT_PARAMS_MAX] = {0};
-  wt_infer_ctx ic = {.node = n, .opset = opset, .n_in = st->n_in, .in = st->in, .n_out = st->n_out,
-                     .out = st->out, .params = params, .planner = b};
+  wt_infer_ctx ic = {.node = n, .opset = opset, .n_in = st->n_in, .in = in, .n_out = st->n_out,
+                     .out = out, .params = params, .planner = b};
   int rc = op->infer(&ic);
   if (rc) return node_error(rc, n, opset);
   for (size_t i = ic.params_bytes; i < WT_PARAMS_MAX; i++)
@@ -285,7 +303,7 @@ static int infer_node(builder *b, const wt_node *n, wt_step *st, int *foldable) 
     st->params_bytes = ic.params_bytes;
   }
   for (int i = 0; i < n->n_outputs; i++) {
-    const wt_tensor *o = &st->out[i];
+    const wt_tensor *o = &out[i];
     if (n->outputs[i] < 0) continue;
     if (!wt_dtype_supported(o->dtype) || o->rank < 0 || o->rank > WT_MAX_RANK)
       return node_error(wt_errorf(WT_ERR_INTERNAL, "output %d was not inferred", i), n, opset);
@@ -318,19 +336,19 @@ static int infer_node(builder *b, const wt_node *n, wt_step *st, int *foldable) 
 }
 
 /* Runs a node now (constant folding) into plan-owned buffers. */
-static int fold_node(wt_plan *p, wt_step *st) {
+static int fold_node(wt_plan *p, wt_step *st, wt_tensor *in, wt_tensor *out) {
   const wt_node *n = st->node;
   for (int i = 0; i < n->n_inputs; i++)
-    if (n->inputs[i] >= 0) st->in[i].data = p->vals[n->inputs[i]].data;
+    if (n->inputs[i] >= 0) in[i].data = p->vals[n->inputs[i]].data;
   for (int i = 0; i < n->n_outputs; i++) {
     int v = n->outputs[i];
-    size_t nb = wt_nbytes(&st->out[i]);
+    size_t nb = wt_nbytes(&out[i]);
     void *buf = calloc(nb ? nb : 1, 1);
     if (!buf) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory folding constants");
     WT_TRY(add_static(p, buf));
-    st->out[i].data = buf;
+    out[i].data = buf;
     if (v >= 0) {
-      p->vals[v] = st->out[i];
+      p->vals[v] = out[i];
       p->storage[v] = ST_STATIC;
     }
   }
@@ -339,8 +357,8 @@ static int fold_node(wt_plan *p, wt_step *st) {
     scratch = aligned_alloc(64, (st->scratch_bytes + 63) / 64 * 64);
     if (!scratch) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory folding constants");
   }
-  wt_run_ctx rc = {.node = n, .params = st->params, .n_in = st->n_in, .in = st->in,
-                   .n_out = st->n_out, .out = st->out, .scratch = scratch};
+  wt_run_ctx rc = {.node = n, .params = st->params, .n_in = st->n_in, .in = in,
+                   .n_out = st->n_out, .out = out, .scratch = scratch};
   int r = st->op->run(&rc);
   free(scratch);
   if (r) return node_error(r, n, (int)wt_graph_opset(p->g, n->domain));
@@ -351,12 +369,17 @@ static size_t round64(size_t n) { return (n + 63) / 64 * 64; }
 
 /* An omitted optional output (ConvGrad's dX of a first layer ...) is still written by kernels
  * that do not skip it: it gets room after the step's scratch, live for that step only. */
-static void reserve_omitted(wt_step *st) {
+static int reserve_omitted(wt_step *st, const wt_tensor *out) {
   size_t at = round64(st->scratch_bytes), end = at;
   for (int o = 0; o < st->n_out; o++)
-    if (st->node->outputs[o] < 0) end += round64(wt_nbytes(&st->out[o]));
+    if (st->node->outputs[o] < 0) end += round64(wt_nbytes(&out[o]));
   st->omitted_at = end == at ? -1 : (long)at;
-  if (end != at) st->scratch_bytes = end;
+  if (end == at) return WT_OK;
+  st->scratch_bytes = end;
+  st->out = malloc(sizeof *st->out * (size_t)st->n_out);
+  if (!st->out) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  memcpy(st->out, out, sizeof *st->out * (size_t)st->n_out);
+  return WT_OK;
 }
 
 /* Moves every step's params into one block (no allocation per step in a kept plan). */
@@ -377,19 +400,11 @@ static void gather_params(wt_plan *p) {
   p->params_block = block;
 }
 
-/* Drops the steps' own tensor descriptions (the values hold them); sizes the run's io array. */
-static int compact_steps(wt_plan *p) {
+/* The run's room for one step's input and output descriptions. */
+static int size_io(wt_plan *p) {
   int most = 0;
-  for (int s = 0; s < p->n_steps; s++) {
-    wt_step *st = &p->steps[s];
-    if (st->n_in + st->n_out > most) most = st->n_in + st->n_out;
-    free(st->in);
-    st->in = NULL;
-    if (st->omitted_at < 0) {
-      free(st->out);
-      st->out = NULL;
-    }
-  }
+  for (int s = 0; s < p->n_steps; s++)
+    if (p->steps[s].n_in + p->steps[s].n_out > most) most = p->steps[s].n_in + p->steps[s].n_out;
   p->io = calloc((size_t)most + 1, sizeof *p->io);
   return p->io ? WT_OK : wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
 }
@@ -632,6 +647,7 @@ static int plan_build(const wt_graph *g, const wt_tensor *inputs, int shapes_onl
   p->in_desc = calloc((size_t)g->n_inputs + 1, sizeof *p->in_desc);
   p->keyed = calloc((size_t)g->n_inputs + 1, 1);
   p->keyed_data = calloc((size_t)g->n_inputs + 1, sizeof(void *));
+  builder b = {.p = p, .inputs = inputs};
   int rc = WT_OK;
   if (!p->vals || !p->storage || !p->steps || !p->in_desc || !p->keyed || !p->keyed_data) {
     rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
@@ -654,31 +670,41 @@ static int plan_build(const wt_graph *g, const wt_tensor *inputs, int shapes_onl
     p->in_desc[k] = inputs[k];
     p->in_desc[k].data = NULL;
   }
-  builder b = {.p = p, .inputs = inputs};
   for (int i = 0; i < g->n_nodes; i++) {
     const wt_node *n = &g->nodes[i];
     /* Built outside p->steps: inferring it may fold (and so remove) earlier steps. */
-    wt_step *st = calloc(1, sizeof *st);
-    int foldable = 0;
-    rc = st ? infer_node(&b, n, st, &foldable) : wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
-    if (rc == WT_OK && foldable) rc = fold_node(p, st);
+    wt_step st = {0};
+    int foldable = 0, need = n->n_inputs + n->n_outputs + 2;
+    if (need > b.io_cap) {
+      free(b.io);
+      b.io_cap = need > 2 * b.io_cap ? need : 2 * b.io_cap;
+      b.io = malloc(sizeof *b.io * (size_t)b.io_cap);
+      if (!b.io) {
+        rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+        goto fail;
+      }
+    }
+    wt_tensor *in = b.io, *out = b.io + n->n_inputs + 1;
+    memset(b.io, 0, sizeof *b.io * (size_t)need);
+    rc = infer_node(&b, n, &st, in, out, &foldable);
+    if (rc == WT_OK && foldable) rc = fold_node(p, &st, in, out);
+    if (rc == WT_OK && !foldable) rc = reserve_omitted(&st, out);
     if (rc || foldable) {
-      if (st) step_release(st, NULL);
-      free(st);
+      step_release(&st, NULL);
       if (rc) goto fail;
       continue;
     }
-    reserve_omitted(st);
     for (int o = 0; o < n->n_outputs; o++) {
       int v = n->outputs[o];
       if (v < 0) continue;
-      p->vals[v] = st->out[o];
+      p->vals[v] = out[o];
       p->vals[v].data = NULL;
-      p->storage[v] = (o == 0 && st->view) ? ST_VIEW : ST_ARENA;
+      p->storage[v] = (o == 0 && st.view) ? ST_VIEW : ST_ARENA;
     }
-    p->steps[p->n_steps++] = *st;
-    free(st);
+    p->steps[p->n_steps++] = st;
   }
+  free(b.io);
+  b.io = NULL;
   { /* give back the room of the nodes folded away */
     wt_step *fit = realloc(p->steps, sizeof *p->steps * (size_t)(p->n_steps + 1));
     if (fit) p->steps = fit;
@@ -697,7 +723,7 @@ static int plan_build(const wt_graph *g, const wt_tensor *inputs, int shapes_onl
     if (nb) memcpy(p->keyed_data[k], inputs[k].data, nb);
     p->vals[g->inputs[k]].data = NULL;
   }
-  rc = compact_steps(p);
+  rc = size_io(p);
   if (rc) goto fail;
   if (shapes_only) {
     *out = p;
@@ -708,6 +734,7 @@ static int plan_build(const wt_graph *g, const wt_tensor *inputs, int shapes_onl
   *out = p;
   return WT_OK;
 fail:
+  free(b.io);
   wt_plan_free(p);
   return rc;
 }
@@ -750,24 +777,15 @@ int wt_plan_run(wt_plan *p, const wt_tensor *inputs) {
     wt_step *st = &p->steps[s];
     const wt_node *n = st->node;
     wt_tensor *in = p->io, *out = p->io + st->n_in;
-    for (int i = 0; i < st->n_in; i++) {
-      int v = n->inputs[i];
-      if (v >= 0) in[i] = p->vals[v];
-      else in[i] = (wt_tensor){.dtype = WT_UNDEFINED};
-    }
-    if (st->view) p->vals[n->outputs[0]].data = in[0].data;
+    if (st->view) p->vals[n->outputs[0]].data = p->vals[n->inputs[0]].data;
+    step_io(p, st, in, out);
     uint8_t *scratch = st->scratch_bytes ? p->arena + st->scratch_off : NULL;
     size_t omitted = (size_t)st->omitted_at;
-    for (int o = 0; o < st->n_out; o++) {
-      int v = n->outputs[o];
-      if (v >= 0) {
-        out[o] = p->vals[v];
-      } else {
-        out[o] = st->out[o];
+    for (int o = 0; o < st->n_out; o++)
+      if (n->outputs[o] < 0) {
         out[o].data = scratch + omitted;
         omitted += round64(wt_nbytes(&out[o]));
       }
-    }
     wt_run_ctx rc = {.node = n, .params = st->params, .n_in = st->n_in, .in = in,
                      .n_out = st->n_out, .out = out, .scratch = scratch};
     int r = st->op->run(&rc);
