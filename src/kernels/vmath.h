@@ -22,10 +22,8 @@ static inline wt_f32x4 wt_vm_pow2i_(wt_f32x4 n) {
   return wt_f32x4_shl_bits(wt_f32x4_add(n, wt_f32x4_splat(WT_VM_MAGIC_ + 127.0f)), 23);
 }
 
-static inline wt_f32x4 wt_f32x4_exp(wt_f32x4 x) {
-  /* Beyond these, exp is inf or rounds to 0; pmax/pmin keep a NaN x (it is the first operand). */
-  x = wt_f32x4_max(x, wt_f32x4_splat(-104.0f));
-  x = wt_f32x4_min(x, wt_f32x4_splat(88.8f));
+/* exp(x) = p * 2^n: sets *n (integral) and returns p = exp(x - n ln2) in [0.7, 1.42]. */
+static inline wt_f32x4 wt_vm_exp_parts_(wt_f32x4 x, wt_f32x4 *n_out) {
   wt_f32x4 magic = wt_f32x4_splat(WT_VM_MAGIC_);
   wt_f32x4 n = wt_f32x4_sub(wt_f32x4_fma(x, wt_f32x4_splat(1.44269504088896341f), magic), magic);
   /* r = x - n ln2 in two steps (Cody-Waite): n * 0.693359375 is exact for |n| <= 150. */
@@ -37,12 +35,28 @@ static inline wt_f32x4 wt_f32x4_exp(wt_f32x4 x) {
   p = wt_f32x4_fma(p, r, wt_f32x4_splat(4.16695331092e-2f));
   p = wt_f32x4_fma(p, r, wt_f32x4_splat(1.66665184600e-1f));
   p = wt_f32x4_fma(p, r, wt_f32x4_splat(4.99999885951e-1f));
-  p = wt_f32x4_add(wt_f32x4_fma(p, wt_f32x4_mul(r, r), r), wt_f32x4_splat(1.0f));
+  *n_out = n;
+  return wt_f32x4_add(wt_f32x4_fma(p, wt_f32x4_mul(r, r), r), wt_f32x4_splat(1.0f));
+}
+
+static inline wt_f32x4 wt_f32x4_exp(wt_f32x4 x) {
+  /* Beyond these, exp is inf or rounds to 0; pmax/pmin keep a NaN x (it is the first operand). */
+  x = wt_f32x4_max(x, wt_f32x4_splat(-104.0f));
+  x = wt_f32x4_min(x, wt_f32x4_splat(88.8f));
+  wt_f32x4 n, p = wt_vm_exp_parts_(x, &n);
   /* n is in [-150, 128]: scale by 2^n1 * 2^n2 with both halves normal, so a subnormal result
    * is rounded once (by the last multiply) and n = 128 still overflows to inf. */
+  wt_f32x4 magic = wt_f32x4_splat(WT_VM_MAGIC_);
   wt_f32x4 n1 = wt_f32x4_sub(wt_f32x4_fma(n, wt_f32x4_splat(0.5f), magic), magic);
   wt_f32x4 n2 = wt_f32x4_sub(n, n1);
   return wt_f32x4_mul(wt_f32x4_mul(p, wt_vm_pow2i_(n1)), wt_vm_pow2i_(n2));
+}
+
+/* exp(x) for x in [-80, 80], where the result is a normal float: one scaling multiply. Equal
+ * bit for bit to wt_f32x4_exp there (scaling a normal p by powers of two is exact). */
+static inline wt_f32x4 wt_vm_exp_normal_(wt_f32x4 x) {
+  wt_f32x4 n, p = wt_vm_exp_parts_(x, &n);
+  return wt_f32x4_mul(p, wt_vm_pow2i_(n));
 }
 
 static inline wt_f32x4 wt_vm_sign_bits_(wt_f32x4 x) {
@@ -75,7 +89,7 @@ static inline wt_f32x4 wt_f32x4_erf(wt_f32x4 x) {
   q = wt_f32x4_fma(q, u, wt_f32x4_splat(-1.72396011878e-1f));
   q = wt_f32x4_fma(q, u, wt_f32x4_splat(3.82283837259e-1f));
   q = wt_f32x4_fma(q, u, wt_f32x4_splat(3.05952993590e-1f));
-  wt_f32x4 e = wt_f32x4_exp(wt_f32x4_neg(wt_f32x4_mul(b, b)));
+  wt_f32x4 e = wt_vm_exp_normal_(wt_f32x4_neg(wt_f32x4_mul(b, b))); /* b^2 in [1, 16] */
   wt_f32x4 big = wt_f32x4_sub(one, wt_f32x4_mul(e, q));
   big = wt_f32x4_or(big, wt_vm_sign_bits_(x));
   return wt_f32x4_select(wt_f32x4_gt(a, one), big, small);
