@@ -27,7 +27,7 @@ target_link_options(webtrain-core PRIVATE
   # Stack: the whole test suite (ONNX node tests, goldens, JS tests) runs in 64 KiB with
   # -sSTACK_OVERFLOW_CHECK=2; 256 KiB leaves 4x that (frames are small, recursion is bounded:
   # protobuf nesting 64, constant folding depth 16).
-  -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=4194304 -sMAXIMUM_MEMORY=4294967296
+  -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=1048576 -sMAXIMUM_MEMORY=4294967296
   -sMEMORY_GROWTH_GEOMETRIC_STEP=0.1 -sMEMORY_GROWTH_GEOMETRIC_CAP=1048576
   -sTOTAL_STACK=262144
   -sEXPORTED_FUNCTIONS=${WT_EXPORTS_CSV}

@@ -1,7 +1,7 @@
 /* Packed, cache-blocked, register-blocked SGEMM on the simd.h 4 x f32 vocabulary.
  *
  * Structure (the classic Goto/BLIS loop nest):
- *   jc: NC columns of op(B) ........ B block (KC x NC) packed once per (jc, pc), lives in L2/L3
+ *   jc: NC columns of op(B) ........ B block (KC x NC) packed once per (jc, pc), lives in L2
  *   pc: KC deep slice of K ........... first slice applies the caller's beta, later ones beta = 1
  *   ic: MC rows of op(A) ............. A block (MC x KC) packed, lives in L2
  *   jr / ir: NR x MR register tiles .. one B micro-panel (KC x NR) stays in L1 across ir
@@ -23,8 +23,12 @@
 
 /* Register tile: MR rows x NR columns (NR / 4 vectors per row). 4 x 8 = 8 accumulators, 2 B
  * vectors and 1 A broadcast per k step. Measured in Node 20 at n=512, 4x8, 2x16, 6x8 and 3x12 are
- * within 2% of each other (~38 GFLOP/s) and 4x12 spills; 4x8 wastes least on narrow edges
- * (N = 10 output layers). The -D overrides exist for tuning with tests/bench/gemm_bench.c. */
+ * within 2% of each other and 4x12 spills; 4x8 wastes least on narrow edges (N = 10 output
+ * layers). The k loop is throughput-bound on the vector ports: without FMA each 4-lane
+ * multiply-add is 2 instructions, and on the Intel hosts (mul on 2 ports, add on 2, 3 distinct)
+ * 8 mul + 8 add per k step take 5.3 cycles: 12 flop/cycle, ~40.5 GFLOP/s at 3.35 GHz, which the
+ * kernel alone reaches (unrolling k by 2 or 4 did not help). The -D overrides exist for tuning
+ * with tests/bench/gemm_bench.c. */
 #ifndef WT_GEMM_MR
 #define WT_GEMM_MR 4
 #define WT_GEMM_NR 8
@@ -32,15 +36,23 @@
 #define MR WT_GEMM_MR
 #define NR WT_GEMM_NR
 #define NV (NR / 4)
-/* Cache blocks. KC * NR floats of B (8 KiB) stay in L1, MC * KC of A (128 KiB) in L2,
- * KC * NC of B (2 MiB) in L2/L3. */
+/* Cache blocks: KC * NR floats of B (16 KiB) stay in L1, MC * KC of A (128 KiB) and KC * NC of
+ * B (512 KiB) in L2. Measured in Node 20 (n = 256..1024, NN/TN/NT): KC = 512 beats 256 by 1-3%
+ * at n >= 512 (half the passes over C); NC = 256 and MC = 64 are as fast as NC = 2048 and
+ * MC = 128, and every wasm instance carries these buffers in its memory (640 KiB, was 2.1 MiB);
+ * NC = 128 / MC = 32 lose 1-3% at n = 1024. */
 #ifndef WT_GEMM_KC
-#define WT_GEMM_KC 256
-#define WT_GEMM_MC 128
+#define WT_GEMM_KC 512
+#endif
+#ifndef WT_GEMM_MC
+#define WT_GEMM_MC 64
+#endif
+#ifndef WT_GEMM_NC
+#define WT_GEMM_NC 256
 #endif
 #define KC WT_GEMM_KC
 #define MC ((WT_GEMM_MC / MR) * MR)
-#define NC ((2048 / NR) * NR)
+#define NC ((WT_GEMM_NC / NR) * NR)
 
 /* 64-byte aligned for cache lines; 16-byte alignment is all the vector loads need. */
 static _Alignas(64) float g_pack_a[MC * KC];
@@ -117,12 +129,26 @@ static void edge_tile(int64_t kc, const float *a, const float *b, float *c, int6
   }
 }
 
-/* dst[k * stride + r] = src[r * ld + k] for r < 4, k < kc: four rows read in step so that each
- * k writes one 16-byte group instead of four scattered floats (a transposing pack). */
+/* dst[k * stride + r] = src[r * ld + k] for r < 4, k < kc: a transposing pack. Four rows are
+ * read 4 k at a time and turned into four k-major groups by a 4 x 4 transpose in registers
+ * (8 shuffles), so each k costs one vector store instead of four scalar loads and stores. */
 static inline void interleave4(float *restrict dst, int64_t stride, const float *src, int64_t ld,
                                int64_t kc) {
   const float *s0 = src, *s1 = src + ld, *s2 = src + 2 * ld, *s3 = src + 3 * ld;
-  for (int64_t k = 0; k < kc; k++) {
+  int64_t k = 0;
+  for (; k + 4 <= kc; k += 4) {
+    wt_f32x4 r0 = wt_f32x4_load(s0 + k), r1 = wt_f32x4_load(s1 + k);
+    wt_f32x4 r2 = wt_f32x4_load(s2 + k), r3 = wt_f32x4_load(s3 + k);
+    /* e01 = {r0[0], r0[2], r1[0], r1[2]} ...; even(e01, e23) = {r0[0], r1[0], r2[0], r3[0]}. */
+    wt_f32x4 e01 = wt_f32x4_even(r0, r1), e23 = wt_f32x4_even(r2, r3);
+    wt_f32x4 o01 = wt_f32x4_odd(r0, r1), o23 = wt_f32x4_odd(r2, r3);
+    float *d = dst + k * stride;
+    wt_f32x4_store(d, wt_f32x4_even(e01, e23));
+    wt_f32x4_store(d + stride, wt_f32x4_even(o01, o23));
+    wt_f32x4_store(d + 2 * stride, wt_f32x4_odd(e01, e23));
+    wt_f32x4_store(d + 3 * stride, wt_f32x4_odd(o01, o23));
+  }
+  for (; k < kc; k++) {
     float *d = dst + k * stride;
     d[0] = s0[k];
     d[1] = s1[k];
@@ -131,37 +157,54 @@ static inline void interleave4(float *restrict dst, int64_t stride, const float 
   }
 }
 
+/* Packs n columns x kc rows of a k-major source (row k at src + k * ld) into w-wide micro-panels
+ * (panel p at dst + p * w * kc, zero-padded past n). Columns go 16 at a time (a 64-byte line,
+ * several panels when w < 16): panel by panel, each w-float piece of a row would use part of
+ * a line, and with a power-of-two ld (n = 512, 1024) the kc rows all map to one L1 set, so the
+ * next panel fetched the same lines again from L2. */
+static inline void pack_kmajor(const float *src, int64_t ld, int64_t kc, int64_t n, int w,
+                               float *restrict dst) {
+  int64_t j = 0;
+  if (w % 4 == 0 && 16 % w == 0)
+    for (; j + 16 <= n; j += 16)
+      for (int64_t k = 0; k < kc; k++)
+        UNROLL for (int v = 0; v < 16; v += 4)
+          wt_f32x4_store(dst + (j + v) / w * w * kc + k * w + v % w, wt_f32x4_load(src + k * ld + j + v));
+  if (w % 4 == 0)
+    for (; j + w <= n; j += w)
+      for (int64_t k = 0; k < kc; k++)
+        UNROLL for (int v = 0; v < w; v += 4)
+          wt_f32x4_store(dst + j * kc + k * w + v, wt_f32x4_load(src + k * ld + j + v));
+  for (; j < n; j += w) {
+    int64_t m = min64(w, n - j);
+    float *d = dst + j * kc;
+    for (int64_t k = 0; k < kc; k++) {
+      const float *s = src + k * ld + j;
+      int64_t i = 0;
+      for (; i < m; i++) d[k * w + i] = s[i];
+      for (; i < w; i++) d[k * w + i] = 0.0f;
+    }
+  }
+}
+
 /* Packs op(A)[i0 .. i0+mc, k0 .. k0+kc] into MR-row micro-panels, zero-padding rows past mc. */
 static void pack_a(int trans_a, const float *A, int64_t lda, int64_t i0, int64_t k0, int64_t mc,
                    int64_t kc, float *dst) {
+  if (trans_a) {
+    /* op(A) = A^T: the MR values of one k are contiguous in A. */
+    pack_kmajor(A + k0 * lda + i0, lda, kc, mc, MR, dst);
+    return;
+  }
+  /* op(A) = A: rows are contiguous along k; interleave them with stride MR. */
   for (int64_t ir = 0; ir < mc; ir += MR) {
     int64_t m = min64(MR, mc - ir);
-    if (!trans_a) {
-      /* op(A) = A: rows are contiguous along k; interleave them with stride MR. */
-      const float *src = A + (i0 + ir) * lda + k0;
-      int64_t i = 0;
-      for (; i + 4 <= m; i += 4) interleave4(dst + i, MR, src + i * lda, lda, kc);
-      for (; i < m; i++)
-        for (int64_t k = 0; k < kc; k++) dst[k * MR + i] = src[i * lda + k];
-      for (int64_t i = m; i < MR; i++)
-        for (int64_t k = 0; k < kc; k++) dst[k * MR + i] = 0.0f;
-    } else {
-      /* op(A) = A^T: the MR values of one k are contiguous in A. */
-      const float *src = A + k0 * lda + i0 + ir;
-      if (m == MR) {
-        for (int64_t k = 0; k < kc; k++) {
-          const float *s = src + k * lda;
-          UNROLL for (int i = 0; i < MR; i++) dst[k * MR + i] = s[i];
-        }
-      } else {
-        for (int64_t k = 0; k < kc; k++) {
-          const float *s = src + k * lda;
-          int64_t i = 0;
-          for (; i < m; i++) dst[k * MR + i] = s[i];
-          for (; i < MR; i++) dst[k * MR + i] = 0.0f;
-        }
-      }
-    }
+    const float *src = A + (i0 + ir) * lda + k0;
+    int64_t i = 0;
+    for (; i + 4 <= m; i += 4) interleave4(dst + i, MR, src + i * lda, lda, kc);
+    for (; i < m; i++)
+      for (int64_t k = 0; k < kc; k++) dst[k * MR + i] = src[i * lda + k];
+    for (; i < MR; i++)
+      for (int64_t k = 0; k < kc; k++) dst[k * MR + i] = 0.0f;
     dst += MR * kc;
   }
 }
@@ -169,34 +212,21 @@ static void pack_a(int trans_a, const float *A, int64_t lda, int64_t i0, int64_t
 /* Packs op(B)[k0 .. k0+kc, j0 .. j0+nc] into NR-column micro-panels, zero-padding past nc. */
 static void pack_b(int trans_b, const float *B, int64_t ldb, int64_t k0, int64_t j0, int64_t kc,
                    int64_t nc, float *dst) {
+  if (!trans_b) {
+    /* op(B) = B: the NR values of one k are contiguous in B. */
+    pack_kmajor(B + k0 * ldb + j0, ldb, kc, nc, NR, dst);
+    return;
+  }
+  /* op(B) = B^T: columns of op(B) are rows of B, contiguous along k. */
   for (int64_t jr = 0; jr < nc; jr += NR) {
     int64_t n = min64(NR, nc - jr);
-    if (!trans_b) {
-      /* op(B) = B: the NR values of one k are contiguous in B. */
-      const float *src = B + k0 * ldb + j0 + jr;
-      if (n == NR) {
-        for (int64_t k = 0; k < kc; k++) {
-          const float *s = src + k * ldb;
-          UNROLL for (int v = 0; v < NV; v++) wt_f32x4_store(dst + k * NR + 4 * v, wt_f32x4_load(s + 4 * v));
-        }
-      } else {
-        for (int64_t k = 0; k < kc; k++) {
-          const float *s = src + k * ldb;
-          int64_t j = 0;
-          for (; j < n; j++) dst[k * NR + j] = s[j];
-          for (; j < NR; j++) dst[k * NR + j] = 0.0f;
-        }
-      }
-    } else {
-      /* op(B) = B^T: columns of op(B) are rows of B, contiguous along k. */
-      const float *src = B + (j0 + jr) * ldb + k0;
-      int64_t j = 0;
-      for (; j + 4 <= n; j += 4) interleave4(dst + j, NR, src + j * ldb, ldb, kc);
-      for (; j < n; j++)
-        for (int64_t k = 0; k < kc; k++) dst[k * NR + j] = src[j * ldb + k];
-      for (int64_t j = n; j < NR; j++)
-        for (int64_t k = 0; k < kc; k++) dst[k * NR + j] = 0.0f;
-    }
+    const float *src = B + (j0 + jr) * ldb + k0;
+    int64_t j = 0;
+    for (; j + 4 <= n; j += 4) interleave4(dst + j, NR, src + j * ldb, ldb, kc);
+    for (; j < n; j++)
+      for (int64_t k = 0; k < kc; k++) dst[k * NR + j] = src[j * ldb + k];
+    for (; j < NR; j++)
+      for (int64_t k = 0; k < kc; k++) dst[k * NR + j] = 0.0f;
     dst += NR * kc;
   }
 }
@@ -276,13 +306,15 @@ static void dots_kernel(int64_t M, int64_t N, int64_t K, float alpha, const floa
  * it saves. op(B) must be k-major here (B, or a transposed copy): the tiles then read B rows in
  * place and A by scalars, with the same k order and arithmetic as micro_kernel, so the result
  * does not depend on the path. */
-/* Largest M * N * K taken unpacked (K <= KC). Measured in Node 20 (tests/bench shapes): up to
+/* Largest M * N * K taken unpacked, with K <= 256 (KC was 256 when this was measured; a deeper
+ * B no longer fits in L1 next to A and C). Measured in Node 20 (tests/bench shapes): up to
  * 128 x 128 x 64 the direct tiles beat packing (16 x 12 x 16: 30 vs 16 GFLOP/s, 48 x 32 x 32:
  * 37 vs 31, 128 x 128 x 64: 39 vs 37); with op(A) = A^T, whose rows are strided, only up to a
  * quarter of that (128 x 64 x 128 TN: 35 vs 36). */
 #ifndef WT_GEMM_DIRECT_MAX
 #define WT_GEMM_DIRECT_MAX (128 * 128 * 64)
 #endif
+#define DIRECT_KMAX (KC < 256 ? KC : 256)
 
 /* C[MR x (4 * nv)] tile: a row i, step k at a[i * a_rs + k * a_ks]; b row k at b + k * ldb. */
 #define DIRECT_TILE(NVEC)                                                                       \
@@ -364,7 +396,7 @@ void wt_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float a
     return;
   }
   if (thin_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
-  if (K <= KC && K * N <= KC * NC && M * N * K <= (trans_a ? WT_GEMM_DIRECT_MAX / 4 : WT_GEMM_DIRECT_MAX)) {
+  if (K <= DIRECT_KMAX && K * N <= KC * NC && M * N * K <= (trans_a ? WT_GEMM_DIRECT_MAX / 4 : WT_GEMM_DIRECT_MAX)) {
     if (trans_b) {
       /* B is [N, K]: a k-major copy (K x N) for the tiles; 4 rows of B per pass. */
       int64_t j = 0;

@@ -6,11 +6,14 @@
  *   wasm:   NODE_PATH=/usr/share/nodejs emcc -O3 -msimd128 -Isrc tests/bench/gemm_bench.c \
  *             src/kernels/gemm.c src/kernels/gemm_ref.c -sINITIAL_MEMORY=64MB \
  *             -o /tmp/gemm_bench.js && node --no-experimental-fetch /tmp/gemm_bench.js
- *   (outside the repo: its package.json makes Node treat .js files there as ES modules) */
+ *   (outside the repo: its package.json makes Node treat .js files there as ES modules)
+ * An argument runs only the rows whose label starts with it (e.g. `square`). */
+#define _POSIX_C_SOURCE 199309L /* clock_gettime under -std=c11 */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "kernels/gemm.h"
@@ -29,7 +32,10 @@ static void fill(float *p, int64_t n, unsigned *seed) {
   }
 }
 
+static const char *g_only;
+
 static int bench(const char *label, int ta, int tb, int64_t M, int64_t N, int64_t K) {
+  if (g_only && strncmp(label, g_only, strlen(g_only)) != 0) return 0;
   int64_t lda = ta ? M : K, ldb = tb ? K : N;
   float *A = malloc(sizeof(float) * (size_t)(M * K));
   float *B = malloc(sizeof(float) * (size_t)(K * N));
@@ -64,8 +70,9 @@ static int bench(const char *label, int ta, int tb, int64_t M, int64_t N, int64_
   return maxerr < 1e-4 ? 0 : 1;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
   int bad = 0;
+  g_only = argc > 1 ? argv[1] : NULL;
   printf("simd: %s\n", WT_SIMD_NAME);
   /* Warm-up: V8 runs new functions in a baseline tier until they are hot. */
   {
@@ -74,9 +81,12 @@ int main(void) {
     while (now() - t0 < 0.3)
       for (int t = 0; t < 4; t++) wt_sgemm(t & 1, t >> 1, 96, 96, 96, 1.0f, w[0], 96, w[1], 96, 0.0f, w[2], 96);
   }
-  for (int n = 128; n <= 512; n *= 2) bad |= bench("square", 0, 0, n, n, n);
-  bad |= bench("square", 1, 0, 512, 512, 512);
-  bad |= bench("square", 0, 1, 512, 512, 512);
+  for (int n = 128; n <= 1024; n *= 2) bad |= bench("square", 0, 0, n, n, n);
+  /* The backward pass's products: dW = X^T dY (TN) and dX = dY W^T (NT). */
+  for (int n = 256; n <= 1024; n *= 2) {
+    bad |= bench("square", 1, 0, n, n, n);
+    bad |= bench("square", 0, 1, n, n, n);
+  }
   /* Layer 784 -> 128 at batch 64: Y = X W (W [784,128]) or Y = X W^T (W [128,784]). */
   bad |= bench("fwd1", 0, 0, 64, 128, 784);
   bad |= bench("fwd1", 0, 1, 64, 128, 784);

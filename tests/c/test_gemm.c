@@ -90,7 +90,7 @@ int main(void) {
       fails += run_case(t & 1, t >> 1, 23, d, 19, 0.75f, 0.5f, 2, 0);
       fails += run_case(t & 1, t >> 1, 29, 31, d, -1.0f, 2.0f, 0, 0);
     }
-  /* Crossing the cache blocks: K > KC (256), M > MC (128), N > NC (2048). */
+  /* Crossing the cache blocks: K > KC (512), M > MC (64), N > NC (256), several times over. */
   for (int t = 0; t < 4; t++) {
     fails += run_case(t & 1, t >> 1, 67, 53, 600, 1.0f, 0.0f, 5, 1);
     fails += run_case(t & 1, t >> 1, 131, 45, 300, 1.0f, 1.0f, 0, 0);
