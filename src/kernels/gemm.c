@@ -187,48 +187,34 @@ static inline void pack_kmajor(const float *src, int64_t ld, int64_t kc, int64_t
   }
 }
 
+/* Packs `rows` rows of src (each contiguous along k, ld apart) into w-wide micro-panels: the
+ * w values of one k side by side, zero-padding rows past the last. */
+static void pack_rows(const float *src, int64_t ld, int64_t rows, int64_t kc, int64_t w, float *dst) {
+  for (int64_t r0 = 0; r0 < rows; r0 += w) {
+    int64_t m = min64(w, rows - r0);
+    const float *s = src + r0 * ld;
+    int64_t i = 0;
+    for (; i + 4 <= m; i += 4) interleave4(dst + i, w, s + i * ld, ld, kc);
+    for (; i < m; i++)
+      for (int64_t k = 0; k < kc; k++) dst[k * w + i] = s[i * ld + k];
+    for (; i < w; i++)
+      for (int64_t k = 0; k < kc; k++) dst[k * w + i] = 0.0f;
+    dst += w * kc;
+  }
+}
+
 /* Packs op(A)[i0 .. i0+mc, k0 .. k0+kc] into MR-row micro-panels, zero-padding rows past mc. */
 static void pack_a(int trans_a, const float *A, int64_t lda, int64_t i0, int64_t k0, int64_t mc,
                    int64_t kc, float *dst) {
-  if (trans_a) {
-    /* op(A) = A^T: the MR values of one k are contiguous in A. */
-    pack_kmajor(A + k0 * lda + i0, lda, kc, mc, MR, dst);
-    return;
-  }
-  /* op(A) = A: rows are contiguous along k; interleave them with stride MR. */
-  for (int64_t ir = 0; ir < mc; ir += MR) {
-    int64_t m = min64(MR, mc - ir);
-    const float *src = A + (i0 + ir) * lda + k0;
-    int64_t i = 0;
-    for (; i + 4 <= m; i += 4) interleave4(dst + i, MR, src + i * lda, lda, kc);
-    for (; i < m; i++)
-      for (int64_t k = 0; k < kc; k++) dst[k * MR + i] = src[i * lda + k];
-    for (; i < MR; i++)
-      for (int64_t k = 0; k < kc; k++) dst[k * MR + i] = 0.0f;
-    dst += MR * kc;
-  }
+  if (trans_a) pack_kmajor(A + k0 * lda + i0, lda, kc, mc, MR, dst); /* MR values of a k adjacent */
+  else pack_rows(A + i0 * lda + k0, lda, mc, kc, MR, dst);          /* rows contiguous along k */
 }
 
 /* Packs op(B)[k0 .. k0+kc, j0 .. j0+nc] into NR-column micro-panels, zero-padding past nc. */
 static void pack_b(int trans_b, const float *B, int64_t ldb, int64_t k0, int64_t j0, int64_t kc,
                    int64_t nc, float *dst) {
-  if (!trans_b) {
-    /* op(B) = B: the NR values of one k are contiguous in B. */
-    pack_kmajor(B + k0 * ldb + j0, ldb, kc, nc, NR, dst);
-    return;
-  }
-  /* op(B) = B^T: columns of op(B) are rows of B, contiguous along k. */
-  for (int64_t jr = 0; jr < nc; jr += NR) {
-    int64_t n = min64(NR, nc - jr);
-    const float *src = B + (j0 + jr) * ldb + k0;
-    int64_t j = 0;
-    for (; j + 4 <= n; j += 4) interleave4(dst + j, NR, src + j * ldb, ldb, kc);
-    for (; j < n; j++)
-      for (int64_t k = 0; k < kc; k++) dst[k * NR + j] = src[j * ldb + k];
-    for (; j < NR; j++)
-      for (int64_t k = 0; k < kc; k++) dst[k * NR + j] = 0.0f;
-    dst += NR * kc;
-  }
+  if (!trans_b) pack_kmajor(B + k0 * ldb + j0, ldb, kc, nc, NR, dst); /* NR values of a k adjacent */
+  else pack_rows(B + j0 * ldb + k0, ldb, nc, kc, NR, dst);           /* B^T: rows along k */
 }
 
 /* C = beta * C (beta == 0: C = 0 without reading it). */
