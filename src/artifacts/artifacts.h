@@ -81,6 +81,8 @@ int wt_artifacts_loss_block(wt_graph *g, int type, const char *input, const char
 /* Internal steps, one file each in src/artifacts. */
 int wt_artifacts_add_loss(wt_graph *g, const wt_artifacts_opts *o, int *loss_value);
 int wt_artifacts_eval_model(const wt_graph *g, wt_bytes *out);
+/* The training model's fusions (see fuse.c); prunes what they leave dead. */
+int wt_artifacts_fuse_gelu(wt_graph *g);
 int wt_artifacts_optimizer_model(const wt_graph *train, const int *params, int n_params,
                                  const wt_optim_opts *o, wt_bytes *out);
 

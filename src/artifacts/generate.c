@@ -223,6 +223,7 @@ int wt_generate_artifacts_graph(wt_graph *g, const wt_artifacts_opts *o, wt_arti
   if ((rc = params_to_inputs(g, tr, n_tr)) || (rc = params_to_inputs(g, fr, n_fr))) goto fail;
   if ((rc = wt_graph_infer_shapes(g))) goto fail;
   if ((rc = wt_artifacts_eval_model(g, &out->eval_model))) goto fail;
+  if ((rc = wt_artifacts_fuse_gelu(g))) goto fail;
   if ((rc = wt_autodiff(g, loss, n_tr, tr, grads))) goto fail;
   for (int i = 0; i < n_tr; i++)
     if (grads[i] < 0) {

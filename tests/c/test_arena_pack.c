@@ -1,6 +1,6 @@
-/* Arena layout (runtime/arena_alloc): the offline greedy-by-size packer never overlaps two
- * buffers that are live at the same step, and reaches the live peak where the step-order
- * allocator leaves a hole; the online allocator's live-bytes peak. */
+/* Arena layout (runtime/arena_alloc): the offline packer (greedy orders + local search) never
+ * overlaps two buffers that are live at the same step, and reaches the live peak where the
+ * step-order allocator or greedy-by-size leaves a hole; the online allocator's live-bytes peak. */
 #include <stdlib.h>
 
 #include "check.h"
@@ -67,6 +67,19 @@ int main(void) {
     if (live > peak) peak = live;
   }
   CHECK(high >= peak);
+
+  /* The conformance CNN's training step: long-lived saved activations interlock with short
+   * gradients so that every greedy order leaves a 200 KB hole; the search closes it (the live
+   * peak is 3010560 bytes, at steps 17-20). */
+  wt_arena_item cnn[] = {
+      {802816, 0, 0, 22}, {28224, 0, 0, 0},    {802816, 0, 1, 21},  {200704, 0, 3, 19},
+      {401408, 0, 3, 20}, {401408, 0, 4, 18},  {56448, 0, 4, 4},    {401408, 0, 17, 19},
+      {200704, 0, 19, 20}, {56448, 0, 19, 19}, {802816, 0, 20, 22}, {802816, 0, 22, 23},
+      {128576, 0, 23, 23}};
+  int n_cnn = (int)(sizeof cnn / sizeof cnn[0]);
+  CHECK(wt_arena_pack(cnn, n_cnn, &high) == 0);
+  check_valid(cnn, n_cnn, high);
+  CHECK(high == 3010560);
 
   CHECK(wt_arena_pack(NULL, 0, &high) == 0 && high == 0);
   wt_arena_item bad = {.size = 64, .first = 3, .last = 1};

@@ -1,0 +1,111 @@
+/* Fusions applied to the training model only (the eval and exported inference models keep the
+ * user's plain ONNX ops).
+ *
+ * GELU: PyTorch (opset < 20) exports nn.GELU as Div(x, sqrt 2) -> Erf -> Add(., 1) -> Mul(x, .)
+ * -> Mul(., 0.5). Differentiated as is, the backward pass keeps x/sqrt 2 and 1 + erf alive
+ * besides x: for a transformer's feed-forward layer that is two more [batch, seq, 4d] tensors,
+ * and ten gradient nodes. One com.microsoft Gelu node (ONNX Runtime's contrib op, with its
+ * GeluGrad) keeps only x and computes the same function. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "artifacts/artifacts.h"
+#include "base/status.h"
+
+/* The float value of a scalar (or one-element) initializer or Constant output; NAN otherwise. */
+static float scalar_of(const wt_graph *g, int v) {
+  if (v < 0) return NAN;
+  const wt_value *val = &g->values[v];
+  const wt_tensor *t = NULL;
+  wt_tensor init;
+  if (val->flags & WT_VALUE_INITIALIZER) {
+    init = (wt_tensor){.dtype = val->dtype, .rank = val->rank, .data = val->data};
+    memcpy(init.dims, val->dims, sizeof init.dims);
+    t = &init;
+  } else if (val->producer >= 0 && !strcmp(g->nodes[val->producer].op_type, "Constant") &&
+             !g->nodes[val->producer].domain[0]) {
+    const wt_attr *a = wt_node_attr(&g->nodes[val->producer], "value");
+    if (a && a->type == WT_ATTR_TENSOR && a->t) t = &a->t->t;
+    else if ((a = wt_node_attr(&g->nodes[val->producer], "value_float"))) return a->f;
+  }
+  if (!t || !t->data || t->dtype != WT_FLOAT || t->rank < 0 || wt_numel(t) != 1) return NAN;
+  return *(const float *)t->data;
+}
+
+static int is_op(const wt_node *n, const char *op_type) {
+  return !n->domain[0] && !strcmp(n->op_type, op_type);
+}
+
+/* The single node reading v (and nothing else: not a graph output), or -1. */
+static int only_reader(const int *uses, const int *reader, int v) {
+  return v >= 0 && uses[v] == 1 ? reader[v] : -1;
+}
+
+/* For a binary node with inputs {v, other} in either order: the other input, or -1. */
+static int other_input(const wt_node *n, int v) {
+  if (n->n_inputs != 2) return -1;
+  return n->inputs[0] == v ? n->inputs[1] : n->inputs[1] == v ? n->inputs[0] : -1;
+}
+
+static int near(float a, double b) { return fabs((double)a - b) <= 1e-6 * fabs(b); }
+
+int wt_artifacts_fuse_gelu(wt_graph *g) {
+  int *uses = calloc((size_t)g->n_values + 1, sizeof(int));
+  int *reader = malloc(sizeof(int) * (size_t)(g->n_values + 1));
+  if (!uses || !reader) {
+    free(uses);
+    free(reader);
+    return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  }
+  for (int i = 0; i < g->n_nodes; i++)
+    for (int k = 0; k < g->nodes[i].n_inputs; k++) {
+      int v = g->nodes[i].inputs[k];
+      if (v >= 0) uses[v]++, reader[v] = i;
+    }
+  for (int k = 0; k < g->n_outputs; k++) uses[g->outputs[k]] += 2;
+  int rc = WT_OK;
+  for (int e = 0; e < g->n_nodes && rc == WT_OK; e++) {
+    const wt_node *erf = &g->nodes[e];
+    if (!is_op(erf, "Erf") || erf->n_inputs != 1 || erf->n_outputs != 1) continue;
+    int scaled = erf->inputs[0];
+    if (scaled < 0 || uses[scaled] != 1 || g->values[scaled].producer < 0) continue;
+    const wt_node *div = &g->nodes[g->values[scaled].producer];
+    if (!is_op(div, "Div") || div->n_inputs != 2 || !near(scalar_of(g, div->inputs[1]), sqrt(2.0)))
+      continue;
+    int x = div->inputs[0];
+    if (x < 0 || g->values[x].dtype != WT_FLOAT) continue;
+    int a = only_reader(uses, reader, erf->outputs[0]);
+    if (a < 0 || !is_op(&g->nodes[a], "Add") ||
+        !near(scalar_of(g, other_input(&g->nodes[a], erf->outputs[0])), 1.0))
+      continue;
+    int m1 = only_reader(uses, reader, g->nodes[a].outputs[0]);
+    if (m1 < 0 || !is_op(&g->nodes[m1], "Mul") || other_input(&g->nodes[m1], g->nodes[a].outputs[0]) != x)
+      continue;
+    int m2 = only_reader(uses, reader, g->nodes[m1].outputs[0]);
+    if (m2 < 0 || !is_op(&g->nodes[m2], "Mul") ||
+        !near(scalar_of(g, other_input(&g->nodes[m2], g->nodes[m1].outputs[0])), 0.5))
+      continue;
+    /* The last Mul becomes Gelu(x); the other four nodes are left for wt_graph_prune. */
+    wt_node *n = &g->nodes[m2];
+    size_t len = strlen(n->name) + sizeof "/FusedGelu";
+    char *name = malloc(len);
+    char *op = wt_strdup("Gelu"), *dom = wt_strdup("com.microsoft");
+    if (!name || !op || !dom) {
+      free(name), free(op), free(dom);
+      rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+      break;
+    }
+    snprintf(name, len, "%s/FusedGelu", n->name);
+    free(n->name), free(n->op_type), free(n->domain);
+    n->name = name, n->op_type = op, n->domain = dom;
+    n->inputs[0] = x;
+    n->n_inputs = 1;
+    uses[g->nodes[m1].outputs[0]] = 0; /* not read any more: m1's chain is dead */
+  }
+  free(uses);
+  free(reader);
+  if (rc == WT_OK) rc = wt_graph_prune(g);
+  return rc;
+}
