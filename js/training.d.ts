@@ -126,13 +126,14 @@ export declare class Module {
   runNamed(...inputs: ModuleInput[]): Record<string, Tensor>;
   /** Schedules the gradients to be reset before the next training step accumulates into them. */
   lazyResetGrad(): void;
-  /** The number of parameter elements (trainable ones only by default). */
   /**
    * Memory held for this module, in bytes: the activation arena its training and eval models
    * share, the activations live at the busiest step of each (plans built so far), the forward
-   * activations the backward pass reads, and its state's parameters, gradients and moments.
+   * activations (and batch inputs) the backward pass reads, and its state's parameters,
+   * gradients and moments.
    */
   memoryStats(): { arena: number; livePeakTrain: number; livePeakEval: number; saved: number; params: number; grads: number; moments: number };
+  /** The number of parameter elements (trainable ones only by default). */
   getParametersSize(trainableOnly?: boolean): number;
   /** Every parameter (trainable ones only by default), flattened into one float32 tensor. */
   getContiguousParameters(trainableOnly?: boolean): Tensor<'float32'>;

@@ -391,7 +391,7 @@ export class Module extends Handle {
    * Memory held for this module (bytes): arena = the activation arena its training and eval
    * models share; livePeakTrain / livePeakEval = activations + scratch live at the busiest step
    * of the plans built so far; saved = the forward activations the backward pass reads (alive
-   * when it starts, after a train step); params / grads / moments = its state's parameters,
+   * when it starts, after a train step) and the batch inputs it reads; params / grads / moments = its state's parameters,
    * gradient buffers and optimizer moments.
    */
   memoryStats() {
