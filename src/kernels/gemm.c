@@ -328,6 +328,7 @@ static void dots_kernel(int64_t M, int64_t N, int64_t K, float alpha, const floa
     }                                                                                           \
   } while (0)
 
+/* C[i, j] for j < n (n a multiple of 4), MR rows. */
 __attribute__((noinline)) static void direct_rows(int64_t N, int64_t K, float alpha,
                                                   const float *restrict a, int64_t a_rs,
                                                   int64_t a_ks, const float *restrict b,
@@ -337,17 +338,94 @@ __attribute__((noinline)) static void direct_rows(int64_t N, int64_t K, float al
   int64_t j = 0;
   for (; j + NR <= N; j += NR) DIRECT_TILE(NV);
   for (; j + 4 <= N; j += 4) DIRECT_TILE(1);
-  if (j < N) rows_kernel(MR, N - j, K, alpha, a, a_rs, a_ks, b + j, ldb, beta, c + j, ldc, 1);
 }
 
+/* The last r < 4 columns of C for G groups of 4 rows (the last one with only `rows` valid):
+ * vectors run along M, C^T[j, i..i+3] += splat(op(B)[k, j]) * op(A)[i..i+3, k], so no lane
+ * is padding (a 4-wide tile over 2 valid columns would waste half its work). at holds op(A)'s
+ * rows transposed, 4 * G floats per k. Every lane still sums its k products in order with a
+ * mul and an add, as the other tiles do. */
+#define TAIL_TILE(G, R)                                                                         \
+  do {                                                                                          \
+    wt_f32x4 acc[G][R];                                                                         \
+    UNROLL for (int g = 0; g < G; g++) UNROLL for (int j = 0; j < R; j++) acc[g][j] =           \
+        wt_f32x4_zero();                                                                        \
+    const float *bp = b, *ap = at;                                                              \
+    for (int64_t k = 0; k < K; k++) {                                                           \
+      wt_f32x4 bv[R];                                                                           \
+      UNROLL for (int j = 0; j < R; j++) bv[j] = wt_f32x4_splat(bp[j]);                         \
+      UNROLL for (int g = 0; g < G; g++) {                                                      \
+        wt_f32x4 av = wt_f32x4_load(ap + 4 * g);                                                \
+        UNROLL for (int j = 0; j < R; j++) acc[g][j] = wt_f32x4_fma(av, bv[j], acc[g][j]);      \
+      }                                                                                         \
+      bp += ldb;                                                                                \
+      ap += 4 * G;                                                                              \
+    }                                                                                           \
+    UNROLL for (int g = 0; g < G; g++) UNROLL for (int j = 0; j < R; j++) {                     \
+      _Alignas(16) float v[4];                                                                  \
+      wt_f32x4_store(v, acc[g][j]);                                                             \
+      for (int64_t l = 0; l < 4 && 4 * g + l < rows; l++)                                       \
+        store_c(c + (4 * g + l) * ldc + j, v[l], alpha, beta);                                  \
+    }                                                                                           \
+  } while (0)
+
+#define TAIL_SWITCH(G)                  \
+  do {                                  \
+    if (r == 1) TAIL_TILE(G, 1);        \
+    else if (r == 2) TAIL_TILE(G, 2);   \
+    else TAIL_TILE(G, 3);               \
+  } while (0)
+
+/* C[0..M, 0..r] for r < 4, op(A) = A (rows contiguous along k, lda apart); op(B)'s columns
+ * are read in place (row k at b + k * ldb). 8 rows per pass: 2r accumulators (16 rows for
+ * r = 1 gained 1-4% for a 16 KiB stack buffer: not kept). at: 8 KiB of stack, K <= 256. */
+__attribute__((noinline)) static void direct_tail(int64_t M, int64_t K, float alpha,
+                                                  const float *restrict a, int64_t lda,
+                                                  const float *restrict b, int64_t ldb, int64_t r,
+                                                  float beta, float *restrict c, int64_t ldc) {
+  _Alignas(16) float at[DIRECT_KMAX * 8];
+  int64_t i = 0, rows = 8;
+  for (; i + 8 <= M; i += 8, a += 8 * lda, c += 8 * ldc) {
+    interleave4(at, 8, a, lda, K);
+    interleave4(at + 4, 8, a + 4 * lda, lda, K);
+    TAIL_SWITCH(2);
+  }
+  if (i < M) {
+    rows = M - i;
+    if (rows >= 4) {
+      interleave4(at, 4, a, lda, K);
+      TAIL_SWITCH(1);
+      a += 4 * lda;
+      c += 4 * ldc;
+      rows -= 4;
+    }
+    if (rows > 0) {
+      for (int64_t k = 0; k < K; k++) /* zero rows past M: their lanes are not stored */
+        for (int64_t t = 0; t < 4; t++) at[k * 4 + t] = t < rows ? a[t * lda + k] : 0.0f;
+      TAIL_SWITCH(1);
+    }
+  }
+}
+
+/* op(B) = B is k-major (row k at B + k * ldb); when op(B) = B^T the caller made it so. The last
+ * N % 4 columns go by vectors along M: with op(A) = A^T, rows of A are contiguous along M and
+ * rows_kernel computes C^T = op(B)^T A^T in place; otherwise direct_tail transposes A first. */
 static void direct_gemm(int trans_a, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                         int64_t lda, const float *B, int64_t ldb, float beta, float *C,
                         int64_t ldc) {
   int64_t a_rs = trans_a ? 1 : lda, a_ks = trans_a ? lda : 1;
+  int64_t n4 = N & ~(int64_t)3, r = N - n4;
   int64_t i = 0;
-  for (; i + MR <= M; i += MR)
-    direct_rows(N, K, alpha, A + i * a_rs, a_rs, a_ks, B, ldb, beta, C + i * ldc, ldc);
-  if (i < M) rows_kernel(M - i, N, K, alpha, A + i * a_rs, a_rs, a_ks, B, ldb, beta, C + i * ldc, ldc, 1);
+  if (n4 > 0) {
+    for (; i + MR <= M; i += MR)
+      direct_rows(n4, K, alpha, A + i * a_rs, a_rs, a_ks, B, ldb, beta, C + i * ldc, ldc);
+    if (i < M) rows_kernel(M - i, n4, K, alpha, A + i * a_rs, a_rs, a_ks, B, ldb, beta, C + i * ldc, ldc, 1);
+  }
+  if (r == 0) return;
+  if (trans_a) /* C^T[j, i] = sum_k B[k, n4 + j] A[k, i]. */
+    rows_kernel(r, M, K, alpha, B + n4, 1, ldb, A, lda, beta, C + n4, 1, ldc);
+  else
+    direct_tail(M, K, alpha, A, lda, B + n4, ldb, r, beta, C + n4, ldc);
 }
 
 /* Handles thin shapes without packing; returns 0 when the shape should take the packed path. */
