@@ -199,7 +199,7 @@ function printMemory(rows) {
   const w = t[0].map((_, i) => Math.max(...t.map((r) => String(r[i]).length)));
   const line = (r) => r.map((c, i) => (i ? String(c).padStart(w[i]) : String(c).padEnd(w[i]))).join('  ');
   console.log('\nwebtrain memory (MB; issue 6: peak <= 1.2 x (params + grads + optimizer moments + activations the backward pass needs))');
-  console.log('Memory = wasm Memory size after the run (its peak: it only grows), = static data + 1 MB stack + malloc\'s heap + growth slack;');
+  console.log('Memory = wasm Memory size after the run (its peak: it only grows), = static data + 256 KiB stack + malloc\'s heap + growth slack;');
   console.log('malloc peak = the most bytes malloc took (dlmalloc footprint); saved = forward activations read by the backward pass;');
   console.log('live = the training plan\'s busiest step (saved + activation gradients + gradient temporaries + scratch); bound = 1.2 x (P+G+M + saved).');
   console.log(line(t[0]));
