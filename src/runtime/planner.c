@@ -366,13 +366,14 @@ static int fold_node(wt_plan *p, wt_step *st, wt_tensor *in, wt_tensor *out) {
 }
 
 static size_t round64(size_t n) { return (n + 63) / 64 * 64; }
+static size_t omitted_bytes(const wt_tensor *t) { return round64(wt_nbytes(t) ? wt_nbytes(t) : 1); }
 
 /* An omitted optional output (ConvGrad's dX of a first layer ...) is still written by kernels
  * that do not skip it: it gets room after the step's scratch, live for that step only. */
 static int reserve_omitted(wt_step *st, const wt_tensor *out) {
   size_t at = round64(st->scratch_bytes), end = at;
-  for (int o = 0; o < st->n_out; o++)
-    if (st->node->outputs[o] < 0) end += round64(wt_nbytes(&out[o]));
+  for (int o = 0; o < st->n_out; o++) /* an empty one still gets a (valid) address */
+    if (st->node->outputs[o] < 0) end += omitted_bytes(&out[o]);
   st->omitted_at = end == at ? -1 : (long)at;
   if (end == at) return WT_OK;
   st->scratch_bytes = end;
@@ -784,7 +785,7 @@ int wt_plan_run(wt_plan *p, const wt_tensor *inputs) {
     for (int o = 0; o < st->n_out; o++)
       if (n->outputs[o] < 0) {
         out[o].data = scratch + omitted;
-        omitted += round64(wt_nbytes(&out[o]));
+        omitted += omitted_bytes(&out[o]);
       }
     wt_run_ctx rc = {.node = n, .params = st->params, .n_in = st->n_in, .in = in,
                      .n_out = st->n_out, .out = out, .scratch = scratch};

@@ -1220,6 +1220,7 @@ static int c_train_recovers(void) { return with_run(r_recover); }
 static int c_fuzz_reduce_no_scratch(void) { return run_file(FILES "reduce_logsum_no_scratch.onnx", 1.0f); }
 static int c_fuzz_resize_inf_scale(void) { return run_file(FILES "resize_inf_scale.onnx", INFINITY); }
 static int c_fuzz_conv_transpose_empty(void) { return run_file(FILES "conv_transpose_empty.onnx", 1.0f); }
+static int c_fuzz_gru_empty_omitted_y(void) { return run_file(FILES "gru_empty_sequence_omitted_y.onnx", 1.0f); }
 static int c_fuzz_empty_graph(void) { return run_file(FILES "empty_graph.onnx", 0.0f); }
 static int c_fuzz_empty_tensor_pb(void) {
   uint8_t *b;
@@ -1409,6 +1410,7 @@ static const bad_case CASES[] = {
   {"fuzz/reduce-no-scratch", c_fuzz_reduce_no_scratch, WT_OK, ""},
   {"fuzz/resize-inf-scale", c_fuzz_resize_inf_scale, WT_ERR_INVALID_ARG, "scales[0] = inf; expected a positive value"},
   {"fuzz/conv-transpose-empty", c_fuzz_conv_transpose_empty, WT_OK, ""},
+  {"fuzz/gru-empty-omitted-y", c_fuzz_gru_empty_omitted_y, WT_OK, ""},
   {"fuzz/empty-graph", c_fuzz_empty_graph, WT_OK, ""},
   {"fuzz/empty-tensor-pb", c_fuzz_empty_tensor_pb, WT_OK, ""},
   {"fuzz/ckpt-duplicate-momentum", c_fuzz_ckpt_duplicate_momentum, WT_ERR_PARSE, "is given twice"},
