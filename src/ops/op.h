@@ -57,9 +57,10 @@ enum wt_op_flags {
   WT_OP_VIEW = 1u << 0,
   /* Outputs depend only on input shapes, never on input data (Shape, Size): folded at plan time. */
   WT_OP_SHAPE_ONLY = 1u << 1,
-  /* Elementwise: output 0 may be written over an input with its dtype and shape (run reads each
-   * element of such an input before writing the output element at the same index); the planner
-   * does so when that input is read for the last time, so the step needs no new buffer. */
+  /* Output 0 may be written over an input with its dtype and shape: run never reads an element
+   * of such an input after writing the output element at that index (elementwise ops; row-wise
+   * ones that read a row before writing it). The planner does so when that input is read for
+   * the last time, so the step needs no new buffer. */
   WT_OP_INPLACE = 1u << 2
 };
 

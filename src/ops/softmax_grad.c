@@ -51,7 +51,10 @@ static int smg_run(const wt_run_ctx *ctx) {
 #define SMG_OP(NAME)                                                                          \
   const wt_op_def wt_op_##NAME = {.domain = "com.microsoft", .op_type = #NAME,              \
                                   .min_inputs = 2, .max_inputs = 2, .min_outputs = 1,       \
-                                  .max_outputs = 1, .infer = smg_infer, .run = smg_run};
+                                  .max_outputs = 1, .infer = smg_infer, .run = smg_run,     \
+                                  .flags = WT_OP_INPLACE};
+/* In place over dY or Y: the kernel reads a whole row (or block of rows) for its sum before it
+ * writes any of it, then writes each element after reading dY and Y at that index. */
 SMG_OP(SoftmaxGrad)
 SMG_OP(SoftmaxGrad_13)
 SMG_OP(LogSoftmaxGrad)

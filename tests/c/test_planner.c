@@ -1,5 +1,6 @@
 /* Planner and session: buffer reuse in the arena, constant folding of shape computations,
  * plans keyed by input shapes and by the values of shape-determining integer inputs. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,6 +113,47 @@ static void test_in_place(void) {
   /* a and b live together; everything else reuses their buffers */
   CHECK(wt_session_arena_bytes(s) <= 2 * N * sizeof(float) + 128);
   free(in);
+  wt_session_free(s);
+}
+
+/* Row-wise ops write in place too: dx = SoftmaxGrad_13(Neg(g), Softmax(x)) needs two buffers
+ * (y and Neg(g); dx takes one of theirs), and the values are right. */
+static void test_in_place_rows(void) {
+  enum { R = 4, C = 8 };
+  wt_graph *g = wt_graph_new();
+  wt_graph_set_opset(g, "", 17);
+  wt_graph_set_opset(g, "com.microsoft", 1);
+  int x = input(g, "x", WT_FLOAT, 2, R), gr = input(g, "g", WT_FLOAT, 2, R);
+  g->values[x].dims[1] = g->values[gr].dims[1] = C;
+  int y = wt_graph_value(g, "y"), ng = wt_graph_value(g, "ng"), dx = wt_graph_value(g, "dx");
+  wt_graph_add_node(g, "Softmax", "", "softmax", 1, &x, 1, &y);
+  wt_graph_add_node(g, "Neg", "", "neg", 1, &gr, 1, &ng);
+  wt_graph_add_node(g, "SoftmaxGrad_13", "com.microsoft", "softmax_grad", 2, (int[]){ng, y}, 1, &dx);
+  wt_graph_add_output(g, dx);
+  wt_session *s = session_of(g);
+  if (!s) return;
+  float xs[R * C], gs[R * C], want[R * C];
+  for (int i = 0; i < R * C; i++) xs[i] = (float)((i * 7) % 11) * 0.3f - 1.0f, gs[i] = (float)(i % 5) - 2.0f;
+  for (int r = 0; r < R; r++) {
+    float m = xs[r * C], sum = 0.0f, dot = 0.0f, yr[C];
+    for (int c = 1; c < C; c++) m = xs[r * C + c] > m ? xs[r * C + c] : m;
+    for (int c = 0; c < C; c++) sum += yr[c] = expf(xs[r * C + c] - m);
+    for (int c = 0; c < C; c++) dot += (yr[c] /= sum) * -gs[r * C + c];
+    for (int c = 0; c < C; c++) want[r * C + c] = yr[c] * (-gs[r * C + c] - dot);
+  }
+  int64_t dims[2] = {R, C};
+  int32_t dt, rank;
+  const int64_t *od;
+  const void *data = NULL;
+  CHECK_OK(wt_session_set_input(s, 0, WT_FLOAT, 2, dims, xs));
+  CHECK_OK(wt_session_set_input(s, 1, WT_FLOAT, 2, dims, gs));
+  CHECK_OK(wt_session_run(s));
+  CHECK_OK(wt_session_output(s, 0, &dt, &rank, &od, &data));
+  const float *got = data;
+  float err = 0.0f;
+  for (int i = 0; got && i < R * C; i++) err = fmaxf(err, fabsf(got[i] - want[i]));
+  CHECK(got && err < 1e-6f);
+  CHECK(wt_session_arena_bytes(s) <= 2 * 128); /* two 128-byte buffers, not three */
   wt_session_free(s);
 }
 
@@ -286,6 +328,7 @@ int main(void) {
   test_symbolic_inference();
   test_arena_reuse();
   test_in_place();
+  test_in_place_rows();
   test_keyed_shape_input();
   test_shape_folding();
   test_input_errors();
