@@ -14,24 +14,12 @@
 #include "artifacts/artifacts.h"
 #include "base/status.h"
 
-/* The float value of a scalar (or one-element) initializer or Constant output; NAN otherwise. */
+/* The float value of a scalar (or one-element) constant; NAN otherwise. */
 static float scalar_of(const wt_graph *g, int v) {
-  if (v < 0) return NAN;
-  const wt_value *val = &g->values[v];
-  const wt_tensor *t = NULL;
-  wt_tensor init;
-  if (val->flags & WT_VALUE_INITIALIZER) {
-    init = (wt_tensor){.dtype = val->dtype, .rank = val->rank, .data = val->data};
-    memcpy(init.dims, val->dims, sizeof init.dims);
-    t = &init;
-  } else if (val->producer >= 0 && !strcmp(g->nodes[val->producer].op_type, "Constant") &&
-             !g->nodes[val->producer].domain[0]) {
-    const wt_attr *a = wt_node_attr(&g->nodes[val->producer], "value");
-    if (a && a->type == WT_ATTR_TENSOR && a->t) t = &a->t->t;
-    else if ((a = wt_node_attr(&g->nodes[val->producer], "value_float"))) return a->f;
-  }
-  if (!t || !t->data || t->dtype != WT_FLOAT || t->rank < 0 || wt_numel(t) != 1) return NAN;
-  return *(const float *)t->data;
+  wt_tensor t;
+  if (!wt_graph_const_value(g, v, &t) || !t.data || t.dtype != WT_FLOAT || wt_numel(&t) != 1)
+    return NAN;
+  return *(const float *)t.data;
 }
 
 static int is_op(const wt_node *n, const char *op_type) {

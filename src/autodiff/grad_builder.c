@@ -178,29 +178,13 @@ int wt_grad_expand_like(wt_grad_ctx *c, int x, int like) {
 }
 
 int wt_grad_const_ints(const wt_grad_ctx *c, int v, int64_t *out, int cap) {
-  if (v < 0) return -1;
-  const wt_value *val = &c->g->values[v];
-  const void *data = NULL;
-  int dtype = val->dtype;
-  int64_t n = 0;
-  if (val->flags & WT_VALUE_INITIALIZER) {
-    data = val->data;
-    n = wt_shape_numel(val->rank, val->dims);
-  } else if (val->producer >= 0 && strcmp(c->g->nodes[val->producer].op_type, "Constant") == 0) {
-    const wt_attr *a = wt_node_attr(&c->g->nodes[val->producer], "value");
-    if (a && a->type == WT_ATTR_TENSOR && a->t) {
-      data = a->t->t.data;
-      dtype = a->t->t.dtype;
-      n = wt_numel(&a->t->t);
-    } else if ((a = wt_node_attr(&c->g->nodes[val->producer], "value_ints"))) {
-      data = a->ints;
-      dtype = WT_INT64;
-      n = a->n;
-    }
-  }
-  if (!data || n > cap || (dtype != WT_INT64 && dtype != WT_INT32)) return -1;
+  wt_tensor t;
+  if (!wt_graph_const_value(c->g, v, &t) || !t.data || (t.dtype != WT_INT64 && t.dtype != WT_INT32))
+    return -1;
+  int64_t n = wt_numel(&t);
+  if (n > cap) return -1;
   for (int64_t i = 0; i < n; i++)
-    out[i] = dtype == WT_INT64 ? ((const int64_t *)data)[i] : ((const int32_t *)data)[i];
+    out[i] = t.dtype == WT_INT64 ? ((const int64_t *)t.data)[i] : ((const int32_t *)t.data)[i];
   return (int)n;
 }
 

@@ -353,3 +353,31 @@ out:
   free(sorted);
   return rc;
 }
+
+int wt_graph_const_value(const wt_graph *g, int v, wt_tensor *out) {
+  if (v < 0 || v >= g->n_values) return 0;
+  const wt_value *val = &g->values[v];
+  *out = (wt_tensor){.dtype = val->dtype, .rank = val->rank, .data = val->data};
+  if (val->flags & WT_VALUE_INITIALIZER) {
+    memcpy(out->dims, val->dims, sizeof out->dims);
+    return val->rank >= 0;
+  }
+  if (val->producer < 0) return 0;
+  const wt_node *n = &g->nodes[val->producer];
+  if (strcmp(n->op_type, "Constant") || n->domain[0] || n->n_attrs < 1) return 0;
+  const wt_attr *a = &n->attrs[0];
+  if (a->type == WT_ATTR_TENSOR && a->t && !strcmp(a->name, "value")) {
+    *out = a->t->t;
+  } else if (a->type == WT_ATTR_FLOAT) {
+    *out = (wt_tensor){.dtype = WT_FLOAT, .rank = 0, .data = (void *)&a->f};
+  } else if (a->type == WT_ATTR_INT) {
+    *out = (wt_tensor){.dtype = WT_INT64, .rank = 0, .data = (void *)&a->i};
+  } else if (a->type == WT_ATTR_FLOATS || a->type == WT_ATTR_INTS) {
+    int f = a->type == WT_ATTR_FLOATS;
+    *out = (wt_tensor){.dtype = f ? WT_FLOAT : WT_INT64, .rank = 1, .dims = {a->n},
+                       .data = f ? (void *)a->floats : (void *)a->ints};
+  } else {
+    return 0;
+  }
+  return 1;
+}

@@ -126,6 +126,10 @@ int64_t wt_graph_opset(const wt_graph *g, const char *domain);
 
 /* Attribute lookup on a node; NULL when absent. */
 const wt_attr *wt_node_attr(const wt_node *n, const char *name);
+/* The value of v when the graph fixes it: an initializer, or the output of a Constant node
+ * (value, value_float(s), value_int(s)). Fills *out, data pointing into the graph; returns 0
+ * when v is no such constant. */
+int wt_graph_const_value(const wt_graph *g, int v, wt_tensor *out);
 int64_t wt_attr_int(const wt_node *n, const char *name, int64_t dflt);
 float wt_attr_float(const wt_node *n, const char *name, float dflt);
 /* Returns the string or dflt. */

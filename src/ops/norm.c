@@ -11,11 +11,6 @@
 #include "kernels/norm.h"
 #include "ops/op.h"
 
-static int has_output(const wt_run_ctx *ctx, int i) {
-  return i < ctx->n_out && i < ctx->node->n_outputs && ctx->node->outputs[i] >= 0 &&
-         ctx->out[i].data != NULL;
-}
-
 /* ---- BatchNormalization ------------------------------------------------------------------ */
 
 typedef struct bn_params {
@@ -77,11 +72,11 @@ static int bn_run(const wt_run_ctx *ctx) {
     return WT_OK;
   }
   /* BatchNormInternal: output 3 is the batch mean, output 4 the batch 1 / sqrt(var + eps). */
-  float *bm = has_output(ctx, 3) ? ctx->out[3].data : ctx->scratch, *bv = (float *)ctx->scratch + p->C;
+  float *bm = wt_output_wanted(ctx, 3) ? ctx->out[3].data : ctx->scratch, *bv = (float *)ctx->scratch + p->C;
   wt_batchnorm_train_f32(x, y, p->N, p->C, p->S, scale, bias, mean, var, p->eps, p->momentum,
-                         0, bm, bv, has_output(ctx, 1) ? ctx->out[1].data : NULL,
-                         has_output(ctx, 2) ? ctx->out[2].data : NULL);
-  if (has_output(ctx, 4)) {
+                         0, bm, bv, wt_output_wanted(ctx, 1) ? ctx->out[1].data : NULL,
+                         wt_output_wanted(ctx, 2) ? ctx->out[2].data : NULL);
+  if (wt_output_wanted(ctx, 4)) {
     float *inv = ctx->out[4].data;
     for (int64_t c = 0; c < p->C; c++) inv[c] = 1.0f / sqrtf(bv[c] + p->eps);
   }
@@ -271,8 +266,8 @@ static int ln_run(const wt_run_ctx *ctx) {
   const ln_params *p = ctx->params;
   const float *bias = wt_has_input(ctx->in, ctx->n_in, 2) ? ctx->in[2].data : NULL;
   wt_layernorm_f32(ctx->in[0].data, ctx->out[0].data, p->rows, p->n, ctx->in[1].data, bias,
-                   p->eps, has_output(ctx, 1) ? ctx->out[1].data : NULL,
-                   has_output(ctx, 2) ? ctx->out[2].data : NULL);
+                   p->eps, wt_output_wanted(ctx, 1) ? ctx->out[1].data : NULL,
+                   wt_output_wanted(ctx, 2) ? ctx->out[2].data : NULL);
   return WT_OK;
 }
 

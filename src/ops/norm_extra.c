@@ -11,18 +11,6 @@
 #include "kernels/norm_extra.h"
 #include "ops/op.h"
 
-static int out_wanted(const wt_run_ctx *ctx, int i) {
-  return i < ctx->n_out && i < ctx->node->n_outputs && ctx->node->outputs[i] >= 0 &&
-         ctx->out[i].data != NULL;
-}
-
-static int check_f32(const wt_tensor *t, const char *name, int idx) {
-  if (t->dtype != WT_FLOAT)
-    return wt_errorf(WT_ERR_SHAPE, "input '%s' (index %d) has dtype %s; expected float", name, idx,
-                     wt_dtype_name(t->dtype));
-  return WT_OK;
-}
-
 /* ---- InstanceNormalization / GroupNormalization ----------------------------------------------- */
 
 typedef struct gn_params {
@@ -38,7 +26,7 @@ static int gn_infer(wt_infer_ctx *ctx) {
   int instance = strcmp(ctx->node->op_type, "InstanceNormalization") == 0;
   static const char *names[3] = {"input", "scale", "B"};
   char buf[96];
-  for (int i = 0; i < 3; i++) WT_TRY(check_f32(&ctx->in[i], names[i], i));
+  for (int i = 0; i < 3; i++) WT_TRY(wt_expect_float(&ctx->in[i], names[i], i));
   if (x->rank < 2)
     return wt_errorf(WT_ERR_SHAPE, "input 'input' has rank %d; expected [N, C, ...] (rank >= 2)",
                      x->rank);
@@ -189,8 +177,8 @@ static int rms_dims(const wt_node *node, const wt_tensor *x, const wt_tensor *sc
 static int rms_infer(wt_infer_ctx *ctx) {
   rms_params *p = WT_PARAMS(ctx, rms_params);
   const wt_tensor *x = &ctx->in[0];
-  WT_TRY(check_f32(x, "X", 0));
-  WT_TRY(check_f32(&ctx->in[1], "scale", 1));
+  WT_TRY(wt_expect_float(x, "X", 0));
+  WT_TRY(wt_expect_float(&ctx->in[1], "scale", 1));
   int ax;
   WT_TRY(rms_dims(ctx->node, x, &ctx->in[1], p, &ax));
   p->eps = wt_attr_float(ctx->node, "epsilon", 1e-5f);
@@ -206,7 +194,7 @@ static int rms_infer(wt_infer_ctx *ctx) {
 static int rms_run(const wt_run_ctx *ctx) {
   const rms_params *p = ctx->params;
   wt_rmsnorm_f32(ctx->in[0].data, ctx->out[0].data, p->rows, p->n, ctx->in[1].data, p->eps,
-                 out_wanted(ctx, 1) ? ctx->out[1].data : ctx->scratch);
+                 wt_output_wanted(ctx, 1) ? ctx->out[1].data : ctx->scratch);
   return WT_OK;
 }
 
@@ -248,7 +236,7 @@ static int rmsg_infer(wt_infer_ctx *ctx) {
   rms_params *p = WT_PARAMS(ctx, rms_params);
   static const char *names[4] = {"Y_grad", "X", "scale", "inv_std_var"};
   char b1[96], b2[96];
-  for (int i = 0; i < 4; i++) WT_TRY(check_f32(&ctx->in[i], names[i], i));
+  for (int i = 0; i < 4; i++) WT_TRY(wt_expect_float(&ctx->in[i], names[i], i));
   const wt_tensor *x = &ctx->in[1];
   if (!wt_same_shape(&ctx->in[0], x))
     return wt_errorf(WT_ERR_SHAPE, "input 'Y_grad' has shape %s; expected X's shape %s",
@@ -267,8 +255,8 @@ static int rmsg_infer(wt_infer_ctx *ctx) {
 static int rmsg_run(const wt_run_ctx *ctx) {
   const rms_params *p = ctx->params;
   wt_rmsnorm_grad_f32(ctx->in[0].data, ctx->in[1].data, ctx->in[2].data, ctx->in[3].data, p->rows,
-                      p->n, out_wanted(ctx, 0) ? ctx->out[0].data : NULL,
-                      out_wanted(ctx, 1) ? ctx->out[1].data : NULL);
+                      p->n, wt_output_wanted(ctx, 0) ? ctx->out[0].data : NULL,
+                      wt_output_wanted(ctx, 1) ? ctx->out[1].data : NULL);
   return WT_OK;
 }
 

@@ -9,18 +9,6 @@
 #include "kernels/norm.h"
 #include "ops/op.h"
 
-static int out_wanted(const wt_run_ctx *ctx, int i) {
-  return i < ctx->n_out && i < ctx->node->n_outputs && ctx->node->outputs[i] >= 0 &&
-         ctx->out[i].data != NULL;
-}
-
-static int check_f32(const wt_tensor *t, const char *name, int idx) {
-  if (t->dtype != WT_FLOAT)
-    return wt_errorf(WT_ERR_SHAPE, "input '%s' (index %d) has dtype %s; expected float", name, idx,
-                     wt_dtype_name(t->dtype));
-  return WT_OK;
-}
-
 static int check_same_shape(const wt_tensor *t, const char *name, int idx, const wt_tensor *like,
                             const char *like_name) {
   char b1[96], b2[96];
@@ -43,7 +31,7 @@ static_assert(sizeof(lng_params) <= WT_PARAMS_MAX, "lng_params too large");
 static int lng_infer(wt_infer_ctx *ctx) {
   lng_params *p = WT_PARAMS(ctx, lng_params);
   static const char *names[5] = {"Y_grad", "X", "scale", "mean", "inv_std_var"};
-  for (int i = 0; i < 5; i++) WT_TRY(check_f32(&ctx->in[i], names[i], i));
+  for (int i = 0; i < 5; i++) WT_TRY(wt_expect_float(&ctx->in[i], names[i], i));
   const wt_tensor *x = &ctx->in[1], *scale = &ctx->in[2];
   WT_TRY(check_same_shape(&ctx->in[0], names[0], 0, x, "X"));
   int64_t axis = wt_attr_int(ctx->node, "axis", -1);
@@ -70,9 +58,9 @@ static int lng_run(const wt_run_ctx *ctx) {
   const lng_params *p = ctx->params;
   wt_layernorm_grad_f32(ctx->in[0].data, ctx->in[1].data, ctx->in[2].data, ctx->in[3].data,
                         ctx->in[4].data, p->rows, p->n,
-                        out_wanted(ctx, 0) ? ctx->out[0].data : NULL,
-                        out_wanted(ctx, 1) ? ctx->out[1].data : NULL,
-                        out_wanted(ctx, 2) ? ctx->out[2].data : NULL);
+                        wt_output_wanted(ctx, 0) ? ctx->out[0].data : NULL,
+                        wt_output_wanted(ctx, 1) ? ctx->out[1].data : NULL,
+                        wt_output_wanted(ctx, 2) ? ctx->out[2].data : NULL);
   return WT_OK;
 }
 
@@ -91,7 +79,7 @@ static int bng_infer(wt_infer_ctx *ctx) {
   bng_params *p = WT_PARAMS(ctx, bng_params);
   static const char *names[5] = {"dY", "X", "scale", "mean", "variance"};
   char buf[96];
-  for (int i = 0; i < 5; i++) WT_TRY(check_f32(&ctx->in[i], names[i], i));
+  for (int i = 0; i < 5; i++) WT_TRY(wt_expect_float(&ctx->in[i], names[i], i));
   const wt_tensor *x = &ctx->in[1];
   if (x->rank < 2)
     return wt_errorf(WT_ERR_SHAPE, "input 'X' has rank %d; expected [N, C, ...] (rank >= 2)",
@@ -116,9 +104,9 @@ static int bng_run(const wt_run_ctx *ctx) {
   const bng_params *p = ctx->params;
   wt_batchnorm_grad_f32(ctx->in[0].data, ctx->in[1].data, p->N, p->C, p->S, ctx->in[2].data,
                         ctx->in[3].data, ctx->in[4].data,
-                        out_wanted(ctx, 0) ? ctx->out[0].data : NULL,
-                        out_wanted(ctx, 1) ? ctx->out[1].data : NULL,
-                        out_wanted(ctx, 2) ? ctx->out[2].data : NULL);
+                        wt_output_wanted(ctx, 0) ? ctx->out[0].data : NULL,
+                        wt_output_wanted(ctx, 1) ? ctx->out[1].data : NULL,
+                        wt_output_wanted(ctx, 2) ? ctx->out[2].data : NULL);
   return WT_OK;
 }
 

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/dtype.h"
 #include "base/status.h"
 #include "base/tensor.h"
 #include "ir/ir.h"
@@ -90,6 +91,21 @@ const wt_tensor *wt_infer_value(wt_infer_ctx *ctx, int i);
 /* True when node input i is present (not an omitted optional input). */
 static inline int wt_has_input(const wt_tensor *in, int n_in, int i) {
   return i < n_in && in[i].dtype != WT_UNDEFINED;
+}
+
+/* True when the node has output i and run got a buffer for it (optional outputs are omitted
+ * with an empty name: ops skip their work). */
+static inline int wt_output_wanted(const wt_run_ctx *ctx, int i) {
+  return i < ctx->n_out && i < ctx->node->n_outputs && ctx->node->outputs[i] >= 0 &&
+         ctx->out[i].data != NULL;
+}
+
+/* infer's check that input `idx` (named `name`) is float. */
+static inline int wt_expect_float(const wt_tensor *t, const char *name, int idx) {
+  if (t->dtype != WT_FLOAT)
+    return wt_errorf(WT_ERR_SHAPE, "input '%s' (index %d) has dtype %s; expected float", name, idx,
+                     wt_dtype_name(t->dtype));
+  return WT_OK;
 }
 
 /* Multidirectional (numpy) broadcasting of n shapes into (*rank, dims). Error names the shapes. */

@@ -32,6 +32,13 @@ static int input(wt_graph *g, const char *name, int dtype, int rank, int64_t d0)
   return v;
 }
 
+/* n floats from -n/2 upwards (malloc'd). */
+static float *ramp(int n) {
+  float *v = malloc(sizeof(float) * (size_t)n);
+  for (int i = 0; v && i < n; i++) v[i] = (float)(i - n / 2);
+  return v;
+}
+
 static const float *run_1d(wt_session *s, const float *in, int64_t n) {
   int64_t dims[1] = {n};
   int32_t dt, rank;
@@ -61,8 +68,7 @@ static void test_arena_reuse(void) {
   wt_session *s = session_of(g);
   if (!s) return;
   enum { N = 1000 };
-  float *in = malloc(sizeof(float) * N);
-  for (int i = 0; i < N; i++) in[i] = (float)(i - 500);
+  float *in = ramp(N);
   const float *y = run_1d(s, in, N);
   /* Relu then Neg six times: -relu(x) after the first pair, then relu(-relu) = 0 ... */
   CHECK(y && y[0] == 0.0f && y[N - 1] == 0.0f);
@@ -103,8 +109,7 @@ static void test_in_place(void) {
   wt_session *s = session_of(g);
   if (!s) return;
   enum { N = 1000 };
-  float *in = malloc(sizeof(float) * N);
-  for (int i = 0; i < N; i++) in[i] = (float)(i - 500);
+  float *in = ramp(N);
   const float *y = run_1d(s, in, N);
   int bad = 0;
   for (int i = 0; y && i < N; i++) bad += y[i] != 1.0f;

@@ -10,14 +10,10 @@
 #include "webtrain.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  const uint8_t *model;
+  const uint8_t *ctrl, *model;
   size_t len;
-  const uint8_t *ctrl = wt_fuzz_split(data, size, &model, &len);
-  wt_graph *g = NULL;
-  if (wt_onnx_read(model, len, NULL, &g) != WT_OK) {
-    wt_error_clear();
-    return 0;
-  }
+  wt_graph *g = wt_fuzz_model(data, size, &ctrl, &model, &len);
+  if (!g) return 0;
   /* names of the first 8 initializers and of a few values, for the option lists */
   const char *inits[8], *req[8], *frz[8], *extra[2];
   int n_init = 0, n_req = 0, n_frz = 0, n_extra = 0;

@@ -123,18 +123,20 @@ static inline void wt_fuzz_free_inputs(wt_tensor *ts, int n) {
   for (int k = 0; k < n; k++) free(ts[k].data);
 }
 
-/* Splits a target's input into the control bytes and the model bytes. */
-static inline const uint8_t *wt_fuzz_split(const uint8_t *data, size_t size, const uint8_t **model,
-                                           size_t *model_len) {
+/* Splits a target's input into the control bytes (*ctrl) and the model bytes, and reads the
+ * model: its graph, or NULL (error cleared) when the bytes are no model. */
+static inline wt_graph *wt_fuzz_model(const uint8_t *data, size_t size, const uint8_t **ctrl,
+                                      const uint8_t **model, size_t *model_len) {
   static const uint8_t zero[WT_FUZZ_CTRL];
-  if (size < WT_FUZZ_CTRL) {
-    *model = data;
-    *model_len = 0;
-    return zero;
+  *ctrl = size < WT_FUZZ_CTRL ? zero : data;
+  *model = size < WT_FUZZ_CTRL ? data : data + WT_FUZZ_CTRL;
+  *model_len = size < WT_FUZZ_CTRL ? 0 : size - WT_FUZZ_CTRL;
+  wt_graph *g = NULL;
+  if (wt_onnx_read(*model, *model_len, NULL, &g) != WT_OK) {
+    wt_error_clear();
+    return NULL;
   }
-  *model = data + WT_FUZZ_CTRL;
-  *model_len = size - WT_FUZZ_CTRL;
-  return data;
+  return g;
 }
 
 #endif

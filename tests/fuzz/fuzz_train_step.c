@@ -124,14 +124,10 @@ done:
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  const uint8_t *model;
+  const uint8_t *ctrl, *model;
   size_t len;
-  const uint8_t *ctrl = wt_fuzz_split(data, size, &model, &len);
-  wt_graph *g = NULL;
-  if (wt_onnx_read(model, len, NULL, &g) != WT_OK) {
-    wt_error_clear();
-    return 0;
-  }
+  wt_graph *g = wt_fuzz_model(data, size, &ctrl, &model, &len);
+  if (!g) return 0;
   infer(model, len, g, ctrl);
   if (!(ctrl[3] & 8)) train(model, len, ctrl);
   wt_graph_free(g);
