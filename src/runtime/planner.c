@@ -37,19 +37,33 @@ typedef struct wt_step {
 /* The params of ops that keep none: run may still read its struct, which must then be zeros. */
 static _Alignas(16) const unsigned char no_params[WT_PARAMS_MAX];
 
+/* A value of a built plan: its dtype and shape (an entry of the plan's table of the distinct
+ * ones) and where its bytes are. */
+typedef struct wt_pval {
+  union {
+    void *ptr;                   /* the data (inputs, views and aliases: set by each run) */
+    size_t off;                  /* ST_ARENA: offset in the arena */
+  } at;
+  uint32_t type;
+} wt_pval;
+
 struct wt_plan {
   const wt_graph *g;
   int n_values;
-  wt_tensor *vals;               /* shape, dtype and (once resolved) data of every value */
+  wt_tensor *vals;               /* while building: shape, dtype and (once resolved) data of every
+                                    value; then compacted into pv and types (compact_values) */
+  wt_pval *pv;
+  wt_tensor *types;              /* the distinct (dtype, shape)s of the values, data NULL */
   uint8_t *storage;
   int n_steps;
   wt_step *steps;
   uint8_t *arena;                /* the arena it is bound to (the session's, not owned) */
   size_t arena_bytes;
-  size_t *arena_off;             /* arena offset of every ST_ARENA value */
+  size_t *arena_off;             /* while building: arena offset of every ST_ARENA value */
   size_t live_peak;              /* most arena bytes live at once (arena_bytes less fragmentation) */
-  void **statics;
+  void **statics;                /* while building: the folded constants, one allocation each */
   int n_statics;
+  void *static_block;            /* once built: the folded constants a run reads */
   /* what the plan was built for */
   wt_tensor *in_desc;
   uint8_t *keyed;                /* graph input k's values determine shapes */
@@ -422,7 +436,10 @@ void wt_plan_free(wt_plan *p) {
   free(p->io);
   for (int i = 0; i < p->n_statics; i++) free(p->statics[i]);
   free(p->statics);
+  free(p->static_block);
   free(p->vals);
+  free(p->pv);
+  free(p->types);
   free(p->storage);
   free(p->arena_off);
   free(p->alias);
@@ -634,6 +651,98 @@ out:
   free(pairs);
 }
 
+static uint32_t type_hash(const wt_tensor *t) {
+  uint32_t h = 2166136261u ^ (uint32_t)t->dtype;
+  h = (h ^ (uint32_t)t->rank) * 16777619u;
+  for (int d = 0; d < t->rank; d++) h = (h ^ (uint32_t)t->dims[d] ^ (uint32_t)(t->dims[d] >> 32)) * 16777619u;
+  return h;
+}
+
+/* Once built, a plan keeps per value only an index into a table of the distinct (dtype, shape)s
+ * and where its bytes are (an arena offset, or a pointer); the folded constants a run reads move
+ * into one block and those only folding read are dropped (their shapes stay). A kept plan then
+ * costs a few bytes per value instead of a full description. */
+static int compact_values(wt_plan *p) {
+  const wt_graph *g = p->g;
+  int nv = p->n_values, rc = WT_OK;
+  uint32_t cap = 16;
+  while (cap < 2u * (uint32_t)nv) cap *= 2;
+  uint32_t *slot = calloc(cap, sizeof *slot); /* type index + 1, 0 = empty */
+  uint8_t *read = calloc((size_t)nv + 1, 1);  /* read by a step or the caller */
+  wt_tensor *types = malloc(sizeof *types * (size_t)(nv + 1));
+  p->pv = calloc((size_t)nv + 1, sizeof *p->pv);
+  if (!slot || !read || !types || !p->pv) {
+    rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+    goto out;
+  }
+  uint32_t n_types = 0;
+  for (int v = 0; v < nv; v++) {
+    if (p->storage[v] == ST_NONE) continue;
+    wt_tensor t = p->vals[v];
+    t.data = NULL;
+    for (int d = t.rank; d < WT_MAX_RANK; d++) t.dims[d] = 0;
+    uint32_t i = type_hash(&t) & (cap - 1);
+    while (slot[i] && memcmp(&types[slot[i] - 1], &t, sizeof t) != 0) i = (i + 1) & (cap - 1);
+    if (!slot[i]) {
+      types[n_types] = t;
+      slot[i] = ++n_types;
+    }
+    p->pv[v].type = slot[i] - 1;
+  }
+  for (int s = 0; s < p->n_steps; s++)
+    for (int i = 0; i < p->steps[s].n_in; i++)
+      if (p->steps[s].node->inputs[i] >= 0) read[p->steps[s].node->inputs[i]] = 1;
+  for (int k = 0; k < g->n_outputs; k++) read[g->outputs[k]] = 1;
+  size_t static_bytes = 0;
+  for (int v = 0; v < nv; v++)
+    if (p->storage[v] == ST_STATIC && read[v]) static_bytes += (wt_nbytes(&p->vals[v]) + 15) / 16 * 16;
+  if (static_bytes && !(p->static_block = aligned_alloc(16, static_bytes))) {
+    rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+    goto out;
+  }
+  size_t at = 0;
+  for (int v = 0; v < nv; v++) {
+    switch (p->storage[v]) {
+      case ST_ARENA:
+        p->pv[v].at.off = p->arena_off ? p->arena_off[v] : 0;
+        break;
+      case ST_STATIC:
+        if (read[v]) {
+          size_t nb = wt_nbytes(&p->vals[v]);
+          p->pv[v].at.ptr = (uint8_t *)p->static_block + at;
+          if (nb) memcpy(p->pv[v].at.ptr, p->vals[v].data, nb);
+          at += (nb + 15) / 16 * 16;
+        }
+        break;
+      case ST_INIT:
+        p->pv[v].at.ptr = p->vals[v].data;
+        break;
+      default:
+        break;
+    }
+  }
+  for (int i = 0; i < p->n_statics; i++) free(p->statics[i]);
+  free(p->statics);
+  p->statics = NULL;
+  p->n_statics = 0;
+  free(p->arena_off);
+  p->arena_off = NULL;
+  free(p->vals);
+  p->vals = NULL;
+  /* allocated after the build's big arrays are freed, so that it can take their room */
+  p->types = malloc(sizeof *types * (n_types ? n_types : 1));
+  if (!p->types) {
+    rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+    goto out;
+  }
+  memcpy(p->types, types, sizeof *types * n_types);
+out:
+  free(types);
+  free(slot);
+  free(read);
+  return rc;
+}
+
 static int plan_build(const wt_graph *g, const wt_tensor *inputs, int shapes_only, wt_plan **out) {
   *out = NULL;
   WT_TRY(wt_graph_check_ops(g));
@@ -725,12 +834,8 @@ static int plan_build(const wt_graph *g, const wt_tensor *inputs, int shapes_onl
     p->vals[g->inputs[k]].data = NULL;
   }
   rc = size_io(p);
-  if (rc) goto fail;
-  if (shapes_only) {
-    *out = p;
-    return WT_OK;
-  }
-  rc = assign_arena(p);
+  if (rc == WT_OK && !shapes_only) rc = assign_arena(p);
+  if (rc == WT_OK) rc = compact_values(p);
   if (rc) goto fail;
   *out = p;
   return WT_OK;
@@ -748,8 +853,21 @@ int wt_plan_build_shapes(const wt_graph *g, const wt_tensor *inputs, wt_plan **o
   return plan_build(g, inputs, 1, out);
 }
 
-const wt_tensor *wt_plan_value(const wt_plan *p, int v) {
-  return v >= 0 && v < p->n_values && p->storage[v] != ST_NONE ? &p->vals[v] : NULL;
+/* Where value v's bytes are, in a built plan. */
+static inline void *pval_data(const wt_plan *p, int v) {
+  if (p->storage[v] != ST_ARENA) return p->pv[v].at.ptr;
+  return p->arena ? p->arena + p->pv[v].at.off : NULL;
+}
+
+static inline void pval_get(const wt_plan *p, int v, wt_tensor *t) {
+  *t = p->types[p->pv[v].type];
+  t->data = pval_data(p, v);
+}
+
+int wt_plan_value(const wt_plan *p, int v, wt_tensor *out) {
+  if (v < 0 || v >= p->n_values || p->storage[v] == ST_NONE) return 0;
+  pval_get(p, v, out);
+  return 1;
 }
 
 int wt_plan_matches(const wt_plan *p, const wt_tensor *inputs) {
@@ -761,32 +879,34 @@ int wt_plan_matches(const wt_plan *p, const wt_tensor *inputs) {
   return 1;
 }
 
-void wt_plan_bind_arena(wt_plan *p, void *arena) {
-  if (p->arena == arena || !p->arena_off) return;
-  p->arena = arena;
-  for (int v = 0; v < p->n_values; v++)
-    if (p->storage[v] == ST_ARENA) p->vals[v].data = p->arena + p->arena_off[v];
-}
+void wt_plan_bind_arena(wt_plan *p, void *arena) { p->arena = arena; }
 
 int wt_plan_run(wt_plan *p, const wt_tensor *inputs) {
   const wt_graph *g = p->g;
   if (!p->arena && p->arena_bytes)
     return wt_errorf(WT_ERR_INTERNAL, "the plan has no arena bound (wt_plan_bind_arena)");
-  for (int k = 0; k < g->n_inputs; k++) p->vals[g->inputs[k]].data = inputs[k].data;
-  for (int i = 0; i < p->n_alias; i++) p->vals[p->alias[2 * i]].data = p->vals[p->alias[2 * i + 1]].data;
+  for (int k = 0; k < g->n_inputs; k++) p->pv[g->inputs[k]].at.ptr = inputs[k].data;
+  for (int i = 0; i < p->n_alias; i++) p->pv[p->alias[2 * i]].at.ptr = p->pv[p->alias[2 * i + 1]].at.ptr;
   for (int s = 0; s < p->n_steps; s++) {
     wt_step *st = &p->steps[s];
     const wt_node *n = st->node;
     wt_tensor *in = p->io, *out = p->io + st->n_in;
-    if (st->view) p->vals[n->outputs[0]].data = p->vals[n->inputs[0]].data;
-    step_io(p, st, in, out);
+    if (st->view) p->pv[n->outputs[0]].at.ptr = pval_data(p, n->inputs[0]);
+    for (int i = 0; i < st->n_in; i++) {
+      if (n->inputs[i] >= 0) pval_get(p, n->inputs[i], &in[i]);
+      else in[i] = (wt_tensor){.dtype = WT_UNDEFINED};
+    }
     uint8_t *scratch = st->scratch_bytes ? p->arena + st->scratch_off : NULL;
     size_t omitted = (size_t)st->omitted_at;
-    for (int o = 0; o < st->n_out; o++)
-      if (n->outputs[o] < 0) {
+    for (int o = 0; o < st->n_out; o++) {
+      if (n->outputs[o] >= 0) {
+        pval_get(p, n->outputs[o], &out[o]);
+      } else {
+        out[o] = st->out[o];
         out[o].data = scratch + omitted;
         omitted += omitted_bytes(&out[o]);
       }
+    }
     wt_run_ctx rc = {.node = n, .params = st->params, .n_in = st->n_in, .in = in,
                      .n_out = st->n_out, .out = out, .scratch = scratch};
     int r = st->op->run(&rc);
@@ -795,7 +915,11 @@ int wt_plan_run(wt_plan *p, const wt_tensor *inputs) {
   return WT_OK;
 }
 
-const wt_tensor *wt_plan_output(const wt_plan *p, int k) { return &p->vals[p->g->outputs[k]]; }
+const wt_tensor *wt_plan_output(const wt_plan *p, int k, void **data) {
+  int v = p->g->outputs[k];
+  *data = pval_data(p, v);
+  return &p->types[p->pv[v].type];
+}
 
 size_t wt_plan_arena_bytes(const wt_plan *p) { return p->arena_bytes; }
 

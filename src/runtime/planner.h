@@ -16,8 +16,9 @@ int wt_plan_build(const wt_graph *g, const wt_tensor *inputs, wt_plan **out);
  * no data; constants are still folded). For wt_graph_infer_shapes. */
 int wt_plan_build_shapes(const wt_graph *g, const wt_tensor *inputs, wt_plan **out);
 void wt_plan_free(wt_plan *p);
-/* dtype/shape of value v as planned; NULL when the plan has none for it. */
-const wt_tensor *wt_plan_value(const wt_plan *p, int v);
+/* Fills *out with value v's dtype, shape and (after a run, when the run reads it) data; 0 when
+ * the plan has no such value. */
+int wt_plan_value(const wt_plan *p, int v, wt_tensor *out);
 /* True when the plan was built for inputs of these dtypes/shapes (and shape-determining values). */
 int wt_plan_matches(const wt_plan *p, const wt_tensor *inputs);
 /* Binds the arena the plan's activations and scratch live in: at least wt_plan_arena_bytes
@@ -27,7 +28,8 @@ void wt_plan_bind_arena(wt_plan *p, void *arena);
 /* Runs the plan on inputs (its arena bound); graph outputs are then readable with
  * wt_plan_output until the next run of any plan using the same arena. */
 int wt_plan_run(wt_plan *p, const wt_tensor *inputs);
-const wt_tensor *wt_plan_output(const wt_plan *p, int k);
+/* Graph output k: its dtype and shape (valid as long as the plan) and, in *data, its bytes. */
+const wt_tensor *wt_plan_output(const wt_plan *p, int k, void **data);
 /* Bytes of the plan's arena (activations and scratch), for memory reports. */
 size_t wt_plan_arena_bytes(const wt_plan *p);
 /* The most arena bytes live at one time (values + scratch): what a perfect layout would need. */

@@ -207,11 +207,12 @@ int wt_session_output(const wt_session *s, int32_t index, int32_t *dtype, int32_
   if (index < 0 || index >= s->g->n_outputs)
     return wt_errorf(WT_ERR_INVALID_ARG, "output index %d is out of range (the model has %d outputs)",
                      index, s->g->n_outputs);
-  const wt_tensor *t = wt_plan_output(s->last, index);
+  void *bytes;
+  const wt_tensor *t = wt_plan_output(s->last, index, &bytes);
   *dtype = t->dtype;
   *rank = t->rank;
   *dims = t->dims;
-  *data = t->data;
+  *data = bytes;
   return WT_OK;
 }
 
@@ -268,10 +269,10 @@ size_t wt_session_saved_bytes(const wt_session *s, int n_user, const int *user_i
       for (int k = 0; k < g->nodes[i].n_inputs; k++) {
         int v = g->nodes[i].inputs[k];
         if (v < 0 || prod[v] == -1 || prod[v] >= b) continue;
-        const wt_tensor *t = wt_plan_value(p, v);
-        const uint8_t *d = t ? t->data : NULL;
+        wt_tensor t;
+        const uint8_t *d = wt_plan_value(p, v, &t) ? t.data : NULL;
         if (d && (prod[v] == -2 || (d >= s->arena->base && d < s->arena->base + s->arena->bytes)))
-          bufs[n++] = (buf_ref){(uintptr_t)d, wt_nbytes(t)};
+          bufs[n++] = (buf_ref){(uintptr_t)d, wt_nbytes(&t)};
         prod[v] = -1; /* counted once */
       }
     /* a view shares its root's buffer: one buffer per address, the largest view of it */

@@ -112,8 +112,11 @@ int wt_graph_infer_shapes(wt_graph *g) {
   if (rc) goto out;
   for (int v = 0; v < g->n_values; v++) {
     wt_value *val = &g->values[v];
-    const wt_tensor *a = wt_plan_value(p[0], v), *b = wt_plan_value(p[1], v);
-    if (!a || !b || (val->flags & (WT_VALUE_INITIALIZER | WT_VALUE_GRAPH_INPUT))) continue;
+    wt_tensor ta, tb;
+    const wt_tensor *a = &ta, *b = &tb;
+    if (!wt_plan_value(p[0], v, &ta) || !wt_plan_value(p[1], v, &tb) ||
+        (val->flags & (WT_VALUE_INITIALIZER | WT_VALUE_GRAPH_INPUT)))
+      continue;
     val->dtype = a->dtype;
     val->rank = a->rank;
     for (int d = 0; d < a->rank; d++) {
