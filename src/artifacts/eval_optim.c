@@ -59,9 +59,7 @@ static int tensor_input(wt_graph *g, const char *name, int dtype, int64_t d0) {
   int v = wt_graph_value(g, name);
   if (v < 0) return -1;
   g->values[v].dtype = dtype;
-  g->values[v].rank = 1;
-  g->values[v].dims[0] = d0;
-  if (wt_graph_add_input(g, v)) return -1;
+  if (wt_value_set_shape(g, v, 1, &d0) || wt_graph_add_input(g, v)) return -1;
   return v;
 }
 
@@ -95,8 +93,7 @@ int wt_artifacts_optimizer_model(const wt_graph *train, const int *params, int n
    * that bug), while its CPU kernel returns bool[1], which a declared scalar makes it warn about
    * at every step. AdamWOptimizer's flag takes the shape of `step`, [1]. */
   g->values[done].dtype = WT_BOOL;
-  g->values[done].rank = o->type == WT_OPTIM_SGD ? -1 : 1;
-  g->values[done].dims[0] = 1;
+  WT_TRY(wt_value_set_shape(g, done, o->type == WT_OPTIM_SGD ? -1 : 1, (const int64_t[]){1}));
   int grads = gs;
   if (o->clip_max_norm > 0) {
     int clipped = wt_graph_value(g, "clipped_gradients");

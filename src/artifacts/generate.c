@@ -70,7 +70,7 @@ static int copy_param(const wt_graph *g, int v, wt_const_tensor *t, int with_dat
   t->name = wt_strdup(val->name);
   t->t.dtype = val->dtype;
   t->t.rank = val->rank;
-  memcpy(t->t.dims, val->dims, sizeof t->t.dims);
+  if (val->rank > 0) memcpy(t->t.dims, val->dims, sizeof *val->dims * (size_t)val->rank);
   t->t.data = NULL;
   if (with_data && val->nbytes) {
     t->t.data = malloc(val->nbytes);
@@ -131,23 +131,21 @@ static int add_accumulators(wt_graph *g, const int *params, const int *grads, in
       return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
     }
     p = &g->values[params[i]];
-    g->values[b].dtype = p->dtype;
-    g->values[b].rank = p->rank;
-    memcpy(g->values[b].dims, p->dims, sizeof p->dims);
+    if (wt_value_copy_type(g, b, g, params[i], -1)) {
+      free(bufs);
+      return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+    }
     wt_graph_add_input(g, b);
     bufs[i] = b;
   }
   g->values[reset].dtype = WT_BOOL;
-  g->values[reset].rank = 1;
-  g->values[reset].dims[0] = 1;
+  int rc = wt_value_set_shape(g, reset, 1, (const int64_t[]){1});
   wt_graph_add_input(g, reset);
-  int rc = WT_OK;
   for (int i = 0; i < n && rc == WT_OK; i++) {
     snprintf(name, sizeof name, "%s_grad.accumulation.out", g->values[params[i]].name);
     int out = wt_graph_value(g, name);
     g->values[out].dtype = WT_BOOL;
-    g->values[out].rank = 1;
-    g->values[out].dims[0] = 1;
+    if ((rc = wt_value_set_shape(g, out, 1, (const int64_t[]){1}))) break;
     snprintf(name, sizeof name, "GradientAccumulator%d", i);
     if (wt_graph_add_node(g, "InPlaceAccumulatorV2", "com.microsoft", name, 3,
                           (int[]){bufs[i], grads[i], reset}, 1, &out) < 0)

@@ -49,9 +49,9 @@ static int const_f32(lb *b, const char *what, const float *v, int64_t n, int sca
   memcpy(val->data, v, sizeof(float) * (size_t)n);
   val->nbytes = sizeof(float) * (size_t)n;
   val->dtype = WT_FLOAT;
-  val->rank = scalar ? 0 : 1;
-  val->dims[0] = n;
   val->flags |= WT_VALUE_INITIALIZER;
+  int64_t d0 = n;
+  if ((b->rc = wt_value_set_shape(b->g, c, scalar ? 0 : 1, &d0))) return -1;
   return c;
 }
 
@@ -67,16 +67,8 @@ static int target_input(lb *b, const char *name, int dtype, int like, int drop) 
   }
   int t = wt_graph_value(b->g, name);
   if (t < 0) return b->rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory"), -1;
-  const wt_value *src = &b->g->values[like];
-  wt_value *v = &b->g->values[t];
-  v->dtype = dtype;
-  v->rank = src->rank < 0 ? -1 : src->rank - (drop >= 0);
-  for (int i = 0, j = 0; i < src->rank; i++) {
-    if (i == drop) continue;
-    v->dims[j] = src->dims[i];
-    if (src->dim_param[i]) v->dim_param[j] = wt_strdup(src->dim_param[i]);
-    j++;
-  }
+  if ((b->rc = wt_value_copy_type(b->g, t, b->g, like, drop))) return -1;
+  b->g->values[t].dtype = dtype;
   wt_graph_add_input(b->g, t);
   return t;
 }

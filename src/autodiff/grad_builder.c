@@ -91,9 +91,11 @@ static int add_initializer(wt_grad_ctx *c, int dtype, int rank, const int64_t *d
   if (nbytes) memcpy(val->data, data, nbytes);
   val->nbytes = nbytes;
   val->dtype = dtype;
-  val->rank = rank;
-  for (int i = 0; i < rank; i++) val->dims[i] = dims[i];
   val->flags |= WT_VALUE_INITIALIZER;
+  if (wt_value_set_shape(c->g, v, rank, dims)) {
+    wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory");
+    return -1;
+  }
   return v;
 }
 
@@ -130,7 +132,7 @@ int wt_grad_reshape_like(wt_grad_ctx *c, int x, int like) {
 /* Same dim for sure: equal fixed sizes, or the same named symbol. */
 static int same_dim(const wt_value *a, int i, const wt_value *b, int j) {
   if (a->dims[i] >= 0 || b->dims[j] >= 0) return a->dims[i] == b->dims[j];
-  return a->dim_param[i] && b->dim_param[j] && strcmp(a->dim_param[i], b->dim_param[j]) == 0;
+  return wt_value_dim_param(a, i) && wt_value_dim_param(b, j) && strcmp(wt_value_dim_param(a, i), wt_value_dim_param(b, j)) == 0;
 }
 
 int wt_grad_unbroadcast(wt_grad_ctx *c, int dy, int out_index, int in_index) {

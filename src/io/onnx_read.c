@@ -33,18 +33,18 @@ static int read_value_type(wt_graph *g, int v, const Onnx__ValueInfoProto *vi, c
   if (tt->shape->n_dim > WT_MAX_RANK)
     return wt_errorf(WT_ERR_UNSUPPORTED, "%s '%s' has rank %zu; webtrain supports rank <= %d",
                      what, val->name, tt->shape->n_dim, WT_MAX_RANK);
-  val->rank = (int)tt->shape->n_dim;
-  for (int i = 0; i < val->rank; i++) {
+  int rank = (int)tt->shape->n_dim;
+  int64_t dims[WT_MAX_RANK];
+  for (int i = 0; i < rank; i++) {
     const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
-    free(val->dim_param[i]);
-    val->dim_param[i] = NULL;
-    if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && d->dim_value >= 0) {
-      val->dims[i] = d->dim_value;
-    } else {
-      val->dims[i] = -1;
-      if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param)
-        val->dim_param[i] = wt_strdup(d->dim_param);
-    }
+    int fixed = d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && d->dim_value >= 0;
+    dims[i] = fixed ? d->dim_value : -1;
+  }
+  WT_TRY(wt_value_set_shape(g, v, rank, dims));
+  for (int i = 0; i < rank; i++) {
+    const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+    if (dims[i] < 0 && d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param)
+      WT_TRY(wt_value_set_dim_param(g, v, i, d->dim_param));
   }
   return WT_OK;
 }
@@ -178,11 +178,10 @@ static int read_graph(wt_graph *g, const Onnx__GraphProto *gp, const wt_onnx_rea
     wt_value *val = &g->values[v];
     val->flags |= WT_VALUE_INITIALIZER;
     val->dtype = ct.t.dtype;
-    val->rank = ct.t.rank;
-    memcpy(val->dims, ct.t.dims, sizeof val->dims);
     val->data = ct.t.data;
     val->nbytes = wt_nbytes(&ct.t);
     free(ct.name);
+    WT_TRY(wt_value_set_shape(g, v, ct.t.rank, ct.t.dims));
   }
   for (size_t i = 0; i < gp->n_input; i++) {
     const Onnx__ValueInfoProto *vi = gp->input[i];
@@ -204,9 +203,7 @@ static int read_graph(wt_graph *g, const Onnx__GraphProto *gp, const wt_onnx_rea
     if (v < 0)
       return wt_errorf(WT_ERR_PARSE, "graph output '%s' is not produced by any node, input or "
                        "initializer", vi->name);
-    int saved_rank = g->values[v].rank;
     if (!(g->values[v].flags & WT_VALUE_INITIALIZER)) WT_TRY(read_value_type(g, v, vi, "graph output"));
-    else g->values[v].rank = saved_rank;
     WT_TRY(wt_graph_add_output(g, v));
   }
   for (size_t i = 0; i < gp->n_value_info; i++) {

@@ -75,7 +75,7 @@ static Onnx__ValueInfoProto *value_info(writer *w, const wt_value *v) {
       if (v->dims[i] >= 0) {
         d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
         d->dim_value = v->dims[i];
-      } else if (v->dim_param[i]) {
+      } else if (wt_value_dim_param(v, i)) {
         d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
         d->dim_param = v->dim_param[i];
       }
@@ -191,7 +191,7 @@ int wt_onnx_write(const wt_graph *g, uint8_t **out, size_t *len) {
     cts[k].name = v->name;
     cts[k].t.dtype = v->dtype;
     cts[k].t.rank = v->rank;
-    memcpy(cts[k].t.dims, v->dims, sizeof v->dims);
+    if (v->rank > 0) memcpy(cts[k].t.dims, v->dims, sizeof *v->dims * (size_t)v->rank);
     cts[k].t.data = v->data;
     wt_tensor_to_proto(&cts[k], tp, dims);
     inits[k++] = tp;

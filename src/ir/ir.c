@@ -36,6 +36,67 @@ void wt_attr_clear(wt_attr *a) {
   memset(a, 0, sizeof *a);
 }
 
+static void clear_dim_params(wt_value *v) {
+  if (!v->dim_param) return;
+  for (int d = 0; d < v->rank; d++) free(v->dim_param[d]);
+  free(v->dim_param);
+  v->dim_param = NULL;
+}
+
+static void clear_shape(wt_value *v) {
+  clear_dim_params(v);
+  free(v->dims);
+  v->dims = NULL;
+}
+
+int wt_value_set_shape(wt_graph *g, int v, int rank, const int64_t *dims) {
+  wt_value *val = &g->values[v];
+  if (rank > WT_MAX_RANK)
+    return wt_errorf(WT_ERR_INTERNAL, "value '%s': rank %d is more than %d", val->name, rank, WT_MAX_RANK);
+  int64_t *nd = NULL;
+  if (rank > 0) { /* dims may be val->dims itself */
+    nd = malloc(sizeof *nd * (size_t)rank);
+    if (!nd) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+    for (int d = 0; d < rank; d++) nd[d] = dims ? dims[d] : -1;
+  }
+  clear_shape(val);
+  val->rank = rank < 0 ? -1 : rank;
+  val->dims = nd;
+  return WT_OK;
+}
+
+int wt_value_set_dim_param(wt_graph *g, int v, int d, const char *name) {
+  wt_value *val = &g->values[v];
+  if (d < 0 || d >= val->rank)
+    return wt_errorf(WT_ERR_INTERNAL, "value '%s' has no dim %d", val->name, d);
+  if (!val->dim_param && !name) return WT_OK;
+  if (!val->dim_param && !(val->dim_param = calloc((size_t)val->rank, sizeof(char *))))
+    return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  char *copy = NULL;
+  if (name && !(copy = wt_strdup(name))) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  free(val->dim_param[d]);
+  val->dim_param[d] = copy;
+  return WT_OK;
+}
+
+int wt_value_copy_type(wt_graph *g, int v, const wt_graph *sg, int src, int drop) {
+  const wt_value *s = &sg->values[src];
+  if (g == sg && v == src) return WT_OK;
+  if (drop >= s->rank) drop = -1;
+  int64_t dims[WT_MAX_RANK];
+  int rank = 0;
+  for (int d = 0; d < s->rank; d++)
+    if (d != drop) dims[rank++] = s->dims[d];
+  WT_TRY(wt_value_set_shape(g, v, s->rank < 0 ? -1 : rank, dims));
+  g->values[v].dtype = s->dtype;
+  for (int d = 0, j = 0; d < s->rank; d++) {
+    if (d == drop) continue;
+    if (wt_value_dim_param(s, d)) WT_TRY(wt_value_set_dim_param(g, v, j, s->dim_param[d]));
+    j++;
+  }
+  return WT_OK;
+}
+
 wt_graph *wt_graph_new(void) {
   wt_graph *g = calloc(1, sizeof *g);
   if (!g) return NULL;
@@ -52,7 +113,7 @@ void wt_graph_free(wt_graph *g) {
     wt_value *v = &g->values[i];
     free(v->name);
     free(v->data);
-    for (int d = 0; d < WT_MAX_RANK; d++) free(v->dim_param[d]);
+    clear_shape(v);
   }
   for (int i = 0; i < g->n_nodes; i++) {
     wt_node *n = &g->nodes[i];
@@ -359,7 +420,7 @@ int wt_graph_const_value(const wt_graph *g, int v, wt_tensor *out) {
   const wt_value *val = &g->values[v];
   *out = (wt_tensor){.dtype = val->dtype, .rank = val->rank, .data = val->data};
   if (val->flags & WT_VALUE_INITIALIZER) {
-    memcpy(out->dims, val->dims, sizeof out->dims);
+    if (val->rank > 0) memcpy(out->dims, val->dims, sizeof *val->dims * (size_t)val->rank);
     return val->rank >= 0;
   }
   if (val->producer < 0) return 0;

@@ -53,13 +53,15 @@ enum wt_value_flags {
   WT_VALUE_SEQUENCE = 1u << 3     /* a sequence of tensors of `dtype` (optimizer models) */
 };
 
-/* dims[i] >= 0: fixed; -1: symbolic (dim_param[i] names it, may be NULL: unknown). rank -1: unknown. */
+/* A value's declared type: rank -1 unknown; dims[i] >= 0 fixed, -1 symbolic (dim_param[i]
+ * names it, or is NULL: unknown). The shape is stored apart from the value (most values of a
+ * loaded training graph carry none): set it with wt_value_set_shape / wt_value_copy_type. */
 typedef struct wt_value {
   char *name;
   int dtype;
   int rank;
-  int64_t dims[WT_MAX_RANK];
-  char *dim_param[WT_MAX_RANK];
+  int64_t *dims;                /* rank entries; NULL when rank <= 0 */
+  char **dim_param;             /* NULL (no dim named), or rank entries */
   uint32_t flags;
   int producer;                 /* node index, -1 for inputs/initializers */
   void *data;                   /* initializer bytes (owned), else NULL */
@@ -103,6 +105,19 @@ void wt_graph_free(wt_graph *g);
 /* Gives back the room the value and node arrays grew past their counts (a loaded graph is
  * kept for the module's life). */
 void wt_graph_shrink(wt_graph *g);
+
+/* Sets value v's rank (-1: unknown) and dims (>= 0 fixed, -1 symbolic; NULL: all -1); the dims'
+ * names are cleared. WT_OK or WT_ERR_NO_MEMORY. */
+int wt_value_set_shape(wt_graph *g, int v, int rank, const int64_t *dims);
+/* Names symbolic dim d of value v (copied; NULL: unknown). */
+int wt_value_set_dim_param(wt_graph *g, int v, int d, const char *name);
+/* Gives value v of g the dtype, rank, dims and dim names of value src of graph sg, without axis
+ * `drop` when 0 <= drop < its rank (-1: all axes). */
+int wt_value_copy_type(wt_graph *g, int v, const wt_graph *sg, int src, int drop);
+/* The name of value v's symbolic dim d, or NULL. */
+static inline const char *wt_value_dim_param(const wt_value *v, int d) {
+  return v->dim_param ? v->dim_param[d] : NULL;
+}
 
 /* Adds a value with this name (copied) or returns the existing one. Returns its index or -1 (no memory). */
 int wt_graph_value(wt_graph *g, const char *name);

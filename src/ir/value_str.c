@@ -15,7 +15,7 @@ char *wt_value_shape_str(const wt_value *v, char *buf, size_t cap) {
   for (int d = 0; d < v->rank && used < cap; d++) {
     const char *sep = d ? "," : "";
     if (v->dims[d] >= 0) used += (size_t)snprintf(buf + used, cap - used, "%s%lld", sep, (long long)v->dims[d]);
-    else used += (size_t)snprintf(buf + used, cap - used, "%s%s", sep, v->dim_param[d] ? v->dim_param[d] : "?");
+    else used += (size_t)snprintf(buf + used, cap - used, "%s%s", sep, wt_value_dim_param(v, d) ? wt_value_dim_param(v, d) : "?");
   }
   if (used < cap) snprintf(buf + used, cap - used, "]");
   return buf;

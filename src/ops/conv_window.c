@@ -156,13 +156,6 @@ void wt_window_copy_attrs(wt_grad_ctx *c, int dst) {
 
 void wt_window_declare_like(wt_grad_ctx *c, int v, int like) {
   if (c->rc || v < 0 || like < 0) return;
-  wt_value *dst = &c->g->values[v];
-  const wt_value *src = &c->g->values[like];
-  dst->dtype = src->dtype;
-  dst->rank = src->rank;
-  for (int d = 0; d < src->rank && d < WT_MAX_RANK; d++) {
-    dst->dims[d] = src->dims[d];
-    free(dst->dim_param[d]);
-    dst->dim_param[d] = src->dim_param[d] ? wt_strdup(src->dim_param[d]) : NULL;
-  }
+  int rc = wt_value_copy_type(c->g, v, c->g, like, -1);
+  if (rc) wt_grad_fail(c, rc, "out of memory");
 }

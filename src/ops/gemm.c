@@ -181,7 +181,7 @@ static int mm_reduce_axes(const wt_value *x, int rx, const wt_value *o, int ro, 
     if (d == 1) {
       axes[n++] = i; /* a no-op when the output dim is 1 too */
     } else if (d < 0 && od != 1) {
-      const char *s = x->dim_param[i - lead], *t = i >= olead ? o->dim_param[i - olead] : NULL;
+      const char *s = wt_value_dim_param(x, i - lead), *t = i >= olead ? wt_value_dim_param(o, i - olead) : NULL;
       if (!(od < 0 && s && t && strcmp(s, t) == 0)) return -1;
     }
   }

@@ -401,8 +401,8 @@ static int static_broadcast(const wt_value *x, const wt_value *y) {
   for (int j = 0; j < x->rank; j++) {
     int i = j + y->rank - x->rank;
     if (x->dims[j] == 1 || (x->dims[j] >= 0 && x->dims[j] == y->dims[i])) continue;
-    if (x->dims[j] < 0 && y->dims[i] < 0 && x->dim_param[j] && y->dim_param[i] &&
-        strcmp(x->dim_param[j], y->dim_param[i]) == 0)
+    if (x->dims[j] < 0 && y->dims[i] < 0 && wt_value_dim_param(x, j) && wt_value_dim_param(y, i) &&
+        strcmp(wt_value_dim_param(x, j), wt_value_dim_param(y, i)) == 0)
       continue;
     return 0;
   }

@@ -213,12 +213,12 @@ int wt_check_inputs(const wt_graph *g, int n_inputs, const wt_tensor *in) {
     for (int d = 0; !bad && d < v->rank; d++) {
       if (v->dims[d] >= 0) {
         bad = v->dims[d] != in[k].dims[d];
-      } else if (v->dim_param[d]) {
+      } else if (wt_value_dim_param(v, d)) {
         int s = 0;
-        while (s < n_sym && strcmp(sym_name[s], v->dim_param[d]) != 0) s++;
+        while (s < n_sym && strcmp(sym_name[s], wt_value_dim_param(v, d)) != 0) s++;
         if (s < n_sym) bad = sym_value[s] != in[k].dims[d];
         else if (n_sym < 64) {
-          sym_name[n_sym] = v->dim_param[d];
+          sym_name[n_sym] = wt_value_dim_param(v, d);
           sym_value[n_sym++] = in[k].dims[d];
         }
       }
@@ -232,7 +232,7 @@ int wt_check_inputs(const wt_graph *g, int n_inputs, const wt_tensor *in) {
                                  (long long)v->dims[d]);
       else
         used += (size_t)snprintf(want + used, sizeof want - used, d ? ",%s" : "%s",
-                                 v->dim_param[d] ? v->dim_param[d] : "?");
+                                 wt_value_dim_param(v, d) ? wt_value_dim_param(v, d) : "?");
     }
     if (used < sizeof want) snprintf(want + used, sizeof want - used, "]");
     wt_shape_str(in[k].rank, in[k].dims, got, sizeof got);
@@ -297,7 +297,7 @@ static int infer_node(builder *b, const wt_node *n, wt_step *st, wt_tensor *in, 
     if (v < 0 || g->values[v].rank < 0 || g->values[v].rank > WT_MAX_RANK) continue;
     out[i].dtype = g->values[v].dtype;
     out[i].rank = g->values[v].rank;
-    memcpy(out[i].dims, g->values[v].dims, sizeof out[i].dims);
+    if (out[i].rank > 0) memcpy(out[i].dims, g->values[v].dims, sizeof *out[i].dims * (size_t)out[i].rank);
   }
   b->node = n;
   _Alignas(16) unsigned char params[WT_PARAMS_MAX] = {0};
@@ -769,7 +769,7 @@ static int plan_build(const wt_graph *g, const wt_tensor *inputs, int shapes_onl
     p->storage[v] = ST_INIT;
     p->vals[v].dtype = val->dtype;
     p->vals[v].rank = val->rank;
-    memcpy(p->vals[v].dims, val->dims, sizeof val->dims);
+    if (val->rank > 0) memcpy(p->vals[v].dims, val->dims, sizeof *val->dims * (size_t)val->rank);
     p->vals[v].data = val->data;
   }
   for (int k = 0; k < g->n_inputs; k++) {

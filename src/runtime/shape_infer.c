@@ -51,7 +51,7 @@ static int expr_stand_in(const syms *s, const char *e, int pass, int64_t *out) {
 }
 
 /* Names a dim that changed between passes: the symbol it follows linearly, if exactly one. */
-static char *name_dim(const syms *s, int64_t d0, int64_t d1) {
+static const char *name_dim(const syms *s, int64_t d0, int64_t d1, char *buf, size_t cap) {
   int hit = -1;
   long long a = 0, b = 0;
   for (int k = 0; k < s->n; k++) {
@@ -64,11 +64,10 @@ static char *name_dim(const syms *s, int64_t d0, int64_t d1) {
     hit = k, a = ak, b = bk;
   }
   if (hit < 0) return NULL;
-  if (a == 1 && b == 0) return wt_strdup(s->name[hit]);
-  char buf[256];
-  if (b) snprintf(buf, sizeof buf, "%s*%lld%+lld", s->name[hit], a, b);
-  else snprintf(buf, sizeof buf, "%s*%lld", s->name[hit], a);
-  return wt_strdup(buf);
+  if (a == 1 && b == 0) return s->name[hit];
+  if (b) snprintf(buf, cap, "%s*%lld%+lld", s->name[hit], a, b);
+  else snprintf(buf, cap, "%s*%lld", s->name[hit], a);
+  return buf;
 }
 
 int wt_graph_infer_shapes(wt_graph *g) {
@@ -93,7 +92,7 @@ int wt_graph_infer_shapes(wt_graph *g) {
   for (int k = 0; k < g->n_inputs; k++) {
     const wt_value *v = &g->values[g->inputs[k]];
     for (int d = 0; d < v->rank; d++)
-      if (v->dims[d] < 0 && !(v->dim_param[d] && strchr(v->dim_param[d], '*'))) sym_index(&sy, v->dim_param[d]);
+      if (v->dims[d] < 0 && !(wt_value_dim_param(v, d) && strchr(wt_value_dim_param(v, d), '*'))) sym_index(&sy, wt_value_dim_param(v, d));
   }
   for (int k = 0; k < g->n_inputs; k++) {
     const wt_value *v = &g->values[g->inputs[k]];
@@ -103,8 +102,8 @@ int wt_graph_infer_shapes(wt_graph *g) {
       for (int d = 0; d < v->rank; d++) {
         int64_t e;
         if (v->dims[d] >= 0) in[pass][k].dims[d] = v->dims[d];
-        else if (expr_stand_in(&sy, v->dim_param[d], pass, &e)) in[pass][k].dims[d] = e;
-        else in[pass][k].dims[d] = stand_in(pass, sym_index(&sy, v->dim_param[d]));
+        else if (expr_stand_in(&sy, wt_value_dim_param(v, d), pass, &e)) in[pass][k].dims[d] = e;
+        else in[pass][k].dims[d] = stand_in(pass, sym_index(&sy, wt_value_dim_param(v, d)));
       }
     }
   }
@@ -118,17 +117,14 @@ int wt_graph_infer_shapes(wt_graph *g) {
         (val->flags & (WT_VALUE_INITIALIZER | WT_VALUE_GRAPH_INPUT)))
       continue;
     val->dtype = a->dtype;
-    val->rank = a->rank;
-    for (int d = 0; d < a->rank; d++) {
-      free(val->dim_param[d]);
-      val->dim_param[d] = NULL;
-      if (a->dims[d] == b->dims[d]) {
-        val->dims[d] = a->dims[d];
-        continue;
-      }
-      val->dims[d] = -1;
-      val->dim_param[d] = name_dim(&sy, a->dims[d], b->dims[d]);
+    int64_t dims[WT_MAX_RANK];
+    for (int d = 0; d < a->rank; d++) dims[d] = a->dims[d] == b->dims[d] ? a->dims[d] : -1;
+    rc = wt_value_set_shape(g, v, a->rank, dims);
+    for (int d = 0; d < a->rank && rc == WT_OK; d++) {
+      char buf[256];
+      if (dims[d] < 0) rc = wt_value_set_dim_param(g, v, d, name_dim(&sy, a->dims[d], b->dims[d], buf, sizeof buf));
     }
+    if (rc) goto out;
   }
 out:
   wt_plan_free(p[0]);

@@ -81,7 +81,7 @@ double wtw_model_info_io_dim(const info *m, int which, int i, int axis) {
 }
 const char *wtw_model_info_io_dim_param(const info *m, int which, int i, int axis) {
   const wt_value *v = io_value(m, which, i);
-  return v && axis >= 0 && axis < v->rank ? v->dim_param[axis] : NULL;
+  return v && axis >= 0 && axis < v->rank ? wt_value_dim_param(v, axis) : NULL;
 }
 
 int wtw_model_info_op_count(const info *m) { return m->n_ops; }

@@ -136,16 +136,8 @@ int wtw_gen_add_input_like(gen *g, const char *name, const char *like, int dtype
   if (wt_graph_find(g->g, name) >= 0) return wt_errorf(WT_ERR_INVALID_ARG, "the model already has a value '%s'", name);
   int v = wt_graph_value(g->g, name);
   if (v < 0) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
-  const wt_value *sv = &g->g->values[src];
-  wt_value *t = &g->g->values[v];
-  t->dtype = dtype ? dtype : sv->dtype;
-  t->rank = sv->rank < 0 ? -1 : sv->rank - (drop >= 0 && drop < sv->rank);
-  for (int i = 0, j = 0; i < sv->rank; i++) {
-    if (i == drop) continue;
-    t->dims[j] = sv->dims[i];
-    if (sv->dim_param[i]) t->dim_param[j] = wt_strdup(sv->dim_param[i]);
-    j++;
-  }
+  WT_TRY(wt_value_copy_type(g->g, v, g->g, src, drop));
+  if (dtype) g->g->values[v].dtype = dtype;
   return wt_graph_add_input(g->g, v);
 }
 

@@ -56,8 +56,7 @@ static int add_init(wt_graph *g, const char *name, int dtype, int rank, const in
   val->data = malloc(val->nbytes ? val->nbytes : 1);
   if (val->nbytes) memcpy(val->data, data, val->nbytes);
   val->dtype = dtype;
-  val->rank = rank;
-  memcpy(val->dims, dims, sizeof(int64_t) * (size_t)rank);
+  wt_value_set_shape(g, v, rank, dims);
   val->flags |= WT_VALUE_INITIALIZER;
   return v;
 }
@@ -122,8 +121,7 @@ int gradcheck(const char *label, const char *op_type, const gc_opts *opts, int n
     }
     int v = wt_graph_value(g, name);
     g->values[v].dtype = WT_FLOAT;
-    g->values[v].rank = a->rank;
-    memcpy(g->values[v].dims, a->dims, sizeof(int64_t) * (size_t)a->rank);
+    wt_value_set_shape(g, v, a->rank, a->dims);
     wt_graph_add_input(g, v);
     ins[i] = v;
     xs[n_diff] = malloc(sizeof(float) * (size_t)(n ? n : 1));
@@ -151,7 +149,7 @@ int gradcheck(const char *label, const char *op_type, const gc_opts *opts, int n
     for (int64_t e = 0; e < n; e++) w[e] = frand(-1, 1);
     snprintf(name, sizeof name, "w%d", j);
     int64_t dims[8];
-    memcpy(dims, y->dims, sizeof dims);
+    if (y->rank > 0) memcpy(dims, y->dims, sizeof *dims * (size_t)y->rank);
     int wv = add_init(g, name, WT_FLOAT, y->rank, dims, w);
     free(w);
     snprintf(name, sizeof name, "p%d", j);

@@ -26,15 +26,12 @@ static wt_graph *gelu_model(int leak) {
   wt_graph_set_opset(g, "", 17);
   int x = value(g, "x"), w = value(g, "W"), h = value(g, "h");
   g->values[x].dtype = WT_FLOAT;
-  g->values[x].rank = 2;
-  g->values[x].dims[0] = 2;
-  g->values[x].dims[1] = 4;
+  wt_value_set_shape(g, x, 2, (const int64_t[]){2, 4});
   wt_graph_add_input(g, x);
   wt_value *wv = &g->values[w];
   wv->flags |= WT_VALUE_INITIALIZER;
   wv->dtype = WT_FLOAT;
-  wv->rank = 2;
-  wv->dims[0] = wv->dims[1] = 4;
+  wt_value_set_shape(g, w, 2, (const int64_t[]){4, 4});
   wv->nbytes = 16 * sizeof(float);
   wv->data = malloc(wv->nbytes);
   for (int i = 0; i < 16; i++) ((float *)wv->data)[i] = (float)(i % 5) * 0.25f - 0.5f;

@@ -19,8 +19,7 @@ static void reduce_prod_refused(void) {
   wt_graph_set_opset(g, "", 17);
   int x = wt_graph_value(g, "x"), y = wt_graph_value(g, "y");
   g->values[x].dtype = WT_FLOAT;
-  g->values[x].rank = 1;
-  g->values[x].dims[0] = 3;
+  wt_value_set_shape(g, x, 1, (const int64_t[]){3});
   wt_graph_add_input(g, x);
   int n = wt_graph_add_node(g, "ReduceProd", "", "prod", 1, &x, 1, &y);
   wt_node_set_int(g, n, "keepdims", 0);

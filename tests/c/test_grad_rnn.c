@@ -61,8 +61,7 @@ static void refused(const char *attr, const char *expect) {
     char name[8] = {'x', (char)('0' + i), 0};
     in[i] = wt_graph_value(g, name);
     g->values[in[i]].dtype = WT_FLOAT;
-    g->values[in[i]].rank = 3;
-    memcpy(g->values[in[i]].dims, dims[i], sizeof dims[i]);
+    wt_value_set_shape(g, in[i], 3, dims[i]);
     wt_graph_add_input(g, in[i]);
   }
   int n = wt_graph_add_node(g, "LSTM", "", "lstm", 3, in, 1, &y);
@@ -88,8 +87,7 @@ static void structure(void) {
     char name[8] = {'x', (char)('0' + i), 0};
     in[i] = wt_graph_value(g, name);
     g->values[in[i]].dtype = WT_FLOAT;
-    g->values[in[i]].rank = i == 3 ? 2 : 3;
-    memcpy(g->values[in[i]].dims, dims[i], sizeof dims[i]);
+    wt_value_set_shape(g, in[i], i == 3 ? 2 : 3, dims[i]);
     wt_graph_add_input(g, in[i]);
   }
   int n = wt_graph_add_node(g, "LSTM", "", "lstm", 4, in, 2, (int[]){-1, yh});

@@ -198,11 +198,10 @@ static int symcheck(const char *label, const char *op, int opset, int n_in, cons
     ins[i] = wt_graph_value(g, name);
     wt_value *v = &g->values[ins[i]];
     v->dtype = WT_FLOAT;
-    v->rank = decl[i].rank;
-    for (int d = 0; d < decl[i].rank; d++) {
-      v->dims[d] = decl[i].sym[d] ? -1 : decl[i].dims[d];
-      if (decl[i].sym[d]) v->dim_param[d] = wt_strdup(decl[i].sym[d]);
-    }
+    int64_t dims[WT_MAX_RANK];
+    for (int d = 0; d < decl[i].rank; d++) dims[d] = decl[i].sym[d] ? -1 : decl[i].dims[d];
+    wt_value_set_shape(g, ins[i], decl[i].rank, dims);
+    for (int d = 0; d < decl[i].rank; d++) wt_value_set_dim_param(g, ins[i], d, decl[i].sym[d]);
     wt_graph_add_input(g, ins[i]);
   }
   for (int j = 0; j < n_out; j++) {
@@ -214,8 +213,7 @@ static int symcheck(const char *label, const char *op, int opset, int n_in, cons
     int c = ins[n_node_in++] = wt_graph_value(g, "const");
     wt_value *v = &g->values[c];
     v->dtype = WT_INT64;
-    v->rank = 1;
-    v->dims[0] = g_const_n;
+    wt_value_set_shape(g, c, 1, (const int64_t[]){g_const_n});
     v->nbytes = sizeof(int64_t) * (size_t)g_const_n;
     v->data = malloc(v->nbytes);
     memcpy(v->data, g_const, v->nbytes);
@@ -341,9 +339,8 @@ static void test_expand_dynamic(void) {
   for (int i = 0; i < 2; i++) {
     wt_value *v = &g->values[in[i]];
     v->dtype = WT_FLOAT;
-    v->rank = 1;
-    v->dims[0] = -1;
-    if (sym[i]) v->dim_param[0] = wt_strdup(sym[i]);
+    wt_value_set_shape(g, in[i], 1, NULL);
+    wt_value_set_dim_param(g, in[i], 0, sym[i]);
     wt_graph_add_input(g, in[i]);
   }
   int s = wt_graph_value(g, "s"), y = wt_graph_value(g, "y"), e = wt_graph_value(g, "e");
@@ -359,8 +356,7 @@ static void test_expand_dynamic(void) {
   for (int i = 0; i < 4; i++) {
     wt_value *v = &g->values[vals[i]];
     v->dtype = i == 0 ? WT_INT64 : WT_FLOAT;
-    v->rank = i == 3 ? 0 : 1;
-    v->dims[0] = i == 0 ? 1 : -1;
+    wt_value_set_shape(g, vals[i], i == 3 ? 0 : 1, (const int64_t[]){i == 0 ? 1 : -1});
   }
   CHECK_OK(wt_autodiff(g, loss, 1, &x, &grad));
   wt_graph_add_output(g, loss);

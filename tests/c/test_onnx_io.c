@@ -124,7 +124,7 @@ static void test_round_trip(const char *path) {
     }
     /* symbolic batch dim survives */
     const wt_value *in = &g2->values[g2->inputs[0]];
-    CHECK(in->dims[0] == -1 && in->dim_param[0] && strcmp(in->dim_param[0], "batch") == 0);
+    CHECK(in->dims[0] == -1 && wt_value_dim_param(in, 0) && strcmp(wt_value_dim_param(in, 0), "batch") == 0);
     CHECK(wt_graph_opset(g2, "") == wt_graph_opset(g, ""));
   }
   free(bytes);

@@ -23,10 +23,10 @@ static wt_session *session_of(wt_graph *g) {
 static int input(wt_graph *g, const char *name, int dtype, int rank, int64_t d0) {
   int v = wt_graph_value(g, name);
   g->values[v].dtype = dtype;
-  g->values[v].rank = rank;
+  wt_value_set_shape(g, v, rank, NULL);
   if (rank > 0) {
     g->values[v].dims[0] = d0;
-    if (d0 < 0) g->values[v].dim_param[0] = wt_strdup("n");
+    if (d0 < 0) wt_value_set_dim_param(g, v, 0, "n");
   }
   wt_graph_add_input(g, v);
   return v;
@@ -95,8 +95,7 @@ static void test_in_place(void) {
   wt_value *ov = &g->values[one];
   ov->flags |= WT_VALUE_INITIALIZER;
   ov->dtype = WT_FLOAT;
-  ov->rank = 1;
-  ov->dims[0] = 1;
+  wt_value_set_shape(g, one, 1, (const int64_t[]){1});
   ov->nbytes = sizeof one_f;
   ov->data = malloc(sizeof one_f);
   memcpy(ov->data, &one_f, sizeof one_f);
@@ -259,10 +258,10 @@ static void test_symbolic_inference(void) {
   CHECK_OK(wt_graph_infer_shapes(g));
   const wt_value *out = &g->values[g->outputs[0]];
   CHECK(out->dtype == WT_FLOAT && out->rank == 2 && out->dims[0] == -1 && out->dims[1] == 4);
-  CHECK(out->dim_param[0] && strcmp(out->dim_param[0], "batch") == 0);
+  CHECK(wt_value_dim_param(out, 0) && strcmp(wt_value_dim_param(out, 0), "batch") == 0);
   int with_batch = 0;
   for (int v = 0; v < g->n_values; v++)
-    if (g->values[v].rank >= 2 && g->values[v].dim_param[0] && strcmp(g->values[v].dim_param[0], "batch") == 0)
+    if (g->values[v].rank >= 2 && wt_value_dim_param(&g->values[v], 0) && strcmp(wt_value_dim_param(&g->values[v], 0), "batch") == 0)
       with_batch++;
   CHECK(with_batch > 10);
   wt_graph_free(g);
@@ -293,17 +292,13 @@ static void test_derived_dim_names(void) {
   wt_graph_set_opset(g, "", 17);
   int x = wt_graph_value(g, "x");
   g->values[x].dtype = WT_FLOAT;
-  g->values[x].rank = 3;
-  g->values[x].dims[0] = -1;
-  g->values[x].dim_param[0] = wt_strdup("n");
-  g->values[x].dims[1] = 4;
-  g->values[x].dims[2] = 3;
+  wt_value_set_shape(g, x, 3, (const int64_t[]){-1, 4, 3});
+  wt_value_set_dim_param(g, x, 0, "n");
   wt_graph_add_input(g, x);
   int64_t shape[2] = {-1, 3};
   int sv = wt_graph_value(g, "shape");
   g->values[sv].dtype = WT_INT64;
-  g->values[sv].rank = 1;
-  g->values[sv].dims[0] = 2;
+  wt_value_set_shape(g, sv, 1, (const int64_t[]){2});
   g->values[sv].data = malloc(sizeof shape);
   memcpy(g->values[sv].data, shape, sizeof shape);
   g->values[sv].nbytes = sizeof shape;
@@ -311,19 +306,17 @@ static void test_derived_dim_names(void) {
   int y = wt_graph_value(g, "y");
   wt_graph_add_node(g, "Reshape", "", "r", 2, (int[]){x, sv}, 1, &y);
   CHECK_OK(wt_graph_infer_shapes(g));
-  CHECK(g->values[y].dims[0] == -1 && g->values[y].dim_param[0] && !strcmp(g->values[y].dim_param[0], "n*4"));
+  CHECK(g->values[y].dims[0] == -1 && wt_value_dim_param(&g->values[y], 0) && !strcmp(wt_value_dim_param(&g->values[y], 0), "n*4"));
   /* a target shaped like y: Sub(y, t) must infer */
   int t = wt_graph_value(g, "t");
   g->values[t].dtype = WT_FLOAT;
-  g->values[t].rank = 2;
-  g->values[t].dims[0] = -1;
-  g->values[t].dim_param[0] = wt_strdup("n*4");
-  g->values[t].dims[1] = 3;
+  wt_value_set_shape(g, t, 2, (const int64_t[]){-1, 3});
+  wt_value_set_dim_param(g, t, 0, "n*4");
   wt_graph_add_input(g, t);
   int d = wt_graph_value(g, "d");
   wt_graph_add_node(g, "Sub", "", "s", 2, (int[]){y, t}, 1, &d);
   CHECK_OK(wt_graph_infer_shapes(g));
-  CHECK(g->values[d].dim_param[0] && !strcmp(g->values[d].dim_param[0], "n*4"));
+  CHECK(wt_value_dim_param(&g->values[d], 0) && !strcmp(wt_value_dim_param(&g->values[d], 0), "n*4"));
   wt_graph_free(g);
 }
 
