@@ -103,6 +103,10 @@ const char *wt_state_property_string(const wt_state *s, int32_t i);
 /* A module over the training model and (optionally, eval may be NULL) the eval model. */
 int wt_module_create(wt_state *s, const uint8_t *train, size_t train_len, const uint8_t *eval,
                      size_t eval_len, wt_module **out);
+/* The same taking train and eval (malloc'd; eval may be NULL), each freed as soon as it is
+ * parsed (also on error), so that the module's graphs can reuse their room. */
+int wt_module_create_owned(wt_state *s, uint8_t *train, size_t train_len, uint8_t *eval,
+                           size_t eval_len, wt_module **out);
 void wt_module_free(wt_module *m);
 /* The user inputs (model inputs and targets) and user outputs (loss and extras), by mode
  * (0 train, 1 eval). */

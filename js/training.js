@@ -260,16 +260,18 @@ export class Module extends Handle {
     if (!(state instanceof CheckpointState)) throw new WebtrainError('Module.create: the second argument must be a CheckpointState');
     const train = await readBytes(trainingModel);
     const ev = evalModel ? await readBytes(evalModel) : null;
+    // The core takes both copies and frees each once parsed: the module's graphs reuse the room.
     const pt = core.copyIn(train);
-    const pe = ev ? core.copyIn(ev) : 0;
+    let pe = 0;
     try {
-      const h = core.handle(core.m._wtw_module_create(state.h, pt, train.byteLength, pe, ev ? ev.byteLength : 0), 'cannot create module');
-      state._retain();
-      return new Module(core, h, state, !!ev);
-    } finally {
+      pe = ev ? core.copyIn(ev) : 0;
+    } catch (e) {
       core.free(pt);
-      core.free(pe);
+      throw e;
     }
+    const h = core.handle(core.m._wtw_module_create_owned(state.h, pt, train.byteLength, pe, ev ? ev.byteLength : 0), 'cannot create module');
+    state._retain();
+    return new Module(core, h, state, !!ev);
   }
 
   get state() {

@@ -79,15 +79,15 @@ int wt_artifacts_fuse_gelu(wt_graph *g) {
     wt_node *n = &g->nodes[m2];
     size_t len = strlen(n->name) + sizeof "/FusedGelu";
     char *name = malloc(len);
-    char *op = wt_strdup("Gelu"), *dom = wt_strdup("com.microsoft");
-    if (!name || !op || !dom) {
-      free(name), free(op), free(dom);
+    if (!name) {
       rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
       break;
     }
     snprintf(name, len, "%s/FusedGelu", n->name);
-    free(n->name), free(n->op_type), free(n->domain);
-    n->name = name, n->op_type = op, n->domain = dom;
+    rc = wt_node_set_name(g, m2, name);
+    free(name);
+    if (rc == WT_OK) rc = wt_node_set_op(g, m2, "Gelu", "com.microsoft");
+    if (rc) break;
     n->inputs[0] = x;
     n->n_inputs = 1;
     uses[g->nodes[m1].outputs[0]] = 0; /* not read any more: m1's chain is dead */

@@ -172,8 +172,7 @@ static int set_outputs(wt_graph *g, int loss, const wt_artifacts_opts *o) {
   for (int i = 0; i < g->n_outputs; i++) g->values[g->outputs[i]].flags &= ~(uint32_t)WT_VALUE_GRAPH_OUTPUT;
   g->n_outputs = 0;
   if (!strncmp(g->values[loss].name, "loss/", 5) && wt_graph_find(g, "loss") < 0) {
-    free(g->values[loss].name);
-    g->values[loss].name = wt_strdup("loss");
+    WT_TRY(wt_value_set_name(g, loss, "loss"));
   }
   int rc = wt_graph_add_output(g, loss);
   for (int i = 0; i < o->n_additional_outputs && rc == WT_OK; i++) rc = wt_graph_add_output(g, extra[i]);

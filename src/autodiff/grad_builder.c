@@ -196,11 +196,8 @@ int wt_grad_forward_output(wt_grad_ctx *c, int index) {
   if (index < n->n_outputs && n->outputs[index] >= 0) return n->outputs[index];
   if (index >= 16) return wt_grad_fail(c, WT_ERR_INTERNAL, "output index %d", index), -1;
   if (index >= n->n_outputs) {
-    int *o = realloc(n->outputs, sizeof(int) * (size_t)(index + 1));
-    if (!o) return wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory"), -1;
-    for (int i = n->n_outputs; i <= index; i++) o[i] = -1;
-    n->outputs = o;
-    n->n_outputs = index + 1;
+    if (wt_node_set_n_outputs(c->g, c->node, index + 1)) return wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory"), -1;
+    n = &c->g->nodes[c->node];
   }
   char name[512];
   snprintf(name, sizeof name, "%s_output_%d", n->name, index);

@@ -22,6 +22,9 @@ typedef struct wt_onnx_read_opts {
 
 int wt_onnx_read(const uint8_t *bytes, size_t len, const wt_onnx_read_opts *opts,
                  wt_graph **out);
+/* The same taking bytes (malloc'd), freed once unpacked (also on error): the graph kept for a
+ * long life can then reuse their room. */
+int wt_onnx_read_owned(uint8_t *bytes, size_t len, const wt_onnx_read_opts *opts, wt_graph **out);
 /* Reads a model file (native builds); external data is read relative to its directory. */
 int wt_onnx_read_file(const char *path, wt_graph **out);
 /* Serializes the graph as a ModelProto (initializers as raw_data). *out is malloc'd. */

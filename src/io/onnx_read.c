@@ -220,12 +220,17 @@ static int read_graph(wt_graph *g, const Onnx__GraphProto *gp, const wt_onnx_rea
   return wt_graph_toposort(g);
 }
 
-int wt_onnx_read(const uint8_t *bytes, size_t len, const wt_onnx_read_opts *opts,
-                 wt_graph **out) {
+/* `owned`: the caller's malloc'd copy of bytes, freed as soon as they are unpacked. */
+static int read_model(const uint8_t *bytes, size_t len, uint8_t *owned,
+                      const wt_onnx_read_opts *opts, wt_graph **out) {
   *out = NULL;
   int crc = wt_pb_check(&onnx__model_proto__descriptor, bytes, len, "ModelProto");
-  if (crc) return wt_error_context(crc, "not a valid ONNX model (%zu bytes)", len);
+  if (crc) {
+    free(owned);
+    return wt_error_context(crc, "not a valid ONNX model (%zu bytes)", len);
+  }
   Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, bytes);
+  free(owned); /* the unpacked message holds copies */
   if (!mp) return wt_errorf(WT_ERR_PARSE, "not a valid ONNX model: the %zu bytes do not parse as "
                             "a ModelProto", len);
   int rc = WT_OK;
@@ -263,4 +268,12 @@ done:
   wt_graph_shrink(g);
   *out = g;
   return WT_OK;
+}
+
+int wt_onnx_read(const uint8_t *bytes, size_t len, const wt_onnx_read_opts *opts, wt_graph **out) {
+  return read_model(bytes, len, NULL, opts, out);
+}
+
+int wt_onnx_read_owned(uint8_t *bytes, size_t len, const wt_onnx_read_opts *opts, wt_graph **out) {
+  return read_model(bytes, len, bytes, opts, out);
 }

@@ -24,28 +24,43 @@ void wt_const_tensor_free(wt_const_tensor *t) {
   free(t);
 }
 
-void wt_attr_clear(wt_attr *a) {
-  free(a->name);
-  free(a->s);
+void wt_graph_release(const wt_graph *g, void *p) {
+  uintptr_t at = (uintptr_t)p, lo = (uintptr_t)g->slab;
+  if (g->slab && at >= lo && at < lo + g->slab_bytes) return;
+  free(p);
+}
+
+/* realloc for a piece the graph owns (a fresh copy when it lies in the slab) */
+static void *graph_realloc(const wt_graph *g, void *p, size_t old_bytes, size_t new_bytes) {
+  uintptr_t at = (uintptr_t)p, lo = (uintptr_t)g->slab;
+  if (!(g->slab && at >= lo && at < lo + g->slab_bytes)) return realloc(p, new_bytes);
+  void *q = malloc(new_bytes);
+  if (q) memcpy(q, p, old_bytes < new_bytes ? old_bytes : new_bytes);
+  return q;
+}
+
+void wt_attr_clear(const wt_graph *g, wt_attr *a) {
+  wt_graph_release(g, a->name);
+  wt_graph_release(g, a->s);
   wt_const_tensor_free(a->t);
-  free(a->floats);
-  free(a->ints);
+  wt_graph_release(g, a->floats);
+  wt_graph_release(g, a->ints);
   if (a->strings)
-    for (int i = 0; i < a->n; i++) free(a->strings[i]);
-  free(a->strings);
+    for (int i = 0; i < a->n; i++) wt_graph_release(g, a->strings[i]);
+  wt_graph_release(g, a->strings);
   memset(a, 0, sizeof *a);
 }
 
-static void clear_dim_params(wt_value *v) {
+static void clear_dim_params(const wt_graph *g, wt_value *v) {
   if (!v->dim_param) return;
-  for (int d = 0; d < v->rank; d++) free(v->dim_param[d]);
-  free(v->dim_param);
+  for (int d = 0; d < v->rank; d++) wt_graph_release(g, v->dim_param[d]);
+  wt_graph_release(g, v->dim_param);
   v->dim_param = NULL;
 }
 
-static void clear_shape(wt_value *v) {
-  clear_dim_params(v);
-  free(v->dims);
+static void clear_shape(const wt_graph *g, wt_value *v) {
+  clear_dim_params(g, v);
+  wt_graph_release(g, v->dims);
   v->dims = NULL;
 }
 
@@ -59,7 +74,7 @@ int wt_value_set_shape(wt_graph *g, int v, int rank, const int64_t *dims) {
     if (!nd) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
     for (int d = 0; d < rank; d++) nd[d] = dims ? dims[d] : -1;
   }
-  clear_shape(val);
+  clear_shape(g, val);
   val->rank = rank < 0 ? -1 : rank;
   val->dims = nd;
   return WT_OK;
@@ -74,7 +89,7 @@ int wt_value_set_dim_param(wt_graph *g, int v, int d, const char *name) {
     return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
   char *copy = NULL;
   if (name && !(copy = wt_strdup(name))) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
-  free(val->dim_param[d]);
+  wt_graph_release(g, val->dim_param[d]);
   val->dim_param[d] = copy;
   return WT_OK;
 }
@@ -97,6 +112,60 @@ int wt_value_copy_type(wt_graph *g, int v, const wt_graph *sg, int src, int drop
   return WT_OK;
 }
 
+void wt_node_clear(const wt_graph *g, wt_node *n) {
+  wt_graph_release(g, n->name);
+  wt_graph_release(g, n->op_type);
+  wt_graph_release(g, n->domain);
+  wt_graph_release(g, n->inputs);
+  wt_graph_release(g, n->outputs);
+  for (int a = 0; a < n->n_attrs; a++) wt_attr_clear(g, &n->attrs[a]);
+  wt_graph_release(g, n->attrs);
+  memset(n, 0, sizeof *n);
+}
+
+static int replace_string(const wt_graph *g, char **field, const char *s) {
+  char *copy = wt_strdup(s);
+  if (!copy) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  wt_graph_release(g, *field);
+  *field = copy;
+  return WT_OK;
+}
+
+int wt_value_set_name(wt_graph *g, int v, const char *name) { return replace_string(g, &g->values[v].name, name); }
+
+int wt_node_set_name(wt_graph *g, int node, const char *name) { return replace_string(g, &g->nodes[node].name, name); }
+
+int wt_node_set_op(wt_graph *g, int node, const char *op_type, const char *domain) {
+  wt_node *n = &g->nodes[node];
+  WT_TRY(replace_string(g, &n->op_type, op_type));
+  return replace_string(g, &n->domain, domain && strcmp(domain, "ai.onnx") != 0 ? domain : "");
+}
+
+int wt_node_set_n_outputs(wt_graph *g, int node, int count) {
+  wt_node *n = &g->nodes[node];
+  if (count <= n->n_outputs) {
+    n->n_outputs = count;
+    return WT_OK;
+  }
+  int *o = graph_realloc(g, n->outputs, sizeof(int) * (size_t)n->n_outputs, sizeof(int) * (size_t)count);
+  if (!o) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  for (int i = n->n_outputs; i < count; i++) o[i] = -1;
+  n->outputs = o;
+  n->n_outputs = count;
+  return WT_OK;
+}
+
+void wt_node_remove_attr(wt_graph *g, int node, const char *name) {
+  wt_node *n = &g->nodes[node];
+  for (int i = 0; i < n->n_attrs; i++)
+    if (!strcmp(n->attrs[i].name, name)) {
+      wt_attr_clear(g, &n->attrs[i]);
+      memmove(&n->attrs[i], &n->attrs[i + 1], sizeof n->attrs[0] * (size_t)(n->n_attrs - i - 1));
+      n->n_attrs--;
+      return;
+    }
+}
+
 wt_graph *wt_graph_new(void) {
   wt_graph *g = calloc(1, sizeof *g);
   if (!g) return NULL;
@@ -111,20 +180,12 @@ void wt_graph_free(wt_graph *g) {
   if (!g) return;
   for (int i = 0; i < g->n_values; i++) {
     wt_value *v = &g->values[i];
-    free(v->name);
+    wt_graph_release(g, v->name);
     free(v->data);
-    clear_shape(v);
+    clear_shape(g, v);
   }
-  for (int i = 0; i < g->n_nodes; i++) {
-    wt_node *n = &g->nodes[i];
-    free(n->name);
-    free(n->op_type);
-    free(n->domain);
-    free(n->inputs);
-    free(n->outputs);
-    for (int a = 0; a < n->n_attrs; a++) wt_attr_clear(&n->attrs[a]);
-    free(n->attrs);
-  }
+  for (int i = 0; i < g->n_nodes; i++) wt_node_clear(g, &g->nodes[i]);
+  free(g->slab);
   for (int i = 0; i < g->n_opsets; i++) free(g->opsets[i].domain);
   free(g->opsets);
   free(g->values);
@@ -147,17 +208,6 @@ static int grow(void **arr, int *cap, int need, size_t elem) {
   *arr = p;
   *cap = nc;
   return WT_OK;
-}
-
-void wt_graph_shrink(wt_graph *g) {
-  if (g->n_values && g->cap_values > g->n_values) {
-    wt_value *v = realloc(g->values, sizeof *v * (size_t)g->n_values);
-    if (v) g->values = v, g->cap_values = g->n_values;
-  }
-  if (g->n_nodes && g->cap_nodes > g->n_nodes) {
-    wt_node *n = realloc(g->nodes, sizeof *n * (size_t)g->n_nodes);
-    if (n) g->nodes = n, g->cap_nodes = g->n_nodes;
-  }
 }
 
 int wt_graph_find(const wt_graph *g, const char *name) {
@@ -208,12 +258,12 @@ wt_attr *wt_node_add_attr(wt_graph *g, int node, const char *name, wt_attr_type 
   wt_node *n = &g->nodes[node];
   for (int i = 0; i < n->n_attrs; i++)
     if (strcmp(n->attrs[i].name, name) == 0) {
-      wt_attr_clear(&n->attrs[i]);
+      wt_attr_clear(g, &n->attrs[i]);
       n->attrs[i].name = wt_strdup(name);
       n->attrs[i].type = type;
       return n->attrs[i].name ? &n->attrs[i] : NULL;
     }
-  wt_attr *p = realloc(n->attrs, sizeof *p * (size_t)(n->n_attrs + 1));
+  wt_attr *p = graph_realloc(g, n->attrs, sizeof *p * (size_t)n->n_attrs, sizeof *p * (size_t)(n->n_attrs + 1));
   if (!p) return NULL;
   n->attrs = p;
   wt_attr *a = &p[n->n_attrs];

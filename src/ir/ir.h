@@ -98,13 +98,32 @@ typedef struct wt_graph {
   int n_outputs;
   wt_opset *opsets;
   int n_opsets;
+  /* Strings and small arrays of values, nodes and attributes packed into one block after loading
+   * (wt_graph_shrink): never freed or reallocated one by one (wt_graph_release). */
+  uint8_t *slab;
+  size_t slab_bytes;
 } wt_graph;
 
 wt_graph *wt_graph_new(void);
 void wt_graph_free(wt_graph *g);
-/* Gives back the room the value and node arrays grew past their counts (a loaded graph is
- * kept for the module's life). */
+/* Packs a built graph for a long life (a loaded graph is kept for the module's): the value and
+ * node arrays to their counts, and the strings (each distinct one once) and small arrays of
+ * values, nodes and attributes into one block, allocated after the loader's temporaries are
+ * gone. The graph stays fully usable and changeable. Out of memory leaves it as it was. */
 void wt_graph_shrink(wt_graph *g);
+/* Frees p, a string or array owned by g, unless it lies in g's slab (freed with the graph).
+ * IR code frees and reallocates the graph's pieces only through this and its helpers. */
+void wt_graph_release(const wt_graph *g, void *p);
+/* Renames value v / node `node` (copied); replaces a node's op type and domain; sets its output
+ * count (new outputs -1: omitted). WT_OK or WT_ERR_NO_MEMORY. */
+int wt_value_set_name(wt_graph *g, int v, const char *name);
+int wt_node_set_name(wt_graph *g, int node, const char *name);
+int wt_node_set_op(wt_graph *g, int node, const char *op_type, const char *domain);
+int wt_node_set_n_outputs(wt_graph *g, int node, int n);
+/* Frees what node n owns and zeroes it. */
+void wt_node_clear(const wt_graph *g, wt_node *n);
+/* Removes attribute `name` of the node, if it has one. */
+void wt_node_remove_attr(wt_graph *g, int node, const char *name);
 
 /* Sets value v's rank (-1: unknown) and dims (>= 0 fixed, -1 symbolic; NULL: all -1); the dims'
  * names are cleared. WT_OK or WT_ERR_NO_MEMORY. */
@@ -164,7 +183,7 @@ int wt_graph_prune(wt_graph *g);
 /* Copies a string into a new malloc'd NUL-terminated buffer (NULL -> ""). */
 char *wt_strdup(const char *s);
 char *wt_strndup(const char *s, size_t n);
-void wt_attr_clear(wt_attr *a);
+void wt_attr_clear(const wt_graph *g, wt_attr *a);
 void wt_const_tensor_free(wt_const_tensor *t);
 
 /* A value's declared shape for messages: "[batch,784]" ('?' for unknown dims). Returns buf. */

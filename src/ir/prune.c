@@ -32,13 +32,7 @@ int wt_graph_prune(wt_graph *g) {
     wt_node *nd = &g->nodes[n];
     for (int k = 0; k < nd->n_outputs; k++)
       if (nd->outputs[k] >= 0) g->values[nd->outputs[k]].producer = -1;
-    free(nd->name);
-    free(nd->op_type);
-    free(nd->domain);
-    free(nd->inputs);
-    free(nd->outputs);
-    for (int a = 0; a < nd->n_attrs; a++) wt_attr_clear(&nd->attrs[a]);
-    free(nd->attrs);
+    wt_node_clear(g, nd);
   }
   g->n_nodes = w;
   for (int n = 0; n < g->n_nodes; n++)

@@ -110,16 +110,8 @@ static void copy_attrs(wt_grad_ctx *c, int to, const char *const *names, int n) 
 static int bn_train_grad(wt_grad_ctx *c) {
   wt_node *n = &c->g->nodes[c->node];
   if (strcmp(n->op_type, "BatchNormInternal") != 0) {
-    char *op = wt_strdup("BatchNormInternal"), *dom = wt_strdup(WT_MS);
-    if (!op || !dom) {
-      free(op);
-      free(dom);
+    if (wt_node_set_op(c->g, c->node, "BatchNormInternal", WT_MS))
       return wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory");
-    }
-    free(n->op_type);
-    free(n->domain);
-    n->op_type = op;
-    n->domain = dom;
     if (wt_node_set_int(c->g, c->node, "training_mode", 1))
       return wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory");
     if (wt_graph_opset(c->g, WT_MS) == 0) wt_graph_set_opset(c->g, WT_MS, 1);

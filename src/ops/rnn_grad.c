@@ -65,23 +65,8 @@ static int to_training(wt_grad_ctx *c, int cell, const char *train_type) {
   }
   wt_node *n = &c->g->nodes[c->node];
   if (!strcmp(n->op_type, train_type)) return WT_OK;
-  char *op = wt_strdup(train_type), *dom = wt_strdup(WT_MS);
-  if (!op || !dom) {
-    free(op);
-    free(dom);
-    return wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory");
-  }
-  free(n->op_type);
-  free(n->domain);
-  n->op_type = op;
-  n->domain = dom;
-  for (int i = 0; i < n->n_attrs; i++)
-    if (!strcmp(n->attrs[i].name, "layout")) {
-      wt_attr_clear(&n->attrs[i]);
-      memmove(&n->attrs[i], &n->attrs[i + 1], sizeof n->attrs[0] * (size_t)(n->n_attrs - i - 1));
-      n->n_attrs--;
-      break;
-    }
+  if (wt_node_set_op(c->g, c->node, train_type, WT_MS)) return wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory");
+  wt_node_remove_attr(c->g, c->node, "layout");
   if (wt_graph_opset(c->g, WT_MS) == 0) wt_graph_set_opset(c->g, WT_MS, 1);
   return WT_OK;
 }

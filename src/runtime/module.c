@@ -120,10 +120,8 @@ static int plan_bn_writeback(wt_module *mod, wt_graph *g) {
       n = &g->nodes[i];
     }
     if (n->n_outputs < 3) {
-      int *o = realloc(n->outputs, sizeof(int) * 3);
-      if (!o) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
-      n->outputs = o;
-      n->n_outputs = 3;
+      WT_TRY(wt_node_set_n_outputs(g, i, 3));
+      n = &g->nodes[i];
     }
     for (int k = 1; k < 3; k++) {
       n->outputs[k] = outs[k];
@@ -191,9 +189,10 @@ static int write_back_bn(wt_module *mod) {
   return WT_OK;
 }
 
-static int load_mode(wt_module *mod, int eval, const uint8_t *bytes, size_t len) {
+/* owned: bytes are the caller's malloc'd copy, to be freed once parsed */
+static int load_mode(wt_module *mod, int eval, const uint8_t *bytes, size_t len, int owned) {
   wt_graph *g;
-  WT_TRY(wt_onnx_read(bytes, len, NULL, &g));
+  WT_TRY(owned ? wt_onnx_read_owned((uint8_t *)bytes, len, NULL, &g) : wt_onnx_read(bytes, len, NULL, &g));
   if (!eval) {
     int rc = plan_bn_writeback(mod, g);
     if (rc) {
@@ -214,14 +213,17 @@ static int load_mode(wt_module *mod, int eval, const uint8_t *bytes, size_t len)
   return WT_OK;
 }
 
-int wt_module_create(wt_state *s, const uint8_t *train, size_t train_len, const uint8_t *eval,
-                     size_t eval_len, wt_module **out) {
+static int module_create(wt_state *s, const uint8_t *train, size_t train_len, const uint8_t *eval,
+                         size_t eval_len, int owned, wt_module **out) {
   *out = NULL;
   wt_module *m = calloc(1, sizeof *m);
-  if (!m) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  if (!m) {
+    if (owned) free((void *)train), free((void *)eval);
+    return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  }
   m->s = s;
   m->reset = 1;
-  int rc = load_mode(m, 0, train, train_len);
+  int rc = load_mode(m, 0, train, train_len, owned);
   if (rc) rc = wt_error_context(rc, "training model");
   if (rc == WT_OK) {
     /* The state's parameters take the training model's input order, as in ONNX Runtime's
@@ -234,8 +236,10 @@ int wt_module_create(wt_state *s, const uint8_t *train, size_t train_len, const 
     if (names) rc = wt_state_set_order(s, names, g->n_inputs);
     free(names);
   }
-  if (rc == WT_OK && eval && eval_len && (rc = load_mode(m, 1, eval, eval_len)))
+  if (rc == WT_OK && eval && eval_len && (rc = load_mode(m, 1, eval, eval_len, owned)))
     rc = wt_error_context(rc, "eval model");
+  else if (owned && (rc || !eval_len))
+    free((void *)eval); /* not read */
   /* Train and eval steps never overlap: one activation arena serves both. */
   if (rc == WT_OK && m->m[1].sess) rc = wt_session_share_arena(m->m[1].sess, m->m[0].sess);
   if (rc) {
@@ -244,6 +248,16 @@ int wt_module_create(wt_state *s, const uint8_t *train, size_t train_len, const 
   }
   *out = m;
   return WT_OK;
+}
+
+int wt_module_create(wt_state *s, const uint8_t *train, size_t train_len, const uint8_t *eval,
+                     size_t eval_len, wt_module **out) {
+  return module_create(s, train, train_len, eval, eval_len, 0, out);
+}
+
+int wt_module_create_owned(wt_state *s, uint8_t *train, size_t train_len, uint8_t *eval,
+                           size_t eval_len, wt_module **out) {
+  return module_create(s, train, train_len, eval, eval_len, 1, out);
 }
 
 void wt_module_free(wt_module *m) {

@@ -669,13 +669,13 @@ static int compact_values(wt_plan *p) {
   while (cap < 2u * (uint32_t)nv) cap *= 2;
   uint32_t *slot = calloc(cap, sizeof *slot); /* type index + 1, 0 = empty */
   uint8_t *read = calloc((size_t)nv + 1, 1);  /* read by a step or the caller */
-  wt_tensor *types = malloc(sizeof *types * (size_t)(nv + 1));
+  uint32_t n_types = 0, types_cap = 16;        /* grown: distinct types are few */
+  wt_tensor *types = malloc(sizeof *types * types_cap);
   p->pv = calloc((size_t)nv + 1, sizeof *p->pv);
   if (!slot || !read || !types || !p->pv) {
     rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
     goto out;
   }
-  uint32_t n_types = 0;
   for (int v = 0; v < nv; v++) {
     if (p->storage[v] == ST_NONE) continue;
     wt_tensor t = p->vals[v];
@@ -684,6 +684,14 @@ static int compact_values(wt_plan *p) {
     uint32_t i = type_hash(&t) & (cap - 1);
     while (slot[i] && memcmp(&types[slot[i] - 1], &t, sizeof t) != 0) i = (i + 1) & (cap - 1);
     if (!slot[i]) {
+      if (n_types == types_cap) {
+        wt_tensor *more = realloc(types, sizeof *types * (types_cap *= 2));
+        if (!more) {
+          rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+          goto out;
+        }
+        types = more;
+      }
       types[n_types] = t;
       slot[i] = ++n_types;
     }
@@ -741,6 +749,60 @@ out:
   free(slot);
   free(read);
   return rc;
+}
+
+/* The piece p (n bytes) moved to a lower address when malloc has room there, else p. */
+static void *lower(void *p, size_t n, size_t align) {
+  if (!p || !n) return p;
+  void *q = align > 8 ? aligned_alloc(align, (n + align - 1) / align * align) : malloc(n);
+  if (!q) return p;
+  if ((uintptr_t)q > (uintptr_t)p) {
+    free(q);
+    return p;
+  }
+  memcpy(q, p, n);
+  free(p);
+  return q;
+}
+
+static int in_block(const void *x, const void *block, size_t bytes) {
+  return block && (uintptr_t)x >= (uintptr_t)block && (uintptr_t)x - (uintptr_t)block < bytes;
+}
+
+/* Building frees big temporaries (vals) below pieces the plan keeps; those move down into the
+ * room, so that the kept plan sits low and the arena, allocated next, can start where the
+ * temporaries were (a hole under the arena would stay for the module's life). */
+static void settle(wt_plan *p) {
+  const wt_graph *g = p->g;
+  size_t params_bytes = 0, static_bytes = 0;
+  for (int s = 0; s < p->n_steps; s++)
+    if (in_block(p->steps[s].params, p->params_block, SIZE_MAX))
+      params_bytes = (uintptr_t)p->steps[s].params - (uintptr_t)p->params_block + (p->steps[s].params_bytes + 15) / 16 * 16;
+  for (int v = 0; v < p->n_values; v++)
+    if (p->storage[v] == ST_STATIC && p->pv[v].at.ptr && in_block(p->pv[v].at.ptr, p->static_block, SIZE_MAX)) {
+      size_t end = (uintptr_t)p->pv[v].at.ptr - (uintptr_t)p->static_block + (wt_nbytes(&p->types[p->pv[v].type]) + 15) / 16 * 16;
+      if (end > static_bytes) static_bytes = end;
+    }
+  p->steps = lower(p->steps, sizeof *p->steps * (size_t)p->n_steps, 8);
+  void *old = p->params_block;
+  p->params_block = lower(old, params_bytes, 16);
+  for (int s = 0; s < p->n_steps && p->params_block != old; s++)
+    if (in_block(p->steps[s].params, old, params_bytes))
+      p->steps[s].params = (uint8_t *)p->params_block + ((uintptr_t)p->steps[s].params - (uintptr_t)old);
+  old = p->static_block;
+  p->static_block = lower(old, static_bytes, 16);
+  for (int v = 0; v < p->n_values && p->static_block != old; v++)
+    if (p->storage[v] == ST_STATIC && in_block(p->pv[v].at.ptr, old, static_bytes))
+      p->pv[v].at.ptr = (uint8_t *)p->static_block + ((uintptr_t)p->pv[v].at.ptr - (uintptr_t)old);
+  p->pv = lower(p->pv, sizeof *p->pv * (size_t)p->n_values, 8);
+  p->storage = lower(p->storage, (size_t)p->n_values, 1);
+  p->in_desc = lower(p->in_desc, sizeof *p->in_desc * (size_t)g->n_inputs, 8);
+  p->keyed = lower(p->keyed, (size_t)g->n_inputs, 1);
+  p->alias = lower(p->alias, sizeof(int) * 2 * (size_t)p->n_alias, 4);
+  int most = 0;
+  for (int s = 0; s < p->n_steps; s++)
+    if (p->steps[s].n_in + p->steps[s].n_out > most) most = p->steps[s].n_in + p->steps[s].n_out;
+  p->io = lower(p->io, sizeof *p->io * (size_t)(most + 1), 8);
 }
 
 static int plan_build(const wt_graph *g, const wt_tensor *inputs, int shapes_only, wt_plan **out) {
@@ -837,6 +899,7 @@ static int plan_build(const wt_graph *g, const wt_tensor *inputs, int shapes_onl
   if (rc == WT_OK && !shapes_only) rc = assign_arena(p);
   if (rc == WT_OK) rc = compact_values(p);
   if (rc) goto fail;
+  if (!shapes_only) settle(p);
   *out = p;
   return WT_OK;
 fail:

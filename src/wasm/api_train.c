@@ -354,10 +354,11 @@ int wtw_state_optimizer_moment_count(const wt_state *s) { return s->has_optimize
 
 /* ---- module ---------------------------------------------------------------------------------- */
 
-wt_module *wtw_module_create(wt_state *s, const uint8_t *train, size_t train_len, const uint8_t *eval,
-                             size_t eval_len) {
+/* Takes train and eval (wtw_malloc'd copies): each is freed once parsed. */
+wt_module *wtw_module_create_owned(wt_state *s, uint8_t *train, size_t train_len, uint8_t *eval,
+                                   size_t eval_len) {
   wt_module *m = NULL;
-  return wt_module_create(s, train, train_len, eval, eval_len, &m) == WT_OK ? m : NULL;
+  return wt_module_create_owned(s, train, train_len, eval, eval_len, &m) == WT_OK ? m : NULL;
 }
 void wtw_module_free(wt_module *m) { wt_module_free(m); }
 int wtw_module_input_count(const wt_module *m, int eval) { return wt_module_input_count(m, eval); }
