@@ -107,6 +107,10 @@ int wt_module_create(wt_state *s, const uint8_t *train, size_t train_len, const 
  * parsed (also on error), so that the module's graphs can reuse their room. */
 int wt_module_create_owned(wt_state *s, uint8_t *train, size_t train_len, uint8_t *eval,
                            size_t eval_len, wt_module **out);
+/* Gives a module created without one its eval model (eval malloc'd, taken and freed once parsed):
+ * copying the eval model in only now lets its graph take the room the training model's loading
+ * left. */
+int wt_module_add_eval_owned(wt_module *m, uint8_t *eval, size_t eval_len);
 void wt_module_free(wt_module *m);
 /* The user inputs (model inputs and targets) and user outputs (loss and extras), by mode
  * (0 train, 1 eval). */

@@ -260,16 +260,17 @@ export class Module extends Handle {
     if (!(state instanceof CheckpointState)) throw new WebtrainError('Module.create: the second argument must be a CheckpointState');
     const train = await readBytes(trainingModel);
     const ev = evalModel ? await readBytes(evalModel) : null;
-    // The core takes both copies and frees each once parsed: the module's graphs reuse the room.
-    const pt = core.copyIn(train);
-    let pe = 0;
-    try {
-      pe = ev ? core.copyIn(ev) : 0;
-    } catch (e) {
-      core.free(pt);
-      throw e;
+    // The core takes each copy and frees it once parsed; the eval model is copied in only after
+    // the training model is loaded, so that each graph can take the room the loading before left.
+    const h = core.handle(core.m._wtw_module_create_owned(state.h, core.copyIn(train), train.byteLength, 0, 0), 'cannot create module');
+    if (ev) {
+      try {
+        core.check(core.m._wtw_module_add_eval_owned(h, core.copyIn(ev), ev.byteLength), 'cannot load the eval model');
+      } catch (e) {
+        core.m._wtw_module_free(h);
+        throw e;
+      }
     }
-    const h = core.handle(core.m._wtw_module_create_owned(state.h, pt, train.byteLength, pe, ev ? ev.byteLength : 0), 'cannot create module');
     state._retain();
     return new Module(core, h, state, !!ev);
   }

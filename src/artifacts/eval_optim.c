@@ -69,9 +69,9 @@ int wt_artifacts_optimizer_model(const wt_graph *train, const int *params, int n
   int dtype = train->values[params[0]].dtype;
   wt_graph *g = wt_graph_new();
   if (!g) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
-  free(g->name);
+  wt_graph_release(g, g->name);
   g->name = wt_strdup(o->type == WT_OPTIM_SGD ? "SGD Optimizer Model" : "AdamW Optimizer Model");
-  free(g->producer_name);
+  wt_graph_release(g, g->producer_name);
   g->producer_name = wt_strdup("webtrain");
   g->ir_version = 8;
   int rc = wt_graph_set_opset(g, "com.microsoft", 1);

@@ -106,7 +106,7 @@ static int params_to_inputs(wt_graph *g, const int *vals, int n) {
   for (int i = 0; i < n; i++) {
     wt_value *v = &g->values[vals[i]];
     v->flags &= ~(uint32_t)WT_VALUE_INITIALIZER;
-    free(v->data);
+    wt_graph_release(g, v->data);
     v->data = NULL;
     v->nbytes = 0;
     WT_TRY(wt_graph_add_input(g, vals[i]));

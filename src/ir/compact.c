@@ -56,6 +56,10 @@ static void *pack_bytes(packer *pk, const void *src, size_t n, size_t align) {
   return dst;
 }
 
+/* Initializers up to this size move into the block (bigger ones, weights of inference models,
+ * are not copied). */
+#define PACK_DATA_MAX 4096
+
 /* Packs every piece; when copying, the graph's pointers move to the block (the old pieces are
  * handed to `old` to be freed). */
 static void walk(packer *pk, wt_graph *g, const wt_graph *old) {
@@ -68,8 +72,16 @@ static void walk(packer *pk, wt_graph *g, const wt_graph *old) {
       wt_graph_release(old, prev_);               \
     }                                             \
   } while (0)
+  MOVE(g->name, pack_str(pk, g->name));
+  MOVE(g->producer_name, pack_str(pk, g->producer_name));
+  MOVE(g->producer_version, pack_str(pk, g->producer_version));
+  for (int i = 0; i < g->n_opsets; i++) MOVE(g->opsets[i].domain, pack_str(pk, g->opsets[i].domain));
+  if (g->opsets) MOVE(g->opsets, pack_bytes(pk, g->opsets, sizeof *g->opsets * (size_t)g->n_opsets, sizeof(int64_t)));
+  if (g->inputs) MOVE(g->inputs, pack_bytes(pk, g->inputs, sizeof(int) * (size_t)g->n_inputs, sizeof(int)));
+  if (g->outputs) MOVE(g->outputs, pack_bytes(pk, g->outputs, sizeof(int) * (size_t)g->n_outputs, sizeof(int)));
   for (int i = 0; i < g->n_values; i++) {
     wt_value *v = &g->values[i];
+    if (v->data && v->nbytes <= PACK_DATA_MAX) MOVE(v->data, pack_bytes(pk, v->data, v->nbytes, 16));
     if (v->dim_param)
       for (int d = 0; d < v->rank; d++) MOVE(v->dim_param[d], pack_str(pk, v->dim_param[d]));
     if (v->dim_param) MOVE(v->dim_param, pack_bytes(pk, v->dim_param, sizeof(char *) * (size_t)v->rank, sizeof(char *)));
@@ -92,6 +104,12 @@ static void walk(packer *pk, wt_graph *g, const wt_graph *old) {
       if (a->strings) {
         for (int j = 0; j < a->n; j++) MOVE(a->strings[j], pack_str(pk, a->strings[j]));
         MOVE(a->strings, pack_bytes(pk, a->strings, sizeof(char *) * (size_t)a->n, sizeof(char *)));
+      }
+      if (a->t && wt_nbytes(&a->t->t) <= PACK_DATA_MAX) { /* Constant nodes' tensors */
+        wt_const_tensor *t = a->t;
+        if (t->t.data) MOVE(t->t.data, pack_bytes(pk, t->t.data, wt_nbytes(&t->t), 16));
+        MOVE(t->name, pack_str(pk, t->name));
+        MOVE(a->t, pack_bytes(pk, t, sizeof *t, sizeof(int64_t)));
       }
     }
     if (n->attrs) MOVE(n->attrs, pack_bytes(pk, n->attrs, sizeof(wt_attr) * (size_t)n->n_attrs, sizeof(int64_t)));
@@ -129,7 +147,7 @@ void wt_graph_shrink(wt_graph *g) {
     walk(&pk, g, g); /* sizing */
     pk.fixed = align_up(pk.at, sizeof(int64_t));
     size_t total = pk.fixed + pk.str_bytes;
-    uint8_t *block = malloc(total ? total : 1);
+    uint8_t *block = aligned_alloc(16, (total + 15) / 16 * 16);
     if (block) {
       /* the old pieces are released against the old graph state (its old slab) */
       wt_graph old = *g;

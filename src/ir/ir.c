@@ -42,7 +42,11 @@ static void *graph_realloc(const wt_graph *g, void *p, size_t old_bytes, size_t 
 void wt_attr_clear(const wt_graph *g, wt_attr *a) {
   wt_graph_release(g, a->name);
   wt_graph_release(g, a->s);
-  wt_const_tensor_free(a->t);
+  if (a->t) {
+    wt_graph_release(g, a->t->name);
+    wt_graph_release(g, a->t->t.data);
+    wt_graph_release(g, a->t);
+  }
   wt_graph_release(g, a->floats);
   wt_graph_release(g, a->ints);
   if (a->strings)
@@ -181,20 +185,20 @@ void wt_graph_free(wt_graph *g) {
   for (int i = 0; i < g->n_values; i++) {
     wt_value *v = &g->values[i];
     wt_graph_release(g, v->name);
-    free(v->data);
+    wt_graph_release(g, v->data);
     clear_shape(g, v);
   }
   for (int i = 0; i < g->n_nodes; i++) wt_node_clear(g, &g->nodes[i]);
-  free(g->slab);
-  for (int i = 0; i < g->n_opsets; i++) free(g->opsets[i].domain);
-  free(g->opsets);
+  for (int i = 0; i < g->n_opsets; i++) wt_graph_release(g, g->opsets[i].domain);
+  wt_graph_release(g, g->opsets);
   free(g->values);
   free(g->nodes);
-  free(g->inputs);
-  free(g->outputs);
-  free(g->name);
-  free(g->producer_name);
-  free(g->producer_version);
+  wt_graph_release(g, g->inputs);
+  wt_graph_release(g, g->outputs);
+  wt_graph_release(g, g->name);
+  wt_graph_release(g, g->producer_name);
+  wt_graph_release(g, g->producer_version);
+  free(g->slab);
   free(g);
 }
 
@@ -308,8 +312,8 @@ int wt_node_set_string(wt_graph *g, int node, const char *name, const char *s) {
   return WT_OK;
 }
 
-static int append_index(int **arr, int *n, int v) {
-  int *p = realloc(*arr, sizeof(int) * (size_t)(*n + 1));
+static int append_index(const wt_graph *g, int **arr, int *n, int v) {
+  int *p = graph_realloc(g, *arr, sizeof(int) * (size_t)*n, sizeof(int) * (size_t)(*n + 1));
   if (!p) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
   p[(*n)++] = v;
   *arr = p;
@@ -318,12 +322,12 @@ static int append_index(int **arr, int *n, int v) {
 
 int wt_graph_add_input(wt_graph *g, int value) {
   g->values[value].flags |= WT_VALUE_GRAPH_INPUT;
-  return append_index(&g->inputs, &g->n_inputs, value);
+  return append_index(g, &g->inputs, &g->n_inputs, value);
 }
 
 int wt_graph_add_output(wt_graph *g, int value) {
   g->values[value].flags |= WT_VALUE_GRAPH_OUTPUT;
-  return append_index(&g->outputs, &g->n_outputs, value);
+  return append_index(g, &g->outputs, &g->n_outputs, value);
 }
 
 int wt_graph_set_opset(wt_graph *g, const char *domain, int64_t version) {
@@ -333,7 +337,7 @@ int wt_graph_set_opset(wt_graph *g, const char *domain, int64_t version) {
       g->opsets[i].version = version;
       return WT_OK;
     }
-  wt_opset *p = realloc(g->opsets, sizeof *p * (size_t)(g->n_opsets + 1));
+  wt_opset *p = graph_realloc(g, g->opsets, sizeof *p * (size_t)g->n_opsets, sizeof *p * (size_t)(g->n_opsets + 1));
   if (!p) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
   g->opsets = p;
   p[g->n_opsets].domain = wt_strdup(d);

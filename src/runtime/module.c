@@ -213,6 +213,25 @@ static int load_mode(wt_module *mod, int eval, const uint8_t *bytes, size_t len,
   return WT_OK;
 }
 
+static int add_eval(wt_module *m, const uint8_t *eval, size_t eval_len, int owned) {
+  if (m->m[1].sess) {
+    if (owned) free((void *)eval);
+    return wt_errorf(WT_ERR_INVALID_ARG, "the module has an eval model already");
+  }
+  int rc = load_mode(m, 1, eval, eval_len, owned);
+  if (rc) {
+    wt_session_free(m->m[1].sess);
+    m->m[1] = (mode){0};
+    return wt_error_context(rc, "eval model");
+  }
+  /* Train and eval steps never overlap: one activation arena serves both. */
+  return wt_session_share_arena(m->m[1].sess, m->m[0].sess);
+}
+
+int wt_module_add_eval_owned(wt_module *m, uint8_t *eval, size_t eval_len) {
+  return add_eval(m, eval, eval_len, 1);
+}
+
 static int module_create(wt_state *s, const uint8_t *train, size_t train_len, const uint8_t *eval,
                          size_t eval_len, int owned, wt_module **out) {
   *out = NULL;
@@ -236,12 +255,9 @@ static int module_create(wt_state *s, const uint8_t *train, size_t train_len, co
     if (names) rc = wt_state_set_order(s, names, g->n_inputs);
     free(names);
   }
-  if (rc == WT_OK && eval && eval_len && (rc = load_mode(m, 1, eval, eval_len, owned)))
-    rc = wt_error_context(rc, "eval model");
-  else if (owned && (rc || !eval_len))
+  if (rc == WT_OK && eval && eval_len) rc = add_eval(m, eval, eval_len, owned);
+  else if (owned)
     free((void *)eval); /* not read */
-  /* Train and eval steps never overlap: one activation arena serves both. */
-  if (rc == WT_OK && m->m[1].sess) rc = wt_session_share_arena(m->m[1].sess, m->m[0].sess);
   if (rc) {
     wt_module_free(m);
     return rc;
@@ -327,9 +343,39 @@ static int check_loss(wt_module *m) {
   return WT_OK;
 }
 
+/* Plans the eval model for the training batch's shapes (eval inputs named like training inputs
+ * take their tensors). Best effort: skipped when an eval input has no training namesake. */
+static void prepare_eval(wt_module *m) {
+  const mode *tr = &m->m[0], *ev = &m->m[1];
+  int *idx = malloc(sizeof(int) * (size_t)(ev->n_in + 1));
+  wt_tensor *t = malloc(sizeof *t * (size_t)(ev->n_in + 1));
+  int ok = idx && t;
+  for (int i = 0; ok && i < ev->n_in; i++) {
+    const char *name = wt_session_input_name(ev->sess, ev->in[i]);
+    const wt_tensor *src = NULL;
+    for (int j = 0; j < tr->n_in && !src; j++)
+      if (!strcmp(name, wt_session_input_name(tr->sess, tr->in[j]))) src = wt_session_input(tr->sess, tr->in[j]);
+    ok = src != NULL;
+    if (ok) idx[i] = ev->in[i], t[i] = *src;
+  }
+  if (ok) wt_session_prepare(ev->sess, ev->n_in, idx, t); /* a failure shows again at eval */
+  free(idx);
+  free(t);
+}
+
 int wt_module_train_step(wt_module *m) {
   mode *md = &m->m[0];
   md->ran = 0;
+  /* A new batch shape: the training plan, then the eval plan for the same shapes, are built
+   * before the shared arena is (re)allocated, so that their build memory is reused by the
+   * arena instead of growing the heap past it at the first eval (and that eval step starts
+   * planned). */
+  if (m->m[1].sess && !wt_session_planned(md->sess)) {
+    WT_TRY(wt_session_prepare(md->sess, 0, NULL, NULL));
+    prepare_eval(m);
+    wt_session_settle(md->sess);
+    wt_session_settle(m->m[1].sess);
+  }
   WT_TRY(wt_session_run(md->sess));
   md->ran = 1;
   WT_TRY(check_loss(m));

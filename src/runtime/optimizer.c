@@ -82,12 +82,6 @@ int wt_optimizer_create(wt_state *s, const uint8_t *model, size_t len, wt_optimi
     o->clip_max_norm = wt_attr_float(n, "max_norm", 1.0f);
   }
   wt_graph_free(g);
-  for (int i = 0; rc == WT_OK && i < s->n_params; i++) {
-    wt_param *p = &s->params[i];
-    if (!p->requires_grad) continue;
-    rc = alloc_moment(p, &p->m);
-    if (rc == WT_OK && o->adamw) rc = alloc_moment(p, &p->v);
-  }
   if (rc) {
     free(o);
     return rc;
@@ -118,6 +112,16 @@ int wt_optimizer_step(wt_optimizer *o) {
     float coef = wt_clip_coef(sqrt(sq), o->clip_max_norm);
     for (int i = 0; i < s->n_params; i++)
       if (s->params[i].requires_grad) wt_scale_f32(s->params[i].grad, wt_numel(&s->params[i].t), coef);
+  }
+  /* Moments not loaded from a checkpoint start at zero, allocated at the first step: by then
+   * the module's plans and activation arena exist, and the moments fill the room their
+   * building left below the arena instead of sitting under it (a checkpoint saved before
+   * writes zeros for them). */
+  for (int i = 0; i < s->n_params; i++) {
+    wt_param *p = &s->params[i];
+    if (!p->requires_grad) continue;
+    WT_TRY(alloc_moment(p, &p->m));
+    if (o->adamw) WT_TRY(alloc_moment(p, &p->v));
   }
   wt_adamw_params hp = o->hp;
   hp.lr = o->fixed_lr ? o->fixed_lr_value : o->lr;

@@ -65,7 +65,6 @@ struct wt_plan {
   int n_statics;
   void *static_block;            /* once built: the folded constants a run reads */
   /* what the plan was built for */
-  wt_tensor *in_desc;
   uint8_t *keyed;                /* graph input k's values determine shapes */
   void **keyed_data;
   int *alias;                    /* pairs (value, graph input value) it is written into */
@@ -443,7 +442,6 @@ void wt_plan_free(wt_plan *p) {
   free(p->storage);
   free(p->arena_off);
   free(p->alias);
-  free(p->in_desc);
   if (p->keyed_data)
     for (int k = 0; k < p->g->n_inputs; k++) free(p->keyed_data[k]);
   free(p->keyed_data);
@@ -772,7 +770,7 @@ static int in_block(const void *x, const void *block, size_t bytes) {
 /* Building frees big temporaries (vals) below pieces the plan keeps; those move down into the
  * room, so that the kept plan sits low and the arena, allocated next, can start where the
  * temporaries were (a hole under the arena would stay for the module's life). */
-static void settle(wt_plan *p) {
+void wt_plan_settle(wt_plan *p) {
   const wt_graph *g = p->g;
   size_t params_bytes = 0, static_bytes = 0;
   for (int s = 0; s < p->n_steps; s++)
@@ -796,7 +794,6 @@ static void settle(wt_plan *p) {
       p->pv[v].at.ptr = (uint8_t *)p->static_block + ((uintptr_t)p->pv[v].at.ptr - (uintptr_t)old);
   p->pv = lower(p->pv, sizeof *p->pv * (size_t)p->n_values, 8);
   p->storage = lower(p->storage, (size_t)p->n_values, 1);
-  p->in_desc = lower(p->in_desc, sizeof *p->in_desc * (size_t)g->n_inputs, 8);
   p->keyed = lower(p->keyed, (size_t)g->n_inputs, 1);
   p->alias = lower(p->alias, sizeof(int) * 2 * (size_t)p->n_alias, 4);
   int most = 0;
@@ -816,12 +813,11 @@ static int plan_build(const wt_graph *g, const wt_tensor *inputs, int shapes_onl
   p->vals = calloc((size_t)g->n_values + 1, sizeof *p->vals);
   p->storage = calloc((size_t)g->n_values + 1, 1);
   p->steps = calloc((size_t)g->n_nodes + 1, sizeof *p->steps);
-  p->in_desc = calloc((size_t)g->n_inputs + 1, sizeof *p->in_desc);
   p->keyed = calloc((size_t)g->n_inputs + 1, 1);
   p->keyed_data = calloc((size_t)g->n_inputs + 1, sizeof(void *));
   builder b = {.p = p, .inputs = inputs};
   int rc = WT_OK;
-  if (!p->vals || !p->storage || !p->steps || !p->in_desc || !p->keyed || !p->keyed_data) {
+  if (!p->vals || !p->storage || !p->steps || !p->keyed || !p->keyed_data) {
     rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
     goto fail;
   }
@@ -839,8 +835,6 @@ static int plan_build(const wt_graph *g, const wt_tensor *inputs, int shapes_onl
     p->storage[v] = ST_INPUT;
     p->vals[v] = inputs[k];
     p->vals[v].data = NULL;
-    p->in_desc[k] = inputs[k];
-    p->in_desc[k].data = NULL;
   }
   for (int i = 0; i < g->n_nodes; i++) {
     const wt_node *n = &g->nodes[i];
@@ -899,7 +893,7 @@ static int plan_build(const wt_graph *g, const wt_tensor *inputs, int shapes_onl
   if (rc == WT_OK && !shapes_only) rc = assign_arena(p);
   if (rc == WT_OK) rc = compact_values(p);
   if (rc) goto fail;
-  if (!shapes_only) settle(p);
+  if (!shapes_only) wt_plan_settle(p);
   *out = p;
   return WT_OK;
 fail:
@@ -935,7 +929,7 @@ int wt_plan_value(const wt_plan *p, int v, wt_tensor *out) {
 
 int wt_plan_matches(const wt_plan *p, const wt_tensor *inputs) {
   for (int k = 0; k < p->g->n_inputs; k++) {
-    const wt_tensor *d = &p->in_desc[k];
+    const wt_tensor *d = &p->types[p->pv[p->g->inputs[k]].type]; /* what it was built for */
     if (d->dtype != inputs[k].dtype || !wt_same_shape(d, &inputs[k])) return 0;
     if (p->keyed[k] && memcmp(p->keyed_data[k], inputs[k].data, wt_nbytes(d)) != 0) return 0;
   }

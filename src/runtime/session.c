@@ -143,9 +143,9 @@ int wt_session_set_input(wt_session *s, int32_t index, int32_t dtype, int32_t ra
   return WT_OK;
 }
 
-static int find_plan(wt_session *s, wt_plan **out) {
+static int find_plan(wt_session *s, const wt_tensor *inputs, wt_plan **out) {
   for (int i = 0; i < s->n_plans; i++) {
-    if (!wt_plan_matches(s->plans[i], s->inputs)) continue;
+    if (!wt_plan_matches(s->plans[i], inputs)) continue;
     wt_plan *p = s->plans[i];
     memmove(&s->plans[1], &s->plans[0], sizeof(wt_plan *) * (size_t)i);
     s->plans[0] = p;
@@ -153,7 +153,7 @@ static int find_plan(wt_session *s, wt_plan **out) {
     return WT_OK;
   }
   wt_plan *p;
-  WT_TRY(wt_plan_build(s->g, s->inputs, &p));
+  WT_TRY(wt_plan_build(s->g, inputs, &p));
   if (s->n_plans == WT_PLAN_CACHE) {
     if (s->last == s->plans[WT_PLAN_CACHE - 1]) s->last = NULL;
     wt_plan_free(s->plans[--s->n_plans]);
@@ -181,15 +181,56 @@ static int arena_reserve(wt_arena_buf *a, size_t bytes) {
   return WT_OK;
 }
 
-int wt_session_run(wt_session *s) {
-  s->last = NULL;
+static int checked_plan(wt_session *s, const wt_tensor *inputs, const uint8_t *set, wt_plan **p) {
   for (int k = 0; k < s->g->n_inputs; k++)
-    if (!s->input_set[k])
+    if (!set[k])
       return wt_errorf(WT_ERR_INVALID_ARG, "input '%s' was not set",
                        s->g->values[s->g->inputs[k]].name);
-  WT_TRY(wt_check_inputs(s->g, s->g->n_inputs, s->inputs));
+  WT_TRY(wt_check_inputs(s->g, s->g->n_inputs, inputs));
+  return find_plan(s, inputs, p);
+}
+
+int wt_session_planned(const wt_session *s) {
+  for (int k = 0; k < s->g->n_inputs; k++)
+    if (!s->input_set[k]) return 0;
+  for (int i = 0; i < s->n_plans; i++)
+    if (wt_plan_matches(s->plans[i], s->inputs)) return 1;
+  return 0;
+}
+
+const wt_tensor *wt_session_input(const wt_session *s, int k) {
+  return k >= 0 && k < s->g->n_inputs && s->input_set[k] ? &s->inputs[k] : NULL;
+}
+
+int wt_session_prepare(wt_session *s, int n, const int *index, const wt_tensor *tensors) {
+  wt_tensor *in = malloc(sizeof *in * (size_t)(s->g->n_inputs + 1));
+  uint8_t *set = malloc((size_t)s->g->n_inputs + 1);
+  if (!in || !set) {
+    free(in);
+    free(set);
+    return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  }
+  memcpy(in, s->inputs, sizeof *in * (size_t)s->g->n_inputs);
+  memcpy(set, s->input_set, (size_t)s->g->n_inputs);
+  for (int i = 0; i < n; i++) {
+    in[index[i]] = tensors[i];
+    set[index[i]] = 1;
+  }
   wt_plan *p;
-  WT_TRY(find_plan(s, &p));
+  int rc = checked_plan(s, in, set, &p);
+  free(in);
+  free(set);
+  return rc;
+}
+
+void wt_session_settle(wt_session *s) {
+  for (int i = 0; i < s->n_plans; i++) wt_plan_settle(s->plans[i]);
+}
+
+int wt_session_run(wt_session *s) {
+  s->last = NULL;
+  wt_plan *p;
+  WT_TRY(checked_plan(s, s->inputs, s->input_set, &p));
   WT_TRY(arena_reserve(s->arena, wt_plan_arena_bytes(p)));
   wt_plan_bind_arena(p, s->arena->base);
   s->arena->user = s;

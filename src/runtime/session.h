@@ -14,6 +14,16 @@ const wt_graph *wt_session_graph(const wt_session *s);
 int wt_session_share_arena(wt_session *dst, wt_session *src);
 /* Bytes of the arena this session's plans run in (shared ones counted once per arena). */
 size_t wt_session_arena_capacity(const wt_session *s);
+/* True when a plan for the inputs set now is cached (a run builds none). */
+int wt_session_planned(const wt_session *s);
+/* Input k as last set; NULL when not set. */
+const wt_tensor *wt_session_input(const wt_session *s, int k);
+/* Builds and caches the plan a run would use, for the inputs set now with inputs index[0..n)
+ * replaced by tensors[0..n) (their data is read only where values determine shapes); the
+ * session's inputs stay as they were, no arena is allocated and nothing runs. */
+int wt_session_prepare(wt_session *s, int n, const int *index, const wt_tensor *tensors);
+/* Settles its plans (wt_plan_settle). */
+void wt_session_settle(wt_session *s);
 /* The largest live-bytes peak of the session's plans (activations + scratch a perfect layout
  * would need). wt_session_arena_bytes (webtrain.h) is the sum of the plans' arena layouts. */
 size_t wt_session_live_peak_bytes(const wt_session *s);

@@ -167,8 +167,14 @@ int wt_state_save(const wt_state *s, int include_optimizer_state, uint8_t **out,
   c.ints = calloc((size_t)s->n_props + 1, sizeof *c.ints);
   c.floats = calloc((size_t)s->n_props + 1, sizeof *c.floats);
   c.strings = calloc((size_t)s->n_props + 1, sizeof *c.strings);
+  /* moments an optimizer has not allocated yet (before its first step) are zeros */
+  int64_t most = 0;
+  for (int i = 0; i < n; i++)
+    if (s->params[i].requires_grad && !s->params[i].m && wt_numel(&s->params[i].t) > most) most = wt_numel(&s->params[i].t);
+  float *zeros = s->has_optimizer && most ? calloc((size_t)most, sizeof(float)) : NULL;
   int rc = WT_OK;
-  if (!c.trainable || !c.frozen || !c.param_states || !moments || !c.ints || !c.floats || !c.strings) {
+  if (!c.trainable || !c.frozen || !c.param_states || !moments || !c.ints || !c.floats || !c.strings ||
+      (s->has_optimizer && most && !zeros)) {
     rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
     goto out;
   }
@@ -177,16 +183,17 @@ int wt_state_save(const wt_state *s, int include_optimizer_state, uint8_t **out,
     wt_const_tensor *t = p->requires_grad ? &c.trainable[c.n_trainable++] : &c.frozen[c.n_frozen++];
     t->name = p->name;
     t->t = p->t;
-    if (!p->requires_grad || !s->has_optimizer || !p->m) continue;
+    if (!p->requires_grad || !s->has_optimizer) continue;
+    int two = p->m ? p->v != NULL : s->n_moments == 2;
     wt_ckpt_param_state *ps = &c.param_states[c.n_param_states++];
     ps->param_name = p->name;
     ps->momentums = &moments[2 * i];
-    ps->n_momentums = p->v ? 2 : 1;
+    ps->n_momentums = two ? 2 : 1;
     moments[2 * i] = (wt_const_tensor){.name = "momentum0", .t = p->t};
-    moments[2 * i].t.data = p->m;
-    if (p->v) {
+    moments[2 * i].t.data = p->m ? p->m : zeros;
+    if (two) {
       moments[2 * i + 1] = (wt_const_tensor){.name = "momentum1", .t = p->t};
-      moments[2 * i + 1].t.data = p->v;
+      moments[2 * i + 1].t.data = p->m ? p->v : zeros;
     }
   }
   for (int i = 0; i < s->n_props; i++) {
@@ -197,6 +204,7 @@ int wt_state_save(const wt_state *s, int include_optimizer_state, uint8_t **out,
   }
   rc = wt_checkpoint_write(&c, include_optimizer_state, out, len);
 out:
+  free(zeros);
   free(c.trainable);
   free(c.frozen);
   free(c.param_states);

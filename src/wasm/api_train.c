@@ -360,6 +360,9 @@ wt_module *wtw_module_create_owned(wt_state *s, uint8_t *train, size_t train_len
   wt_module *m = NULL;
   return wt_module_create_owned(s, train, train_len, eval, eval_len, &m) == WT_OK ? m : NULL;
 }
+int wtw_module_add_eval_owned(wt_module *m, uint8_t *eval, size_t eval_len) {
+  return wt_module_add_eval_owned(m, eval, eval_len);
+}
 void wtw_module_free(wt_module *m) { wt_module_free(m); }
 int wtw_module_input_count(const wt_module *m, int eval) { return wt_module_input_count(m, eval); }
 const char *wtw_module_input_name(const wt_module *m, int eval, int i) { return wt_module_input_name(m, eval, i); }
