@@ -98,14 +98,17 @@ static void walk(packer *pk, wt_graph *g, const wt_graph *old) {
     for (int k = 0; k < n->n_attrs; k++) {
       wt_attr *a = &n->attrs[k];
       MOVE(a->name, pack_str(pk, a->name));
-      if (a->s) MOVE(a->s, pack_bytes(pk, a->s, a->s_len + 1, 1)); /* may hold NULs: not interned */
-      if (a->ints) MOVE(a->ints, pack_bytes(pk, a->ints, sizeof(int64_t) * (size_t)a->n, sizeof(int64_t)));
-      if (a->floats) MOVE(a->floats, pack_bytes(pk, a->floats, sizeof(float) * (size_t)a->n, sizeof(float)));
-      if (a->strings) {
+      if (a->type == WT_ATTR_STRING && a->s) /* may hold NULs: not interned */
+        MOVE(a->s, pack_bytes(pk, a->s, a->s_len + 1, 1));
+      if (a->type == WT_ATTR_INTS && a->ints)
+        MOVE(a->ints, pack_bytes(pk, a->ints, sizeof(int64_t) * (size_t)a->n, sizeof(int64_t)));
+      if (a->type == WT_ATTR_FLOATS && a->floats)
+        MOVE(a->floats, pack_bytes(pk, a->floats, sizeof(float) * (size_t)a->n, sizeof(float)));
+      if (a->type == WT_ATTR_STRINGS && a->strings) {
         for (int j = 0; j < a->n; j++) MOVE(a->strings[j], pack_str(pk, a->strings[j]));
         MOVE(a->strings, pack_bytes(pk, a->strings, sizeof(char *) * (size_t)a->n, sizeof(char *)));
       }
-      if (a->t && wt_nbytes(&a->t->t) <= PACK_DATA_MAX) { /* Constant nodes' tensors */
+      if (a->type == WT_ATTR_TENSOR && a->t && wt_nbytes(&a->t->t) <= PACK_DATA_MAX) { /* Constant nodes' tensors */
         wt_const_tensor *t = a->t;
         if (t->t.data) MOVE(t->t.data, pack_bytes(pk, t->t.data, wt_nbytes(&t->t), 16));
         MOVE(t->name, pack_str(pk, t->name));
@@ -137,7 +140,7 @@ void wt_graph_shrink(wt_graph *g) {
   for (int i = 0; i < g->n_nodes; i++) {
     n_strings += 3;
     for (int k = 0; k < g->nodes[i].n_attrs; k++)
-      n_strings += 1 + (g->nodes[i].attrs[k].strings ? (size_t)g->nodes[i].attrs[k].n : 0);
+      n_strings += 2 + (g->nodes[i].attrs[k].type == WT_ATTR_STRINGS ? (size_t)g->nodes[i].attrs[k].n : 0);
   }
   packer pk = {.cap = 16};
   while (pk.cap < 2 * n_strings) pk.cap *= 2;

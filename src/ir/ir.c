@@ -41,17 +41,25 @@ static void *graph_realloc(const wt_graph *g, void *p, size_t old_bytes, size_t 
 
 void wt_attr_clear(const wt_graph *g, wt_attr *a) {
   wt_graph_release(g, a->name);
-  wt_graph_release(g, a->s);
-  if (a->t) {
-    wt_graph_release(g, a->t->name);
-    wt_graph_release(g, a->t->t.data);
-    wt_graph_release(g, a->t);
+  switch (a->type) {
+    case WT_ATTR_STRING: wt_graph_release(g, a->s); break;
+    case WT_ATTR_FLOATS: wt_graph_release(g, a->floats); break;
+    case WT_ATTR_INTS: wt_graph_release(g, a->ints); break;
+    case WT_ATTR_TENSOR:
+      if (a->t) {
+        wt_graph_release(g, a->t->name);
+        wt_graph_release(g, a->t->t.data);
+        wt_graph_release(g, a->t);
+      }
+      break;
+    case WT_ATTR_STRINGS:
+      if (a->strings)
+        for (int i = 0; i < a->n; i++) wt_graph_release(g, a->strings[i]);
+      wt_graph_release(g, a->strings);
+      break;
+    default:
+      break;
   }
-  wt_graph_release(g, a->floats);
-  wt_graph_release(g, a->ints);
-  if (a->strings)
-    for (int i = 0; i < a->n; i++) wt_graph_release(g, a->strings[i]);
-  wt_graph_release(g, a->strings);
   memset(a, 0, sizeof *a);
 }
 

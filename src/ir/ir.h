@@ -32,18 +32,21 @@ typedef struct wt_const_tensor {
   wt_tensor t;                  /* t.data owned (malloc), NULL when nbytes == 0 */
 } wt_const_tensor;
 
+/* One attribute: the member of the union its type names holds the value (read others never). */
 typedef struct wt_attr {
   char *name;
   wt_attr_type type;
-  float f;
-  int64_t i;
-  char *s;                      /* STRING: NUL-terminated, s_len bytes */
-  size_t s_len;
-  wt_const_tensor *t;           /* TENSOR */
   int n;                        /* count for FLOATS / INTS / STRINGS */
-  float *floats;
-  int64_t *ints;
-  char **strings;
+  size_t s_len;                 /* STRING: its bytes */
+  union {
+    float f;                    /* FLOAT */
+    int64_t i;                  /* INT */
+    char *s;                    /* STRING: NUL-terminated, s_len bytes */
+    wt_const_tensor *t;         /* TENSOR */
+    float *floats;              /* FLOATS */
+    int64_t *ints;              /* INTS */
+    char **strings;             /* STRINGS */
+  };
 } wt_attr;
 
 enum wt_value_flags {
@@ -58,14 +61,14 @@ enum wt_value_flags {
  * loaded training graph carry none): set it with wt_value_set_shape / wt_value_copy_type. */
 typedef struct wt_value {
   char *name;
-  int dtype;
-  int rank;
   int64_t *dims;                /* rank entries; NULL when rank <= 0 */
   char **dim_param;             /* NULL (no dim named), or rank entries */
-  uint32_t flags;
-  int producer;                 /* node index, -1 for inputs/initializers */
   void *data;                   /* initializer bytes (owned), else NULL */
   size_t nbytes;
+  int producer;                 /* node index, -1 for inputs/initializers */
+  int8_t dtype;                 /* ONNX TensorProto.DataType; 0 unknown */
+  int8_t rank;                  /* -1 unknown, else <= WT_MAX_RANK */
+  uint8_t flags;                /* wt_value_flags */
 } wt_value;
 
 typedef struct wt_node {

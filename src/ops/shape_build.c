@@ -179,12 +179,17 @@ static int constant_infer(wt_infer_ctx *ctx) {
                        "int32, int64, bool", wt_dtype_name(a->t->t.dtype));
     wt_set_shape(y, a->t->t.dtype, a->t->t.rank, a->t->t.dims);
   } else if (strcmp(a->name, "value_float") == 0) {
+    if (a->type != WT_ATTR_FLOAT) return wt_errorf(WT_ERR_INVALID_ARG, "attribute 'value_float' is not a float");
     wt_set_shape(y, WT_FLOAT, 0, NULL);
   } else if (strcmp(a->name, "value_int") == 0) {
+    if (a->type != WT_ATTR_INT) return wt_errorf(WT_ERR_INVALID_ARG, "attribute 'value_int' is not an int");
     wt_set_shape(y, WT_INT64, 0, NULL);
   } else if (strcmp(a->name, "value_floats") == 0 || strcmp(a->name, "value_ints") == 0) {
+    int floats = a->name[6] == 'f';
+    if (a->type != (floats ? WT_ATTR_FLOATS : WT_ATTR_INTS))
+      return wt_errorf(WT_ERR_INVALID_ARG, "attribute '%s' is not a list of %s", a->name, floats ? "floats" : "ints");
     int64_t n = a->n;
-    wt_set_shape(y, a->name[6] == 'f' ? WT_FLOAT : WT_INT64, 1, &n);
+    wt_set_shape(y, floats ? WT_FLOAT : WT_INT64, 1, &n);
   } else {
     return wt_errorf(WT_ERR_UNSUPPORTED, "attribute '%s' is not supported (string and sparse "
                      "constants have no webtrain dtype)", a->name);

@@ -23,15 +23,15 @@ enum storage { ST_NONE, ST_INPUT, ST_INIT, ST_STATIC, ST_ARENA, ST_VIEW, ST_ALIA
 typedef struct wt_step {
   const wt_op_def *op;
   const wt_node *node;
-  int n_in, n_out;
   wt_tensor *out;                /* NULL, or the outputs' descriptions when some are omitted (no
                                     value holds those): inputs and outputs are the values' own */
-  int view;                      /* output 0 shares input 0's buffer */
   size_t scratch_off, scratch_bytes;
   long omitted_at;               /* where omitted optional outputs start in the scratch; -1: none */
   void *params;                  /* the op's params (see WT_PARAMS): own allocation while the
                                     plan is built, then in the plan's params block */
-  size_t params_bytes;
+  uint16_t n_in, n_out;          /* the node's (checked to fit) */
+  uint16_t params_bytes;         /* <= WT_PARAMS_MAX */
+  uint8_t view;                  /* output 0 shares input 0's buffer */
 } wt_step;
 
 /* The params of ops that keep none: run may still read its struct, which must then be zeros. */
@@ -52,8 +52,10 @@ struct wt_plan {
   int n_values;
   wt_tensor *vals;               /* while building: shape, dtype and (once resolved) data of every
                                     value; then compacted into pv and types (compact_values) */
-  wt_pval *pv;
-  wt_tensor *types;              /* the distinct (dtype, shape)s of the values, data NULL */
+  wt_pval *pv;                   /* .type: where the value's entry starts in types */
+  int64_t *types;                /* the distinct (dtype, shape)s of the values, packed: per entry
+                                    int32 dtype and rank, then rank dims */
+  wt_tensor *outs;               /* the graph outputs' descriptions (data NULL) */
   uint8_t *storage;
   int n_steps;
   wt_step *steps;
@@ -273,10 +275,13 @@ static int infer_node(builder *b, const wt_node *n, wt_step *st, wt_tensor *in, 
                                 "%d..%d inputs and %d..%d outputs", n->n_inputs, n->n_outputs,
                                 op->min_inputs, op->max_inputs, op->min_outputs, op->max_outputs),
                       n, opset);
+  if (n->n_inputs > UINT16_MAX || n->n_outputs > UINT16_MAX)
+    return node_error(wt_errorf(WT_ERR_UNSUPPORTED, "has %d inputs and %d outputs; at most %d each are "
+                                "supported", n->n_inputs, n->n_outputs, UINT16_MAX), n, opset);
   st->op = op;
   st->node = n;
-  st->n_in = n->n_inputs;
-  st->n_out = n->n_outputs;
+  st->n_in = (uint16_t)n->n_inputs;
+  st->n_out = (uint16_t)n->n_outputs;
   int all_known = 1;
   for (int i = 0; i < n->n_inputs; i++) {
     int v = n->inputs[i];
@@ -313,7 +318,7 @@ static int infer_node(builder *b, const wt_node *n, wt_step *st, wt_tensor *in, 
     st->params = aligned_alloc(16, (ic.params_bytes + 15) / 16 * 16);
     if (!st->params) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
     memcpy(st->params, params, ic.params_bytes);
-    st->params_bytes = ic.params_bytes;
+    st->params_bytes = (uint16_t)ic.params_bytes;
   }
   for (int i = 0; i < n->n_outputs; i++) {
     const wt_tensor *o = &out[i];
@@ -396,22 +401,60 @@ static int reserve_omitted(wt_step *st, const wt_tensor *out) {
   return WT_OK;
 }
 
-/* Moves every step's params into one block (no allocation per step in a kept plan). */
+static uint32_t bytes_hash(const void *b, size_t n) {
+  uint32_t h = 2166136261u ^ (uint32_t)n;
+  for (size_t i = 0; i < n; i++) h = (h ^ ((const uint8_t *)b)[i]) * 16777619u;
+  return h;
+}
+
+/* Moves every step's params into one block (no allocation per step in a kept plan); steps with
+ * the same params (a forward and a backward MatMul of one shape, Transposes, Identities ...)
+ * share one copy: run only reads them. */
 static void gather_params(wt_plan *p) {
+  int ns = p->n_steps;
+  size_t cap = 16;
+  while (cap < 2 * (size_t)ns) cap *= 2;
+  int *first = malloc(sizeof(int) * cap);  /* hash slot -> the step holding those params, -1 */
+  int *same = malloc(sizeof(int) * (size_t)(ns + 1)); /* step -> earlier step with equal params, or itself */
+  if (!first || !same) goto out;
+  for (size_t i = 0; i < cap; i++) first[i] = -1;
   size_t total = 0;
-  for (int s = 0; s < p->n_steps; s++) total += (p->steps[s].params_bytes + 15) / 16 * 16;
+  for (int s = 0; s < ns; s++) {
+    const wt_step *st = &p->steps[s];
+    same[s] = s;
+    if (st->params == no_params) continue;
+    size_t i = bytes_hash(st->params, st->params_bytes) & (cap - 1);
+    for (; first[i] >= 0; i = (i + 1) & (cap - 1)) {
+      const wt_step *o = &p->steps[first[i]];
+      if (o->params_bytes == st->params_bytes && !memcmp(o->params, st->params, st->params_bytes)) break;
+    }
+    if (first[i] >= 0) {
+      same[s] = first[i];
+    } else {
+      first[i] = s;
+      total += (st->params_bytes + 15) / 16 * 16;
+    }
+  }
   unsigned char *block = total ? aligned_alloc(16, total) : NULL;
-  if (!block) return; /* nothing to gather, or no memory: the steps keep their own */
+  if (!block) goto out; /* nothing to gather, or no memory: the steps keep their own */
   size_t at = 0;
-  for (int s = 0; s < p->n_steps; s++) {
+  for (int s = 0; s < ns; s++) {
     wt_step *st = &p->steps[s];
     if (st->params == no_params) continue;
-    memcpy(block + at, st->params, st->params_bytes);
-    free(st->params);
-    st->params = block + at;
-    at += (st->params_bytes + 15) / 16 * 16;
+    void *own = st->params;
+    if (same[s] == s) {
+      memcpy(block + at, own, st->params_bytes);
+      st->params = block + at;
+      at += (st->params_bytes + 15) / 16 * 16;
+    } else {
+      st->params = p->steps[same[s]].params; /* already in the block */
+    }
+    free(own);
   }
   p->params_block = block;
+out:
+  free(first);
+  free(same);
 }
 
 /* The run's room for one step's input and output descriptions. */
@@ -439,6 +482,7 @@ void wt_plan_free(wt_plan *p) {
   free(p->vals);
   free(p->pv);
   free(p->types);
+  free(p->outs);
   free(p->storage);
   free(p->arena_off);
   free(p->alias);
@@ -649,6 +693,17 @@ out:
   free(pairs);
 }
 
+/* Value v's dtype and shape in a built plan (dims past the rank zero, data NULL). */
+static void type_of(const wt_plan *p, int v, wt_tensor *t) {
+  const int64_t *e = &p->types[p->pv[v].type];
+  int32_t head[2];
+  memcpy(head, e, sizeof head);
+  t->dtype = head[0];
+  t->rank = head[1];
+  for (int d = 0; d < WT_MAX_RANK; d++) t->dims[d] = d < head[1] ? e[1 + d] : 0;
+  t->data = NULL;
+}
+
 static uint32_t type_hash(const wt_tensor *t) {
   uint32_t h = 2166136261u ^ (uint32_t)t->dtype;
   h = (h ^ (uint32_t)t->rank) * 16777619u;
@@ -735,13 +790,29 @@ static int compact_values(wt_plan *p) {
   p->arena_off = NULL;
   free(p->vals);
   p->vals = NULL;
-  /* allocated after the build's big arrays are freed, so that it can take their room */
-  p->types = malloc(sizeof *types * (n_types ? n_types : 1));
-  if (!p->types) {
+  /* packed, and allocated after the build's big arrays are freed, so that they take their room */
+  size_t words = 0;
+  for (uint32_t t = 0; t < n_types; t++) words += 1 + (size_t)types[t].rank;
+  uint32_t *at_word = malloc(sizeof *at_word * (n_types ? n_types : 1));
+  p->types = malloc(sizeof *p->types * (words ? words : 1));
+  p->outs = calloc((size_t)g->n_outputs + 1, sizeof *p->outs);
+  if (!at_word || !p->types || !p->outs || words > UINT32_MAX) {
+    free(at_word);
     rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
     goto out;
   }
-  memcpy(p->types, types, sizeof *types * n_types);
+  words = 0;
+  for (uint32_t t = 0; t < n_types; t++) {
+    at_word[t] = (uint32_t)words;
+    int32_t head[2] = {types[t].dtype, types[t].rank};
+    memcpy(&p->types[words], head, sizeof head);
+    memcpy(&p->types[words + 1], types[t].dims, sizeof *types[t].dims * (size_t)types[t].rank);
+    words += 1 + (size_t)types[t].rank;
+  }
+  for (int v = 0; v < nv; v++)
+    if (p->storage[v] != ST_NONE) p->pv[v].type = at_word[p->pv[v].type];
+  free(at_word);
+  for (int k = 0; k < g->n_outputs; k++) type_of(p, g->outputs[k], &p->outs[k]);
 out:
   free(types);
   free(slot);
@@ -774,11 +845,15 @@ void wt_plan_settle(wt_plan *p) {
   const wt_graph *g = p->g;
   size_t params_bytes = 0, static_bytes = 0;
   for (int s = 0; s < p->n_steps; s++)
-    if (in_block(p->steps[s].params, p->params_block, SIZE_MAX))
-      params_bytes = (uintptr_t)p->steps[s].params - (uintptr_t)p->params_block + (p->steps[s].params_bytes + 15) / 16 * 16;
+    if (in_block(p->steps[s].params, p->params_block, SIZE_MAX)) {
+      size_t end = (uintptr_t)p->steps[s].params - (uintptr_t)p->params_block + (p->steps[s].params_bytes + 15) / 16 * 16;
+      if (end > params_bytes) params_bytes = end;
+    }
   for (int v = 0; v < p->n_values; v++)
     if (p->storage[v] == ST_STATIC && p->pv[v].at.ptr && in_block(p->pv[v].at.ptr, p->static_block, SIZE_MAX)) {
-      size_t end = (uintptr_t)p->pv[v].at.ptr - (uintptr_t)p->static_block + (wt_nbytes(&p->types[p->pv[v].type]) + 15) / 16 * 16;
+      wt_tensor t;
+      type_of(p, v, &t);
+      size_t end = (uintptr_t)p->pv[v].at.ptr - (uintptr_t)p->static_block + (wt_nbytes(&t) + 15) / 16 * 16;
       if (end > static_bytes) static_bytes = end;
     }
   p->steps = lower(p->steps, sizeof *p->steps * (size_t)p->n_steps, 8);
@@ -917,7 +992,7 @@ static inline void *pval_data(const wt_plan *p, int v) {
 }
 
 static inline void pval_get(const wt_plan *p, int v, wt_tensor *t) {
-  *t = p->types[p->pv[v].type];
+  type_of(p, v, t);
   t->data = pval_data(p, v);
 }
 
@@ -929,7 +1004,8 @@ int wt_plan_value(const wt_plan *p, int v, wt_tensor *out) {
 
 int wt_plan_matches(const wt_plan *p, const wt_tensor *inputs) {
   for (int k = 0; k < p->g->n_inputs; k++) {
-    const wt_tensor *d = &p->types[p->pv[p->g->inputs[k]].type]; /* what it was built for */
+    wt_tensor built_for, *d = &built_for;
+    type_of(p, p->g->inputs[k], d);
     if (d->dtype != inputs[k].dtype || !wt_same_shape(d, &inputs[k])) return 0;
     if (p->keyed[k] && memcmp(p->keyed_data[k], inputs[k].data, wt_nbytes(d)) != 0) return 0;
   }
@@ -975,7 +1051,7 @@ int wt_plan_run(wt_plan *p, const wt_tensor *inputs) {
 const wt_tensor *wt_plan_output(const wt_plan *p, int k, void **data) {
   int v = p->g->outputs[k];
   *data = pval_data(p, v);
-  return &p->types[p->pv[v].type];
+  return &p->outs[k];
 }
 
 size_t wt_plan_arena_bytes(const wt_plan *p) { return p->arena_bytes; }
