@@ -155,7 +155,12 @@ static int read_node(wt_graph *g, const Onnx__NodeProto *np, int index) {
   return WT_OK;
 }
 
-static int read_graph(wt_graph *g, const Onnx__GraphProto *gp, const wt_onnx_read_opts *opts) {
+/* Each part of the unpacked message is freed as soon as it is read (the final free skips NULLs):
+ * the IR is built in the room the message gives back, so loading peaks near the unpacked
+ * message's size instead of message + IR. */
+#define DONE_WITH(kind, arr, i) (onnx__##kind##__free_unpacked((arr)[i], NULL), (arr)[i] = NULL)
+
+static int read_graph(wt_graph *g, Onnx__GraphProto *gp, const wt_onnx_read_opts *opts) {
   free(g->name);
   g->name = wt_strdup(gp->name);
   if (gp->n_sparse_initializer)
@@ -182,6 +187,7 @@ static int read_graph(wt_graph *g, const Onnx__GraphProto *gp, const wt_onnx_rea
     val->nbytes = wt_nbytes(&ct.t);
     free(ct.name);
     WT_TRY(wt_value_set_shape(g, v, ct.t.rank, ct.t.dims));
+    DONE_WITH(tensor_proto, gp->initializer, i);
   }
   for (size_t i = 0; i < gp->n_input; i++) {
     const Onnx__ValueInfoProto *vi = gp->input[i];
@@ -195,7 +201,10 @@ static int read_graph(wt_graph *g, const Onnx__GraphProto *gp, const wt_onnx_rea
     WT_TRY(read_value_type(g, v, vi, "graph input"));
     WT_TRY(wt_graph_add_input(g, v));
   }
-  for (size_t i = 0; i < gp->n_node; i++) WT_TRY(read_node(g, gp->node[i], (int)i));
+  for (size_t i = 0; i < gp->n_node; i++) {
+    WT_TRY(read_node(g, gp->node[i], (int)i));
+    DONE_WITH(node_proto, gp->node, i);
+  }
   for (size_t i = 0; i < gp->n_output; i++) {
     const Onnx__ValueInfoProto *vi = gp->output[i];
     if (!vi->name || !vi->name[0]) return wt_errorf(WT_ERR_PARSE, "graph output #%zu has no name", i);
@@ -216,6 +225,7 @@ static int read_graph(wt_graph *g, const Onnx__GraphProto *gp, const wt_onnx_rea
     /* Intermediate annotations are hints only; unsupported ones are ignored here and the
      * planner reports the real problem at the node that produces such a value. */
     if (read_value_type(g, v, vi, "value") != WT_OK) wt_error_clear();
+    DONE_WITH(value_info_proto, gp->value_info, i);
   }
   return wt_graph_toposort(g);
 }
