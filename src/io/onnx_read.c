@@ -155,44 +155,42 @@ static int read_node(wt_graph *g, const Onnx__NodeProto *np, int index) {
   return WT_OK;
 }
 
-/* Each part of the unpacked message is freed as soon as it is read (the final free skips NULLs):
- * the IR is built in the room the message gives back, so loading peaks near the unpacked
- * message's size instead of message + IR. */
-#define DONE_WITH(kind, arr, i) (onnx__##kind##__free_unpacked((arr)[i], NULL), (arr)[i] = NULL)
-
-static int read_graph(wt_graph *g, Onnx__GraphProto *gp, const wt_onnx_read_opts *opts) {
-  free(g->name);
-  g->name = wt_strdup(gp->name);
-  if (gp->n_sparse_initializer)
-    return wt_errorf(WT_ERR_UNSUPPORTED, "graph has %zu sparse initializers (not supported)",
-                     gp->n_sparse_initializer);
-  for (size_t i = 0; i < gp->n_initializer; i++) {
-    const Onnx__TensorProto *tp = gp->initializer[i];
-    if (!tp->name || !tp->name[0])
-      return wt_errorf(WT_ERR_PARSE, "initializer #%zu has no name", i);
-    if (wt_graph_find(g, tp->name) >= 0)
-      return wt_errorf(WT_ERR_PARSE, "initializer '%s' is defined twice", tp->name);
-    wt_const_tensor ct;
-    WT_TRY(wt_tensor_from_proto(tp, opts, "initializer", &ct));
-    int v = wt_graph_value(g, tp->name);
-    if (v < 0) {
-      free(ct.name);
-      free(ct.t.data);
-      return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
-    }
-    wt_value *val = &g->values[v];
-    val->flags |= WT_VALUE_INITIALIZER;
-    val->dtype = ct.t.dtype;
-    val->data = ct.t.data;
-    val->nbytes = wt_nbytes(&ct.t);
-    free(ct.name);
-    WT_TRY(wt_value_set_shape(g, v, ct.t.rank, ct.t.dims));
-    DONE_WITH(tensor_proto, gp->initializer, i);
+static int read_initializer(wt_graph *g, const Onnx__TensorProto *tp, size_t i,
+                            const wt_onnx_read_opts *opts) {
+  if (!tp->name || !tp->name[0]) return wt_errorf(WT_ERR_PARSE, "initializer #%zu has no name", i);
+  if (wt_graph_find(g, tp->name) >= 0)
+    return wt_errorf(WT_ERR_PARSE, "initializer '%s' is defined twice", tp->name);
+  wt_const_tensor ct;
+  WT_TRY(wt_tensor_from_proto(tp, opts, "initializer", &ct));
+  int v = wt_graph_value(g, tp->name);
+  free(ct.name);
+  if (v < 0) {
+    free(ct.t.data);
+    return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
   }
-  for (size_t i = 0; i < gp->n_input; i++) {
-    const Onnx__ValueInfoProto *vi = gp->input[i];
-    if (!vi->name || !vi->name[0]) return wt_errorf(WT_ERR_PARSE, "graph input #%zu has no name", i);
+  wt_value *val = &g->values[v];
+  val->flags |= WT_VALUE_INITIALIZER;
+  val->dtype = ct.t.dtype;
+  val->data = ct.t.data;
+  val->nbytes = wt_nbytes(&ct.t);
+  return wt_value_set_shape(g, v, ct.t.rank, ct.t.dims);
+}
+
+static int read_io(wt_graph *g, const Onnx__GraphProto *gp, int outputs) {
+  size_t n = outputs ? gp->n_output : gp->n_input;
+  for (size_t i = 0; i < n; i++) {
+    const Onnx__ValueInfoProto *vi = outputs ? gp->output[i] : gp->input[i];
+    const char *what = outputs ? "output" : "input";
+    if (!vi->name || !vi->name[0]) return wt_errorf(WT_ERR_PARSE, "graph %s #%zu has no name", what, i);
     int v = wt_graph_find(g, vi->name);
+    if (outputs) {
+      if (v < 0)
+        return wt_errorf(WT_ERR_PARSE, "graph output '%s' is not produced by any node, input or "
+                         "initializer", vi->name);
+      if (!(g->values[v].flags & WT_VALUE_INITIALIZER)) WT_TRY(read_value_type(g, v, vi, "graph output"));
+      WT_TRY(wt_graph_add_output(g, v));
+      continue;
+    }
     /* Older exporters list initializers among the inputs: those stay initializers. */
     if (v >= 0 && (g->values[v].flags & WT_VALUE_INITIALIZER)) continue;
     if (v >= 0) return wt_errorf(WT_ERR_PARSE, "graph input '%s' is listed twice", vi->name);
@@ -201,56 +199,111 @@ static int read_graph(wt_graph *g, Onnx__GraphProto *gp, const wt_onnx_read_opts
     WT_TRY(read_value_type(g, v, vi, "graph input"));
     WT_TRY(wt_graph_add_input(g, v));
   }
-  for (size_t i = 0; i < gp->n_node; i++) {
-    WT_TRY(read_node(g, gp->node[i], (int)i));
-    DONE_WITH(node_proto, gp->node, i);
-  }
-  for (size_t i = 0; i < gp->n_output; i++) {
-    const Onnx__ValueInfoProto *vi = gp->output[i];
-    if (!vi->name || !vi->name[0]) return wt_errorf(WT_ERR_PARSE, "graph output #%zu has no name", i);
-    int v = wt_graph_find(g, vi->name);
-    if (v < 0)
-      return wt_errorf(WT_ERR_PARSE, "graph output '%s' is not produced by any node, input or "
-                       "initializer", vi->name);
-    if (!(g->values[v].flags & WT_VALUE_INITIALIZER)) WT_TRY(read_value_type(g, v, vi, "graph output"));
-    WT_TRY(wt_graph_add_output(g, v));
-  }
-  for (size_t i = 0; i < gp->n_value_info; i++) {
-    const Onnx__ValueInfoProto *vi = gp->value_info[i];
-    if (!vi->name) continue;
-    int v = wt_graph_find(g, vi->name);
-    if (v < 0 || (g->values[v].flags & (WT_VALUE_INITIALIZER | WT_VALUE_GRAPH_INPUT |
-                                        WT_VALUE_GRAPH_OUTPUT)))
-      continue;
-    /* Intermediate annotations are hints only; unsupported ones are ignored here and the
-     * planner reports the real problem at the node that produces such a value. */
-    if (read_value_type(g, v, vi, "value") != WT_OK) wt_error_clear();
-    DONE_WITH(value_info_proto, gp->value_info, i);
-  }
-  return wt_graph_toposort(g);
+  return WT_OK;
 }
 
-/* `owned`: the caller's malloc'd copy of bytes, freed as soon as they are unpacked. */
+static void read_value_info(wt_graph *g, const Onnx__ValueInfoProto *vi) {
+  if (!vi->name) return;
+  int v = wt_graph_find(g, vi->name);
+  if (v < 0 || (g->values[v].flags & (WT_VALUE_INITIALIZER | WT_VALUE_GRAPH_INPUT | WT_VALUE_GRAPH_OUTPUT)))
+    return;
+  /* Intermediate annotations are hints only; unsupported ones are ignored here and the planner
+   * reports the real problem at the node that produces such a value. */
+  if (read_value_type(g, v, vi, "value") != WT_OK) wt_error_clear();
+}
+
+/* GraphProto fields read one message at a time */
+enum { GRAPH_NODE = 1, GRAPH_INITIALIZER = 5, GRAPH_VALUE_INFO = 13 };
+
+/* Reads the GraphProto in bytes (checked) part by part: the small fields are unpacked together,
+ * then each initializer, node and value_info is unpacked, read into the IR and freed before the
+ * next, so that loading holds the serialized model plus one part, never the whole unpacked
+ * message (3-4x the file) beside the IR. Parts are read in ONNX's order of definition:
+ * initializers, inputs, nodes, outputs, value_info. */
+static int read_graph(wt_graph *g, const uint8_t *bytes, size_t len, const wt_onnx_read_opts *opts) {
+  static const uint32_t parts[] = {GRAPH_NODE, GRAPH_INITIALIZER, GRAPH_VALUE_INFO};
+  uint8_t *rest;
+  size_t rest_len;
+  WT_TRY(wt_pb_without(bytes, len, parts, 3, &rest, &rest_len));
+  Onnx__GraphProto *gp = onnx__graph_proto__unpack(NULL, rest_len, rest);
+  free(rest);
+  if (!gp) return wt_errorf(WT_ERR_PARSE, "not a valid ONNX model: its graph does not parse as a GraphProto");
+  int rc = WT_OK;
+  wt_graph_release(g, g->name);
+  if (!(g->name = wt_strdup(gp->name))) rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  if (rc == WT_OK && gp->n_sparse_initializer)
+    rc = wt_errorf(WT_ERR_UNSUPPORTED, "graph has %zu sparse initializers (not supported)",
+                   gp->n_sparse_initializer);
+  for (int pass = 0; pass < 5 && rc == WT_OK; pass++) {
+    if (pass == 1 || pass == 3) { /* inputs, outputs */
+      rc = read_io(g, gp, pass == 3);
+      continue;
+    }
+    uint32_t want = pass == 0 ? GRAPH_INITIALIZER : pass == 2 ? GRAPH_NODE : GRAPH_VALUE_INFO;
+    size_t at = 0, i = 0;
+    wt_pb_field f;
+    while (rc == WT_OK && wt_pb_next(bytes, len, &at, &f)) {
+      if (f.id != want || f.wire != 2) continue;
+      if (want == GRAPH_INITIALIZER) {
+        Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, f.len, f.payload);
+        rc = tp ? read_initializer(g, tp, i, opts)
+                : wt_errorf(WT_ERR_PARSE, "initializer #%zu does not parse as a TensorProto", i);
+        onnx__tensor_proto__free_unpacked(tp, NULL);
+      } else if (want == GRAPH_NODE) {
+        Onnx__NodeProto *np = onnx__node_proto__unpack(NULL, f.len, f.payload);
+        rc = np ? read_node(g, np, (int)i)
+                : wt_errorf(WT_ERR_PARSE, "node #%zu does not parse as a NodeProto", i);
+        onnx__node_proto__free_unpacked(np, NULL);
+      } else {
+        Onnx__ValueInfoProto *vi = onnx__value_info_proto__unpack(NULL, f.len, f.payload);
+        if (vi) read_value_info(g, vi); /* hints only */
+        onnx__value_info_proto__free_unpacked(vi, NULL);
+      }
+      i++;
+    }
+  }
+  onnx__graph_proto__free_unpacked(gp, NULL);
+  return rc ? rc : wt_graph_toposort(g);
+}
+
+enum { MODEL_GRAPH = 7 };
+
+/* `owned`: the caller's malloc'd copy of bytes, freed once read. */
 static int read_model(const uint8_t *bytes, size_t len, uint8_t *owned,
                       const wt_onnx_read_opts *opts, wt_graph **out) {
   *out = NULL;
-  int crc = wt_pb_check(&onnx__model_proto__descriptor, bytes, len, "ModelProto");
-  if (crc) {
-    free(owned);
-    return wt_error_context(crc, "not a valid ONNX model (%zu bytes)", len);
-  }
-  Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, bytes);
-  free(owned); /* the unpacked message holds copies */
-  if (!mp) return wt_errorf(WT_ERR_PARSE, "not a valid ONNX model: the %zu bytes do not parse as "
-                            "a ModelProto", len);
-  int rc = WT_OK;
-  wt_graph *g = wt_graph_new();
-  if (!g) {
-    rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  Onnx__ModelProto *mp = NULL;
+  wt_graph *g = NULL;
+  int rc = wt_pb_check(&onnx__model_proto__descriptor, bytes, len, "ModelProto");
+  if (rc) {
+    rc = wt_error_context(rc, "not a valid ONNX model (%zu bytes)", len);
     goto done;
   }
-  if (!mp->graph) {
-    rc = wt_errorf(WT_ERR_PARSE, "ONNX model has no graph");
+  /* the graph is read part by part (read_graph); the rest of the model at once */
+  const uint8_t *graph = NULL;
+  size_t graph_len = 0, at = 0;
+  int n_graphs = 0;
+  wt_pb_field f;
+  while (wt_pb_next(bytes, len, &at, &f))
+    if (f.id == MODEL_GRAPH && f.wire == 2) graph = f.payload, graph_len = f.len, n_graphs++;
+  if (n_graphs != 1) {
+    rc = n_graphs ? wt_errorf(WT_ERR_UNSUPPORTED, "ONNX model has its graph field %d times (protobuf "
+                              "would merge them; not supported)", n_graphs)
+                  : wt_errorf(WT_ERR_PARSE, "ONNX model has no graph");
+    goto done;
+  }
+  uint8_t *rest;
+  size_t rest_len;
+  static const uint32_t drop[] = {MODEL_GRAPH};
+  if ((rc = wt_pb_without(bytes, len, drop, 1, &rest, &rest_len))) goto done;
+  mp = onnx__model_proto__unpack(NULL, rest_len, rest);
+  free(rest);
+  if (!mp) {
+    rc = wt_errorf(WT_ERR_PARSE, "not a valid ONNX model: the %zu bytes do not parse as a ModelProto", len);
+    goto done;
+  }
+  if (!(g = wt_graph_new())) {
+    rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
     goto done;
   }
   if (mp->n_functions) {
@@ -259,18 +312,22 @@ static int read_model(const uint8_t *bytes, size_t len, uint8_t *owned,
     goto done;
   }
   g->ir_version = mp->has_ir_version ? mp->ir_version : 0;
-  free(g->producer_name);
-  free(g->producer_version);
+  wt_graph_release(g, g->producer_name);
+  wt_graph_release(g, g->producer_version);
   g->producer_name = wt_strdup(mp->producer_name);
   g->producer_version = wt_strdup(mp->producer_version);
+  if (!g->producer_name || !g->producer_version) rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
   for (size_t i = 0; i < mp->n_opset_import && rc == WT_OK; i++)
     rc = wt_graph_set_opset(g, mp->opset_import[i]->domain,
                             mp->opset_import[i]->has_version ? mp->opset_import[i]->version : 1);
   if (rc == WT_OK && mp->n_opset_import == 0)
     rc = wt_graph_set_opset(g, "", 1); /* IR < 3 models: the default domain at version 1 */
-  if (rc == WT_OK) rc = read_graph(g, mp->graph, opts);
+  onnx__model_proto__free_unpacked(mp, NULL);
+  mp = NULL;
+  if (rc == WT_OK) rc = read_graph(g, graph, graph_len, opts);
 done:
   onnx__model_proto__free_unpacked(mp, NULL);
+  free(owned);
   if (rc) {
     wt_graph_free(g);
     return rc;

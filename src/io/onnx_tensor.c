@@ -233,6 +233,40 @@ int wt_pb_check(const ProtobufCMessageDescriptor *d, const uint8_t *bytes, size_
   return pb_check(d, bytes, len, 0, what);
 }
 
+int wt_pb_next(const uint8_t *p, size_t len, size_t *at, wt_pb_field *f) {
+  uint64_t tag, n;
+  if (*at >= len || !pb_varint(p, len, at, &tag, 4)) return 0;
+  *f = (wt_pb_field){.id = (uint32_t)(tag >> 3), .wire = (int)(tag & 7)};
+  switch (f->wire) { /* bounds hold: the message passed wt_pb_check */
+    case 0: return pb_varint(p, len, at, &n, 10);
+    case 1: *at += 8; return *at <= len;
+    case 5: *at += 4; return *at <= len;
+    case 2:
+      if (!pb_varint(p, len, at, &n, 10) || n > len - *at) return 0;
+      f->payload = p + *at;
+      f->len = (size_t)n;
+      *at += (size_t)n;
+      return 1;
+    default: return 0;
+  }
+}
+
+int wt_pb_without(const uint8_t *bytes, size_t len, const uint32_t *drop, int n_drop, uint8_t **out,
+                  size_t *out_len) {
+  *out = malloc(len ? len : 1);
+  if (!*out) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  size_t at = 0, n = 0, start = 0;
+  wt_pb_field f;
+  while (wt_pb_next(bytes, len, &at, &f)) {
+    int keep = 1;
+    for (int i = 0; i < n_drop; i++) keep &= f.id != drop[i];
+    if (keep) memcpy(*out + n, bytes + start, at - start), n += at - start;
+    start = at;
+  }
+  *out_len = n;
+  return WT_OK;
+}
+
 int wt_tensor_pb_read(const uint8_t *bytes, size_t len, wt_const_tensor **out) {
   *out = NULL;
   int crc = wt_pb_check(&onnx__tensor_proto__descriptor, bytes, len, "TensorProto");

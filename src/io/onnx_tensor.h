@@ -21,4 +21,18 @@ void wt_tensor_to_proto(const wt_const_tensor *t, Onnx__TensorProto *tp, int64_t
 int wt_pb_check(const ProtobufCMessageDescriptor *d, const uint8_t *bytes, size_t len,
                 const char *what);
 
+/* Walking the top-level fields of a message wt_pb_check passed (so that its parts can be
+ * unpacked one at a time): field number, and for length-delimited fields the payload. */
+typedef struct wt_pb_field {
+  uint32_t id;
+  int wire;
+  const uint8_t *payload;
+  size_t len;
+} wt_pb_field;
+/* The field at *at (then past it); 0 at the end. */
+int wt_pb_next(const uint8_t *bytes, size_t len, size_t *at, wt_pb_field *f);
+/* A copy of the message without the fields numbered drop[0..n_drop) (*out malloc'd). */
+int wt_pb_without(const uint8_t *bytes, size_t len, const uint32_t *drop, int n_drop, uint8_t **out,
+                  size_t *out_len);
+
 #endif

@@ -61,7 +61,6 @@ struct wt_plan {
   wt_step *steps;
   uint8_t *arena;                /* the arena it is bound to (the session's, not owned) */
   size_t arena_bytes;
-  size_t *arena_off;             /* while building: arena offset of every ST_ARENA value */
   size_t live_peak;              /* most arena bytes live at once (arena_bytes less fragmentation) */
   void **statics;                /* while building: the folded constants, one allocation each */
   int n_statics;
@@ -484,13 +483,20 @@ void wt_plan_free(wt_plan *p) {
   free(p->types);
   free(p->outs);
   free(p->storage);
-  free(p->arena_off);
   free(p->alias);
   if (p->keyed_data)
     for (int k = 0; k < p->g->n_inputs; k++) free(p->keyed_data[k]);
   free(p->keyed_data);
   free(p->keyed);
   free(p);
+}
+
+static void type_of(const wt_plan *p, int v, wt_tensor *t);
+
+static size_t value_bytes(const wt_plan *p, int v) {
+  wt_tensor t;
+  type_of(p, v, &t);
+  return wt_nbytes(&t);
 }
 
 static int find_root(const int *root, int v) {
@@ -506,14 +512,15 @@ static void write_in_place(wt_plan *p, int s, int *root, int *last) {
   int v = st->n_out > 0 ? st->node->outputs[0] : -1;
   if (!(st->op->flags & WT_OP_INPLACE) || v < 0 || root[v] != v || p->storage[v] != ST_ARENA)
     return;
-  const wt_tensor *out = &p->vals[v];
+  wt_tensor out_t, in_t, *out = &out_t, *in = &in_t;
+  type_of(p, v, out);
   for (int i = 0; i < st->n_in; i++) {
     int u = st->node->inputs[i];
     if (u < 0) continue;
     int r = find_root(root, u);
-    const wt_tensor *in = &p->vals[u];
+    type_of(p, u, in);
     if (p->storage[r] != ST_ARENA || last[r] != s || in->dtype != out->dtype ||
-        !wt_same_shape(in, out) || wt_nbytes(&p->vals[r]) != wt_nbytes(out))
+        !wt_same_shape(in, out) || value_bytes(p, r) != wt_nbytes(out))
       continue;
     root[v] = r;
     last[r] = last[v] > s ? last[v] : s;
@@ -560,7 +567,7 @@ static int assign_arena(wt_plan *p) {
     for (int i = 0; i < st->n_out; i++) {
       int v = st->node->outputs[i];
       if (v < 0 || root[v] != v || p->storage[v] == ST_ALIAS) continue;
-      size_t nb = wt_nbytes(&p->vals[v]);
+      size_t nb = value_bytes(p, v);
       if (last[v] < 0) last[v] = s; /* unused output: still written by the kernel */
       if (wt_arena_alloc_take(&aa, nb, &off[v])) {
         rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory: the activations at these input shapes pass "
@@ -588,14 +595,14 @@ static int assign_arena(wt_plan *p) {
       if (v < 0) continue;
       int r = root[v];
       if (last[r] == s && p->storage[r] == ST_ARENA) {
-        wt_arena_alloc_give(&aa, off[r], wt_nbytes(&p->vals[r]));
+        wt_arena_alloc_give(&aa, off[r], value_bytes(p, r));
         last[r] = -2; /* given back once */
       }
     }
     for (int i = 0; i < st->n_out; i++) {
       int v = st->node->outputs[i];
       if (v >= 0 && root[v] == v && last[v] == s && p->storage[v] == ST_ARENA) {
-        wt_arena_alloc_give(&aa, off[v], wt_nbytes(&p->vals[v]));
+        wt_arena_alloc_give(&aa, off[v], value_bytes(p, v));
         last[v] = -2;
       }
     }
@@ -622,10 +629,8 @@ static int assign_arena(wt_plan *p) {
                    p->arena_bytes >> 20);
     goto out;
   }
-  for (int v = 0; v < nv; v++) /* outputs written in place */
-    if (root[v] != v && p->storage[v] == ST_ARENA) off[v] = off[root[v]];
-  p->arena_off = off;
-  off = NULL;
+  for (int v = 0; v < nv; v++) /* outputs written in place share their root's offset */
+    if (p->storage[v] == ST_ARENA) p->pv[v].at.off = off[root[v]];
 out:
   wt_arena_alloc_release(&aa);
   free(root);
@@ -764,8 +769,7 @@ static int compact_values(wt_plan *p) {
   size_t at = 0;
   for (int v = 0; v < nv; v++) {
     switch (p->storage[v]) {
-      case ST_ARENA:
-        p->pv[v].at.off = p->arena_off ? p->arena_off[v] : 0;
+      case ST_ARENA: /* assign_arena sets the offset */
         break;
       case ST_STATIC:
         if (read[v]) {
@@ -786,8 +790,6 @@ static int compact_values(wt_plan *p) {
   free(p->statics);
   p->statics = NULL;
   p->n_statics = 0;
-  free(p->arena_off);
-  p->arena_off = NULL;
   free(p->vals);
   p->vals = NULL;
   /* packed, and allocated after the build's big arrays are freed, so that they take their room */
@@ -965,8 +967,9 @@ static int plan_build(const wt_graph *g, const wt_tensor *inputs, int shapes_onl
     p->vals[g->inputs[k]].data = NULL;
   }
   rc = size_io(p);
-  if (rc == WT_OK && !shapes_only) rc = assign_arena(p);
+  /* compacted first: the arena layout's temporaries then take the room of the full descriptions */
   if (rc == WT_OK) rc = compact_values(p);
+  if (rc == WT_OK && !shapes_only) rc = assign_arena(p);
   if (rc) goto fail;
   if (!shapes_only) wt_plan_settle(p);
   *out = p;
