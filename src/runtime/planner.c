@@ -760,9 +760,14 @@ static int compact_values(wt_plan *p) {
       if (p->steps[s].node->inputs[i] >= 0) read[p->steps[s].node->inputs[i]] = 1;
   for (int k = 0; k < g->n_outputs; k++) read[g->outputs[k]] = 1;
   size_t static_bytes = 0;
+  int any_static = 0;
   for (int v = 0; v < nv; v++)
-    if (p->storage[v] == ST_STATIC && read[v]) static_bytes += (wt_nbytes(&p->vals[v]) + 15) / 16 * 16;
-  if (static_bytes && !(p->static_block = aligned_alloc(16, static_bytes))) {
+    if (p->storage[v] == ST_STATIC && read[v]) {
+      static_bytes += (wt_nbytes(&p->vals[v]) + 15) / 16 * 16;
+      any_static = 1;
+    }
+  /* empty constants get an address too (at least 16 bytes) */
+  if (any_static && !(p->static_block = aligned_alloc(16, static_bytes ? static_bytes : 16))) {
     rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
     goto out;
   }

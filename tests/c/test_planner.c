@@ -320,7 +320,36 @@ static void test_derived_dim_names(void) {
   wt_graph_free(g);
 }
 
+/* A folded constant a step reads may be empty (value_floats = []): it still gets an address in
+ * the plan's block of constants (fuzz_artifacts: the block was NULL and the plan offset it). */
+static void test_empty_constant(void) {
+  wt_graph *g = wt_graph_new();
+  wt_graph_set_opset(g, "", 17);
+  int x = input(g, "x", WT_FLOAT, 1, -1), c = wt_graph_value(g, "c"), y = wt_graph_value(g, "y");
+  int k = wt_graph_add_node(g, "Constant", "", "empty", 0, NULL, 1, &c);
+  wt_node_set_ints(g, k, "value_ints", NULL, 0);
+  wt_graph_add_node(g, "Cast", "", "cast", 1, &c, 1, (int[]){wt_graph_value(g, "cf")});
+  wt_node_set_int(g, g->n_nodes - 1, "to", WT_FLOAT);
+  int cf = wt_graph_find(g, "cf");
+  k = wt_graph_add_node(g, "Concat", "", "concat", 2, (int[]){x, cf}, 1, &y);
+  wt_node_set_int(g, k, "axis", 0);
+  wt_graph_add_output(g, y);
+  CHECK_OK(wt_graph_infer_shapes(g));
+  float in[3] = {1, 2, 3};
+  wt_tensor t = {.dtype = WT_FLOAT, .rank = 1, .dims = {3}, .data = in}, ct;
+  wt_plan *p;
+  CHECK_OK(wt_plan_build(g, &t, &p));
+  CHECK(wt_plan_value(p, cf, &ct) && ct.rank == 1 && ct.dims[0] == 0 && ct.data != NULL);
+  wt_plan_free(p);
+  wt_session *s = session_of(g);
+  if (!s) return;
+  const float *out = run_1d(s, in, 3);
+  CHECK(out && out[0] == 1 && out[2] == 3);
+  wt_session_free(s);
+}
+
 int main(void) {
+  test_empty_constant();
   test_derived_dim_names();
   test_all_unsupported_named();
   test_symbolic_inference();

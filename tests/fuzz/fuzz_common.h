@@ -73,7 +73,7 @@ static inline int wt_fuzz_tensors(const wt_value *const *vals, int n_vals, const
     if (t->rank > WT_MAX_RANK) t->rank = WT_MAX_RANK;
     for (int i = 0; i < t->rank; i++) {
       if (v->rank >= 0 && v->dims[i] >= 0) t->dims[i] = v->dims[i];
-      else t->dims[i] = wt_fuzz_dim(dm, v->rank >= 0 ? v->dim_param[i] : NULL, ctrl, k + i);
+      else t->dims[i] = wt_fuzz_dim(dm, v->rank >= 0 ? wt_value_dim_param(v, i) : NULL, ctrl, k + i);
     }
     if ((ctrl[3] & 1) && t->rank > 0 && k == 0) t->dims[ctrl[5] % t->rank] += 1;
   }
