@@ -1,5 +1,6 @@
 /* ModelProto -> IR. Everything webtrain cannot honour is rejected here with a message that
  * names the node, tensor or attribute: nested graphs, sparse tensors, unsupported dtypes. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,9 +229,23 @@ static int read_graph(wt_graph *g, const uint8_t *bytes, size_t len, const wt_on
   Onnx__GraphProto *gp = onnx__graph_proto__unpack(NULL, rest_len, rest);
   free(rest);
   if (!gp) return wt_errorf(WT_ERR_PARSE, "not a valid ONNX model: its graph does not parse as a GraphProto");
-  int rc = WT_OK;
+  /* the arrays sized up front: nodes as many as node fields, values at most the initializers,
+   * inputs and node outputs (each node's output fields counted without unpacking it) */
+  size_t at = 0, n_nodes = 0, n_values = gp->n_input;
+  wt_pb_field f;
+  while (wt_pb_next(bytes, len, &at, &f)) {
+    if (f.wire != 2) continue;
+    if (f.id == GRAPH_INITIALIZER) n_values++;
+    if (f.id != GRAPH_NODE) continue;
+    n_nodes++;
+    size_t nat = 0;
+    wt_pb_field nf;
+    while (wt_pb_next(f.payload, f.len, &nat, &nf)) n_values += nf.id == 2 && nf.wire == 2; /* NodeProto.output */
+  }
+  int rc = n_nodes < INT_MAX / 2 && n_values < INT_MAX / 2 ? wt_graph_reserve(g, (int)n_values, (int)n_nodes)
+                                                           : wt_errorf(WT_ERR_UNSUPPORTED, "graph too large");
   wt_graph_release(g, g->name);
-  if (!(g->name = wt_strdup(gp->name))) rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  if (rc == WT_OK && !(g->name = wt_strdup(gp->name))) rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
   if (rc == WT_OK && gp->n_sparse_initializer)
     rc = wt_errorf(WT_ERR_UNSUPPORTED, "graph has %zu sparse initializers (not supported)",
                    gp->n_sparse_initializer);
@@ -240,8 +255,8 @@ static int read_graph(wt_graph *g, const uint8_t *bytes, size_t len, const wt_on
       continue;
     }
     uint32_t want = pass == 0 ? GRAPH_INITIALIZER : pass == 2 ? GRAPH_NODE : GRAPH_VALUE_INFO;
-    size_t at = 0, i = 0;
-    wt_pb_field f;
+    size_t i = 0;
+    at = 0;
     while (rc == WT_OK && wt_pb_next(bytes, len, &at, &f)) {
       if (f.id != want || f.wire != 2) continue;
       if (want == GRAPH_INITIALIZER) {

@@ -210,9 +210,10 @@ void wt_graph_free(wt_graph *g) {
   free(g);
 }
 
-static int grow(void **arr, int *cap, int need, size_t elem) {
+/* exact: to `need`, else doubling */
+static int grow(void **arr, int *cap, int need, size_t elem, int exact) {
   if (need <= *cap) return WT_OK;
-  int nc = *cap ? *cap * 2 : 16;
+  int nc = exact ? need : *cap ? *cap * 2 : 16;
   while (nc < need) nc *= 2;
   void *p = realloc(*arr, (size_t)nc * elem);
   if (!p) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory growing the graph");
@@ -220,6 +221,11 @@ static int grow(void **arr, int *cap, int need, size_t elem) {
   *arr = p;
   *cap = nc;
   return WT_OK;
+}
+
+int wt_graph_reserve(wt_graph *g, int n_values, int n_nodes) {
+  WT_TRY(grow((void **)&g->values, &g->cap_values, n_values, sizeof *g->values, 1));
+  return grow((void **)&g->nodes, &g->cap_nodes, n_nodes, sizeof *g->nodes, 1);
 }
 
 int wt_graph_find(const wt_graph *g, const char *name) {
@@ -233,7 +239,7 @@ int wt_graph_find(const wt_graph *g, const char *name) {
 int wt_graph_value(wt_graph *g, const char *name) {
   int i = wt_graph_find(g, name);
   if (i >= 0) return i;
-  if (grow((void **)&g->values, &g->cap_values, g->n_values + 1, sizeof *g->values)) return -1;
+  if (grow((void **)&g->values, &g->cap_values, g->n_values + 1, sizeof *g->values, 0)) return -1;
   wt_value *v = &g->values[g->n_values];
   memset(v, 0, sizeof *v);
   v->name = wt_strdup(name);
@@ -245,7 +251,7 @@ int wt_graph_value(wt_graph *g, const char *name) {
 
 int wt_graph_add_node(wt_graph *g, const char *op_type, const char *domain, const char *name,
                       int n_inputs, const int *inputs, int n_outputs, const int *outputs) {
-  if (grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof *g->nodes)) return -1;
+  if (grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof *g->nodes, 0)) return -1;
   wt_node *n = &g->nodes[g->n_nodes];
   memset(n, 0, sizeof *n);
   n->op_type = wt_strdup(op_type);

@@ -141,6 +141,9 @@ static inline const char *wt_value_dim_param(const wt_value *v, int d) {
   return v->dim_param ? v->dim_param[d] : NULL;
 }
 
+/* Room for n_values values and n_nodes nodes in all (a reader that knows the counts avoids the
+ * arrays' doubling). WT_OK or WT_ERR_NO_MEMORY. */
+int wt_graph_reserve(wt_graph *g, int n_values, int n_nodes);
 /* Adds a value with this name (copied) or returns the existing one. Returns its index or -1 (no memory). */
 int wt_graph_value(wt_graph *g, const char *name);
 /* Looks a value up by name; -1 when absent. */
