@@ -4,7 +4,12 @@
  * initializer (the graph's bytes), a folded constant (owned by the plan, computed once while
  * planning: Constant nodes, Shape/Size of known shapes, any node whose inputs are all known),
  * an arena slot (offset fixed at plan time, reused once the value is dead), or a view of its
- * input (Reshape-like ops). */
+ * input (Reshape-like ops).
+ *
+ * Building works on full descriptions of every value (vals); a built plan keeps 8 bytes per
+ * value (wt_pval: offset or pointer, and where its shape is in a packed table of the distinct
+ * ones), the steps, one block of op params and one of folded constants (compact_values,
+ * gather_params), moved down into the room the build freed (wt_plan_settle). */
 #include "runtime/planner.h"
 
 /* Upper bound on any value's element count (far beyond a wasm heap; checked before products

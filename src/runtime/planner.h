@@ -27,7 +27,7 @@ int wt_plan_value(const wt_plan *p, int v, wt_tensor *out);
 int wt_plan_matches(const wt_plan *p, const wt_tensor *inputs);
 /* Binds the arena the plan's activations and scratch live in: at least wt_plan_arena_bytes
  * (+64 bytes of slack), 64-byte aligned, owned by the caller (a session shares one among its
- * plans; a module's training and eval sessions share theirs). Cheap when unchanged. */
+ * plans; a module's training and eval sessions share theirs). O(1): values keep offsets. */
 void wt_plan_bind_arena(wt_plan *p, void *arena);
 /* Runs the plan on inputs (its arena bound); graph outputs are then readable with
  * wt_plan_output until the next run of any plan using the same arena. */
