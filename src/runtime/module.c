@@ -366,15 +366,13 @@ static void prepare_eval(wt_module *m) {
 int wt_module_train_step(wt_module *m) {
   mode *md = &m->m[0];
   md->ran = 0;
-  /* A new batch shape: the training plan, then the eval plan for the same shapes, are built
-   * before the shared arena is (re)allocated, so that their build memory is reused by the
-   * arena instead of growing the heap past it at the first eval (and that eval step starts
-   * planned). */
-  if (m->m[1].sess && !wt_session_planned(md->sess)) {
+  /* The first step: the training plan, then the eval plan for the same shapes, are built before
+   * the shared arena is allocated, so that their build memory is reused by the arena instead of
+   * growing the heap past it at the first eval (and that eval step starts planned). Only the
+   * first: with shapes that change every batch, planning eval each time would double the cost. */
+  if (m->m[1].sess && wt_session_plan_count(m->m[1].sess) == 0 && !wt_session_planned(md->sess)) {
     WT_TRY(wt_session_prepare(md->sess, 0, NULL, NULL));
     prepare_eval(m);
-    wt_session_settle(md->sess);
-    wt_session_settle(m->m[1].sess);
   }
   WT_TRY(wt_session_run(md->sess));
   md->ran = 1;

@@ -9,7 +9,7 @@
  * Building works on full descriptions of every value (vals); a built plan keeps 8 bytes per
  * value (wt_pval: offset or pointer, and where its shape is in a packed table of the distinct
  * ones), the steps, one block of op params and one of folded constants (compact_values,
- * gather_params), moved down into the room the build freed (wt_plan_settle). */
+ * gather_params), moved down into the room the build freed (settle). */
 #include "runtime/planner.h"
 
 /* Upper bound on any value's element count (far beyond a wasm heap; checked before products
@@ -853,7 +853,7 @@ static int in_block(const void *x, const void *block, size_t bytes) {
 /* Building frees big temporaries (vals) below pieces the plan keeps; those move down into the
  * room, so that the kept plan sits low and the arena, allocated next, can start where the
  * temporaries were (a hole under the arena would stay for the module's life). */
-void wt_plan_settle(wt_plan *p) {
+static void settle(wt_plan *p) {
   const wt_graph *g = p->g;
   size_t params_bytes = 0, static_bytes = 0;
   for (int s = 0; s < p->n_steps; s++)
@@ -981,7 +981,7 @@ static int plan_build(const wt_graph *g, const wt_tensor *inputs, int shapes_onl
   if (rc == WT_OK) rc = compact_values(p);
   if (rc == WT_OK && !shapes_only) rc = assign_arena(p);
   if (rc) goto fail;
-  if (!shapes_only) wt_plan_settle(p);
+  if (!shapes_only) settle(p);
   *out = p;
   return WT_OK;
 fail:

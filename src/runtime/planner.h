@@ -16,10 +16,6 @@ int wt_plan_build(const wt_graph *g, const wt_tensor *inputs, wt_plan **out);
  * no data; constants are still folded). For wt_graph_infer_shapes. */
 int wt_plan_build_shapes(const wt_graph *g, const wt_tensor *inputs, wt_plan **out);
 void wt_plan_free(wt_plan *p);
-/* Moves the pieces a built plan keeps to lower addresses where malloc has room (done when it is
- * built; again after other allocations were freed): the heap's free room then gathers at its
- * top, where the activation arena can take it. */
-void wt_plan_settle(wt_plan *p);
 /* Fills *out with value v's dtype, shape and (after a run, when the run reads it) data; 0 when
  * the plan has no such value. */
 int wt_plan_value(const wt_plan *p, int v, wt_tensor *out);

@@ -223,9 +223,7 @@ int wt_session_prepare(wt_session *s, int n, const int *index, const wt_tensor *
   return rc;
 }
 
-void wt_session_settle(wt_session *s) {
-  for (int i = 0; i < s->n_plans; i++) wt_plan_settle(s->plans[i]);
-}
+int wt_session_plan_count(const wt_session *s) { return s->n_plans; }
 
 int wt_session_run(wt_session *s) {
   s->last = NULL;

@@ -22,8 +22,8 @@ const wt_tensor *wt_session_input(const wt_session *s, int k);
  * replaced by tensors[0..n) (their data is read only where values determine shapes); the
  * session's inputs stay as they were, no arena is allocated and nothing runs. */
 int wt_session_prepare(wt_session *s, int n, const int *index, const wt_tensor *tensors);
-/* Settles its plans (wt_plan_settle). */
-void wt_session_settle(wt_session *s);
+/* Plans cached. */
+int wt_session_plan_count(const wt_session *s);
 /* The largest live-bytes peak of the session's plans (activations + scratch a perfect layout
  * would need). wt_session_arena_bytes (webtrain.h) is the sum of the plans' arena layouts. */
 size_t wt_session_live_peak_bytes(const wt_session *s);

@@ -7,6 +7,7 @@
 #include "artifacts/artifacts.h"
 #include "check.h"
 #include "io/onnx_io.h"
+#include "runtime/session.h"
 #include "webtrain.h"
 
 #define CASE WT_SOURCE_DIR "/tests/golden/cases/regression_mse_adamw/"
@@ -70,7 +71,15 @@ int main(void) {
   /* 5 uninterrupted steps */
   run a, b, c;
   CHECK_OK(open_run(&a, g_art.checkpoint.data, g_art.checkpoint.len));
-  for (int k = 0; k < 5; k++) CHECK_OK(step(&a, k));
+  wt_module_mem mm;
+  wt_module_memory(a.m, &mm);
+  CHECK(mm.live_peak[0] == 0 && mm.live_peak[1] == 0);
+  for (int k = 0; k < 5; k++) {
+    CHECK_OK(step(&a, k));
+    /* the first training step plans the eval model too, for the same batch shape */
+    wt_module_memory(a.m, &mm);
+    CHECK(mm.live_peak[0] > 0 && mm.live_peak[1] > 0);
+  }
 
   /* 2 steps, save with optimizer state, reload, 3 more: identical parameters */
   CHECK_OK(open_run(&b, g_art.checkpoint.data, g_art.checkpoint.len));
