@@ -451,15 +451,48 @@ static int thin_gemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, 
   return 0;
 }
 
+/* C[rows x cols] = max(C, 0) (the fused ReLU epilogue; NaN is kept, as Relu keeps it). */
+static void relu_block(float *C, int64_t rows, int64_t cols, int64_t ldc) {
+  const wt_f32x4 zero = wt_f32x4_splat(0.0f);
+  for (int64_t i = 0; i < rows; i++) {
+    float *c = C + i * ldc;
+    int64_t j = 0;
+    for (; j + 4 <= cols; j += 4) wt_f32x4_store(c + j, wt_f32x4_max(wt_f32x4_load(c + j), zero)); /* as Relu's kernel */
+    for (; j < cols; j++) c[j] = c[j] < 0.0f ? 0.0f : c[j];
+  }
+}
+
+static void sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+                  const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
+                  int64_t ldc, int relu);
+
 void wt_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
               const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
               int64_t ldc) {
+  sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 0);
+}
+
+void wt_sgemm_relu(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+                   const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
+                   int64_t ldc) {
+  sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 1);
+}
+
+/* The unpacked paths (thin or small shapes) write all of C at once: small enough to be in
+ * cache for the epilogue. The packed path applies it per MC x NC block after its last K slice. */
+static void sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+                  const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
+                  int64_t ldc, int relu) {
   if (M <= 0 || N <= 0) return;
   if (K <= 0 || alpha == 0.0f) {
     scale_c(M, N, beta, C, ldc);
+    if (relu) relu_block(C, M, N, ldc);
     return;
   }
-  if (thin_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
+  if (thin_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) {
+    if (relu) relu_block(C, M, N, ldc);
+    return;
+  }
   if (K <= DIRECT_KMAX && K * N <= KC * NC && M * N * K <= (trans_a ? WT_GEMM_DIRECT_MAX / 4 : WT_GEMM_DIRECT_MAX)) {
     if (trans_b) {
       /* B is [N, K]: a k-major copy (K x N) for the tiles; 4 rows of B per pass. */
@@ -471,6 +504,7 @@ void wt_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float a
       ldb = N;
     }
     direct_gemm(trans_a, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (relu) relu_block(C, M, N, ldc);
     return;
   }
   for (int64_t jc = 0; jc < N; jc += NC) {
@@ -495,6 +529,7 @@ void wt_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float a
               edge_tile(kc, pa, pb, c, ldc, m, n, alpha, beta_k);
           }
         }
+        if (relu && pc + kc == K) relu_block(C + ic * ldc + jc, mc, nc, ldc);
       }
     }
   }

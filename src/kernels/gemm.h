@@ -11,6 +11,11 @@
 void wt_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
               const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
               int64_t ldc);
+/* The same with a fused ReLU epilogue: C = max(C, 0) applied to each block of C as soon as it
+ * is final (while it is in cache), not in a pass of its own. NaN stays NaN, as in Relu. */
+void wt_sgemm_relu(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+                   const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
+                   int64_t ldc);
 
 /* The scalar reference the fast kernel is tested against (same contract, plain loops). */
 void wt_sgemm_ref(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,

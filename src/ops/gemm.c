@@ -22,6 +22,7 @@ typedef struct mm_params {
   int64_t a_stride[MM_MAX_BATCH], b_stride[MM_MAX_BATCH];
   /* B has a single matrix: fold all of A's batches into the rows of one GEMM. */
   int fold;
+  int relu;                     /* a following Relu fused as the GEMM's epilogue (absorb) */
 } mm_params;
 static_assert(sizeof(mm_params) <= WT_PARAMS_MAX, "mm_params too large");
 
@@ -92,7 +93,7 @@ static int matmul_run(const wt_run_ctx *ctx) {
   int64_t M = p->M, N = p->N, K = p->K, nbatch = 1;
   for (int i = 0; i < p->nb; i++) nbatch *= p->batch[i];
   if (nbatch == 0 || M == 0 || N == 0) return WT_OK;
-  if (K == 0) { /* Empty sums; A and B may have no data at all. */
+  if (K == 0) { /* Empty sums (ReLU of zeros is zeros); A and B may have no data at all. */
     memset(Y, 0, sizeof(float) * (size_t)(nbatch * M * N));
     return WT_OK;
   }
@@ -102,14 +103,14 @@ static int matmul_run(const wt_run_ctx *ctx) {
     for (int i = 0; i < p->nb; i++)
       if (p->a_stride[i]) a_batches *= p->batch[i];
     if (a_batches == nbatch) {
-      wt_sgemm(0, 0, nbatch * M, N, K, 1.0f, A, K, B, N, 0.0f, Y, N);
+      (p->relu ? wt_sgemm_relu : wt_sgemm)(0, 0, nbatch * M, N, K, 1.0f, A, K, B, N, 0.0f, Y, N);
       return WT_OK;
     }
   }
   int64_t idx[MM_MAX_BATCH] = {0};
   int64_t aoff = 0, boff = 0;
   for (int64_t t = 0; t < nbatch; t++) {
-    wt_sgemm(0, 0, M, N, K, 1.0f, A + aoff, K, B + boff, N, 0.0f, Y + t * M * N, N);
+    (p->relu ? wt_sgemm_relu : wt_sgemm)(0, 0, M, N, K, 1.0f, A + aoff, K, B + boff, N, 0.0f, Y + t * M * N, N);
     /* Odometer increment over the batch dims, adjusting both operand offsets. */
     for (int i = p->nb - 1; i >= 0; i--) {
       aoff += p->a_stride[i];
@@ -245,9 +246,19 @@ static int matmul_grad(wt_grad_ctx *c) {
   return wt_grad_status(c);
 }
 
+/* A Relu after the product runs as the GEMM's epilogue (no pass of its own over the output). */
+static int is_relu(const wt_node *n) { return !strcmp(n->op_type, "Relu") && !n->domain[0]; }
+
+static int matmul_absorb(void *params, const wt_node *next) {
+  mm_params *p = params;
+  if (p->relu || !is_relu(next)) return 0;
+  return p->relu = 1;
+}
+
 const wt_op_def wt_op_MatMul = {.domain = "", .op_type = "MatMul", .min_inputs = 2,
                                 .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
-                                .infer = matmul_infer, .run = matmul_run, .grad = matmul_grad};
+                                .infer = matmul_infer, .run = matmul_run, .grad = matmul_grad,
+                                .absorb = matmul_absorb};
 
 /* ---- Gemm ------------------------------------------------------------------------------- */
 
@@ -258,6 +269,7 @@ typedef struct gemm_params {
   int has_c;
   /* C's element strides along Y's rows and columns (0 where broadcast). */
   int64_t c_rs, c_cs;
+  int relu;                     /* a following Relu fused as the GEMM's epilogue (absorb) */
 } gemm_params;
 static_assert(sizeof(gemm_params) <= WT_PARAMS_MAX, "gemm_params too large");
 
@@ -329,8 +341,14 @@ static int gemm_run(const wt_run_ctx *ctx) {
     beta = p->beta;
   }
   int64_t lda = p->trans_a ? M : K, ldb = p->trans_b ? K : N;
-  wt_sgemm(p->trans_a, p->trans_b, M, N, K, p->alpha, A, lda, B, ldb, beta, Y, N);
+  (p->relu ? wt_sgemm_relu : wt_sgemm)(p->trans_a, p->trans_b, M, N, K, p->alpha, A, lda, B, ldb, beta, Y, N);
   return WT_OK;
+}
+
+static int gemm_absorb(void *params, const wt_node *next) {
+  gemm_params *p = params;
+  if (p->relu || !is_relu(next)) return 0;
+  return p->relu = 1;
 }
 
 /* Gemm: the four transA/transB cases as ONNX Runtime emits them (Gemm nodes with alpha,
@@ -358,7 +376,7 @@ static int gemm_grad(wt_grad_ctx *c) {
 
 const wt_op_def wt_op_Gemm = {.domain = "", .op_type = "Gemm", .min_inputs = 2, .max_inputs = 3,
                               .min_outputs = 1, .max_outputs = 1, .infer = gemm_infer,
-                              .run = gemm_run, .grad = gemm_grad};
+                              .run = gemm_run, .grad = gemm_grad, .absorb = gemm_absorb};
 
 const wt_op_def *const wt_ops_gemm[] = {
     &wt_op_Gemm,

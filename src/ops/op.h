@@ -74,6 +74,12 @@ typedef struct wt_op_def {
   int (*run)(const wt_run_ctx *ctx);
   int (*grad)(struct wt_grad_ctx *ctx); /* NULL until the op has a gradient rule */
   uint32_t flags;
+  /* Fusion at plan time: the step's run may take over the step after it, node `next`, which
+   * reads only this step's output 0 (its sole reader) and writes one output of the same shape
+   * (e.g. a Relu after a GEMM becomes the GEMM's epilogue). Returns 1 after recording that in
+   * params (this step's); the planner then skips `next`, whose output shares this one's buffer.
+   * NULL: no fusion. */
+  int (*absorb)(void *params, const wt_node *next);
 } wt_op_def;
 
 /* The op's parameter struct T in ctx->params. A plan step keeps only the bytes its op asked for

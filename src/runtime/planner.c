@@ -37,6 +37,7 @@ typedef struct wt_step {
   uint16_t n_in, n_out;          /* the node's (checked to fit) */
   uint16_t params_bytes;         /* <= WT_PARAMS_MAX */
   uint8_t view;                  /* output 0 shares input 0's buffer */
+  uint8_t absorbed;              /* the step before runs it (fuse_steps): skipped */
 } wt_step;
 
 /* The params of ops that keep none: run may still read its struct, which must then be zeros. */
@@ -76,6 +77,7 @@ struct wt_plan {
   int *alias;                    /* pairs (value, graph input value) it is written into */
   int n_alias;
   void *params_block;            /* every step's params, once the plan is built */
+  int n_fused;                   /* steps run by the step before them (fuse_steps) */
   wt_tensor *io;                 /* a run's inputs and outputs of the current step */
 };
 
@@ -409,6 +411,40 @@ static uint32_t bytes_hash(const void *b, size_t n) {
   uint32_t h = 2166136261u ^ (uint32_t)n;
   for (size_t i = 0; i < n; i++) h = (h ^ ((const uint8_t *)b)[i]) * 16777619u;
   return h;
+}
+
+/* Lets a step take over the next one when its op can (wt_op_def.absorb: a Relu as a GEMM's
+ * epilogue): the next step must be the only reader of the step's single output, read it as its
+ * only input and write one value of the same type. That step is then skipped and its output is a
+ * view of the first's. Returns how many steps were absorbed. */
+static int fuse_steps(wt_plan *p) {
+  const wt_graph *g = p->g;
+  int nv = p->n_values, fused = 0;
+  int *readers = calloc((size_t)nv + 1, sizeof(int));
+  if (!readers) return 0; /* an optimization only */
+  for (int s = 0; s < p->n_steps; s++)
+    for (int i = 0; i < p->steps[s].n_in; i++)
+      if (p->steps[s].node->inputs[i] >= 0) readers[p->steps[s].node->inputs[i]]++;
+  for (int k = 0; k < g->n_outputs; k++) readers[g->outputs[k]] += 2;
+  for (int s = 0; s + 1 < p->n_steps; s++) {
+    wt_step *st = &p->steps[s], *nx = NULL;
+    if (!st->op->absorb || st->n_out != 1 || st->params == no_params || st->absorbed) continue;
+    int v = st->node->outputs[0];
+    if (v < 0 || p->storage[v] != ST_ARENA || readers[v] != 1) continue;
+    for (int t = s + 1; t < p->n_steps && !nx; t++)
+      for (int i = 0; i < p->steps[t].n_in; i++)
+        if (p->steps[t].node->inputs[i] == v) nx = &p->steps[t];
+    if (!nx || nx->n_in != 1 || nx->n_out != 1 || nx->scratch_bytes || nx->out) continue;
+    int w = nx->node->outputs[0];
+    if (w < 0 || p->storage[w] != ST_ARENA || p->vals[w].dtype != p->vals[v].dtype ||
+        !wt_same_shape(&p->vals[w], &p->vals[v]) || !st->op->absorb(st->params, nx->node))
+      continue;
+    nx->view = nx->absorbed = 1;
+    p->storage[w] = ST_VIEW;
+    fused++;
+  }
+  free(readers);
+  return fused;
 }
 
 /* Moves every step's params into one block (no allocation per step in a kept plan); steps with
@@ -962,6 +998,7 @@ static int plan_build(const wt_graph *g, const wt_tensor *inputs, int shapes_onl
     wt_step *fit = realloc(p->steps, sizeof *p->steps * (size_t)(p->n_steps + 1));
     if (fit) p->steps = fit;
   }
+  if (!shapes_only) p->n_fused = fuse_steps(p);
   gather_params(p);
   if (!shapes_only) alias_accumulators(&b);
   /* Values read by the graph only through keyed inputs: remember those inputs' bytes. */
@@ -1038,6 +1075,7 @@ int wt_plan_run(wt_plan *p, const wt_tensor *inputs) {
     const wt_node *n = st->node;
     wt_tensor *in = p->io, *out = p->io + st->n_in;
     if (st->view) p->pv[n->outputs[0]].at.ptr = pval_data(p, n->inputs[0]);
+    if (st->absorbed) continue;
     for (int i = 0; i < st->n_in; i++) {
       if (n->inputs[i] >= 0) pval_get(p, n->inputs[i], &in[i]);
       else in[i] = (wt_tensor){.dtype = WT_UNDEFINED};
@@ -1068,5 +1106,7 @@ const wt_tensor *wt_plan_output(const wt_plan *p, int k, void **data) {
 }
 
 size_t wt_plan_arena_bytes(const wt_plan *p) { return p->arena_bytes; }
+
+int wt_plan_fused_count(const wt_plan *p) { return p->n_fused; }
 
 size_t wt_plan_live_peak_bytes(const wt_plan *p) { return p->live_peak; }

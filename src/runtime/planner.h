@@ -30,6 +30,8 @@ void wt_plan_bind_arena(wt_plan *p, void *arena);
 int wt_plan_run(wt_plan *p, const wt_tensor *inputs);
 /* Graph output k: its dtype and shape (valid as long as the plan) and, in *data, its bytes. */
 const wt_tensor *wt_plan_output(const wt_plan *p, int k, void **data);
+/* Steps the plan runs as part of the step before them (a Relu as a GEMM's epilogue). */
+int wt_plan_fused_count(const wt_plan *p);
 /* Bytes of the plan's arena (activations and scratch), for memory reports. */
 size_t wt_plan_arena_bytes(const wt_plan *p);
 /* The most arena bytes live at one time (values + scratch): what a perfect layout would need. */

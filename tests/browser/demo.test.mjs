@@ -138,9 +138,13 @@ test('demo: draw, fine-tune, save, reload and resume, export', async () => {
       window.tickTimer = setInterval(() => window.ticks++, 20);
     });
     await page.click('#btn-train');
-    await page.waitForFunction(() => document.body.dataset.state === 'training');
-    assert.equal(await page.locator('#btn-save').isDisabled(), true, 'Save is enabled while training');
-    assert.equal(await page.locator('#btn-bundle').isDisabled(), true);
+    // The buttons are read in the same tick as the state (a fast run may be over by a later query).
+    const during = await (await page.waitForFunction(() => document.body.dataset.state === 'training' && {
+      save: document.getElementById('btn-save').disabled,
+      bundle: document.getElementById('btn-bundle').disabled,
+    })).jsonValue();
+    assert.equal(during.save, true, 'Save is enabled while training');
+    assert.equal(during.bundle, true);
     await page.waitForFunction(() => document.body.dataset.state === 'trained', null, { timeout: 30_000 });
     const trained = await page.evaluate(() => {
       clearInterval(window.tickTimer);

@@ -16,6 +16,7 @@ static float rnd(void) {
 }
 
 static int g_cases = 0;
+static int g_relu = 0; /* wt_sgemm_relu against wt_sgemm_ref followed by ReLU */
 
 /* One case; pad adds to every leading dimension. Returns non-zero on mismatch. */
 static int run_case(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, float beta,
@@ -33,8 +34,10 @@ static int run_case(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha
       float v = j >= N ? 12345.0f : nan_c ? NAN : rnd();
       C[i * ldc + j] = R[i * ldc + j] = v;
     }
-  wt_sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  (g_relu ? wt_sgemm_relu : wt_sgemm)(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   wt_sgemm_ref(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, R, ldc);
+  for (int64_t i = 0; g_relu && i < M; i++)
+    for (int64_t j = 0; j < N; j++) R[i * ldc + j] = R[i * ldc + j] < 0 ? 0 : R[i * ldc + j];
   int bad = 0;
   for (int64_t i = 0; i < M && !bad; i++)
     for (int64_t j = 0; j < ldc && !bad; j++) {
@@ -83,7 +86,9 @@ int main(void) {
           fails += run_case(t & 1, t >> 1, mn[a], mn[b], ks[c], p[0], p[1], pad, nan_c);
           if (fails > 10) goto done;
         }
-  /* Every dimension 1..70 at least once, with the others prime or block-sized. */
+  /* Every dimension 1..70 at least once, with the others prime or block-sized; then again, the
+   * crossing and degenerate cases too, with the fused ReLU (every path: thin, direct, packed). */
+again:
   for (int t = 0; t < 4; t++)
     for (int64_t d = 1; d <= 70; d++) {
       fails += run_case(t & 1, t >> 1, d, 37, 41, 1.0f, 0.0f, 1, 1);
@@ -104,6 +109,7 @@ int main(void) {
     fails += run_case(t & 1, t >> 1, 6, 7, 0, 1.0f, 0.0f, 1, 1);
     fails += run_case(t & 1, t >> 1, 6, 7, 5, 0.0f, 2.0f, 1, 0);
   }
+  if (!g_relu++) goto again;
   /* M = 0 / N = 0: nothing is touched (C may be NULL). */
   wt_sgemm(0, 0, 0, 5, 5, 1.0f, NULL, 5, NULL, 5, 0.0f, NULL, 5);
   wt_sgemm(0, 0, 5, 0, 5, 1.0f, NULL, 5, NULL, 1, 0.0f, NULL, 1);

@@ -348,7 +348,61 @@ static void test_empty_constant(void) {
   wt_session_free(s);
 }
 
+/* y = Relu(x @ W): the Relu runs as the GEMM's epilogue (one step fused) and gives the same
+ * bits as a Relu of its own (an Identity between them prevents the fusion); a MatMul output
+ * that something else reads too is not fused. */
+static wt_graph *matmul_relu(int mode) { /* 0: fused, 1: Identity between, 2: a second reader */
+  enum { R = 5, K = 7, N = 6 };
+  wt_graph *g = wt_graph_new();
+  wt_graph_set_opset(g, "", 17);
+  int x = input(g, "x", WT_FLOAT, 2, R), w = wt_graph_value(g, "W");
+  g->values[x].dims[1] = K;
+  float *wd = malloc(sizeof(float) * K * N);
+  for (int i = 0; i < K * N; i++) wd[i] = (float)((i * 7) % 11) / 5.0f - 1.0f;
+  g->values[w].flags |= WT_VALUE_INITIALIZER;
+  g->values[w].dtype = WT_FLOAT;
+  g->values[w].data = wd;
+  g->values[w].nbytes = sizeof(float) * K * N;
+  wt_value_set_shape(g, w, 2, (const int64_t[]){K, N});
+  int h = wt_graph_value(g, "h"), hi = wt_graph_value(g, "hi"), y = wt_graph_value(g, "y");
+  wt_graph_add_node(g, "MatMul", "", "mm", 2, (int[]){x, w}, 1, &h);
+  if (mode == 1) wt_graph_add_node(g, "Identity", "", "id", 1, &h, 1, &hi);
+  wt_graph_add_node(g, "Relu", "", "relu", 1, (int[]){mode == 1 ? hi : h}, 1, &y);
+  wt_graph_add_output(g, y);
+  if (mode == 2) wt_graph_add_output(g, h);
+  return g;
+}
+
+static void test_fused_relu(void) {
+  enum { R = 5, K = 7 };
+  float x[R * K];
+  for (int i = 0; i < R * K; i++) x[i] = (float)((i * 5) % 9) / 4.0f - 1.0f;
+  wt_tensor t = {.dtype = WT_FLOAT, .rank = 2, .dims = {R, K}, .data = x};
+  float got[3][R * 6];
+  for (int mode = 0; mode < 3; mode++) {
+    wt_graph *g = matmul_relu(mode);
+    CHECK_OK(wt_graph_infer_shapes(g));
+    wt_plan *p;
+    CHECK_OK(wt_plan_build(g, &t, &p));
+    CHECK(wt_plan_fused_count(p) == (mode == 0));
+    void *arena = aligned_alloc(64, (wt_plan_arena_bytes(p) + 127) / 64 * 64);
+    wt_plan_bind_arena(p, arena);
+    CHECK_OK(wt_plan_run(p, &t));
+    void *data;
+    const wt_tensor *y = wt_plan_output(p, 0, &data);
+    CHECK(y->rank == 2 && y->dims[0] == R && y->dims[1] == 6);
+    memcpy(got[mode], data, sizeof got[mode]);
+    free(arena);
+    wt_plan_free(p);
+    wt_graph_free(g);
+  }
+  int negatives = 0;
+  for (int i = 0; i < R * 6; i++) negatives += got[0][i] == 0.0f;
+  CHECK(negatives > 0 && !memcmp(got[0], got[1], sizeof got[0]) && !memcmp(got[0], got[2], sizeof got[0]));
+}
+
 int main(void) {
+  test_fused_relu();
   test_empty_constant();
   test_derived_dim_names();
   test_all_unsupported_named();
