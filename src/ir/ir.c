@@ -24,16 +24,18 @@ void wt_const_tensor_free(wt_const_tensor *t) {
   free(t);
 }
 
-void wt_graph_release(const wt_graph *g, void *p) {
+static int in_slab(const wt_graph *g, const void *p) {
   uintptr_t at = (uintptr_t)p, lo = (uintptr_t)g->slab;
-  if (g->slab && at >= lo && at < lo + g->slab_bytes) return;
-  free(p);
+  return g->slab && at >= lo && at - lo < g->slab_bytes;
+}
+
+void wt_graph_release(const wt_graph *g, void *p) {
+  if (!in_slab(g, p)) free(p);
 }
 
 /* realloc for a piece the graph owns (a fresh copy when it lies in the slab) */
 static void *graph_realloc(const wt_graph *g, void *p, size_t old_bytes, size_t new_bytes) {
-  uintptr_t at = (uintptr_t)p, lo = (uintptr_t)g->slab;
-  if (!(g->slab && at >= lo && at < lo + g->slab_bytes)) return realloc(p, new_bytes);
+  if (!in_slab(g, p)) return realloc(p, new_bytes);
   void *q = malloc(new_bytes);
   if (q) memcpy(q, p, old_bytes < new_bytes ? old_bytes : new_bytes);
   return q;

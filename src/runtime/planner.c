@@ -413,19 +413,31 @@ static uint32_t bytes_hash(const void *b, size_t n) {
   return h;
 }
 
+static void count_read(uint8_t *readers, int v, int n) {
+  readers[v] = readers[v] > 255 - n ? 255 : (uint8_t)(readers[v] + n);
+}
+
+/* How many times each value is read (up to 255: callers ask 0, 1 or more): once per step
+ * input, twice for a graph output (the caller reads those too). calloc'd; NULL when out of
+ * memory. One byte per value: it is built beside the plan's other arrays. */
+static uint8_t *value_readers(const wt_plan *p) {
+  uint8_t *readers = calloc((size_t)p->n_values + 1, 1);
+  if (!readers) return NULL;
+  for (int s = 0; s < p->n_steps; s++)
+    for (int i = 0; i < p->steps[s].n_in; i++)
+      if (p->steps[s].node->inputs[i] >= 0) count_read(readers, p->steps[s].node->inputs[i], 1);
+  for (int k = 0; k < p->g->n_outputs; k++) count_read(readers, p->g->outputs[k], 2);
+  return readers;
+}
+
 /* Lets a step take over the next one when its op can (wt_op_def.absorb: a Relu as a GEMM's
  * epilogue): the next step must be the only reader of the step's single output, read it as its
  * only input and write one value of the same type. That step is then skipped and its output is a
  * view of the first's. Returns how many steps were absorbed. */
 static int fuse_steps(wt_plan *p) {
-  const wt_graph *g = p->g;
-  int nv = p->n_values, fused = 0;
-  int *readers = calloc((size_t)nv + 1, sizeof(int));
+  int fused = 0;
+  uint8_t *readers = value_readers(p);
   if (!readers) return 0; /* an optimization only */
-  for (int s = 0; s < p->n_steps; s++)
-    for (int i = 0; i < p->steps[s].n_in; i++)
-      if (p->steps[s].node->inputs[i] >= 0) readers[p->steps[s].node->inputs[i]]++;
-  for (int k = 0; k < g->n_outputs; k++) readers[g->outputs[k]] += 2;
   for (int s = 0; s + 1 < p->n_steps; s++) {
     wt_step *st = &p->steps[s], *nx = NULL;
     if (!st->op->absorb || st->n_out != 1 || st->params == no_params || st->absorbed) continue;
@@ -691,21 +703,17 @@ out:
  * plan, with the temporaries in the arena. An optimization only: skipped when out of memory. */
 static void alias_accumulators(builder *b) {
   wt_plan *p = b->p;
-  const wt_graph *g = p->g;
   int nv = p->n_values;
-  int *uses = calloc((size_t)nv + 1, sizeof(int));
+  uint8_t *uses = value_readers(p);
   int *prod = malloc(sizeof(int) * (size_t)(nv + 1));
   int *pairs = malloc(sizeof(int) * 2 * (size_t)(p->n_steps + 1));
   if (!uses || !prod || !pairs) goto out;
   for (int v = 0; v < nv; v++) prod[v] = -1;
   for (int s = 0; s < p->n_steps; s++) {
     const wt_node *n = p->steps[s].node;
-    for (int i = 0; i < n->n_inputs; i++)
-      if (n->inputs[i] >= 0) uses[n->inputs[i]]++;
     for (int o = 0; o < n->n_outputs; o++)
       if (n->outputs[o] >= 0) prod[n->outputs[o]] = s;
   }
-  for (int k = 0; k < g->n_outputs; k++) uses[g->outputs[k]] += 2; /* the caller reads those */
   int n_pairs = 0;
   for (int s = 0; s < p->n_steps; s++) {
     const wt_node *n = p->steps[s].node;
@@ -750,12 +758,6 @@ static void type_of(const wt_plan *p, int v, wt_tensor *t) {
   t->data = NULL;
 }
 
-static uint32_t type_hash(const wt_tensor *t) {
-  uint32_t h = 2166136261u ^ (uint32_t)t->dtype;
-  h = (h ^ (uint32_t)t->rank) * 16777619u;
-  for (int d = 0; d < t->rank; d++) h = (h ^ (uint32_t)t->dims[d] ^ (uint32_t)(t->dims[d] >> 32)) * 16777619u;
-  return h;
-}
 
 /* Once built, a plan keeps per value only an index into a table of the distinct (dtype, shape)s
  * and where its bytes are (an arena offset, or a pointer); the folded constants a run reads move
@@ -767,7 +769,7 @@ static int compact_values(wt_plan *p) {
   uint32_t cap = 16;
   while (cap < 2u * (uint32_t)nv) cap *= 2;
   uint32_t *slot = calloc(cap, sizeof *slot); /* type index + 1, 0 = empty */
-  uint8_t *read = calloc((size_t)nv + 1, 1);  /* read by a step or the caller */
+  uint8_t *read = value_readers(p);           /* read by a step or the caller */
   uint32_t n_types = 0, types_cap = 16;        /* grown: distinct types are few */
   wt_tensor *types = malloc(sizeof *types * types_cap);
   p->pv = calloc((size_t)nv + 1, sizeof *p->pv);
@@ -777,10 +779,12 @@ static int compact_values(wt_plan *p) {
   }
   for (int v = 0; v < nv; v++) {
     if (p->storage[v] == ST_NONE) continue;
-    wt_tensor t = p->vals[v];
-    t.data = NULL;
-    for (int d = t.rank; d < WT_MAX_RANK; d++) t.dims[d] = 0;
-    uint32_t i = type_hash(&t) & (cap - 1);
+    wt_tensor t; /* zeroed whole, padding too: hashed and compared as bytes */
+    memset(&t, 0, sizeof t);
+    t.dtype = p->vals[v].dtype;
+    t.rank = p->vals[v].rank;
+    memcpy(t.dims, p->vals[v].dims, sizeof *t.dims * (size_t)t.rank);
+    uint32_t i = bytes_hash(&t, sizeof t) & (cap - 1);
     while (slot[i] && memcmp(&types[slot[i] - 1], &t, sizeof t) != 0) i = (i + 1) & (cap - 1);
     if (!slot[i]) {
       if (n_types == types_cap) {
@@ -796,10 +800,6 @@ static int compact_values(wt_plan *p) {
     }
     p->pv[v].type = slot[i] - 1;
   }
-  for (int s = 0; s < p->n_steps; s++)
-    for (int i = 0; i < p->steps[s].n_in; i++)
-      if (p->steps[s].node->inputs[i] >= 0) read[p->steps[s].node->inputs[i]] = 1;
-  for (int k = 0; k < g->n_outputs; k++) read[g->outputs[k]] = 1;
   size_t static_bytes = 0;
   int any_static = 0;
   for (int v = 0; v < nv; v++)

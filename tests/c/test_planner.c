@@ -32,6 +32,19 @@ static int input(wt_graph *g, const char *name, int dtype, int rank, int64_t d0)
   return v;
 }
 
+/* An initializer holding a copy of data (rank dims, nbytes). */
+static int initializer(wt_graph *g, const char *name, int dtype, int rank, const int64_t *dims,
+                       const void *data, size_t nbytes) {
+  int v = wt_graph_value(g, name);
+  g->values[v].flags |= WT_VALUE_INITIALIZER;
+  g->values[v].dtype = (int8_t)dtype;
+  wt_value_set_shape(g, v, rank, dims);
+  g->values[v].data = malloc(nbytes ? nbytes : 1);
+  if (nbytes) memcpy(g->values[v].data, data, nbytes);
+  g->values[v].nbytes = nbytes;
+  return v;
+}
+
 /* n floats from -n/2 upwards (malloc'd). */
 static float *ramp(int n) {
   float *v = malloc(sizeof(float) * (size_t)n);
@@ -90,15 +103,9 @@ static void test_in_place(void) {
   wt_graph_set_opset(g, "", 17);
   int x = input(g, "x", WT_FLOAT, 1, -1);
   int a = wt_graph_value(g, "a"), b = wt_graph_value(g, "b"), c0 = wt_graph_value(g, "c0");
-  int one = wt_graph_value(g, "one"), c = wt_graph_value(g, "c"), d = wt_graph_value(g, "d");
+  int c = wt_graph_value(g, "c"), d = wt_graph_value(g, "d");
   static const float one_f = 1.0f;
-  wt_value *ov = &g->values[one];
-  ov->flags |= WT_VALUE_INITIALIZER;
-  ov->dtype = WT_FLOAT;
-  wt_value_set_shape(g, one, 1, (const int64_t[]){1});
-  ov->nbytes = sizeof one_f;
-  ov->data = malloc(sizeof one_f);
-  memcpy(ov->data, &one_f, sizeof one_f);
+  int one = initializer(g, "one", WT_FLOAT, 1, (const int64_t[]){1}, &one_f, sizeof one_f);
   wt_graph_add_node(g, "Relu", "", "relu", 1, &x, 1, &a);
   wt_graph_add_node(g, "Neg", "", "neg", 1, &a, 1, &b);
   wt_graph_add_node(g, "Add", "", "add", 2, (int[]){a, b}, 1, &c0);
@@ -296,13 +303,7 @@ static void test_derived_dim_names(void) {
   wt_value_set_dim_param(g, x, 0, "n");
   wt_graph_add_input(g, x);
   int64_t shape[2] = {-1, 3};
-  int sv = wt_graph_value(g, "shape");
-  g->values[sv].dtype = WT_INT64;
-  wt_value_set_shape(g, sv, 1, (const int64_t[]){2});
-  g->values[sv].data = malloc(sizeof shape);
-  memcpy(g->values[sv].data, shape, sizeof shape);
-  g->values[sv].nbytes = sizeof shape;
-  g->values[sv].flags |= WT_VALUE_INITIALIZER;
+  int sv = initializer(g, "shape", WT_INT64, 1, (const int64_t[]){2}, shape, sizeof shape);
   int y = wt_graph_value(g, "y");
   wt_graph_add_node(g, "Reshape", "", "r", 2, (int[]){x, sv}, 1, &y);
   CHECK_OK(wt_graph_infer_shapes(g));
@@ -355,15 +356,11 @@ static wt_graph *matmul_relu(int mode) { /* 0: fused, 1: Identity between, 2: a 
   enum { R = 5, K = 7, N = 6 };
   wt_graph *g = wt_graph_new();
   wt_graph_set_opset(g, "", 17);
-  int x = input(g, "x", WT_FLOAT, 2, R), w = wt_graph_value(g, "W");
+  int x = input(g, "x", WT_FLOAT, 2, R);
   g->values[x].dims[1] = K;
-  float *wd = malloc(sizeof(float) * K * N);
+  float wd[K * N];
   for (int i = 0; i < K * N; i++) wd[i] = (float)((i * 7) % 11) / 5.0f - 1.0f;
-  g->values[w].flags |= WT_VALUE_INITIALIZER;
-  g->values[w].dtype = WT_FLOAT;
-  g->values[w].data = wd;
-  g->values[w].nbytes = sizeof(float) * K * N;
-  wt_value_set_shape(g, w, 2, (const int64_t[]){K, N});
+  int w = initializer(g, "W", WT_FLOAT, 2, (const int64_t[]){K, N}, wd, sizeof wd);
   int h = wt_graph_value(g, "h"), hi = wt_graph_value(g, "hi"), y = wt_graph_value(g, "y");
   wt_graph_add_node(g, "MatMul", "", "mm", 2, (int[]){x, w}, 1, &h);
   if (mode == 1) wt_graph_add_node(g, "Identity", "", "id", 1, &h, 1, &hi);
