@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "autodiff/grad.h"
+#include "grad/grad.h"
 #include "base/status.h"
 #include "ops/op.h"
 

@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "autodiff/grad.h"
+#include "grad/grad.h"
 #include "kernels/elementwise.h"
 #include "ops/dtype_set.h"
 #include "ops/op.h"

@@ -7,7 +7,7 @@
 #include <assert.h>
 #include <string.h>
 
-#include "autodiff/grad.h"
+#include "grad/grad.h"
 #include "kernels/conv.h"
 #include "ops/conv_window.h"
 #include "ops/op.h"

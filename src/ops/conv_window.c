@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "autodiff/grad.h"
+#include "grad/grad.h"
 #include "base/status.h"
 
 int wt_window_nsp(const char *name, int rank, int *nsp) {

@@ -4,7 +4,7 @@
 #include <assert.h>
 #include <string.h>
 
-#include "autodiff/grad.h"
+#include "grad/grad.h"
 #include "kernels/copy.h"
 #include "ops/op.h"
 #include "ops/shape_util.h"

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "autodiff/grad.h"
+#include "grad/grad.h"
 #include "kernels/einsum.h"
 #include "kernels/gemm.h"
 #include "ops/op.h"

@@ -7,7 +7,7 @@
 #include <assert.h>
 #include <string.h>
 
-#include "autodiff/grad.h"
+#include "grad/grad.h"
 #include "kernels/norm_extra.h"
 #include "ops/op.h"
 

@@ -50,7 +50,7 @@ typedef struct wt_run_ctx {
   void *scratch;                /* scratch_bytes, 64-byte aligned, contents undefined */
 } wt_run_ctx;
 
-struct wt_grad_ctx;             /* defined by src/autodiff */
+struct wt_grad_ctx;             /* defined by src/grad (grad.h) */
 
 enum wt_op_flags {
   /* Output 0 holds exactly the bytes of input 0 (Reshape, Flatten, Squeeze, Unsqueeze, Identity):

@@ -5,7 +5,7 @@
 #include <assert.h>
 #include <string.h>
 
-#include "autodiff/grad.h"
+#include "grad/grad.h"
 #include "kernels/pool.h"
 #include "ops/conv_window.h"
 #include "ops/op.h"

@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "autodiff/grad.h"
+#include "grad/grad.h"
 #include "kernels/reduce.h"
 #include "ops/op.h"
 

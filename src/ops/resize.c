@@ -7,7 +7,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "autodiff/grad.h"
+#include "grad/grad.h"
 #include "kernels/resize.h"
 #include "ops/op.h"
 

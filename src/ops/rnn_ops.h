@@ -2,7 +2,7 @@
 #ifndef WT_OPS_RNN_OPS_H
 #define WT_OPS_RNN_OPS_H
 
-#include "autodiff/grad.h"
+#include "grad/grad.h"
 #include "kernels/rnn.h"
 #include "ops/op.h"
 

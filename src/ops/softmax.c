@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "autodiff/grad.h"
+#include "grad/grad.h"
 #include "kernels/softmax.h"
 #include "ops/op.h"
 #include "ops/softmax_layout.h"

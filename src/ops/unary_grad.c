@@ -4,7 +4,7 @@
 #include <float.h>
 #include <string.h>
 
-#include "autodiff/grad.h"
+#include "grad/grad.h"
 #include "kernels/elementwise.h"
 #include "ops/unary_grad.h"
 

@@ -1,10 +1,10 @@
-/* Writing a gradient rule. A rule is one small function per op, defined next to the op in
- * src/ops/<family>.c and named in its wt_op_def (.grad = ...). It reads the forward node
- * through I(i) / O(i) (value indices of forward inputs/outputs), GO(i) (the gradient of
- * output i, -1 when no gradient flows into it: treat as zero), need(i) (input i needs a
- * gradient), and emits graph nodes that compute GI(i) with wt_grad_op / wt_grad_op1, then
- * wt_grad_set(ctx, i, value). Errors are sticky: after one, emitters return -1 and the rule
- * just returns wt_grad_status(ctx).
+/* Writing a gradient rule: the layer below ops/ (it knows only the IR). A rule is one small
+ * function per op, defined next to the op in src/ops/<family>.c and named in its wt_op_def
+ * (.grad = ...). It reads the forward node through I(i) / O(i) (value indices of forward
+ * inputs/outputs), GO(i) (the gradient of output i, -1 when no gradient flows into it: treat as
+ * zero), need(i) (input i needs a gradient), and emits graph nodes that compute GI(i) with
+ * wt_grad_op / wt_grad_op1, then wt_grad_set(ctx, i, value). Errors are sticky: after one,
+ * emitters return -1 and the rule just returns wt_grad_status(ctx).
  *
  *   static int relu_grad(wt_grad_ctx *c) {
  *     int dx = wt_grad_op1(c, "ReluGrad", WT_MS, 2, (int[]){GO(0), O(0)});
@@ -15,8 +15,8 @@
  * Emitting nodes may reallocate the graph's node array: never hold a wt_node pointer across an
  * emit; use wt_grad_node(c) again. Forward values carry dtypes and (possibly symbolic) shapes
  * from wt_graph_infer_shapes; emitted values do not. */
-#ifndef WT_AUTODIFF_GRAD_H
-#define WT_AUTODIFF_GRAD_H
+#ifndef WT_GRAD_GRAD_H
+#define WT_GRAD_GRAD_H
 
 #include "ir/ir.h"
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "autodiff/grad.h"
+#include "grad/grad.h"
 #include "base/status.h"
 
 const wt_node *wt_grad_node(const wt_grad_ctx *c) { return &c->g->nodes[c->node]; }
