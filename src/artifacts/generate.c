@@ -114,42 +114,48 @@ static int params_to_inputs(wt_graph *g, const int *vals, int n) {
   return WT_OK;
 }
 
+/* A value the training model must name exactly as ONNX Runtime does (its runtime and
+ * checkpoints find them by name): an error naming the clash when the model has one already. */
+static int ort_value(wt_graph *g, const char *name, const char *what, const char *param, int *out) {
+  if (wt_graph_find(g, name) >= 0)
+    return wt_errorf(WT_ERR_INVALID_ARG, "the model already has a value named '%s', the name ONNX "
+                     "Runtime's convention gives %s%s%s; rename that value in the model and export it "
+                     "again", name, what, param ? " of parameter " : "", param ? param : "");
+  *out = wt_graph_add_value(g, name);
+  return *out < 0 ? WT_ERR_NO_MEMORY : WT_OK;
+}
+
 /* p_grad.accumulation.buffer inputs, lazy_reset_grad, InPlaceAccumulatorV2 nodes and their
  * p_grad.accumulation.out outputs. */
 static int add_accumulators(wt_graph *g, const int *params, const int *grads, int n) {
   char name[512];
-  int reset = wt_graph_value(g, "lazy_reset_grad");
-  if (reset < 0) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  int reset = -1, rc;
+  WT_TRY(ort_value(g, "lazy_reset_grad", "the flag that resets gradient accumulation", NULL, &reset));
   int *bufs = malloc(sizeof(int) * (size_t)(n + 1));
   if (!bufs) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
-  for (int i = 0; i < n; i++) {
-    const wt_value *p = &g->values[params[i]];
-    snprintf(name, sizeof name, "%s_grad.accumulation.buffer", p->name);
-    int b = wt_graph_value(g, name);
-    if (b < 0) {
-      free(bufs);
-      return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
-    }
-    p = &g->values[params[i]];
-    if (wt_value_copy_type(g, b, g, params[i], -1)) {
-      free(bufs);
-      return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
-    }
-    wt_graph_add_input(g, b);
-    bufs[i] = b;
-  }
-  g->values[reset].dtype = WT_BOOL;
-  int rc = wt_value_set_shape(g, reset, 1, (const int64_t[]){1});
-  wt_graph_add_input(g, reset);
+  rc = WT_OK;
   for (int i = 0; i < n && rc == WT_OK; i++) {
+    snprintf(name, sizeof name, "%s_grad.accumulation.buffer", g->values[params[i]].name);
+    rc = ort_value(g, name, "the gradient accumulation buffer", g->values[params[i]].name, &bufs[i]);
+    if (rc == WT_OK) rc = wt_value_copy_type(g, bufs[i], g, params[i], -1);
+    if (rc == WT_OK) rc = wt_graph_add_input(g, bufs[i]);
+  }
+  if (rc == WT_OK) {
+    g->values[reset].dtype = WT_BOOL;
+    rc = wt_value_set_shape(g, reset, 1, (const int64_t[]){1});
+  }
+  if (rc == WT_OK) rc = wt_graph_add_input(g, reset);
+  for (int i = 0; i < n && rc == WT_OK; i++) {
+    int out;
     snprintf(name, sizeof name, "%s_grad.accumulation.out", g->values[params[i]].name);
-    int out = wt_graph_value(g, name);
+    if ((rc = ort_value(g, name, "the gradient accumulator's output", g->values[params[i]].name, &out)))
+      break;
     g->values[out].dtype = WT_BOOL;
     if ((rc = wt_value_set_shape(g, out, 1, (const int64_t[]){1}))) break;
     snprintf(name, sizeof name, "GradientAccumulator%d", i);
     if (wt_graph_add_node(g, "InPlaceAccumulatorV2", "com.microsoft", name, 3,
                           (int[]){bufs[i], grads[i], reset}, 1, &out) < 0)
-      rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+      rc = WT_ERR_NO_MEMORY;
     else
       rc = wt_graph_add_output(g, out);
   }
@@ -171,10 +177,10 @@ static int set_outputs(wt_graph *g, int loss, const wt_artifacts_opts *o) {
   }
   for (int i = 0; i < g->n_outputs; i++) g->values[g->outputs[i]].flags &= ~(uint32_t)WT_VALUE_GRAPH_OUTPUT;
   g->n_outputs = 0;
-  if (!strncmp(g->values[loss].name, "loss/", 5) && wt_graph_find(g, "loss") < 0) {
-    WT_TRY(wt_value_set_name(g, loss, "loss"));
-  }
-  int rc = wt_graph_add_output(g, loss);
+  int rc = WT_OK;
+  if (!strncmp(g->values[loss].name, "loss/", 5) && wt_graph_find(g, "loss") < 0)
+    rc = wt_value_set_name(g, loss, "loss");
+  if (rc == WT_OK) rc = wt_graph_add_output(g, loss);
   for (int i = 0; i < o->n_additional_outputs && rc == WT_OK; i++) rc = wt_graph_add_output(g, extra[i]);
   free(extra);
   return rc;

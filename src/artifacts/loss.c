@@ -17,9 +17,8 @@ typedef struct lb {
 
 static int fresh(lb *b, const char *what) {
   char name[256];
-  do snprintf(name, sizeof name, "loss/%s_%d", what, b->count++);
-  while (wt_graph_find(b->g, name) >= 0);
-  int v = wt_graph_value(b->g, name);
+  snprintf(name, sizeof name, "loss/%s_%d", what, b->count++);
+  int v = wt_graph_fresh_value(b->g, name);
   if (v < 0 && !b->rc) b->rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
   return v;
 }
@@ -28,9 +27,10 @@ static int fresh(lb *b, const char *what) {
 static int op(lb *b, const char *type, int n_in, const int *ins) {
   if (b->rc) return -1;
   int out = fresh(b, type);
+  if (out < 0) return -1;
   char name[256];
   snprintf(name, sizeof name, "%s_node", b->g->values[out].name);
-  if (out < 0 || wt_graph_add_node(b->g, type, "", name, n_in, ins, 1, &out) < 0) {
+  if (wt_graph_add_node(b->g, type, "", name, n_in, ins, 1, &out) < 0) {
     if (!b->rc) b->rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
     return -1;
   }
@@ -65,11 +65,11 @@ static int target_input(lb *b, const char *name, int dtype, int like, int drop) 
                       "already has a value of that name", name);
     return -1;
   }
-  int t = wt_graph_value(b->g, name);
+  int t = wt_graph_add_value(b->g, name);
   if (t < 0) return b->rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory"), -1;
   if ((b->rc = wt_value_copy_type(b->g, t, b->g, like, drop))) return -1;
   b->g->values[t].dtype = dtype;
-  wt_graph_add_input(b->g, t);
+  if ((b->rc = wt_graph_add_input(b->g, t))) return -1;
   return t;
 }
 

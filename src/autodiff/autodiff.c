@@ -38,27 +38,26 @@ static int settle(wt_grad_ctx *c, parts *p) {
 
 static int is_float(const wt_graph *g, int v) { return v >= 0 && g->values[v].dtype == WT_FLOAT; }
 
-/* Names the gradient of a parameter "<param>_grad" (ONNX Runtime's convention). */
+/* Gives the gradient of a parameter its own value, named "<param>_grad" as ONNX Runtime names it
+ * (or with a suffix when the model already has a value of that name: the name is internal, the
+ * accumulator's buffer and output are what carry the parameter's name outward). An Identity (a
+ * view at run time) gives the name without renaming a value that may also be another value's
+ * gradient. Returns the value, or -1 with the error set. */
 static int name_param_grad(wt_grad_ctx *c, int param, int grad) {
   char name[512];
   snprintf(name, sizeof name, "%s_grad", c->g->values[param].name);
-  if (wt_graph_find(c->g, name) >= 0)
-    return wt_errorf(WT_ERR_INVALID_ARG, "cannot name the gradient of '%s': a value '%s' already exists",
-                     c->g->values[param].name, name);
-  /* An Identity (a view at run time) gives the name without renaming a value that may also
-   * be another value's gradient. */
-  int out = wt_graph_value(c->g, name);
-  if (out < 0) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  int out = wt_graph_fresh_value(c->g, name);
+  if (out < 0) return -1;
   char node_name[560];
-  snprintf(node_name, sizeof node_name, "%s_Identity", name);
-  if (wt_graph_add_node(c->g, "Identity", "", node_name, 1, &grad, 1, &out) < 0)
-    return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  snprintf(node_name, sizeof node_name, "%s_Identity", c->g->values[out].name);
+  if (wt_graph_add_node(c->g, "Identity", "", node_name, 1, &grad, 1, &out) < 0) return -1;
   return out;
 }
 
 int wt_autodiff(wt_graph *g, int loss, int n_params, const int *params, int *grads) {
   int nv0 = g->n_values, nn0 = g->n_nodes;
   int rc = WT_OK, counter = 0;
+  wt_grad_ctx c = {.g = g, .opset = (int)wt_graph_opset(g, ""), .counter = &counter};
   unsigned char *requires = calloc((size_t)nv0 + 1, 1);
   unsigned char *useful = calloc((size_t)nv0 + 1, 1);
   parts *gparts = calloc((size_t)nv0 + 1, sizeof *gparts);
@@ -122,7 +121,6 @@ int wt_autodiff(wt_graph *g, int loss, int n_params, const int *params, int *gra
       goto out;
     }
   }
-  wt_grad_ctx c = {.g = g, .opset = (int)wt_graph_opset(g, ""), .counter = &counter};
   /* Seed: d loss / d loss = 1, shaped like the loss. */
   {
     c.node = g->values[loss].producer >= 0 ? g->values[loss].producer : 0;
@@ -216,12 +214,10 @@ name_grads:
       rc = c.rc ? c.rc : wt_errorf(WT_ERR_INTERNAL, "no gradient value");
       goto out;
     }
-    int named = name_param_grad(&c, p, gv);
-    if (named < 0) {
-      rc = WT_ERR_INVALID_ARG;
+    if ((grads[i] = name_param_grad(&c, p, gv)) < 0) {
+      rc = WT_ERR_NO_MEMORY;
       goto out;
     }
-    grads[i] = named;
   }
 out:
   if (gparts)

@@ -6,12 +6,13 @@
 #ifndef WT_AUTODIFF_AUTODIFF_H
 #define WT_AUTODIFF_AUTODIFF_H
 
+#include "base/status.h"
 #include "ir/ir.h"
 
 /* Extends g with the gradient of scalar value `loss` with respect to each params[i] (value
  * indices: graph inputs or initializers). grads[i] receives the value holding the gradient,
  * named "<param>_grad", or -1 when the loss does not depend on params[i].
  * g must have had wt_graph_infer_shapes run on it. */
-int wt_autodiff(wt_graph *g, int loss, int n_params, const int *params, int *grads);
+WT_NODISCARD int wt_autodiff(wt_graph *g, int loss, int n_params, const int *params, int *grads);
 
 #endif

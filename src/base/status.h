@@ -26,6 +26,10 @@ int wt_error_context(int code, const char *fmt, ...) __attribute__((format(print
 const char *wt_error_message(void);
 void wt_error_clear(void);
 
+/* On a function whose int result is a status or an index: ignoring it is a compile error
+ * (-Werror), so a failure can be neither dropped nor mistaken for the other kind of result. */
+#define WT_NODISCARD __attribute__((warn_unused_result))
+
 #define WT_TRY(expr)                   \
   do {                                 \
     int wt_try_rc_ = (expr);           \

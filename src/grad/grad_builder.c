@@ -35,8 +35,7 @@ static int fresh_value(wt_grad_ctx *c, const char *op_type) {
   char name[512];
   const wt_node *n = wt_grad_node(c);
   snprintf(name, sizeof name, "%s_Grad/%s_%d", n->name, op_type, (*c->counter)++);
-  if (wt_graph_find(c->g, name) >= 0) snprintf(name + strlen(name), sizeof name - strlen(name), "_%d", (*c->counter)++);
-  int v = wt_graph_value(c->g, name);
+  int v = wt_graph_fresh_value(c->g, name);
   if (v < 0) wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory");
   return v;
 }
@@ -201,7 +200,7 @@ int wt_grad_forward_output(wt_grad_ctx *c, int index) {
   }
   char name[512];
   snprintf(name, sizeof name, "%s_output_%d", n->name, index);
-  int v = wt_graph_value(c->g, name);
+  int v = wt_graph_fresh_value(c->g, name); /* never a value the model already has */
   if (v < 0) return wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory"), -1;
   n = &c->g->nodes[c->node];
   n->outputs[index] = v;

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/status.h"
 #include "ir/ir.h"
 
 typedef struct wt_ckpt_param_state {
@@ -46,13 +47,13 @@ typedef struct wt_checkpoint {
  * bytes (the message names the tensor/field and what was wrong), WT_ERR_UNSUPPORTED for other
  * versions, dtypes other than float/int32/int64/bool, rank > WT_MAX_RANK, external data and
  * more than one optimizer group, WT_ERR_NO_MEMORY. Free *out with wt_checkpoint_free. */
-int wt_checkpoint_read(const uint8_t *bytes, size_t len, wt_checkpoint **out);
+WT_NODISCARD int wt_checkpoint_read(const uint8_t *bytes, size_t len, wt_checkpoint **out);
 /* Serializes c as version 2: parameters sorted by name (trainable and frozen separately),
  * optimizer states sorted by param_name and their momentums by name; properties in the given
  * order, the property bag omitted when empty; optimizer groups omitted unless
  * include_optimizer_state and c->has_optimizer (group_name NULL -> "group0"). In a nominal
  * checkpoint no raw_data is written. Malformed input is WT_ERR_INVALID_ARG. *out is malloc'd. */
-int wt_checkpoint_write(const wt_checkpoint *c, int include_optimizer_state, uint8_t **out,
+WT_NODISCARD int wt_checkpoint_write(const wt_checkpoint *c, int include_optimizer_state, uint8_t **out,
                         size_t *len);
 /* Frees c, every name/value string and every tensor's data (NULL is fine). */
 void wt_checkpoint_free(wt_checkpoint *c);

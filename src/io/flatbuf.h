@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/status.h"
+
 /* ---- reader ------------------------------------------------------------------------------ */
 
 typedef struct wt_fb_reader {
@@ -32,25 +34,25 @@ uint32_t wt_fb_u32(const uint8_t *p);
 uint64_t wt_fb_u64(const uint8_t *p);
 
 /* Checks the buffer holds a root offset and the 4-byte identifier; sets *root. */
-int wt_fb_root(const wt_fb_reader *r, const char *ident, wt_fb_table *root);
+WT_NODISCARD int wt_fb_root(const wt_fb_reader *r, const char *ident, wt_fb_table *root);
 /* The table at pos (vtable, sizes and alignment checked). `what` names it in messages. */
-int wt_fb_table_at(const wt_fb_reader *r, uint64_t pos, const char *what, wt_fb_table *t);
+WT_NODISCARD int wt_fb_table_at(const wt_fb_reader *r, uint64_t pos, const char *what, wt_fb_table *t);
 /* Scalar field `id` of `size` bytes (1, 4 or 8), zero-extended into *out; *present tells
  * whether it is stored (absent: caller's default). */
-int wt_fb_scalar(const wt_fb_reader *r, const wt_fb_table *t, int id, int size, const char *what,
+WT_NODISCARD int wt_fb_scalar(const wt_fb_reader *r, const wt_fb_table *t, int id, int size, const char *what,
                  uint64_t *out, int *present);
 /* Offset field `id` -> position it points to (0 when absent). */
-int wt_fb_ref(const wt_fb_reader *r, const wt_fb_table *t, int id, const char *what,
+WT_NODISCARD int wt_fb_ref(const wt_fb_reader *r, const wt_fb_table *t, int id, const char *what,
               uint64_t *target);
 /* Sub-table / vector / string fields; absent: *present = 0 (tables/vectors), *s = NULL. */
-int wt_fb_subtable(const wt_fb_reader *r, const wt_fb_table *t, int id, const char *what,
+WT_NODISCARD int wt_fb_subtable(const wt_fb_reader *r, const wt_fb_table *t, int id, const char *what,
                    wt_fb_table *out, int *present);
-int wt_fb_vector(const wt_fb_reader *r, const wt_fb_table *t, int id, uint32_t elem_size,
+WT_NODISCARD int wt_fb_vector(const wt_fb_reader *r, const wt_fb_table *t, int id, uint32_t elem_size,
                  const char *what, wt_fb_vec *out, int *present);
-int wt_fb_string(const wt_fb_reader *r, const wt_fb_table *t, int id, const char *what,
+WT_NODISCARD int wt_fb_string(const wt_fb_reader *r, const wt_fb_table *t, int id, const char *what,
                  const char **s, uint32_t *len);
 /* Element i of a vector of tables. */
-int wt_fb_vec_table(const wt_fb_reader *r, const wt_fb_vec *v, uint32_t i, const char *what,
+WT_NODISCARD int wt_fb_vec_table(const wt_fb_reader *r, const wt_fb_vec *v, uint32_t i, const char *what,
                     wt_fb_table *out);
 
 /* ---- builder ----------------------------------------------------------------------------- */
@@ -85,7 +87,7 @@ void wt_fb_add_scalar(wt_fb_builder *b, int id, const void *value, int size);
 void wt_fb_add_ref(wt_fb_builder *b, int id, wt_fb_ref_t ref);
 wt_fb_ref_t wt_fb_end_table(wt_fb_builder *b);
 /* Writes the root offset and identifier; on success *out (malloc'd) holds the buffer. */
-int wt_fb_finish(wt_fb_builder *b, wt_fb_ref_t root, const char *ident, uint8_t **out,
+WT_NODISCARD int wt_fb_finish(wt_fb_builder *b, wt_fb_ref_t root, const char *ident, uint8_t **out,
                  size_t *len);
 
 #endif

@@ -20,24 +20,24 @@ typedef struct wt_onnx_read_opts {
   void *user;
 } wt_onnx_read_opts;
 
-int wt_onnx_read(const uint8_t *bytes, size_t len, const wt_onnx_read_opts *opts,
+WT_NODISCARD int wt_onnx_read(const uint8_t *bytes, size_t len, const wt_onnx_read_opts *opts,
                  wt_graph **out);
 /* The same taking bytes (malloc'd), freed once unpacked (also on error): the graph kept for a
  * long life can then reuse their room. */
-int wt_onnx_read_owned(uint8_t *bytes, size_t len, const wt_onnx_read_opts *opts, wt_graph **out);
+WT_NODISCARD int wt_onnx_read_owned(uint8_t *bytes, size_t len, const wt_onnx_read_opts *opts, wt_graph **out);
 /* Reads a model file (native builds); external data is read relative to its directory. */
-int wt_onnx_read_file(const char *path, wt_graph **out);
+WT_NODISCARD int wt_onnx_read_file(const char *path, wt_graph **out);
 /* Serializes the graph as a ModelProto (initializers as raw_data). *out is malloc'd. */
-int wt_onnx_write(const wt_graph *g, uint8_t **out, size_t *len);
+WT_NODISCARD int wt_onnx_write(const wt_graph *g, uint8_t **out, size_t *len);
 
 /* A deep copy of g (through its serialized form: what is written is what is copied). */
-int wt_graph_clone(const wt_graph *g, wt_graph **out);
+WT_NODISCARD int wt_graph_clone(const wt_graph *g, wt_graph **out);
 
 /* A serialized TensorProto (the backend tests' .pb files) <-> a tensor with owned data. */
-int wt_tensor_pb_read(const uint8_t *bytes, size_t len, wt_const_tensor **out);
-int wt_tensor_pb_write(const wt_const_tensor *t, uint8_t **out, size_t *len);
+WT_NODISCARD int wt_tensor_pb_read(const uint8_t *bytes, size_t len, wt_const_tensor **out);
+WT_NODISCARD int wt_tensor_pb_write(const wt_const_tensor *t, uint8_t **out, size_t *len);
 
 /* Whole-file read for native tools and tests; *out malloc'd. */
-int wt_read_file(const char *path, uint8_t **out, size_t *len);
+WT_NODISCARD int wt_read_file(const char *path, uint8_t **out, size_t *len);
 
 #endif

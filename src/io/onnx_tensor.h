@@ -2,13 +2,14 @@
 #ifndef WT_IO_ONNX_TENSOR_H
 #define WT_IO_ONNX_TENSOR_H
 
+#include "base/status.h"
 #include "io/onnx_io.h"
 #include "onnx.pb-c.h"
 
 /* Checks dims (non-negative, product bounded) and returns the element count. */
-int wt_check_dims(const char *what, const char *name, int rank, const int64_t *dims,
+WT_NODISCARD int wt_check_dims(const char *what, const char *name, int rank, const int64_t *dims,
                   int64_t *numel);
-int wt_tensor_from_proto(const Onnx__TensorProto *tp, const wt_onnx_read_opts *opts,
+WT_NODISCARD int wt_tensor_from_proto(const Onnx__TensorProto *tp, const wt_onnx_read_opts *opts,
                          const char *what, wt_const_tensor *out);
 /* Fills tp pointing into t (no copies); dims_buf holds WT_MAX_RANK int64. */
 void wt_tensor_to_proto(const wt_const_tensor *t, Onnx__TensorProto *tp, int64_t *dims_buf);
@@ -18,7 +19,7 @@ void wt_tensor_to_proto(const wt_const_tensor *t, Onnx__TensorProto *tp, int64_t
  * first), tags longer than 4 bytes (no ONNX field number needs them; protobuf-c 1.4.1 shifts
  * them into the sign bit), and empty packed fields (protobuf-c indexes a NULL array for them).
  * `what` names the message in errors ("ONNX model"). */
-int wt_pb_check(const ProtobufCMessageDescriptor *d, const uint8_t *bytes, size_t len,
+WT_NODISCARD int wt_pb_check(const ProtobufCMessageDescriptor *d, const uint8_t *bytes, size_t len,
                 const char *what);
 
 /* Walking the top-level fields of a message wt_pb_check passed (so that its parts can be
@@ -30,9 +31,9 @@ typedef struct wt_pb_field {
   size_t len;
 } wt_pb_field;
 /* The field at *at (then past it); 0 at the end. */
-int wt_pb_next(const uint8_t *bytes, size_t len, size_t *at, wt_pb_field *f);
+WT_NODISCARD int wt_pb_next(const uint8_t *bytes, size_t len, size_t *at, wt_pb_field *f);
 /* A copy of the message without the fields numbered drop[0..n_drop) (*out malloc'd). */
-int wt_pb_without(const uint8_t *bytes, size_t len, const uint32_t *drop, int n_drop, uint8_t **out,
+WT_NODISCARD int wt_pb_without(const uint8_t *bytes, size_t len, const uint32_t *drop, int n_drop, uint8_t **out,
                   size_t *out_len);
 
 #endif

@@ -238,17 +238,41 @@ int wt_graph_find(const wt_graph *g, const char *name) {
   return -1;
 }
 
-int wt_graph_value(wt_graph *g, const char *name) {
-  int i = wt_graph_find(g, name);
-  if (i >= 0) return i;
+static int append_value(wt_graph *g, const char *name) {
   if (grow((void **)&g->values, &g->cap_values, g->n_values + 1, sizeof *g->values, 0)) return -1;
   wt_value *v = &g->values[g->n_values];
   memset(v, 0, sizeof *v);
   v->name = wt_strdup(name);
-  if (!v->name) return -1;
+  if (!v->name) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory growing the graph"), -1;
   v->rank = -1;
   v->producer = -1;
   return g->n_values++;
+}
+
+int wt_graph_value(wt_graph *g, const char *name) {
+  int i = wt_graph_find(g, name);
+  return i >= 0 ? i : append_value(g, name);
+}
+
+int wt_graph_add_value(wt_graph *g, const char *name) {
+  return wt_graph_find(g, name) >= 0 ? -1 : append_value(g, name);
+}
+
+int wt_graph_fresh_value(wt_graph *g, const char *name) {
+  if (wt_graph_find(g, name) < 0) return append_value(g, name);
+  size_t len = strlen(name) + 24;
+  char *buf = malloc(len);
+  if (!buf) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory growing the graph"), -1;
+  int v = -1;
+  for (long k = 1; v < 0; k++) {
+    snprintf(buf, len, "%s_%ld", name, k);
+    if (wt_graph_find(g, buf) < 0) {
+      v = append_value(g, buf);
+      break;
+    }
+  }
+  free(buf);
+  return v;
 }
 
 int wt_graph_add_node(wt_graph *g, const char *op_type, const char *domain, const char *name,

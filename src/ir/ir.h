@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/status.h"
 #include "base/tensor.h"
 
 typedef enum wt_attr_type {
@@ -119,10 +120,10 @@ void wt_graph_shrink(wt_graph *g);
 void wt_graph_release(const wt_graph *g, void *p);
 /* Renames value v / node `node` (copied); replaces a node's op type and domain; sets its output
  * count (new outputs -1: omitted). WT_OK or WT_ERR_NO_MEMORY. */
-int wt_value_set_name(wt_graph *g, int v, const char *name);
-int wt_node_set_name(wt_graph *g, int node, const char *name);
-int wt_node_set_op(wt_graph *g, int node, const char *op_type, const char *domain);
-int wt_node_set_n_outputs(wt_graph *g, int node, int n);
+WT_NODISCARD int wt_value_set_name(wt_graph *g, int v, const char *name);
+WT_NODISCARD int wt_node_set_name(wt_graph *g, int node, const char *name);
+WT_NODISCARD int wt_node_set_op(wt_graph *g, int node, const char *op_type, const char *domain);
+WT_NODISCARD int wt_node_set_n_outputs(wt_graph *g, int node, int n);
 /* Frees what node n owns and zeroes it. */
 void wt_node_clear(const wt_graph *g, wt_node *n);
 /* Removes attribute `name` of the node, if it has one. */
@@ -130,12 +131,12 @@ void wt_node_remove_attr(wt_graph *g, int node, const char *name);
 
 /* Sets value v's rank (-1: unknown) and dims (>= 0 fixed, -1 symbolic; NULL: all -1); the dims'
  * names are cleared. WT_OK or WT_ERR_NO_MEMORY. */
-int wt_value_set_shape(wt_graph *g, int v, int rank, const int64_t *dims);
+WT_NODISCARD int wt_value_set_shape(wt_graph *g, int v, int rank, const int64_t *dims);
 /* Names symbolic dim d of value v (copied; NULL: unknown). */
-int wt_value_set_dim_param(wt_graph *g, int v, int d, const char *name);
+WT_NODISCARD int wt_value_set_dim_param(wt_graph *g, int v, int d, const char *name);
 /* Gives value v of g the dtype, rank, dims and dim names of value src of graph sg, without axis
  * `drop` when 0 <= drop < its rank (-1: all axes). */
-int wt_value_copy_type(wt_graph *g, int v, const wt_graph *sg, int src, int drop);
+WT_NODISCARD int wt_value_copy_type(wt_graph *g, int v, const wt_graph *sg, int src, int drop);
 /* The name of value v's symbolic dim d, or NULL. */
 static inline const char *wt_value_dim_param(const wt_value *v, int d) {
   return v->dim_param ? v->dim_param[d] : NULL;
@@ -143,13 +144,20 @@ static inline const char *wt_value_dim_param(const wt_value *v, int d) {
 
 /* Room for n_values values and n_nodes nodes in all (a reader that knows the counts avoids the
  * arrays' doubling). WT_OK or WT_ERR_NO_MEMORY. */
-int wt_graph_reserve(wt_graph *g, int n_values, int n_nodes);
-/* Adds a value with this name (copied) or returns the existing one. Returns its index or -1 (no memory). */
-int wt_graph_value(wt_graph *g, const char *name);
+WT_NODISCARD int wt_graph_reserve(wt_graph *g, int n_values, int n_nodes);
+/* Adds a value with this name (copied) or returns the existing one. Returns its index or -1 (no memory).
+ * For readers resolving names; code that creates a value uses one of the two below. */
+WT_NODISCARD int wt_graph_value(wt_graph *g, const char *name);
+/* Adds a new value with exactly this name: -1 when the graph already has one (the caller says
+ * which name clashed and what to rename) or out of memory (message set). */
+WT_NODISCARD int wt_graph_add_value(wt_graph *g, const char *name);
+/* Adds a new value named `name`, or, when that is taken, `name` with the first free suffix
+ * "_1", "_2" ...: for names a transformation makes up. Returns its index, -1 when out of memory. */
+WT_NODISCARD int wt_graph_fresh_value(wt_graph *g, const char *name);
 /* Looks a value up by name; -1 when absent. */
 int wt_graph_find(const wt_graph *g, const char *name);
 /* Appends a node (strings copied, inputs/outputs are value indices). Returns its index or -1. */
-int wt_graph_add_node(wt_graph *g, const char *op_type, const char *domain, const char *name,
+WT_NODISCARD int wt_graph_add_node(wt_graph *g, const char *op_type, const char *domain, const char *name,
                       int n_inputs, const int *inputs, int n_outputs, const int *outputs);
 /* Attribute builders on node `node` (copied). Return WT_OK or WT_ERR_NO_MEMORY. */
 int wt_node_set_int(wt_graph *g, int node, const char *name, int64_t v);
@@ -158,8 +166,8 @@ int wt_node_set_ints(wt_graph *g, int node, const char *name, const int64_t *v, 
 int wt_node_set_string(wt_graph *g, int node, const char *name, const char *s);
 wt_attr *wt_node_add_attr(wt_graph *g, int node, const char *name, wt_attr_type type);
 /* Adds the input/output to the graph's lists. */
-int wt_graph_add_input(wt_graph *g, int value);
-int wt_graph_add_output(wt_graph *g, int value);
+WT_NODISCARD int wt_graph_add_input(wt_graph *g, int value);
+WT_NODISCARD int wt_graph_add_output(wt_graph *g, int value);
 /* Sets the opset version of `domain` ("" = ai.onnx); 0 when not imported. */
 int wt_graph_set_opset(wt_graph *g, const char *domain, int64_t version);
 int64_t wt_graph_opset(const wt_graph *g, const char *domain);
@@ -181,10 +189,10 @@ int wt_attr_floats(const wt_node *n, const char *name, const float **out);
 /* Recomputes producer indices and checks that every node input is produced before use
  * (graph inputs, initializers, earlier nodes), reordering nodes topologically if needed.
  * Errors name the node and the missing value. */
-int wt_graph_toposort(wt_graph *g);
+WT_NODISCARD int wt_graph_toposort(wt_graph *g);
 
 /* Removes the nodes no graph output depends on, and initializers left unread. */
-int wt_graph_prune(wt_graph *g);
+WT_NODISCARD int wt_graph_prune(wt_graph *g);
 
 /* Copies a string into a new malloc'd NUL-terminated buffer (NULL -> ""). */
 char *wt_strdup(const char *s);

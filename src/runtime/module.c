@@ -115,8 +115,8 @@ static int plan_bn_writeback(wt_module *mod, wt_graph *g) {
       if (outs[k] >= 0) continue;
       char name[512];
       snprintf(name, sizeof name, "%s_running_stat_%d", n->name, k);
-      outs[k] = wt_graph_value(g, name);
-      if (outs[k] < 0) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+      outs[k] = wt_graph_fresh_value(g, name);
+      if (outs[k] < 0) return WT_ERR_NO_MEMORY;
       n = &g->nodes[i];
     }
     if (n->n_outputs < 3) {
@@ -130,7 +130,7 @@ static int plan_bn_writeback(wt_module *mod, wt_graph *g) {
     /* elements per channel = Size(X) / C, computed (and folded) in the graph: Size(X) output */
     char name[512];
     snprintf(name, sizeof name, "%s_input_size", n->name);
-    int size = wt_graph_value(g, name);
+    int size = wt_graph_fresh_value(g, name);
     int x = n->inputs[0];
     snprintf(name, sizeof name, "%s_Size", n->name);
     if (size < 0 || wt_graph_add_node(g, "Size", "", name, 1, &x, 1, &size) < 0)

@@ -134,8 +134,8 @@ int wtw_gen_add_input_like(gen *g, const char *name, const char *like, int dtype
   int src = wt_graph_find(g->g, like);
   if (src < 0) return wt_errorf(WT_ERR_INVALID_ARG, "'%s' is not a value of the model", like);
   if (wt_graph_find(g->g, name) >= 0) return wt_errorf(WT_ERR_INVALID_ARG, "the model already has a value '%s'", name);
-  int v = wt_graph_value(g->g, name);
-  if (v < 0) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  int v = wt_graph_add_value(g->g, name);
+  if (v < 0) return WT_ERR_NO_MEMORY;
   WT_TRY(wt_value_copy_type(g->g, v, g->g, src, drop));
   if (dtype) g->g->values[v].dtype = dtype;
   return wt_graph_add_input(g->g, v);
@@ -153,10 +153,12 @@ int wtw_gen_add_node(gen *g, const char *op_type, const char *domain, const char
   for (int i = 0; i < n_out; i++, outs += strlen(outs) + 1) {
     if (wt_graph_find(g->g, outs) >= 0)
       return wt_errorf(WT_ERR_INVALID_ARG, "%s node '%s': output '%s' already exists", op_type, name, outs), -1;
-    vo[i] = wt_graph_value(g->g, outs);
+    if ((vo[i] = wt_graph_add_value(g->g, outs)) < 0) return -1;
   }
   int n = wt_graph_add_node(g->g, op_type, domain, name, n_in, vi, n_out, vo);
-  if (n >= 0 && domain && domain[0] && wt_graph_opset(g->g, domain) == 0) wt_graph_set_opset(g->g, domain, 1);
+  if (n >= 0 && domain && domain[0] && wt_graph_opset(g->g, domain) == 0 &&
+      wt_graph_set_opset(g->g, domain, 1))
+    return -1;
   return n;
 }
 

@@ -1,4 +1,4 @@
-/* IR construction, attributes and topological sort. */
+/* IR construction, attributes, topological sort, and creating values under taken names. */
 #include <string.h>
 
 #include "check.h"
@@ -27,6 +27,17 @@ int main(void) {
   int w = wt_graph_value(g, "w"), u = wt_graph_value(g, "u");
   wt_graph_add_node(g, "Abs", "", "bad", 1, &w, 1, &u);
   CHECK(wt_graph_toposort(g) != 0);
+
+  /* Creating values: an exact name never reuses a value; a made-up one steps aside. */
+  CHECK(wt_graph_add_value(g, "x") == -1);
+  int n_before = g->n_values;
+  int a = wt_graph_add_value(g, "x_grad");
+  CHECK(a == n_before && strcmp(g->values[a].name, "x_grad") == 0);
+  int b = wt_graph_fresh_value(g, "x_grad");
+  CHECK(b != a && strcmp(g->values[b].name, "x_grad_1") == 0);
+  int c = wt_graph_fresh_value(g, "x_grad");
+  CHECK(c != b && strcmp(g->values[c].name, "x_grad_2") == 0);
+  CHECK(strcmp(g->values[wt_graph_fresh_value(g, "fresh")].name, "fresh") == 0);
   wt_graph_free(g);
   CHECK_DONE();
 }
