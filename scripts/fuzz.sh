@@ -59,7 +59,7 @@ if [[ ! -f "$OUT/gen/onnx.pb-c.c" || "$ROOT/schemas/onnx.proto" -nt "$OUT/gen/on
 fi
 
 mapfile -t SRCS < <(ls src/base/*.c src/ir/*.c src/io/*.c src/ops/*.c src/kernels/*.c \
-                       src/runtime/*.c src/grad/*.c src/autodiff/*.c src/artifacts/*.c)
+                       src/runtime/*.c src/grad/*.c src/shape/*.c src/autodiff/*.c src/artifacts/*.c)
 SRCS+=("$OUT/gen/onnx.pb-c.c")
 [[ -n "$PB_SRC" ]] && SRCS+=("$PB_SRC")
 

@@ -10,7 +10,7 @@
 #include "base/status.h"
 #include "io/checkpoint.h"
 #include "io/onnx_io.h"
-#include "runtime/planner.h"
+#include "shape/shape.h"
 
 static int listed(const char *const *names, int n, const char *name) {
   for (int i = 0; i < n; i++)

@@ -37,7 +37,10 @@ typedef struct wt_infer_ctx {
   void *params;                 /* WT_PARAMS_MAX bytes, zeroed, 16-byte aligned: use WT_PARAMS */
   size_t params_bytes;          /* how many of them the plan step keeps (set by WT_PARAMS) */
   size_t scratch_bytes;
-  void *planner;                /* private to the planner */
+  /* The caller's wt_infer_value (the shape pass's: values known before the run); NULL: an
+   * input is known when it carries data (op unit tests). */
+  const wt_tensor *(*value)(void *user, int i);
+  void *value_user;
 } wt_infer_ctx;
 
 typedef struct wt_run_ctx {
@@ -92,7 +95,11 @@ static inline void *wt_infer_params(wt_infer_ctx *ctx, size_t bytes) {
 }
 
 /* The input with its data when known before the run, else NULL (see above). */
-const wt_tensor *wt_infer_value(wt_infer_ctx *ctx, int i);
+static inline const wt_tensor *wt_infer_value(wt_infer_ctx *ctx, int i) {
+  if (i >= ctx->n_in || ctx->in[i].dtype == WT_UNDEFINED) return NULL;
+  if (ctx->value) return ctx->value(ctx->value_user, i);
+  return ctx->in[i].data ? &ctx->in[i] : NULL;
+}
 
 /* True when node input i is present (not an omitted optional input). */
 static inline int wt_has_input(const wt_tensor *in, int n_in, int i) {

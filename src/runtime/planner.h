@@ -1,5 +1,6 @@
 /* The planner: a graph and concrete inputs -> a plan: per-node kernels with parsed parameters,
- * every value's shape, arena offsets with buffers of dead values reused, constants folded.
+ * every value's shape, arena offsets with buffers of dead values reused, constants folded
+ * (shapes and folding: the shape pass, shape/shape.h; the planner's parts: plan_internal.h).
  * Running a plan allocates nothing. A plan is valid for the input shapes (and the values of
  * the few integer inputs that determine shapes) it was built for: wt_plan_matches tells. */
 #ifndef WT_RUNTIME_PLANNER_H
@@ -12,9 +13,6 @@ typedef struct wt_plan wt_plan;
 
 /* inputs[k] describes graph input k (dtype, shape, data). */
 int wt_plan_build(const wt_graph *g, const wt_tensor *inputs, wt_plan **out);
-/* The same without memory layout or data: only dtypes and shapes of every value (inputs carry
- * no data; constants are still folded). For wt_graph_infer_shapes. */
-int wt_plan_build_shapes(const wt_graph *g, const wt_tensor *inputs, wt_plan **out);
 void wt_plan_free(wt_plan *p);
 /* Fills *out with value v's dtype, shape and (after a run, when the run reads it) data; 0 when
  * the plan has no such value. */
@@ -36,18 +34,5 @@ int wt_plan_fused_count(const wt_plan *p);
 size_t wt_plan_arena_bytes(const wt_plan *p);
 /* The most arena bytes live at one time (values + scratch): what a perfect layout would need. */
 size_t wt_plan_live_peak_bytes(const wt_plan *p);
-
-/* Checks the caller's inputs against the graph's declared inputs (count, dtype, rank, fixed and
- * symbolic dims); the message names the input and shows expected vs actual shapes. */
-int wt_check_inputs(const wt_graph *g, int n_inputs, const wt_tensor *inputs);
-
-/* Fills dtype/rank/dims of every value of g from its graph inputs' declared types, keeping
- * symbolic dims symbolic (a dim that follows "batch" is written as "batch"; one derived from
- * it, like 4*batch, as unknown). Works by planning twice with two different stand-in values
- * for each symbolic dim and comparing. Inputs must have a declared dtype and rank. */
-int wt_graph_infer_shapes(wt_graph *g);
-
-/* Used by wt_infer_value. */
-const wt_tensor *wt_planner_value(void *planner, wt_infer_ctx *ctx, int i);
 
 #endif

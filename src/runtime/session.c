@@ -9,6 +9,7 @@
 #include "kernels/simd.h"
 #include "runtime/planner.h"
 #include "runtime/session.h"
+#include "shape/shape.h"
 #include "webtrain.h"
 
 #define WT_PLAN_CACHE 8

@@ -7,7 +7,7 @@
 #include "artifacts/artifacts.h"
 #include "base/status.h"
 #include "io/onnx_io.h"
-#include "runtime/planner.h"
+#include "shape/shape.h"
 #include "runtime/state.h"
 #include "webtrain.h"
 

@@ -9,7 +9,7 @@
 #include "autodiff/autodiff.h"
 #include "base/status.h"
 #include "io/onnx_io.h"
-#include "runtime/planner.h"
+#include "shape/shape.h"
 #include "webtrain.h"
 
 /* Per-op ctests: WT_GRADCHECK_MODE=list prints the op of every check and runs none;

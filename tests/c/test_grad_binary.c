@@ -4,7 +4,7 @@
 #include "autodiff/autodiff.h"
 #include "check.h"
 #include "gradcheck.h"
-#include "runtime/planner.h"
+#include "shape/shape.h"
 
 static int64_t g_axes[2];
 static int g_n_axes, g_keepdims;

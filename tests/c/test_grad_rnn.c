@@ -6,7 +6,7 @@
 #include "autodiff/autodiff.h"
 #include "check.h"
 #include "gradcheck.h"
-#include "runtime/planner.h"
+#include "shape/shape.h"
 
 enum { S = 3, BT = 2, IN = 3, H = 4 };
 

@@ -11,7 +11,7 @@
 #include "gradcheck.h"
 #include "io/onnx_io.h"
 #include "op_harness.h"
-#include "runtime/planner.h"
+#include "shape/shape.h"
 #include "webtrain.h"
 
 #define F(r, ...) {.rank = r, .dims = {__VA_ARGS__}}

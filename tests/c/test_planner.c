@@ -7,6 +7,7 @@
 #include "check.h"
 #include "io/onnx_io.h"
 #include "runtime/planner.h"
+#include "shape/shape.h"
 #include "webtrain.h"
 
 static wt_session *session_of(wt_graph *g) {

@@ -1,6 +1,6 @@
-/* Symbolic shape inference over the IR (see wt_graph_infer_shapes in planner.h): the planner's
- * concrete inference, run with stand-in sizes for symbolic dims, twice, so that every op's
- * own infer function is the only definition of its shapes.
+/* Symbolic shape inference over the IR (see wt_graph_infer_shapes in shape.h): the shape pass
+ * (concrete sizes), run with stand-in sizes for symbolic dims, twice, so that every op's own
+ * infer function is the only definition of its shapes.
  *
  * A dim that follows one symbol linearly (Reshape of [batch, 8, V] to [batch*8, V]) is named
  * by its expression, "batch*8" (or "batch*8+1"); a graph input whose dim carries such a name
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/planner.h"
+#include "shape/shape.h"
 
 #define MAX_SYMS 64
 
@@ -74,7 +74,7 @@ int wt_graph_infer_shapes(wt_graph *g) {
   syms sy = {0};
   wt_tensor *in[2] = {calloc((size_t)g->n_inputs + 1, sizeof(wt_tensor)),
                       calloc((size_t)g->n_inputs + 1, sizeof(wt_tensor))};
-  wt_plan *p[2] = {NULL, NULL};
+  wt_shape_pass sp[2] = {{0}, {0}};
   int rc = WT_OK;
   if (!in[0] || !in[1]) {
     rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
@@ -107,13 +107,15 @@ int wt_graph_infer_shapes(wt_graph *g) {
       }
     }
   }
-  for (int pass = 0; pass < 2 && rc == WT_OK; pass++) rc = wt_plan_build_shapes(g, in[pass], &p[pass]);
+  for (int pass = 0; pass < 2 && rc == WT_OK; pass++) {
+    rc = wt_shape_pass_begin(&sp[pass], g, in[pass], sizeof(wt_shape_step));
+    if (rc == WT_OK) rc = wt_shape_pass_walk(&sp[pass]);
+  }
   if (rc) goto out;
   for (int v = 0; v < g->n_values; v++) {
     wt_value *val = &g->values[v];
-    wt_tensor ta, tb;
-    const wt_tensor *a = &ta, *b = &tb;
-    if (!wt_plan_value(p[0], v, &ta) || !wt_plan_value(p[1], v, &tb) ||
+    const wt_tensor *a = &sp[0].vals[v], *b = &sp[1].vals[v];
+    if (sp[0].storage[v] == WT_ST_NONE || sp[1].storage[v] == WT_ST_NONE ||
         (val->flags & (WT_VALUE_INITIALIZER | WT_VALUE_GRAPH_INPUT)))
       continue;
     val->dtype = a->dtype;
@@ -127,8 +129,8 @@ int wt_graph_infer_shapes(wt_graph *g) {
     if (rc) goto out;
   }
 out:
-  wt_plan_free(p[0]);
-  wt_plan_free(p[1]);
+  wt_shape_pass_release(&sp[0]);
+  wt_shape_pass_release(&sp[1]);
   free(in[0]);
   free(in[1]);
   return rc;

@@ -1,0 +1,105 @@
+/* Plan building (see planner.h): the shape pass, then the planner's passes in order, each in
+ * its file (plan_internal.h). The order is part of the memory budget: a built plan sits in
+ * room the build's big temporaries freed (compact_values, settle). */
+#include <stdlib.h>
+
+#include "runtime/plan_internal.h"
+
+static void count_read(uint8_t *readers, int v, int n) {
+  readers[v] = readers[v] > 255 - n ? 255 : (uint8_t)(readers[v] + n);
+}
+
+/* How many times each value is read (up to 255: callers ask 0, 1 or more): once per step
+ * input, twice for a graph output (the caller reads those too). calloc'd; NULL when out of
+ * memory. One byte per value: it is built beside the plan's other arrays. */
+uint8_t *value_readers(const wt_plan *p) {
+  const wt_graph *g = p->sp.g;
+  const wt_step *steps = plan_steps(p);
+  uint8_t *readers = calloc((size_t)g->n_values + 1, 1);
+  if (!readers) return NULL;
+  for (int s = 0; s < p->sp.n_steps; s++)
+    for (int i = 0; i < steps[s].s.n_in; i++)
+      if (steps[s].s.node->inputs[i] >= 0) count_read(readers, steps[s].s.node->inputs[i], 1);
+  for (int k = 0; k < g->n_outputs; k++) count_read(readers, g->outputs[k], 2);
+  return readers;
+}
+
+/* An omitted optional output (ConvGrad's dX of a first layer ...) is still written by kernels
+ * that do not skip it (the shape pass kept its description): it gets room after the step's
+ * scratch, live for that step only. */
+static void reserve_omitted(wt_step *st) {
+  size_t at = round64(st->s.scratch_bytes), end = at;
+  for (int o = 0; o < st->s.n_out; o++) /* an empty one still gets a (valid) address */
+    if (st->s.node->outputs[o] < 0) end += omitted_bytes(&st->s.out[o]);
+  st->omitted_at = end == at ? -1 : (long)at;
+  st->s.scratch_bytes = end;
+}
+
+/* The run's room for one step's input and output descriptions. */
+static int size_io(wt_plan *p) {
+  p->io = calloc((size_t)most_io(p) + 1, sizeof *p->io);
+  return p->io ? WT_OK : wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+}
+
+void wt_plan_free(wt_plan *p) {
+  if (!p) return;
+  const wt_graph *g = p->sp.g;
+  void *params_block = p->sp.params_block;
+  wt_shape_pass_release(&p->sp); /* the steps (their params not, once in the block) */
+  free(params_block);
+  free(p->io);
+  free(p->static_block);
+  free(p->pv);
+  free(p->types);
+  free(p->outs);
+  free(p->alias);
+  if (p->keyed_data)
+    for (int k = 0; k < g->n_inputs; k++) free(p->keyed_data[k]);
+  free(p->keyed_data);
+  free(p);
+}
+
+int wt_plan_build(const wt_graph *g, const wt_tensor *inputs, wt_plan **out) {
+  *out = NULL;
+  wt_plan *p = calloc(1, sizeof *p);
+  if (!p) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  int rc = wt_shape_pass_begin(&p->sp, g, inputs, sizeof(wt_step));
+  if (rc) {
+    free(p);
+    return rc;
+  }
+  p->keyed_data = calloc((size_t)g->n_inputs + 1, sizeof(void *));
+  if (!p->keyed_data) {
+    rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+    goto fail;
+  }
+  if ((rc = wt_shape_pass_walk(&p->sp))) goto fail;
+  for (int s = 0; s < p->sp.n_steps; s++) reserve_omitted(&plan_steps(p)[s]);
+  p->n_fused = fuse_steps(p);
+  gather_params(p);
+  alias_accumulators(p);
+  /* Values read by the graph only through keyed inputs: remember those inputs' bytes. */
+  for (int k = 0; k < g->n_inputs; k++) {
+    if (!p->sp.keyed[k]) continue;
+    size_t nb = wt_nbytes(&inputs[k]);
+    p->keyed_data[k] = malloc(nb ? nb : 1);
+    if (!p->keyed_data[k]) {
+      rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+      goto fail;
+    }
+    if (nb) memcpy(p->keyed_data[k], inputs[k].data, nb);
+    p->sp.vals[g->inputs[k]].data = NULL;
+  }
+  p->sp.inputs = NULL; /* the caller's: the pass is done with them */
+  rc = size_io(p);
+  /* compacted first: the arena layout's temporaries then take the room of the full descriptions */
+  if (rc == WT_OK) rc = compact_values(p);
+  if (rc == WT_OK) rc = assign_arena(p);
+  if (rc) goto fail;
+  settle(p);
+  *out = p;
+  return WT_OK;
+fail:
+  wt_plan_free(p);
+  return rc;
+}

@@ -1,0 +1,88 @@
+/* Planner passes that let values share buffers across steps: a step absorbing the next one
+ * (fuse_steps) and gradients written straight into their accumulators (alias_accumulators). */
+#include <stdlib.h>
+
+#include "runtime/plan_internal.h"
+
+/* Lets a step take over the next one when its op can (wt_op_def.absorb: a Relu as a GEMM's
+ * epilogue): the next step must be the only reader of the step's single output, read it as its
+ * only input and write one value of the same type. That step is then skipped and its output is a
+ * view of the first's. Returns how many steps were absorbed. */
+int fuse_steps(wt_plan *p) {
+  int fused = 0;
+  wt_step *steps = plan_steps(p);
+  uint8_t *readers = value_readers(p);
+  if (!readers) return 0; /* an optimization only */
+  for (int s = 0; s + 1 < p->sp.n_steps; s++) {
+    wt_step *st = &steps[s], *nx = NULL;
+    if (!st->s.op->absorb || st->s.n_out != 1 || !st->s.params_bytes || st->s.mark) continue;
+    int v = st->s.node->outputs[0];
+    if (v < 0 || p->sp.storage[v] != WT_ST_ARENA || readers[v] != 1) continue;
+    for (int t = s + 1; t < p->sp.n_steps && !nx; t++)
+      for (int i = 0; i < steps[t].s.n_in; i++)
+        if (steps[t].s.node->inputs[i] == v) nx = &steps[t];
+    if (!nx || nx->s.n_in != 1 || nx->s.n_out != 1 || nx->s.scratch_bytes || nx->s.out) continue;
+    int w = nx->s.node->outputs[0];
+    if (w < 0 || p->sp.storage[w] != WT_ST_ARENA || p->sp.vals[w].dtype != p->sp.vals[v].dtype ||
+        !wt_same_shape(&p->sp.vals[w], &p->sp.vals[v]) || !st->s.op->absorb(st->s.params, nx->s.node))
+      continue;
+    nx->s.view = nx->s.mark = 1;
+    p->sp.storage[w] = WT_ST_VIEW;
+    fused++;
+  }
+  free(readers);
+  return fused;
+}
+
+/* Gradient accumulation without temporaries. When its overwrite flag (lazy_reset_grad) is true,
+ * InPlaceAccumulatorV2 sets its buffer (a graph input bound to the state's gradient memory) to
+ * the gradient, so the step computing the gradient can write it straight into the buffer, and
+ * the accumulator's copy vanishes (it skips buffer == value): parameter-sized temporaries leave
+ * the arena. Only where the buffer and the gradient (and the views between) have no other
+ * reader. The plan is then keyed on the flag: a step that accumulates (flag false) gets its own
+ * plan, with the temporaries in the arena. An optimization only: skipped when out of memory. */
+void alias_accumulators(wt_plan *p) {
+  int nv = p->sp.g->n_values;
+  const wt_step *steps = plan_steps(p);
+  uint8_t *uses = value_readers(p);
+  int *prod = malloc(sizeof(int) * (size_t)(nv + 1));
+  int *pairs = malloc(sizeof(int) * 2 * (size_t)(p->sp.n_steps + 1));
+  if (!uses || !prod || !pairs) goto out;
+  for (int v = 0; v < nv; v++) prod[v] = -1;
+  for (int s = 0; s < p->sp.n_steps; s++) {
+    const wt_node *n = steps[s].s.node;
+    for (int o = 0; o < n->n_outputs; o++)
+      if (n->outputs[o] >= 0) prod[n->outputs[o]] = s;
+  }
+  int n_pairs = 0;
+  for (int s = 0; s < p->sp.n_steps; s++) {
+    const wt_node *n = steps[s].s.node;
+    if (strcmp(n->op_type, "InPlaceAccumulatorV2") || strcmp(n->domain, "com.microsoft") || n->n_inputs < 3)
+      continue;
+    int buf = n->inputs[0], v = n->inputs[1], flag = n->inputs[2];
+    if (buf < 0 || v < 0 || flag < 0 || p->sp.storage[buf] != WT_ST_INPUT || uses[buf] != 1) continue;
+    int ok = 1; /* back through the views (Identity, Reshape) to the step that writes the bytes */
+    while (ok && p->sp.storage[v] == WT_ST_VIEW) {
+      ok = uses[v] == 1 && prod[v] >= 0;
+      if (ok) v = steps[prod[v]].s.node->inputs[0];
+    }
+    if (!ok || p->sp.storage[v] != WT_ST_ARENA || uses[v] != 1 || prod[v] < 0 || prod[v] >= s ||
+        p->sp.vals[v].dtype != p->sp.vals[buf].dtype || wt_nbytes(&p->sp.vals[v]) != wt_nbytes(&p->sp.vals[buf]))
+      continue;
+    const wt_tensor *f = wt_shape_value(&p->sp, flag); /* keys the plan on the flag */
+    if (!f || f->dtype != WT_BOOL || wt_numel(f) != 1 || !f->data || !*(const uint8_t *)f->data) continue;
+    p->sp.storage[v] = ST_ALIAS;
+    pairs[2 * n_pairs] = v;
+    pairs[2 * n_pairs + 1] = buf;
+    n_pairs++;
+  }
+  if (n_pairs) {
+    p->alias = pairs;
+    p->n_alias = n_pairs;
+    pairs = NULL;
+  }
+out:
+  free(uses);
+  free(prod);
+  free(pairs);
+}
