@@ -59,6 +59,7 @@ static void step_io(const wt_shape_pass *sp, const wt_shape_step *st, wt_tensor 
   }
 }
 
+/* wt_shape_value; depth bounds a chain of steps folded lazily. */
 static const wt_tensor *value_of(wt_shape_pass *sp, int v, int depth) {
   switch (sp->storage[v]) {
     case WT_ST_INIT:
