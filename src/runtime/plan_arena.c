@@ -44,7 +44,7 @@ static void write_in_place(wt_plan *p, int s, int *root, int *last) {
 
 /* Assigns arena offsets: a value lives from the step that writes it to its last reader (graph
  * outputs to the end); views extend their root's life. Scratch lives for its step only. */
-int assign_arena(wt_plan *p) {
+int wt_pl_assign_arena(wt_plan *p) {
   const wt_graph *g = p->sp.g;
   int nv = g->n_values, ns = p->sp.n_steps;
   wt_step *steps = plan_steps(p);

@@ -1,6 +1,6 @@
 /* Plan building (see planner.h): the shape pass, then the planner's passes in order, each in
  * its file (plan_internal.h). The order is part of the memory budget: a built plan sits in
- * room the build's big temporaries freed (compact_values, settle). */
+ * room the build's big temporaries freed (wt_pl_compact_values, wt_pl_settle). */
 #include <stdlib.h>
 
 #include "runtime/plan_internal.h"
@@ -12,7 +12,7 @@ static void count_read(uint8_t *readers, int v, int n) {
 /* How many times each value is read (up to 255: callers ask 0, 1 or more): once per step
  * input, twice for a graph output (the caller reads those too). calloc'd; NULL when out of
  * memory. One byte per value: it is built beside the plan's other arrays. */
-uint8_t *value_readers(const wt_plan *p) {
+uint8_t *wt_pl_value_readers(const wt_plan *p) {
   const wt_graph *g = p->sp.g;
   const wt_step *steps = plan_steps(p);
   uint8_t *readers = calloc((size_t)g->n_values + 1, 1);
@@ -75,9 +75,9 @@ int wt_plan_build(const wt_graph *g, const wt_tensor *inputs, wt_plan **out) {
   }
   if ((rc = wt_shape_pass_walk(&p->sp))) goto fail;
   for (int s = 0; s < p->sp.n_steps; s++) reserve_omitted(&plan_steps(p)[s]);
-  p->n_fused = fuse_steps(p);
-  gather_params(p);
-  alias_accumulators(p);
+  p->n_fused = wt_pl_fuse_steps(p);
+  wt_pl_gather_params(p);
+  wt_pl_alias_accumulators(p);
   /* Values read by the graph only through keyed inputs: remember those inputs' bytes. */
   for (int k = 0; k < g->n_inputs; k++) {
     if (!p->sp.keyed[k]) continue;
@@ -93,10 +93,10 @@ int wt_plan_build(const wt_graph *g, const wt_tensor *inputs, wt_plan **out) {
   p->sp.inputs = NULL; /* the caller's: the pass is done with them */
   rc = size_io(p);
   /* compacted first: the arena layout's temporaries then take the room of the full descriptions */
-  if (rc == WT_OK) rc = compact_values(p);
-  if (rc == WT_OK) rc = assign_arena(p);
+  if (rc == WT_OK) rc = wt_pl_compact_values(p);
+  if (rc == WT_OK) rc = wt_pl_assign_arena(p);
   if (rc) goto fail;
-  settle(p);
+  wt_pl_settle(p);
   *out = p;
   return WT_OK;
 fail:

@@ -1,7 +1,7 @@
 /* Plan compaction: a built plan keeps 8 bytes per value (wt_pval: offset or pointer, and where
  * its shape is in a packed table of the distinct ones), the steps, one block of op params
- * (gather_params) and one of the folded constants a run reads (compact_values), all moved down
- * into the room the build freed (settle). */
+ * (wt_pl_gather_params) and one of the folded constants a run reads (wt_pl_compact_values),
+ * all moved down into the room the build freed (wt_pl_settle). */
 #include <stdlib.h>
 
 #include "runtime/plan_internal.h"
@@ -15,7 +15,7 @@ static uint32_t bytes_hash(const void *b, size_t n) {
 /* Moves every step's params into one block (no allocation per step in a kept plan); steps with
  * the same params (a forward and a backward MatMul of one shape, Transposes, Identities ...)
  * share one copy: run only reads them. */
-void gather_params(wt_plan *p) {
+void wt_pl_gather_params(wt_plan *p) {
   int ns = p->sp.n_steps;
   wt_step *steps = plan_steps(p);
   size_t cap = 16;
@@ -67,13 +67,13 @@ out:
  * and where its bytes are (an arena offset, or a pointer); the folded constants a run reads move
  * into one block and those only folding read are dropped (their shapes stay). A kept plan then
  * costs a few bytes per value instead of a full description. */
-int compact_values(wt_plan *p) {
+int wt_pl_compact_values(wt_plan *p) {
   const wt_graph *g = p->sp.g;
   int nv = g->n_values, rc = WT_OK;
   uint32_t cap = 16;
   while (cap < 2u * (uint32_t)nv) cap *= 2;
   uint32_t *slot = calloc(cap, sizeof *slot); /* type index + 1, 0 = empty */
-  uint8_t *read = value_readers(p);           /* read by a step or the caller */
+  uint8_t *read = wt_pl_value_readers(p);           /* read by a step or the caller */
   uint32_t n_types = 0, types_cap = 16;        /* grown: distinct types are few */
   wt_tensor *types = malloc(sizeof *types * types_cap);
   p->pv = calloc((size_t)nv + 1, sizeof *p->pv);
@@ -119,7 +119,7 @@ int compact_values(wt_plan *p) {
   size_t at = 0;
   for (int v = 0; v < nv; v++) {
     switch (p->sp.storage[v]) {
-      case WT_ST_ARENA: /* assign_arena sets the offset */
+      case WT_ST_ARENA: /* wt_pl_assign_arena sets the offset */
         break;
       case WT_ST_STATIC:
         if (read[v]) {
@@ -193,7 +193,7 @@ static int in_block(const void *x, const void *block, size_t bytes) {
 /* Building frees big temporaries (vals) below pieces the plan keeps; those move down into the
  * room, so that the kept plan sits low and the arena, allocated next, can start where the
  * temporaries were (a hole under the arena would stay for the module's life). */
-void settle(wt_plan *p) {
+void wt_pl_settle(wt_plan *p) {
   const wt_graph *g = p->sp.g;
   int nv = g->n_values;
   size_t params_bytes = 0, static_bytes = 0;

@@ -1,5 +1,6 @@
 /* Planner passes that let values share buffers across steps: a step absorbing the next one
- * (fuse_steps) and gradients written straight into their accumulators (alias_accumulators). */
+ * (wt_pl_fuse_steps) and gradients written straight into their accumulators
+ * (wt_pl_alias_accumulators). */
 #include <stdlib.h>
 
 #include "runtime/plan_internal.h"
@@ -8,10 +9,10 @@
  * epilogue): the next step must be the only reader of the step's single output, read it as its
  * only input and write one value of the same type. That step is then skipped and its output is a
  * view of the first's. Returns how many steps were absorbed. */
-int fuse_steps(wt_plan *p) {
+int wt_pl_fuse_steps(wt_plan *p) {
   int fused = 0;
   wt_step *steps = plan_steps(p);
-  uint8_t *readers = value_readers(p);
+  uint8_t *readers = wt_pl_value_readers(p);
   if (!readers) return 0; /* an optimization only */
   for (int s = 0; s + 1 < p->sp.n_steps; s++) {
     wt_step *st = &steps[s], *nx = NULL;
@@ -41,10 +42,10 @@ int fuse_steps(wt_plan *p) {
  * the arena. Only where the buffer and the gradient (and the views between) have no other
  * reader. The plan is then keyed on the flag: a step that accumulates (flag false) gets its own
  * plan, with the temporaries in the arena. An optimization only: skipped when out of memory. */
-void alias_accumulators(wt_plan *p) {
+void wt_pl_alias_accumulators(wt_plan *p) {
   int nv = p->sp.g->n_values;
   const wt_step *steps = plan_steps(p);
-  uint8_t *uses = value_readers(p);
+  uint8_t *uses = wt_pl_value_readers(p);
   int *prod = malloc(sizeof(int) * (size_t)(nv + 1));
   int *pairs = malloc(sizeof(int) * 2 * (size_t)(p->sp.n_steps + 1));
   if (!uses || !prod || !pairs) goto out;

@@ -18,13 +18,13 @@
 #include "runtime/planner.h"
 #include "shape/shape.h"
 
-/* Written straight into a graph input's buffer (see alias_accumulators): the planner's own
+/* Written straight into a graph input's buffer (see wt_pl_alias_accumulators): the planner's own
  * storage class, after the shape pass's. */
 enum { ST_ALIAS = WT_ST_VIEW + 1 };
 
 /* A step of the plan: the shape pass's, then where its scratch is. */
 typedef struct wt_step {
-  wt_shape_step s;               /* s.mark: the step before runs it (fuse_steps): skipped */
+  wt_shape_step s;               /* s.mark: the step before runs it (wt_pl_fuse_steps): skipped */
   size_t scratch_off;
   long omitted_at;               /* where omitted optional outputs start in the scratch; -1: none */
 } wt_step;
@@ -42,7 +42,7 @@ typedef struct wt_pval {
 struct wt_plan {
   wt_shape_pass sp;              /* the graph, every value's storage class, the steps (wt_step);
                                     while building also the values' full descriptions (sp.vals)
-                                    and the folded constants, until compact_values */
+                                    and the folded constants, until wt_pl_compact_values */
   wt_pval *pv;                   /* .type: where the value's entry starts in types */
   int64_t *types;                /* the distinct (dtype, shape)s of the values, packed: per entry
                                     int32 dtype and rank, then rank dims */
@@ -55,7 +55,7 @@ struct wt_plan {
   void **keyed_data;             /* those inputs' bytes */
   int *alias;                    /* pairs (value, graph input value) it is written into */
   int n_alias;
-  int n_fused;                   /* steps run by the step before them (fuse_steps) */
+  int n_fused;                   /* steps run by the step before them (wt_pl_fuse_steps) */
   wt_tensor *io;                 /* a run's inputs and outputs of the current step */
 };
 
@@ -78,23 +78,20 @@ static inline void type_of(const wt_plan *p, int v, wt_tensor *t) {
 
 /* The most inputs and outputs a step has: the room of a run's descriptions (p->io). */
 static inline int most_io(const wt_plan *p) {
+  const wt_step *steps = plan_steps(p);
   int most = 0;
   for (int s = 0; s < p->sp.n_steps; s++)
-    if (plan_steps(p)[s].s.n_in + plan_steps(p)[s].s.n_out > most)
-      most = plan_steps(p)[s].s.n_in + plan_steps(p)[s].s.n_out;
+    if (steps[s].s.n_in + steps[s].s.n_out > most) most = steps[s].s.n_in + steps[s].s.n_out;
   return most;
 }
 
-/* plan_build.c */
-uint8_t *value_readers(const wt_plan *p);
-/* plan_fuse.c */
-int fuse_steps(wt_plan *p);
-void alias_accumulators(wt_plan *p);
-/* plan_arena.c */
-int assign_arena(wt_plan *p);
-/* plan_compact.c */
-void gather_params(wt_plan *p);
-int compact_values(wt_plan *p);
-void settle(wt_plan *p);
+/* The passes, in the order wt_plan_build runs them (each explained where defined). */
+uint8_t *wt_pl_value_readers(const wt_plan *p); /* plan_build.c: reads per value, for the rest */
+int wt_pl_fuse_steps(wt_plan *p);               /* plan_fuse.c */
+void wt_pl_gather_params(wt_plan *p);           /* plan_compact.c */
+void wt_pl_alias_accumulators(wt_plan *p);      /* plan_fuse.c */
+int wt_pl_compact_values(wt_plan *p);           /* plan_compact.c */
+int wt_pl_assign_arena(wt_plan *p);             /* plan_arena.c */
+void wt_pl_settle(wt_plan *p);                  /* plan_compact.c */
 
 #endif
