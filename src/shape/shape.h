@@ -2,8 +2,8 @@
  * folded (run now: Constant nodes, Shape/Size of known shapes, any node whose inputs are all
  * known), and the steps left to run, each with its op, parsed params and scratch size. Each
  * op's own infer is the only definition of its shapes; the planner (runtime/) lays out and runs
- * what the pass leaves, wt_graph_infer_shapes (artifacts/) turns it into the IR's declared
- * shapes. Nothing here runs a model or knows about memory layout. */
+ * what the pass leaves, wt_graph_infer_shapes (below; artifacts/ uses it) writes it into the
+ * IR's declared shapes. Nothing here runs a model or knows about memory layout. */
 #ifndef WT_SHAPE_SHAPE_H
 #define WT_SHAPE_SHAPE_H
 
@@ -40,7 +40,8 @@ typedef struct wt_shape_step {
   uint16_t n_in, n_out;          /* the node's (checked to fit) */
   uint16_t params_bytes;         /* <= WT_PARAMS_MAX */
   uint8_t view;                  /* output 0 shares input 0's buffer */
-  uint8_t mark;                  /* 0; the caller's (the planner: run by the step before) */
+  uint8_t mark;                  /* 0; the caller's (the planner: run by the step before), in
+                                    a byte the padding has anyway: plans keep many steps */
 } wt_shape_step;
 
 typedef struct wt_shape_pass {
