@@ -6,13 +6,12 @@ import { writeBytes } from './storage.js';
 import { importNode } from './node-builtin.js';
 import { Block, withBuilder, OnnxblockModel } from './onnxblock.js';
 import { Builder } from './builder.js';
+import { LossType, OptimType, Loss, Optim, NameList, LossWeights, GenResult, fieldName } from './abi.js';
 
-export const LossType = Object.freeze({ MSELoss: 1, CrossEntropyLoss: 2, BCEWithLogitsLoss: 3, L1Loss: 4 });
-export const OptimType = Object.freeze({ AdamW: 1, SGD: 2 });
-
+export { LossType, OptimType };
 
 function lossOptions(loss) {
-  if (loss === undefined || loss === null) return { type: 0 };
+  if (loss === undefined || loss === null) return { type: Loss.NONE };
   if (typeof loss === 'number') return { type: loss };
   if (typeof loss === 'string') {
     if (!(loss in LossType)) throw new WebtrainError(`unknown loss '${loss}'; expected one of ${Object.keys(LossType).join(', ')} or an onnxblock.Block`);
@@ -23,7 +22,7 @@ function lossOptions(loss) {
 }
 
 function optimOptions(opt) {
-  if (opt === undefined || opt === null) return { type: 0 };
+  if (opt === undefined || opt === null) return { type: Optim.NONE };
   if (typeof opt === 'number') return { type: opt };
   if (typeof opt === 'string') {
     if (!(opt in OptimType)) throw new WebtrainError(`unknown optimizer '${opt}'; expected AdamW or SGD`);
@@ -44,18 +43,18 @@ export async function generateArtifacts(model, options = {}) {
   const gen = core.handle(m._wtw_gen_new(), 'generateArtifacts');
   const b = new Builder(core, gen);
   try {
-    const p = core.copyIn(bytes);
-    try {
-      core.check(m._wtw_gen_load(gen, p, bytes.byteLength));
-    } finally {
-      core.free(p);
-    }
+    core.check(core.withBytes(bytes, (p, n) => m._wtw_gen_load(gen, p, n)));
     if ((options.loss === undefined || options.loss === null) && options.lossInputNames?.length)
       throw new WebtrainError('generateArtifacts: lossInputNames name the inputs of the loss, but loss is null (the model output is the loss)');
-    const lists = [options.requiresGrad, options.frozenParams, options.additionalOutputNames, options.lossInputNames];
-    lists.forEach((list, kind) => {
+    const lists = [
+      [NameList.REQUIRES_GRAD, options.requiresGrad],
+      [NameList.FROZEN_PARAMS, options.frozenParams],
+      [NameList.ADDITIONAL_OUTPUTS, options.additionalOutputNames],
+      [NameList.LOSS_INPUTS, options.lossInputNames],
+    ];
+    for (const [kind, list] of lists) {
       for (const name of list ?? []) core.check(b.with([name], (pn) => m._wtw_gen_add_name(gen, kind, pn)));
-    });
+    }
     if (options.loss instanceof Block) {
       const inputs = options.lossInputNames?.length ? options.lossInputNames : b.outputs();
       const out = await withBuilder(b, () => options.loss(...inputs));
@@ -64,23 +63,18 @@ export async function generateArtifacts(model, options = {}) {
     } else {
       const l = lossOptions(options.loss);
       core.check(
-        b.with([l.reduction ?? ''], (pr) => m._wtw_gen_set_loss(gen, l.type ?? 0, pr, l.ignoreIndex !== undefined ? 1 : 0, l.ignoreIndex ?? 0)),
+        b.with([l.reduction ?? ''], (pr) => m._wtw_gen_set_loss(gen, l.type ?? Loss.NONE, pr, l.ignoreIndex !== undefined ? 1 : 0, l.ignoreIndex ?? 0)),
       );
-      for (const [which, w] of [[0, l.weight], [1, l.posWeight]]) {
+      for (const [which, w] of [[LossWeights.WEIGHT, l.weight], [LossWeights.POS_WEIGHT, l.posWeight]]) {
         if (!w) continue;
         const f = Float32Array.from(w);
-        const pw = core.copyIn(new Uint8Array(f.buffer));
-        try {
-          core.check(m._wtw_gen_set_loss_weights(gen, which, pw, f.length));
-        } finally {
-          core.free(pw);
-        }
+        core.check(core.withBytes(f, (pw) => m._wtw_gen_set_loss_weights(gen, which, pw, f.length)));
       }
     }
     const o = optimOptions(options.optimizer);
     const betas = o.betas ?? null;
     core.check(
-      m._wtw_gen_set_optimizer(gen, o.type ?? 0, betas ? 1 : 0, betas?.[0] ?? 0, betas?.[1] ?? 0, o.eps !== undefined ? 1 : 0, o.eps ?? 0,
+      m._wtw_gen_set_optimizer(gen, o.type ?? Optim.NONE, betas ? 1 : 0, betas?.[0] ?? 0, betas?.[1] ?? 0, o.eps !== undefined ? 1 : 0, o.eps ?? 0,
         o.weightDecay !== undefined ? 1 : 0, o.weightDecay ?? 0, o.adamMode !== undefined ? 1 : 0, o.adamMode ?? 0,
         o.biasCorrection === false ? 1 : 0, o.clipGradNorm ?? 0),
     );
@@ -90,21 +84,14 @@ export async function generateArtifacts(model, options = {}) {
     }
     core.check(m._wtw_gen_set_flags(gen, options.nominalCheckpoint ? 1 : 0, options.ortFormat ? 1 : 0, options.customOpLibrary ? 1 : 0));
     core.check(m._wtw_gen_run(gen));
-    const take = (which) => {
+    // { trainingModel, evalModel, optimizerModel?, checkpoint, nominalCheckpoint? }: the
+    // optimizer model and the nominal checkpoint only when generated.
+    const result = {};
+    for (const [key, which] of Object.entries(GenResult)) {
       const n = m._wtw_gen_result_size(gen, which);
-      if (!n) return undefined;
-      const ptr = m._wtw_gen_result_data(gen, which);
-      return core.heap.slice(ptr, ptr + n);
-    };
-    const result = {
-      trainingModel: take(0),
-      evalModel: take(1),
-      optimizerModel: take(2),
-      checkpoint: take(3),
-    };
-    const nominal = take(4);
-    if (nominal) result.nominalCheckpoint = nominal;
-    if (!result.optimizerModel) delete result.optimizerModel;
+      const optional = which === GenResult.OPTIMIZER_MODEL || which === GenResult.NOMINAL_CHECKPOINT;
+      if (n || !optional) result[fieldName(key)] = n ? core.copyOut(m._wtw_gen_result_data(gen, which), n) : undefined;
+    }
     if (options.artifactDirectory) await writeArtifacts(options.artifactDirectory, options.prefix ?? '', result);
     return result;
   } finally {

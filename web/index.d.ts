@@ -150,8 +150,8 @@ export declare class WebtrainWorker extends EventTarget {
   readonly LinearLRScheduler: { create(optimizer: RemoteOptimizer, warmupStepCount: number, totalStepCount: number, initialLr?: number): Promise<RemoteScheduler> };
   readonly InferenceSession: { create(model: BytesSource): Promise<RemoteInferenceSession> };
   readonly artifacts: {
-    readonly LossType: { readonly MSELoss: 1; readonly CrossEntropyLoss: 2; readonly BCEWithLogitsLoss: 3; readonly L1Loss: 4 };
-    readonly OptimType: { readonly AdamW: 1; readonly SGD: 2 };
+    readonly LossType: typeof import('../js/abi.js').LossType;
+    readonly OptimType: typeof import('../js/abi.js').OptimType;
     /** Built-in losses only (an onnxblock.Block cannot be sent to a worker). */
     generateArtifacts(model: BytesSource, options: GenerateArtifactsOptions): Promise<Artifacts>;
   };

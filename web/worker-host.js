@@ -48,6 +48,7 @@
 // Worker objects cross as { __ref: id, kind }, Tensors as { __tensor: { type, data, dims } }.
 import { Tensor } from '../js/tensor.js';
 import { WebtrainError } from '../js/core.js';
+import { LossType, OptimType } from '../js/abi.js';
 
 const marked = new WeakSet();
 
@@ -244,8 +245,8 @@ export class WebtrainWorker extends EventTarget {
     this.LinearLRScheduler = { create: (...args) => this.#static('LinearLRScheduler.create', args) };
     this.InferenceSession = { create: (m) => this.#static('InferenceSession.create', [location(m)]) };
     this.artifacts = {
-      LossType: Object.freeze({ MSELoss: 1, CrossEntropyLoss: 2, BCEWithLogitsLoss: 3, L1Loss: 4 }),
-      OptimType: Object.freeze({ AdamW: 1, SGD: 2 }),
+      LossType,
+      OptimType,
       generateArtifacts: (model, options = {}) => {
         if (options.loss && typeof options.loss === 'function') {
           return Promise.reject(new WebtrainError('generateArtifacts in a worker: an onnxblock.Block loss cannot be sent to a worker; generate the artifacts on the main thread and pass the bytes'));
