@@ -30,48 +30,15 @@ export interface WorkerOptions {
   workerUrl?: string | URL;
 }
 
-export interface TrainProgress {
-  step: number;
-  totalSteps: number;
-  epoch: number;
-  epochs: number;
-  batch: number;
-  batches: number;
-  loss: number;
-  /** Mean loss of the epoch so far. */
-  epochLoss: number;
-  epochDone: boolean;
-  elapsedMs: number;
-}
+import type { TrainProgress, TrainEpochsResult, TrainLoopOptions } from '../js/loop.js';
 
 type WorkerInput = Tensor | TensorLike | ArrayBufferView;
 
-export interface TrainEpochsOptions {
+/** trainEpochs in the worker: the same loop (js/loop.js) on the worker's objects, batches as an array (the package entry's TrainEpochsOptions, for Node and pages, is js/loop.d.ts's). */
+export interface TrainEpochsOptions extends TrainLoopOptions<WorkerInput> {
   module: RemoteModule;
   optimizer: RemoteOptimizer;
   scheduler?: RemoteScheduler;
-  /** Whole data sets, samples along axis 0, in the training model's input order; with batchSize. */
-  inputs?: WorkerInput[];
-  batchSize?: number;
-  /** Or explicit batches: [[input, labels], ...]. */
-  batches?: WorkerInput[][];
-  epochs?: number;
-  shuffle?: boolean;
-  seed?: number;
-  dropLast?: boolean;
-  /** Progress every this many steps (default 1), and at the end of each epoch. */
-  progressEvery?: number;
-  onProgress?: (p: TrainProgress) => void;
-  signal?: AbortSignal;
-}
-
-export interface TrainEpochsResult {
-  steps: number;
-  epochs: number;
-  /** The loss of every step. */
-  losses: Float32Array;
-  lastLoss: number;
-  elapsedMs: number;
 }
 
 interface RemoteParameter {
