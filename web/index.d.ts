@@ -3,7 +3,7 @@
 import type { InitOptions, Core } from '../js/core.js';
 import type { Tensor, TensorLike } from '../js/tensor.js';
 import type { BytesSource } from '../js/session.js';
-import type { BytesDestination, SaveCheckpointOptions, PropertyValue, ModuleMode } from '../js/training.js';
+import type { BytesDestination, SaveCheckpointOptions, PropertyValue, ModuleMode, Module } from '../js/training.js';
 import type { GenerateArtifactsOptions, Artifacts } from '../js/artifacts.js';
 
 export * from '../js/index.js';
@@ -59,6 +59,7 @@ export declare class RemoteCheckpointState extends RemoteObject {
     set(name: string, values: Float32Array | number[]): Promise<void>;
     has(name: string): Promise<boolean>;
     keys(): Promise<string[]>;
+    values(): Promise<RemoteParameter[]>;
     entries(): Promise<[string, RemoteParameter][]>;
     size(): Promise<number>;
   };
@@ -81,6 +82,7 @@ export declare class RemoteModule extends RemoteObject {
   runNamed(...inputs: unknown[]): Promise<Record<string, Tensor>>;
   runAll(...inputs: unknown[]): Promise<Tensor[]>;
   lazyResetGrad(): Promise<void>;
+  memoryStats(): Promise<ReturnType<Module['memoryStats']>>;
   getParametersSize(trainableOnly?: boolean): Promise<number>;
   getContiguousParameters(trainableOnly?: boolean): Promise<Tensor>;
   copyBufferToParameters(buffer: Float32Array | Tensor, trainableOnly?: boolean): Promise<void>;
@@ -103,6 +105,8 @@ export declare class RemoteScheduler extends RemoteObject {
 
 export declare class RemoteInferenceSession extends RemoteObject {
   run(feeds: Record<string, Tensor>): Promise<Record<string, Tensor>>;
+  /** Bytes of activation memory the session's cached plans hold. */
+  arenaBytes(): Promise<number>;
 }
 
 /** The training API running in a Web Worker: every call returns a Promise. */

@@ -23,12 +23,13 @@
 //   w.InferenceSession.create(model)  w.artifacts.generateArtifacts(model, opts) (built-in losses
 //   only: an onnxblock.Block cannot cross to a worker)  w.artifacts.LossType / OptimType
 //   w.idb.list/load/save/has/delete/clear   w.trainEpochs(opts)   w.terminate()
-// Remote objects: state.parameters.get/set/has/keys/entries/size(), state.properties.get/set/
-// has/entries/size(), state.toBytes(), module.train/eval/run/runNamed/runAll/lazyResetGrad/
+// Remote objects: proxies whose methods are listed in web/proxies.js (PROXIED): state.parameters
+// .get/set/has/keys/values/entries/size(), state.properties.get/set/has/entries/size(),
+// state.toBytes(), module.train/eval/run/runNamed/runAll/lazyResetGrad/memoryStats/
 // getParametersSize/getContiguousParameters/copyBufferToParameters/exportModelForInferencing/
 // inputNames/outputNames, optimizer.step/setLearningRate/getLearningRate, scheduler.step,
-// session.run(feeds), and release() on each. Getters of the synchronous API (parameters.size,
-// module.isTraining, state.isLive) are methods here: `await state.parameters.size()`.
+// session.run(feeds)/arenaBytes(), and release() on each. Getters of the synchronous API
+// (parameters.size, module.isTraining, state.isLive) are methods here: `await state.parameters.size()`.
 //
 // Data: results (Tensors, bytes) are transferred from the worker, never copied twice.
 // Arguments are copied (structured clone) unless marked with transfer(x): then the buffer of
@@ -49,6 +50,7 @@
 import { Tensor } from '../js/tensor.js';
 import { WebtrainError } from '../js/core.js';
 import { LossType, OptimType } from '../js/abi.js';
+import { PROXIED, STATICS } from './proxies.js';
 
 const marked = new WeakSet();
 
@@ -81,140 +83,65 @@ class Remote {
   _call(path, ...args) {
     return this.#w._send({ op: 'call', ref: this.#id, path, args }, args);
   }
-  release() {
-    return this._call('release');
+}
+
+/** Host-side checks before a call is sent: class -> method -> (...args) => an error or null. */
+const GUARDS = {
+  Module: {
+    exportModelForInferencing: (destination) =>
+      typeof destination === 'string' && !destination.startsWith('idb://')
+        ? new WebtrainError('exportModelForInferencing in a worker: the destination must be an idb:// location (or omit it to get the bytes)')
+        : null,
+  },
+};
+
+/** Adds PROXIED[kind]'s methods to cls: each sends (prefix + name, args) to the object in the worker. */
+function addMethods(cls, kind, prefix) {
+  for (const name of PROXIED[kind].methods) {
+    const guard = GUARDS[kind]?.[name];
+    Object.defineProperty(cls.prototype, name, {
+      value(...args) {
+        const err = guard?.(...args);
+        return err ? Promise.reject(err) : this._call(prefix + name, ...args);
+      },
+      writable: true,
+      configurable: true,
+    });
   }
 }
 
-class RemoteParameters {
-  constructor(s) {
-    this.s = s;
+/** A member object of a proxy (state.parameters): its calls go through the owner, path-prefixed. */
+class RemoteMember {
+  #owner;
+  constructor(owner) {
+    this.#owner = owner;
   }
-  get(name) {
-    return this.s._call('parameters.get', name);
-  }
-  set(name, values) {
-    return this.s._call('parameters.set', name, values);
-  }
-  has(name) {
-    return this.s._call('parameters.has', name);
-  }
-  keys() {
-    return this.s._call('parameters.keys');
-  }
-  entries() {
-    return this.s._call('parameters.entries');
-  }
-  size() {
-    return this.s._call('parameters.size');
+  _call(path, ...args) {
+    return this.#owner._call(path, ...args);
   }
 }
 
-class RemoteProperties {
-  constructor(s) {
-    this.s = s;
-  }
-  get(name) {
-    return this.s._call('properties.get', name);
-  }
-  set(name, value, type) {
-    return this.s._call('properties.set', name, value, type);
-  }
-  has(name) {
-    return this.s._call('properties.has', name);
-  }
-  entries() {
-    return this.s._call('properties.entries');
-  }
-  size() {
-    return this.s._call('properties.size');
-  }
-}
-
-class RemoteCheckpointState extends Remote {
-  constructor(w, id) {
-    super(w, id);
-    this.parameters = new RemoteParameters(this);
-    this.properties = new RemoteProperties(this);
-  }
-  toBytes(opts) {
-    return this._call('toBytes', opts);
-  }
-  isLive() {
-    return this._call('isLive');
-  }
-}
-
-class RemoteModule extends Remote {
-  train() {
-    return this._call('train');
-  }
-  eval() {
-    return this._call('eval');
-  }
-  isTraining() {
-    return this._call('isTraining');
-  }
-  run(...inputs) {
-    return this._call('run', ...inputs);
-  }
-  runNamed(...inputs) {
-    return this._call('runNamed', ...inputs);
-  }
-  runAll(...inputs) {
-    return this._call('runAll', ...inputs);
-  }
-  lazyResetGrad() {
-    return this._call('lazyResetGrad');
-  }
-  getParametersSize(trainableOnly = true) {
-    return this._call('getParametersSize', trainableOnly);
-  }
-  getContiguousParameters(trainableOnly = true) {
-    return this._call('getContiguousParameters', trainableOnly);
-  }
-  copyBufferToParameters(buffer, trainableOnly = true) {
-    return this._call('copyBufferToParameters', buffer, trainableOnly);
-  }
-  exportModelForInferencing(destination, outputNames) {
-    if (typeof destination === 'string' && !destination.startsWith('idb://')) {
-      return Promise.reject(new WebtrainError('exportModelForInferencing in a worker: the destination must be an idb:// location (or omit it to get the bytes)'));
+/** The proxy class of `kind` (web/proxies.js PROXIED). */
+function proxyClass(kind) {
+  const nested = Object.entries(PROXIED[kind].nested ?? {}).map(([member, k]) => {
+    const cls = class extends RemoteMember {};
+    addMethods(cls, k, `${member}.`);
+    Object.defineProperty(cls, 'name', { value: `Remote${k}` });
+    return [member, cls];
+  });
+  const cls = class extends Remote {
+    constructor(w, id) {
+      super(w, id);
+      for (const [member, Member] of nested) this[member] = new Member(this);
     }
-    return this._call('exportModelForInferencing', destination, outputNames);
-  }
-  inputNames(mode) {
-    return this._call('inputNames', mode);
-  }
-  outputNames(mode) {
-    return this._call('outputNames', mode);
-  }
+  };
+  addMethods(cls, kind, '');
+  Object.defineProperty(cls, 'name', { value: `Remote${kind}` });
+  return cls;
 }
 
-class RemoteOptimizer extends Remote {
-  step() {
-    return this._call('step');
-  }
-  setLearningRate(lr) {
-    return this._call('setLearningRate', lr);
-  }
-  getLearningRate() {
-    return this._call('getLearningRate');
-  }
-}
-
-class RemoteScheduler extends Remote {
-  step() {
-    return this._call('step');
-  }
-}
-
-class RemoteSession extends Remote {
-  run(feeds) {
-    return this._call('run', feeds);
-  }
-}
-
-const KINDS = { CheckpointState: RemoteCheckpointState, Module: RemoteModule, Optimizer: RemoteOptimizer, LinearLRScheduler: RemoteScheduler, InferenceSession: RemoteSession };
+/** Worker object kind -> its proxy class. */
+export const KINDS = Object.fromEntries(Object.keys(STATICS).map((k) => [k, proxyClass(k)]));
 
 export class WebtrainWorker extends EventTarget {
   #worker;

@@ -96,7 +96,7 @@ async function callMethod(obj, path, args) {
   const name = parts[parts.length - 1];
   const member = target?.[name];
   if (name === 'release') {
-    const r = member.call(target);
+    const r = member?.call(target); // (a LinearLRScheduler has nothing to free: its reference goes)
     objects.delete(ids.get(obj));
     return r;
   }
