@@ -5,7 +5,7 @@ import { readBytes } from './bytes.js';
 import { writeBytes } from './storage.js';
 import { importNode } from './node-builtin.js';
 import { Block, withBuilder, OnnxblockModel } from './onnxblock.js';
-import { Builder } from './builder.js';
+import { withGenerator } from './builder.js';
 import { LossType, OptimType, Loss, Optim, NameList, LossWeights, GenResult, fieldName } from './abi.js';
 
 export { LossType, OptimType };
@@ -40,10 +40,8 @@ export async function generateArtifacts(model, options = {}) {
   const core = await init(options);
   const m = core.m;
   const bytes = model instanceof OnnxblockModel ? model.bytes : await readBytes(model);
-  const gen = core.handle(m._wtw_gen_new(), 'generateArtifacts');
-  const b = new Builder(core, gen);
-  try {
-    core.check(core.withBytes(bytes, (p, n) => m._wtw_gen_load(gen, p, n)));
+  return withGenerator(core, bytes, { context: 'generateArtifacts' }, async (b) => {
+    const { gen } = b;
     if ((options.loss === undefined || options.loss === null) && options.lossInputNames?.length)
       throw new WebtrainError('generateArtifacts: lossInputNames name the inputs of the loss, but loss is null (the model output is the loss)');
     const lists = [
@@ -94,9 +92,7 @@ export async function generateArtifacts(model, options = {}) {
     }
     if (options.artifactDirectory) await writeArtifacts(options.artifactDirectory, options.prefix ?? '', result);
     return result;
-  } finally {
-    m._wtw_gen_free(gen);
-  }
+  });
 }
 
 const FILES = {

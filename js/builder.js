@@ -4,6 +4,22 @@ import { WebtrainError } from './core.js';
 import { Tensor } from './tensor.js';
 import { DType } from './abi.js';
 
+/**
+ * fn(builder) on a fresh generator handle holding the model `bytes` (shapes inferred); the handle
+ * is freed when fn settles. `context` prefixes the errors of creating the handle and, when
+ * `loadContext` is true, of loading the model.
+ */
+export async function withGenerator(core, bytes, { context, loadContext = false }, fn) {
+  const m = core.m;
+  const gen = core.handle(m._wtw_gen_new(), context);
+  try {
+    core.check(core.withBytes(bytes, (p, n) => m._wtw_gen_load(gen, p, n)), loadContext ? context : undefined);
+    return await fn(new Builder(core, gen));
+  } finally {
+    m._wtw_gen_free(gen);
+  }
+}
+
 /** Adds onnxblock nodes to the model held by a generator handle. */
 export class Builder {
   constructor(core, gen) {

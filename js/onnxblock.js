@@ -196,21 +196,16 @@ export class OnnxblockModel {
  *   const model = await onnxblock.buildModel('base.onnx', new MyHead());
  */
 export async function buildModel(base, block, options = {}) {
-  const [{ init }, { readBytes }, { Builder }] = await Promise.all([import('./core.js'), import('./bytes.js'), import('./builder.js')]);
+  const [{ init }, { readBytes }, { withGenerator }] = await Promise.all([import('./core.js'), import('./bytes.js'), import('./builder.js')]);
   if (!(block instanceof Block)) throw new WebtrainError('buildModel: the second argument must be an onnxblock.Block');
   const core = await init(options);
   const m = core.m;
   const bytes = base instanceof OnnxblockModel ? base.bytes : await readBytes(base);
-  const gen = core.handle(m._wtw_gen_new(), 'buildModel');
-  const b = new Builder(core, gen);
-  try {
-    core.check(core.withBytes(bytes, (p, n) => m._wtw_gen_load(gen, p, n)), 'buildModel');
+  return withGenerator(core, bytes, { context: 'buildModel', loadContext: true }, async (b) => {
     const out = await withBuilder(b, () => block(...b.outputs()));
     const outputs = Array.isArray(out) ? out : [out];
-    const result = core.takeBuf(b.with([outputs.join('\0')], (po) => m._wtw_gen_model_bytes(gen, po, outputs.length)), 'buildModel');
-    const inputs = Array.from({ length: m._wtw_gen_input_count(gen) }, (_, i) => core.string(m._wtw_gen_input_name(gen, i)));
+    const result = core.takeBuf(b.with([outputs.join('\0')], (po) => m._wtw_gen_model_bytes(b.gen, po, outputs.length)), 'buildModel');
+    const inputs = Array.from({ length: m._wtw_gen_input_count(b.gen) }, (_, i) => core.string(m._wtw_gen_input_name(b.gen, i)));
     return new OnnxblockModel(result, inputs, outputs);
-  } finally {
-    m._wtw_gen_free(gen);
-  }
+  });
 }
