@@ -3,33 +3,30 @@
 import { init, WebtrainError } from './core.js';
 import { readBytes } from './bytes.js';
 import { writeBytes } from './storage.js';
-import { importNode } from './node-builtin.js';
+import { importNode, isNode } from './node-builtin.js';
 import { Block, withBuilder, OnnxblockModel } from './onnxblock.js';
 import { withGenerator } from './builder.js';
 import { LossType, OptimType, Loss, Optim, NameList, LossWeights, GenResult, fieldName } from './abi.js';
 
 export { LossType, OptimType };
 
-function lossOptions(loss) {
-  if (loss === undefined || loss === null) return { type: Loss.NONE };
-  if (typeof loss === 'number') return { type: loss };
-  if (typeof loss === 'string') {
-    if (!(loss in LossType)) throw new WebtrainError(`unknown loss '${loss}'; expected one of ${Object.keys(LossType).join(', ')} or an onnxblock.Block`);
-    return { type: LossType[loss] };
+/**
+ * A loss or optimizer option -> { type, ...options }: absent (`none`), a kind number, a name of
+ * `names` (LossType, OptimType), or an options object whose type is either.
+ */
+function kindOptions(value, names, none, what, invalid) {
+  if (value === undefined || value === null) return { type: none };
+  if (typeof value === 'number') return { type: value };
+  if (typeof value === 'string') {
+    if (!(value in names)) throw new WebtrainError(`unknown ${what} '${value}'; expected ${what === 'loss' ? `one of ${Object.keys(names).join(', ')} or an onnxblock.Block` : Object.keys(names).join(' or ')}`);
+    return { type: names[value] };
   }
-  if (typeof loss === 'object') return { ...loss, type: typeof loss.type === 'string' ? LossType[loss.type] : loss.type };
-  throw new WebtrainError('loss: expected an artifacts.LossType, an options object or an onnxblock.Block');
+  if (invalid && typeof value !== 'object') throw new WebtrainError(invalid);
+  return { ...value, type: typeof value.type === 'string' ? names[value.type] : value.type };
 }
 
-function optimOptions(opt) {
-  if (opt === undefined || opt === null) return { type: Optim.NONE };
-  if (typeof opt === 'number') return { type: opt };
-  if (typeof opt === 'string') {
-    if (!(opt in OptimType)) throw new WebtrainError(`unknown optimizer '${opt}'; expected AdamW or SGD`);
-    return { type: OptimType[opt] };
-  }
-  return { ...opt, type: typeof opt.type === 'string' ? OptimType[opt.type] : opt.type };
-}
+const lossOptions = (loss) => kindOptions(loss, LossType, Loss.NONE, 'loss', 'loss: expected an artifacts.LossType, an options object or an onnxblock.Block');
+const optimOptions = (opt) => kindOptions(opt, OptimType, Optim.NONE, 'optimizer');
 
 /**
  * generateArtifacts(model, options) -> { trainingModel, evalModel, optimizerModel, checkpoint,
@@ -105,7 +102,7 @@ const FILES = {
 
 async function writeArtifacts(dir, prefix, result) {
   const d = String(dir instanceof URL ? dir.pathname : dir);
-  if (typeof process !== 'undefined' && process.versions?.node && !/^[a-z]+:\/\//.test(d)) {
+  if (isNode && !/^[a-z]+:\/\//.test(d)) {
     const { mkdir } = await importNode('fs/promises');
     await mkdir(d, { recursive: true });
   }

@@ -4,10 +4,9 @@
 // Browsers: the .wasm is fetched next to the module (import.meta.url) unless
 // `wasmUrl`/`wasmBinary` is given.
 
-import { importNode } from './node-builtin.js';
+import { importNode, isNode } from './node-builtin.js';
 import { Status, HeapStat, readRecord } from './abi.js';
 
-const isNode = typeof process !== 'undefined' && process.versions != null && process.versions.node != null;
 
 let corePromise = null;
 

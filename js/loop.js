@@ -4,6 +4,7 @@
 import { WebtrainError } from './core.js';
 import { Tensor } from './tensor.js';
 import { Module, Optimizer } from './training.js';
+import { toTensor } from './feeds.js';
 
 /** Rows [start, end) of a tensor whose first dim is the sample axis (a view, no copy). */
 function rows(t, start, end) {
@@ -35,7 +36,6 @@ function lossValue(out) {
   return t && t.data && t.data.length ? Number(t.data[0]) : NaN;
 }
 
-const toTensor = (x) => (x instanceof Tensor ? x : ArrayBuffer.isView(x) ? new Tensor(x) : new Tensor(x.type, x.data, x.dims));
 const asBatch = (b) => (Array.isArray(b) ? b : [b]);
 const isIterable = (x) => x != null && (typeof x[Symbol.iterator] === 'function' || typeof x[Symbol.asyncIterator] === 'function');
 
@@ -55,7 +55,7 @@ function planOf(o) {
     throw new WebtrainError('trainEpochs: batches must be an array of batches, an (async) iterable of batches or a function epoch => batches');
   }
   if (o.inputs) {
-    const inputs = o.inputs.map(toTensor);
+    const inputs = o.inputs.map((x, i) => toTensor(x, `#${i}`));
     const n = inputs[0].dims[0];
     if (inputs.some((t) => t.dims[0] !== n)) throw new WebtrainError(`trainEpochs: every input needs the same number of samples along axis 0; got ${inputs.map((t) => t.dims[0]).join(', ')}`);
     const bs = o.batchSize ?? n;

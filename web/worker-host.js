@@ -51,6 +51,8 @@ import { Tensor } from '../js/tensor.js';
 import { WebtrainError } from '../js/core.js';
 import { LossType, OptimType } from '../js/abi.js';
 import { PROXIED, STATICS } from './proxies.js';
+import { encode, decode } from './wire.js';
+import { pageBase } from './init.js';
 
 const marked = new WeakSet();
 
@@ -60,7 +62,7 @@ export function transfer(x) {
   return x;
 }
 
-const base = () => (typeof document !== 'undefined' ? document.baseURI : globalThis.location?.href);
+const base = pageBase;
 
 /** Model/checkpoint locations: relative URLs against the page; bytes, idb:// and absolute URLs as they are. */
 function location(src) {
@@ -228,7 +230,7 @@ export class WebtrainWorker extends EventTarget {
     const moved = new Set();
     let encoded;
     try {
-      encoded = args.map((a) => encode(a, moved));
+      encoded = args.map((a) => encode(a, argEncoding(moved)));
     } catch (err) {
       return Promise.reject(err);
     }
@@ -272,19 +274,14 @@ export class WebtrainWorker extends EventTarget {
   }
 
   #decode(v) {
-    if (v === null || typeof v !== 'object' || ArrayBuffer.isView(v) || v instanceof ArrayBuffer) return v;
-    if (Array.isArray(v)) return v.map((x) => this.#decode(x));
-    if (v instanceof Map) return new Map([...v].map(([k, x]) => [k, this.#decode(x)]));
-    if ('__ref' in v) {
-      let r = this.#remotes.get(v.__ref);
+    return decode(v, ({ __ref: id, kind }) => {
+      let r = this.#remotes.get(id);
       if (!r) {
-        r = new KINDS[v.kind](this, v.__ref);
-        this.#remotes.set(v.__ref, r);
+        r = new KINDS[kind](this, id);
+        this.#remotes.set(id, r);
       }
       return r;
-    }
-    if ('__tensor' in v) return new Tensor(v.__tensor.type, v.__tensor.data, v.__tensor.dims);
-    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, this.#decode(x)]));
+    });
   }
 
   #fail(err) {
@@ -300,30 +297,13 @@ function abortError() {
   return e;
 }
 
-/** Arguments to the worker: remote objects by id, Tensors as plain data, transfer() marks honoured. */
-function encode(v, moved) {
-  if (v === null || typeof v !== 'object') {
-    if (typeof v === 'function') throw new WebtrainError('functions cannot be sent to the webtrain worker');
-    return v;
-  }
-  if (v instanceof Remote) return { __ref: v.__ref };
-  if (v instanceof Tensor || (!ArrayBuffer.isView(v) && 'dims' in v && ArrayBuffer.isView(v.data))) {
-    if (marked.has(v) || marked.has(v.data)) moved.add(v.data.buffer);
-    return { __tensor: { type: v.type, data: v.data, dims: [...v.dims] } };
-  }
-  if (ArrayBuffer.isView(v)) {
-    if (marked.has(v)) moved.add(v.buffer);
-    return v;
-  }
-  if (v instanceof ArrayBuffer) {
-    if (marked.has(v)) moved.add(v);
-    return v;
-  }
-  if (Array.isArray(v)) return v.map((x) => encode(x, moved));
-  if (v instanceof URL) return v.href;
-  if (Object.getPrototypeOf(v) === Object.prototype) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, encode(x, moved)]));
-  return v;
-}
+/** Arguments to the worker (web/wire.js): remote objects by id, Tensors as plain data, transfer() marks honoured. */
+const argEncoding = (transfer) => ({
+  ref: (v) => (v instanceof Remote ? { __ref: v.__ref } : null),
+  isTensor: (v) => v instanceof Tensor || (!ArrayBuffer.isView(v) && 'dims' in v && ArrayBuffer.isView(v.data)),
+  move: (v) => marked.has(v) || (v.data !== undefined && marked.has(v.data)),
+  transfer,
+});
 
 /**
  * Starts a worker running webtrain and loads the core in it. Options: { wasmUrl } (where the

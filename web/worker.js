@@ -4,6 +4,7 @@
 import * as api from '../js/index.js';
 import * as idb from './idb.js';
 import { init } from './init.js';
+import { encode, decode } from './wire.js';
 
 const wt = { ...api, idb, init };
 
@@ -39,37 +40,16 @@ function deref(id) {
   return o;
 }
 
-/** Arguments from the host: { __ref } -> object, { __tensor } -> Tensor. */
-function decode(v) {
-  if (Array.isArray(v)) return v.map(decode);
-  if (v && typeof v === 'object' && !ArrayBuffer.isView(v) && !(v instanceof ArrayBuffer)) {
-    if ('__ref' in v) return deref(v.__ref);
-    if ('__tensor' in v) return new Tensor(v.__tensor.type, v.__tensor.data, v.__tensor.dims);
-    if (Object.getPrototypeOf(v) === Object.prototype) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, decode(x)]));
-  }
-  return v;
-}
+/** Results to the host (web/wire.js); typed arrays are fresh copies made by the API, so their buffers move. */
+const resultEncoding = (transfer) => ({
+  ref: (v) => (kindOf(v) ? ref(v) : null),
+  isTensor: (v) => v instanceof Tensor,
+  move: (v) => (v.data?.buffer ?? v.buffer ?? v) instanceof ArrayBuffer,
+  transfer,
+});
 
-/** Results to the host; typed arrays are fresh copies made by the API, so their buffers move. */
-function encode(v, transfer) {
-  if (v === null || typeof v !== 'object') return v;
-  if (kindOf(v)) return ref(v);
-  if (v instanceof Tensor) {
-    if (v.data.buffer instanceof ArrayBuffer) transfer.add(v.data.buffer);
-    return { __tensor: { type: v.type, data: v.data, dims: [...v.dims] } };
-  }
-  if (ArrayBuffer.isView(v)) {
-    if (v.buffer instanceof ArrayBuffer) transfer.add(v.buffer);
-    return v;
-  }
-  if (v instanceof ArrayBuffer) {
-    transfer.add(v);
-    return v;
-  }
-  if (Array.isArray(v)) return v.map((x) => encode(x, transfer));
-  if (v instanceof Map) return new Map([...v].map(([k, x]) => [k, encode(x, transfer)]));
-  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, encode(x, transfer)]));
-}
+/** Arguments from the host: { __ref } -> the worker's object, { __tensor } -> Tensor. */
+const decodeArgs = (v) => decode(v, (r) => deref(r.__ref));
 
 const statics = {
   'CheckpointState.loadCheckpoint': (src, opts) => CheckpointState.loadCheckpoint(src, opts),
@@ -133,15 +113,15 @@ self.onmessage = async (ev) => {
     } else if (msg.op === 'static') {
       const fn = statics[msg.name];
       if (!fn && msg.name !== 'trainEpochs') throw new WebtrainError(`worker: unknown function '${msg.name}'`);
-      const args = decode(msg.args);
+      const args = decodeArgs(msg.args);
       result = msg.name === 'trainEpochs' ? await trainInWorker(args[0] ?? {}, id) : await fn(...args);
     } else if (msg.op === 'call') {
-      result = await callMethod(deref(msg.ref), msg.path, decode(msg.args));
+      result = await callMethod(deref(msg.ref), msg.path, decodeArgs(msg.args));
     } else {
       throw new WebtrainError(`worker: unknown message '${msg.op}'`);
     }
     const transfer = new Set();
-    const value = encode(result, transfer);
+    const value = encode(result, resultEncoding(transfer));
     postMessage({ id, value }, [...transfer]);
   } catch (err) {
     postMessage({ id, error: { name: err?.name ?? 'Error', message: err?.message ?? String(err), code: err?.code } });
