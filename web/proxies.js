@@ -32,6 +32,9 @@ export const NOT_PROXIED = {
   InferenceSession: { runSync: 'synchronous by nature; run() is its asynchronous form' },
 };
 
+/** The functions of web/idb.js the worker host forwards (worker.idb.list(), ...). */
+export const IDB_FUNCTIONS = ['list', 'load', 'save', 'has', 'delete', 'clear'];
+
 /** The static functions (and constructors, as `create`) each class has on the worker host: class -> names. */
 export const STATICS = {
   CheckpointState: ['loadCheckpoint', 'saveCheckpoint'],

@@ -50,7 +50,7 @@
 import { Tensor } from '../js/tensor.js';
 import { WebtrainError } from '../js/core.js';
 import { LossType, OptimType } from '../js/abi.js';
-import { PROXIED, STATICS } from './proxies.js';
+import { PROXIED, STATICS, IDB_FUNCTIONS } from './proxies.js';
 import { encode, decode } from './wire.js';
 import { pageBase } from './init.js';
 
@@ -183,7 +183,7 @@ export class WebtrainWorker extends EventTarget {
         return this.#static('artifacts.generateArtifacts', [location(model), options]);
       },
     };
-    this.idb = statics(['idb.list', 'idb.load', 'idb.save', 'idb.has', 'idb.delete', 'idb.clear']);
+    this.idb = statics(IDB_FUNCTIONS.map((n) => `idb.${n}`));
   }
 
   /** The SIMD flavour the worker's core runs (e.g. 'wasm-simd128'). */

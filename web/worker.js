@@ -5,22 +5,20 @@ import * as api from '../js/index.js';
 import * as idb from './idb.js';
 import { init } from './init.js';
 import { encode, decode } from './wire.js';
+import { STATICS, IDB_FUNCTIONS } from './proxies.js';
 
 const wt = { ...api, idb, init };
 
-const { CheckpointState, Module, Optimizer, LinearLRScheduler, InferenceSession, Tensor, artifacts, WebtrainError, trainEpochs } = api;
+const { LinearLRScheduler, Tensor, artifacts, WebtrainError, trainEpochs } = api;
 
 const objects = new Map(); // id -> object
 const ids = new WeakMap(); // object -> id
 let nextId = 1;
 const aborts = new Map(); // call id -> AbortController of a trainEpochs call in progress
 
+/** The class (a key of web/proxies.js STATICS) of an object that stays in the worker, or null. */
 function kindOf(v) {
-  if (v instanceof CheckpointState) return 'CheckpointState';
-  if (v instanceof Module) return 'Module';
-  if (v instanceof Optimizer) return 'Optimizer';
-  if (v instanceof LinearLRScheduler) return 'LinearLRScheduler';
-  if (v instanceof InferenceSession) return 'InferenceSession';
+  for (const kind of Object.keys(STATICS)) if (v instanceof api[kind]) return kind;
   return null;
 }
 
@@ -52,19 +50,15 @@ const resultEncoding = (transfer) => ({
 const decodeArgs = (v) => decode(v, (r) => deref(r.__ref));
 
 const statics = {
-  'CheckpointState.loadCheckpoint': (src, opts) => CheckpointState.loadCheckpoint(src, opts),
-  'CheckpointState.saveCheckpoint': (state, dest, opts) => CheckpointState.saveCheckpoint(state, dest, opts),
-  'Module.create': (t, s, e) => Module.create(t, s, e),
-  'Optimizer.create': (o, m) => Optimizer.create(o, m),
-  'LinearLRScheduler.create': (o, w, t, lr) => new LinearLRScheduler(o, w, t, lr),
-  'InferenceSession.create': (m) => InferenceSession.create(m),
+  // 'CheckpointState.loadCheckpoint', 'Module.create', ... (web/proxies.js STATICS); a
+  // scheduler's 'create' is its constructor.
+  ...Object.fromEntries(
+    Object.entries(STATICS).flatMap(([kind, names]) =>
+      names.map((n) => [`${kind}.${n}`, kind === 'LinearLRScheduler' && n === 'create' ? (...a) => new LinearLRScheduler(...a) : (...a) => api[kind][n](...a)]),
+    ),
+  ),
+  ...Object.fromEntries(IDB_FUNCTIONS.map((n) => [`idb.${n}`, (...a) => idb[n](...a)])),
   'artifacts.generateArtifacts': (m, o) => artifacts.generateArtifacts(m, o),
-  'idb.list': (p) => idb.list(p),
-  'idb.load': (n) => idb.load(n),
-  'idb.save': (n, b) => idb.save(n, b),
-  'idb.has': (n) => idb.has(n),
-  'idb.delete': (n) => idb.delete(n),
-  'idb.clear': (p) => idb.clear(p),
   simdName: async () => (await wt.init()).simdName(),
 };
 

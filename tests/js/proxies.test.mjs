@@ -5,7 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as api from '../../js/index.js';
-import { PROXIED, NOT_PROXIED, STATICS } from '../../web/proxies.js';
+import { PROXIED, NOT_PROXIED, STATICS, IDB_FUNCTIONS } from '../../web/proxies.js';
+import * as idb from '../../web/idb.js';
 import { KINDS, WebtrainWorker } from '../../web/worker-host.js';
 
 /** Public members (methods and getters) of a class's prototype chain, Object's excluded. */
@@ -80,6 +81,10 @@ test('the worker host has every static of the real classes', () => {
     if (kind === 'LinearLRScheduler') expected.push('create'); // its constructor, as a function: constructors cannot be async
     assert.deepEqual([...names].sort(), [...new Set(expected)].sort(), `STATICS.${kind} lists ${kind}'s statics`);
     for (const n of names) assert.equal(typeof w[kind][n], 'function', `worker.${kind}.${n}`);
+  }
+  for (const n of IDB_FUNCTIONS) {
+    assert.equal(typeof idb[n], 'function', `web/idb.js has no ${n}`);
+    assert.equal(typeof w.idb[n], 'function', `worker.idb.${n}`);
   }
   w.terminate();
 });
