@@ -16,6 +16,15 @@ export type OptimType = (typeof OptimType)[keyof typeof OptimType];
 /** An optimizer by name. */
 export type OptimName = keyof typeof OptimType;
 
+/** The file each artifact is written to in artifactDirectory (after the prefix), as ONNX Runtime names them. */
+export declare const fileNames: {
+  readonly trainingModel: 'training_model.onnx';
+  readonly evalModel: 'eval_model.onnx';
+  readonly optimizerModel: 'optimizer_model.onnx';
+  readonly checkpoint: 'checkpoint';
+  readonly nominalCheckpoint: 'nominal_checkpoint';
+};
+
 /** A built-in loss with options. */
 export interface LossOptions {
   type: LossType | LossName;

@@ -92,13 +92,14 @@ export async function generateArtifacts(model, options = {}) {
   });
 }
 
-const FILES = {
+/** The file each artifact is written to (after the prefix), as ONNX Runtime names them. */
+export const fileNames = Object.freeze({
   trainingModel: 'training_model.onnx',
   evalModel: 'eval_model.onnx',
   optimizerModel: 'optimizer_model.onnx',
   checkpoint: 'checkpoint',
   nominalCheckpoint: 'nominal_checkpoint',
-};
+});
 
 async function writeArtifacts(dir, prefix, result) {
   const d = String(dir instanceof URL ? dir.pathname : dir);
@@ -106,5 +107,5 @@ async function writeArtifacts(dir, prefix, result) {
     const { mkdir } = await importNode('fs/promises');
     await mkdir(d, { recursive: true });
   }
-  for (const [k, v] of Object.entries(result)) await writeBytes(`${d.replace(/\/$/, '')}/${prefix}${FILES[k]}`, v);
+  for (const [k, v] of Object.entries(result)) await writeBytes(`${d.replace(/\/$/, '')}/${prefix}${fileNames[k]}`, v);
 }

@@ -12,13 +12,6 @@ const OPTIMIZERS = [...Object.keys(OptimType), 'none'];
 // Names of ONNX element types: webtrain's (abi.js DType) and, to describe models, the others.
 const DTYPES = { [DType.FLOAT]: 'float32', 2: 'uint8', 3: 'int8', 5: 'int16', [DType.INT32]: 'int32', [DType.INT64]: 'int64', [DType.BOOL]: 'bool', 10: 'float16', 11: 'float64', 16: 'bfloat16' };
 const SUPPORT = { [OpSupport.NONE]: 'not supported', [OpSupport.FORWARD]: 'forward only', [OpSupport.GRADIENT]: 'forward + gradient' };
-const FILES = [
-  ['trainingModel', 'training_model.onnx'],
-  ['evalModel', 'eval_model.onnx'],
-  ['optimizerModel', 'optimizer_model.onnx'],
-  ['checkpoint', 'checkpoint'],
-  ['nominalCheckpoint', 'nominal_checkpoint'],
-];
 
 const HELP = `Usage: webtrain COMMAND [options]
 
@@ -173,7 +166,7 @@ async function generateArtifactsCommand(o, [model]) {
       prefix,
     }),
   );
-  const rows = FILES.filter(([k]) => result[k]).map(([k, f]) => [join(o.output, `${prefix}${f}`), formatBytes(result[k].byteLength)]);
+  const rows = Object.entries(artifacts.fileNames).filter(([k]) => result[k]).map(([k, f]) => [join(o.output, `${prefix}${f}`), formatBytes(result[k].byteLength)]);
   const width = Math.max(...rows.map((r) => r[0].length));
   process.stdout.write(`wrote ${rows.length} files:\n`);
   for (const [path, size] of rows) process.stdout.write(`  ${path.padEnd(width)}  ${size.padStart(9)}\n`);
