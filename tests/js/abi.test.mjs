@@ -80,5 +80,8 @@ test('no JavaScript file names an ABI number the mirror holds', () => {
     assert.doesNotMatch(text, /float32:\s*\{?\s*(code:\s*)?1\b/, `${f} hard-codes the float32 code`);
     assert.doesNotMatch(text, /MSELoss:\s*1\b/, `${f} hard-codes LossType`);
     assert.doesNotMatch(text, /AdamW:\s*1\b/, `${f} hard-codes OptimType`);
+    // Selector arguments (the second) of the ABI functions that take one: a name, not a number.
+    const selector = /_wtw_(gen_add_name|gen_set_loss_weights|gen_result_\w+|model_info_io_\w+|module_(?:input|output)_\w+|module_set_input)\(\s*[^,()]+,\s*(\d+)\s*[,)]/.exec(text);
+    assert.equal(selector, null, `${f}: _wtw_${selector?.[1]} is passed the selector ${selector?.[2]}; use the js/abi.js name`);
   }
 });
