@@ -37,8 +37,8 @@
 // Relative URLs are resolved against the page (document.baseURI), not the worker script.
 // idb:// locations work inside the worker (same origin, same database).
 //
-// Progress: trainEpochs posts { step, totalSteps, epoch, epochs, batch, batches, loss,
-// epochLoss, epochDone, elapsedMs } every `progressEvery` steps (default 1) and at the end of
+// Progress: trainEpochs (the package's loop, js/loop.js, run in the worker) posts { step,
+// totalSteps, epoch, epochs, batch, batches, loss, epochLoss, epochDone, elapsedMs } every `progressEvery` steps (default 1) and at the end of
 // each epoch, to opts.onProgress and as a 'progress' CustomEvent (event.detail) on `w`, which
 // is an EventTarget. opts.signal (an AbortSignal) cancels between steps.
 //
@@ -46,7 +46,8 @@
 //   host -> worker: { id, op: 'init', options } | { id, op: 'static', name, args }
 //                   | { id, op: 'call', ref, path, args } | { cancel: id }
 //   worker -> host: { id, value } | { id, error: { name, message, code } } | { progress: id, detail }
-// Worker objects cross as { __ref: id, kind }, Tensors as { __tensor: { type, data, dims } }.
+// Worker objects cross as { __ref: id, kind }, Tensors as { __tensor: { type, data, dims } }
+// (web/wire.js, both ends).
 import { Tensor } from '../js/tensor.js';
 import { WebtrainError } from '../js/core.js';
 import { LossType, OptimType } from '../js/abi.js';

@@ -1,6 +1,6 @@
 // The Web Worker side of webtrain.worker() (protocol: see the comment at the top of
 // web/worker-host.js). Runs the ordinary synchronous API; keeps the objects it creates in a
-// table and answers calls on them by id.
+// table and answers calls on them by id. trainEpochs is the package's loop (js/loop.js).
 import * as api from '../js/index.js';
 import * as idb from './idb.js';
 import { init } from './init.js';
