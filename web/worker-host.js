@@ -39,8 +39,9 @@
 //
 // Progress: trainEpochs (the package's loop, js/loop.js, run in the worker) posts { step,
 // totalSteps, epoch, epochs, batch, batches, loss, epochLoss, epochDone, elapsedMs } every
-// `progressEvery` steps (default 1) and at the end of each epoch, to opts.onProgress and as a 'progress' CustomEvent (event.detail) on `w`, which
-// is an EventTarget. opts.signal (an AbortSignal) cancels between steps.
+// `progressEvery` steps (default 1) and at the end of each epoch, to opts.onProgress and as a
+// 'progress' CustomEvent (event.detail) on `w`, which is an EventTarget. opts.signal (an
+// AbortSignal) cancels between steps.
 //
 // Protocol (host <-> web/worker.js), one message per call, answered by id:
 //   host -> worker: { id, op: 'init', options } | { id, op: 'static', name, args }
