@@ -5,7 +5,9 @@
  * expected. Nothing aborts the process. Handles are opaque; each `_create` has a `_free`.
  * Pointers passed in are borrowed for the duration of the call unless stated otherwise;
  * pointers returned stay valid until the next call on the same handle or its `_free`.
- * Element types are ONNX TensorProto codes: 1 float32, 6 int32, 7 int64, 9 bool. */
+ * Element types are ONNX TensorProto codes (wt_dtype).
+ * The enums below are the numbers that cross to JavaScript: js/abi.js mirrors them, and
+ * tests/js/abi.test.mjs fails when the two disagree. */
 #ifndef WEBTRAIN_H
 #define WEBTRAIN_H
 
@@ -17,6 +19,40 @@ extern "C" {
 #endif
 
 #define WEBTRAIN_VERSION "0.1.0"
+
+/* Status codes: every fallible function returns one (WT_OK == 0). */
+enum wt_status {
+  WT_OK = 0,
+  WT_ERR_INVALID_ARG = 1,   /* caller passed something malformed */
+  WT_ERR_PARSE = 2,         /* model / tensor / checkpoint bytes are malformed */
+  WT_ERR_UNSUPPORTED = 3,   /* valid ONNX that webtrain does not implement */
+  WT_ERR_SHAPE = 4,         /* shape or dtype mismatch */
+  WT_ERR_NO_MEMORY = 5,
+  WT_ERR_IO = 6,
+  WT_ERR_RUNTIME = 7,       /* data-dependent failure while running (index out of range ...) */
+  WT_ERR_INTERNAL = 8
+};
+
+/* Element types webtrain computes with: ONNX TensorProto.DataType codes, so they cross the file
+ * format as is. */
+typedef enum wt_dtype {
+  WT_UNDEFINED = 0,
+  WT_FLOAT = 1,
+  WT_INT32 = 6,
+  WT_INT64 = 7,
+  WT_BOOL = 9
+} wt_dtype;
+
+/* Built-in losses and optimizers of artifact generation: ONNX Runtime's LossType / OptimType
+ * numbering. */
+enum wt_loss_type { WT_LOSS_TYPE_NONE = 0, WT_LOSS_TYPE_MSE = 1, WT_LOSS_TYPE_CE = 2, WT_LOSS_TYPE_BCE = 3, WT_LOSS_TYPE_L1 = 4 };
+enum wt_optim_type { WT_OPTIM_NONE = 0, WT_OPTIM_ADAMW = 1, WT_OPTIM_SGD = 2 };
+
+/* A module's two graphs (the `eval` argument of the wt_module_* functions). */
+enum wt_module_mode { WT_MODE_TRAIN = 0, WT_MODE_EVAL = 1 };
+
+/* Types of checkpoint properties (wt_state_property_type). */
+enum wt_property_type { WT_PROPERTY_INT = 1, WT_PROPERTY_FLOAT = 2, WT_PROPERTY_STRING = 3 };
 
 typedef struct wt_session wt_session;
 
@@ -94,7 +130,7 @@ int wt_state_set_float_property(wt_state *s, const char *name, float v);
 int wt_state_set_string_property(wt_state *s, const char *name, const char *v);
 int32_t wt_state_property_count(const wt_state *s);
 const char *wt_state_property_name(const wt_state *s, int32_t i);
-/* 1 int, 2 float, 3 string. */
+/* A wt_property_type (0 when i is out of range). */
 int32_t wt_state_property_type(const wt_state *s, int32_t i);
 int64_t wt_state_property_int(const wt_state *s, int32_t i);
 float wt_state_property_float(const wt_state *s, int32_t i);
@@ -113,7 +149,7 @@ int wt_module_create_owned(wt_state *s, uint8_t *train, size_t train_len, uint8_
 int wt_module_add_eval_owned(wt_module *m, uint8_t *eval, size_t eval_len);
 void wt_module_free(wt_module *m);
 /* The user inputs (model inputs and targets) and user outputs (loss and extras), by mode
- * (0 train, 1 eval). */
+ * (`eval`: a wt_module_mode). */
 int32_t wt_module_input_count(const wt_module *m, int32_t eval);
 const char *wt_module_input_name(const wt_module *m, int32_t eval, int32_t i);
 /* Declared element type of user input i (ONNX code), 0 when unknown. */

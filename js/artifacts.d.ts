@@ -4,25 +4,26 @@ import type { BytesSource } from './session.js';
 import type { OnnxblockModel } from './onnxblock.js';
 import type { Block, Reduction } from './onnxblock.js';
 
-/** The built-in losses. */
-export declare const LossType: {
-  readonly MSELoss: 1;
-  readonly CrossEntropyLoss: 2;
-  readonly BCEWithLogitsLoss: 3;
-  readonly L1Loss: 4;
-};
+/** The built-in losses (ONNX Runtime's LossType numbering: enum wt_loss_type of include/webtrain.h). */
+export declare const LossType: typeof import('./abi.js').LossType;
 export type LossType = (typeof LossType)[keyof typeof LossType];
 /** A built-in loss by name. */
 export type LossName = keyof typeof LossType;
 
-/** The optimizers. */
-export declare const OptimType: {
-  readonly AdamW: 1;
-  readonly SGD: 2;
-};
+/** The optimizers (enum wt_optim_type of include/webtrain.h). */
+export declare const OptimType: typeof import('./abi.js').OptimType;
 export type OptimType = (typeof OptimType)[keyof typeof OptimType];
 /** An optimizer by name. */
 export type OptimName = keyof typeof OptimType;
+
+/** The file each artifact is written to in artifactDirectory (after the prefix), as ONNX Runtime names them. */
+export declare const fileNames: {
+  readonly trainingModel: 'training_model.onnx';
+  readonly evalModel: 'eval_model.onnx';
+  readonly optimizerModel: 'optimizer_model.onnx';
+  readonly checkpoint: 'checkpoint';
+  readonly nominalCheckpoint: 'nominal_checkpoint';
+};
 
 /** A built-in loss with options. */
 export interface LossOptions {

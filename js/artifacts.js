@@ -3,34 +3,30 @@
 import { init, WebtrainError } from './core.js';
 import { readBytes } from './bytes.js';
 import { writeBytes } from './storage.js';
-import { importNode } from './node-builtin.js';
+import { importNode, isNode } from './node-builtin.js';
 import { Block, withBuilder, OnnxblockModel } from './onnxblock.js';
-import { Builder } from './builder.js';
+import { withGenerator } from './builder.js';
+import { LossType, OptimType, Loss, Optim, NameList, LossWeights, GenResult, fieldName } from './abi.js';
 
-export const LossType = Object.freeze({ MSELoss: 1, CrossEntropyLoss: 2, BCEWithLogitsLoss: 3, L1Loss: 4 });
-export const OptimType = Object.freeze({ AdamW: 1, SGD: 2 });
+export { LossType, OptimType };
 
-
-function lossOptions(loss) {
-  if (loss === undefined || loss === null) return { type: 0 };
-  if (typeof loss === 'number') return { type: loss };
-  if (typeof loss === 'string') {
-    if (!(loss in LossType)) throw new WebtrainError(`unknown loss '${loss}'; expected one of ${Object.keys(LossType).join(', ')} or an onnxblock.Block`);
-    return { type: LossType[loss] };
+/**
+ * A loss or optimizer option -> { type, ...options }: absent (`none`), a kind number, a name of
+ * `names` (LossType, OptimType), or an options object whose type is either.
+ */
+function kindOptions(value, names, none, what, invalid) {
+  if (value === undefined || value === null) return { type: none };
+  if (typeof value === 'number') return { type: value };
+  if (typeof value === 'string') {
+    if (!(value in names)) throw new WebtrainError(`unknown ${what} '${value}'; expected ${what === 'loss' ? `one of ${Object.keys(names).join(', ')} or an onnxblock.Block` : Object.keys(names).join(' or ')}`);
+    return { type: names[value] };
   }
-  if (typeof loss === 'object') return { ...loss, type: typeof loss.type === 'string' ? LossType[loss.type] : loss.type };
-  throw new WebtrainError('loss: expected an artifacts.LossType, an options object or an onnxblock.Block');
+  if (invalid && typeof value !== 'object') throw new WebtrainError(invalid);
+  return { ...value, type: typeof value.type === 'string' ? names[value.type] : value.type };
 }
 
-function optimOptions(opt) {
-  if (opt === undefined || opt === null) return { type: 0 };
-  if (typeof opt === 'number') return { type: opt };
-  if (typeof opt === 'string') {
-    if (!(opt in OptimType)) throw new WebtrainError(`unknown optimizer '${opt}'; expected AdamW or SGD`);
-    return { type: OptimType[opt] };
-  }
-  return { ...opt, type: typeof opt.type === 'string' ? OptimType[opt.type] : opt.type };
-}
+const lossOptions = (loss) => kindOptions(loss, LossType, Loss.NONE, 'loss', 'loss: expected an artifacts.LossType, an options object or an onnxblock.Block');
+const optimOptions = (opt) => kindOptions(opt, OptimType, Optim.NONE, 'optimizer');
 
 /**
  * generateArtifacts(model, options) -> { trainingModel, evalModel, optimizerModel, checkpoint,
@@ -41,21 +37,19 @@ export async function generateArtifacts(model, options = {}) {
   const core = await init(options);
   const m = core.m;
   const bytes = model instanceof OnnxblockModel ? model.bytes : await readBytes(model);
-  const gen = core.handle(m._wtw_gen_new(), 'generateArtifacts');
-  const b = new Builder(core, gen);
-  try {
-    const p = core.copyIn(bytes);
-    try {
-      core.check(m._wtw_gen_load(gen, p, bytes.byteLength));
-    } finally {
-      core.free(p);
-    }
+  return withGenerator(core, bytes, { context: 'generateArtifacts' }, async (b) => {
+    const { gen } = b;
     if ((options.loss === undefined || options.loss === null) && options.lossInputNames?.length)
       throw new WebtrainError('generateArtifacts: lossInputNames name the inputs of the loss, but loss is null (the model output is the loss)');
-    const lists = [options.requiresGrad, options.frozenParams, options.additionalOutputNames, options.lossInputNames];
-    lists.forEach((list, kind) => {
+    const lists = [
+      [NameList.REQUIRES_GRAD, options.requiresGrad],
+      [NameList.FROZEN_PARAMS, options.frozenParams],
+      [NameList.ADDITIONAL_OUTPUTS, options.additionalOutputNames],
+      [NameList.LOSS_INPUTS, options.lossInputNames],
+    ];
+    for (const [kind, list] of lists) {
       for (const name of list ?? []) core.check(b.with([name], (pn) => m._wtw_gen_add_name(gen, kind, pn)));
-    });
+    }
     if (options.loss instanceof Block) {
       const inputs = options.lossInputNames?.length ? options.lossInputNames : b.outputs();
       const out = await withBuilder(b, () => options.loss(...inputs));
@@ -64,23 +58,18 @@ export async function generateArtifacts(model, options = {}) {
     } else {
       const l = lossOptions(options.loss);
       core.check(
-        b.with([l.reduction ?? ''], (pr) => m._wtw_gen_set_loss(gen, l.type ?? 0, pr, l.ignoreIndex !== undefined ? 1 : 0, l.ignoreIndex ?? 0)),
+        b.with([l.reduction ?? ''], (pr) => m._wtw_gen_set_loss(gen, l.type ?? Loss.NONE, pr, l.ignoreIndex !== undefined ? 1 : 0, l.ignoreIndex ?? 0)),
       );
-      for (const [which, w] of [[0, l.weight], [1, l.posWeight]]) {
+      for (const [which, w] of [[LossWeights.WEIGHT, l.weight], [LossWeights.POS_WEIGHT, l.posWeight]]) {
         if (!w) continue;
         const f = Float32Array.from(w);
-        const pw = core.copyIn(new Uint8Array(f.buffer));
-        try {
-          core.check(m._wtw_gen_set_loss_weights(gen, which, pw, f.length));
-        } finally {
-          core.free(pw);
-        }
+        core.check(core.withBytes(f, (pw) => m._wtw_gen_set_loss_weights(gen, which, pw, f.length)));
       }
     }
     const o = optimOptions(options.optimizer);
     const betas = o.betas ?? null;
     core.check(
-      m._wtw_gen_set_optimizer(gen, o.type ?? 0, betas ? 1 : 0, betas?.[0] ?? 0, betas?.[1] ?? 0, o.eps !== undefined ? 1 : 0, o.eps ?? 0,
+      m._wtw_gen_set_optimizer(gen, o.type ?? Optim.NONE, betas ? 1 : 0, betas?.[0] ?? 0, betas?.[1] ?? 0, o.eps !== undefined ? 1 : 0, o.eps ?? 0,
         o.weightDecay !== undefined ? 1 : 0, o.weightDecay ?? 0, o.adamMode !== undefined ? 1 : 0, o.adamMode ?? 0,
         o.biasCorrection === false ? 1 : 0, o.clipGradNorm ?? 0),
     );
@@ -90,41 +79,33 @@ export async function generateArtifacts(model, options = {}) {
     }
     core.check(m._wtw_gen_set_flags(gen, options.nominalCheckpoint ? 1 : 0, options.ortFormat ? 1 : 0, options.customOpLibrary ? 1 : 0));
     core.check(m._wtw_gen_run(gen));
-    const take = (which) => {
+    // { trainingModel, evalModel, optimizerModel?, checkpoint, nominalCheckpoint? }: the
+    // optimizer model and the nominal checkpoint only when generated.
+    const result = {};
+    for (const [key, which] of Object.entries(GenResult)) {
       const n = m._wtw_gen_result_size(gen, which);
-      if (!n) return undefined;
-      const ptr = m._wtw_gen_result_data(gen, which);
-      return core.heap.slice(ptr, ptr + n);
-    };
-    const result = {
-      trainingModel: take(0),
-      evalModel: take(1),
-      optimizerModel: take(2),
-      checkpoint: take(3),
-    };
-    const nominal = take(4);
-    if (nominal) result.nominalCheckpoint = nominal;
-    if (!result.optimizerModel) delete result.optimizerModel;
+      const optional = which === GenResult.OPTIMIZER_MODEL || which === GenResult.NOMINAL_CHECKPOINT;
+      if (n || !optional) result[fieldName(key)] = n ? core.copyOut(m._wtw_gen_result_data(gen, which), n) : undefined;
+    }
     if (options.artifactDirectory) await writeArtifacts(options.artifactDirectory, options.prefix ?? '', result);
     return result;
-  } finally {
-    m._wtw_gen_free(gen);
-  }
+  });
 }
 
-const FILES = {
+/** The file each artifact is written to (after the prefix), as ONNX Runtime names them. */
+export const fileNames = Object.freeze({
   trainingModel: 'training_model.onnx',
   evalModel: 'eval_model.onnx',
   optimizerModel: 'optimizer_model.onnx',
   checkpoint: 'checkpoint',
   nominalCheckpoint: 'nominal_checkpoint',
-};
+});
 
 async function writeArtifacts(dir, prefix, result) {
   const d = String(dir instanceof URL ? dir.pathname : dir);
-  if (typeof process !== 'undefined' && process.versions?.node && !/^[a-z]+:\/\//.test(d)) {
+  if (isNode && !/^[a-z]+:\/\//.test(d)) {
     const { mkdir } = await importNode('fs/promises');
     await mkdir(d, { recursive: true });
   }
-  for (const [k, v] of Object.entries(result)) await writeBytes(`${d.replace(/\/$/, '')}/${prefix}${FILES[k]}`, v);
+  for (const [k, v] of Object.entries(result)) await writeBytes(`${d.replace(/\/$/, '')}/${prefix}${fileNames[k]}`, v);
 }

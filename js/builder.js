@@ -1,8 +1,24 @@
 // The builder behind onnxblock: adds nodes, constants and target inputs to the model held by a
 // generator handle in the C core (the custom-loss path of generateArtifacts, and buildModel).
 import { WebtrainError } from './core.js';
+import { Tensor } from './tensor.js';
+import { DType } from './abi.js';
 
-const DTYPE = { float32: 1, int32: 6, int64: 7, bool: 9 };
+/**
+ * fn(builder) on a fresh generator handle holding the model `bytes` (shapes inferred); the handle
+ * is freed when fn settles. `context` prefixes the errors of creating the handle and, when
+ * `loadContext` is true, of loading the model.
+ */
+export async function withGenerator(core, bytes, { context, loadContext = false }, fn) {
+  const m = core.m;
+  const gen = core.handle(m._wtw_gen_new(), context);
+  try {
+    core.check(core.withBytes(bytes, (p, n) => m._wtw_gen_load(gen, p, n)), loadContext ? context : undefined);
+    return await fn(new Builder(core, gen));
+  } finally {
+    m._wtw_gen_free(gen);
+  }
+}
 
 /** Adds onnxblock nodes to the model held by a generator handle. */
 export class Builder {
@@ -12,17 +28,9 @@ export class Builder {
     this.count = 0;
   }
 
-  cstr(s) {
-    return this.core.copyIn(new TextEncoder().encode(`${s}\0`));
-  }
-
+  /** fn(...pointers) with C-string copies of `strings` (core.withStrings). */
   with(strings, fn) {
-    const ptrs = strings.map((s) => this.cstr(s));
-    try {
-      return fn(...ptrs);
-    } finally {
-      ptrs.forEach((p) => this.core.free(p));
-    }
+    return this.core.withStrings(strings, fn);
   }
 
   fresh(what) {
@@ -72,12 +80,10 @@ export class Builder {
     const node = this.with(['Constant', '', `${out}_node`, '', out], (pt, pd, pn, pi, po) => m._wtw_gen_add_node(this.gen, pt, pd, pn, pi, 0, po, 1));
     if (node < 0) throw new WebtrainError(this.core.lastError());
     const dims = this.core.copyInF64(scalar ? [] : [arr.length]);
-    const data = this.core.copyIn(new Uint8Array(arr.buffer));
     try {
-      this.core.check(this.with(['value'], (pn) => m._wtw_gen_attr_tensor(this.gen, node, pn, 1, scalar ? 0 : 1, dims, data)));
+      this.core.check(this.core.withBytes(arr, (data) => this.with(['value'], (pn) => m._wtw_gen_attr_tensor(this.gen, node, pn, DType.FLOAT, scalar ? 0 : 1, dims, data))));
     } finally {
       this.core.free(dims);
-      this.core.free(data);
     }
     return out;
   }
@@ -91,7 +97,7 @@ export class Builder {
   targetLike(name, like, type, drop = -1) {
     const m = this.core.m;
     if (this.with([name], (p) => m._wtw_gen_has_value(this.gen, p))) return name;
-    const rc = this.with([name, like], (pn, pl) => m._wtw_gen_add_input_like(this.gen, pn, pl, type ? DTYPE[type] : 0, drop));
+    const rc = this.with([name, like], (pn, pl) => m._wtw_gen_add_input_like(this.gen, pn, pl, type ? Tensor.typeCode(type) : DType.UNDEFINED, drop));
     this.core.check(rc, `target '${name}'`);
     return name;
   }
@@ -108,18 +114,12 @@ export class Builder {
   lossBlock(type, input, target, { reduction = 'mean', ignoreIndex, weight, posWeight } = {}) {
     const { core } = this;
     const m = core.m;
-    const arrays = [weight, posWeight].map((w) => (w ? Float32Array.from(w) : null));
-    const ptrs = arrays.map((a) => (a ? core.copyIn(new Uint8Array(a.buffer)) : 0));
-    try {
-      const name = this.with([input, target ?? '', reduction], (pi, pt, pr) =>
-        m._wtw_gen_loss_block(this.gen, type, pi, pt, pr, ignoreIndex !== undefined ? 1 : 0, ignoreIndex ?? 0,
-          ptrs[0], arrays[0]?.length ?? 0, ptrs[1], arrays[1]?.length ?? 0),
-      );
-      if (!name) throw new WebtrainError(core.lastError());
-      return core.string(name);
-    } finally {
-      ptrs.forEach((p) => core.free(p));
-    }
+    const [w, pw] = [weight, posWeight].map((x) => (x ? Float32Array.from(x) : null));
+    const name = core.withBytes(w, (pwt) => core.withBytes(pw, (ppw) => this.with([input, target ?? '', reduction], (pi, pt, pr) =>
+      m._wtw_gen_loss_block(this.gen, type, pi, pt, pr, ignoreIndex !== undefined ? 1 : 0, ignoreIndex ?? 0, pwt, w?.length ?? 0, ppw, pw?.length ?? 0),
+    )));
+    if (!name) throw new WebtrainError(core.lastError());
+    return core.string(name);
   }
 }
 

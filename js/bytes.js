@@ -1,8 +1,7 @@
 // Reads a model/checkpoint location into bytes: Uint8Array/ArrayBuffer as is, a file path in
 // Node, a URL (http(s):, file:, blob:) with fetch or the file system.
-import { importNode } from './node-builtin.js';
+import { importNode, isNode } from './node-builtin.js';
 
-const isNode = typeof process !== 'undefined' && process.versions?.node != null;
 const sources = [];
 
 /** Lets other layers (web/) handle locations such as idb://name (symmetric to storage.js registerSink). */

@@ -4,9 +4,9 @@
 // Browsers: the .wasm is fetched next to the module (import.meta.url) unless
 // `wasmUrl`/`wasmBinary` is given.
 
-import { importNode } from './node-builtin.js';
+import { importNode, isNode } from './node-builtin.js';
+import { Status, HeapStat, readRecord } from './abi.js';
 
-const isNode = typeof process !== 'undefined' && process.versions != null && process.versions.node != null;
 
 let corePromise = null;
 
@@ -91,7 +91,7 @@ export class Core {
 
   /** Throws the last error if status is non-zero. */
   check(status, context) {
-    if (status !== 0) throw new WebtrainError(context ? `${context}: ${this.lastError()}` : this.lastError());
+    if (status !== Status.OK) throw new WebtrainError(context ? `${context}: ${this.lastError()}` : this.lastError());
   }
 
   /** Throws the last error if handle is 0. */
@@ -110,12 +110,57 @@ export class Core {
     if (p) this.m._wtw_free(p);
   }
 
-  /** Copies bytes into a fresh heap buffer; returns its pointer (caller frees). */
+  /** Copies bytes (a typed array or ArrayBuffer) into a fresh heap buffer; returns its pointer (caller frees). */
   copyIn(bytes) {
-    const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const u8 = toU8(bytes);
     const p = this.malloc(u8.byteLength);
     this.heap.set(u8, p);
     return p;
+  }
+
+  /** A NUL-terminated UTF-8 copy of `s` in the heap; returns its pointer (caller frees). */
+  cstring(s) {
+    return this.copyIn(encoder.encode(`${s}\0`));
+  }
+
+  /** fn(...pointers) with heap C-string copies of `strings`, freed when fn returns or throws. */
+  withStrings(strings, fn) {
+    const ptrs = [];
+    try {
+      for (const s of strings) ptrs.push(this.cstring(s));
+      return fn(...ptrs);
+    } finally {
+      ptrs.forEach((p) => this.free(p));
+    }
+  }
+
+  /**
+   * fn(pointer, byteLength) with a heap copy of `bytes` (a typed array or ArrayBuffer; null or
+   * undefined: pointer 0), freed when fn returns or throws.
+   */
+  withBytes(bytes, fn) {
+    if (bytes === null || bytes === undefined) return fn(0, 0);
+    const p = this.copyIn(bytes);
+    try {
+      return fn(p, toU8(bytes).byteLength);
+    } finally {
+      this.free(p);
+    }
+  }
+
+  /** A copy of `n` heap bytes at `ptr`. */
+  copyOut(ptr, n) {
+    return this.heap.slice(ptr, ptr + n);
+  }
+
+  /** Copies a buffer the core returned (a wtw_buf handle: data, size) out and frees it; throws the last error for a 0 handle. */
+  takeBuf(b, context) {
+    this.handle(b, context);
+    try {
+      return this.copyOut(this.m._wtw_buf_data(b), this.m._wtw_buf_size(b));
+    } finally {
+      this.m._wtw_buf_free(b);
+    }
   }
 
   /** Writes numbers as float64 into a fresh heap buffer (dims cross the ABI as doubles). */
@@ -124,6 +169,17 @@ export class Core {
     const f64 = new Float64Array(this.heap.buffer, p, values.length);
     for (let i = 0; i < values.length; i++) f64[i] = Number(values[i]);
     return p;
+  }
+
+  /** fn(pointer) fills a record of doubles laid out by `slots` (abi.js HeapStat, ModuleMem): returned with named fields. */
+  record(slots, fn) {
+    const p = this.malloc(slots.COUNT * 8);
+    try {
+      fn(p);
+      return readRecord(slots, new Float64Array(this.heap.buffer, p, slots.COUNT));
+    } finally {
+      this.free(p);
+    }
   }
 
   simdName() {
@@ -137,15 +193,11 @@ export class Core {
    * took from the heap now / at most (in-use plus free chunks it keeps).
    */
   heapStats() {
-    const p = this.malloc(48);
-    try {
-      this.m._wtw_heap_stats(p);
-      const v = new Float64Array(this.heap.buffer, p, 6);
-      return { memory: v[0], heapBase: v[1], heapTop: v[2], mallocInUse: v[3], mallocFootprint: v[4], mallocPeak: v[5] };
-    } finally {
-      this.free(p);
-    }
+    return this.record(HeapStat, (p) => this.m._wtw_heap_stats(p));
   }
 }
+
+const encoder = new TextEncoder();
+const toU8 = (bytes) => (bytes instanceof Uint8Array ? bytes : bytes instanceof ArrayBuffer ? new Uint8Array(bytes) : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
 
 export const fns = (core) => core.m;

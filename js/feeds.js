@@ -56,3 +56,110 @@ export function coerce(t, code) {
   }
   return t;
 }
+
+const align16 = (n) => (n + 15) & ~15;
+const DIMS_BYTES = 8 * 16; // a rank-16 dims record of doubles, the ABI's largest
+
+/**
+ * Input staging memory in the wasm heap: one buffer per owner, grown when needed, so that a run
+ * allocates nothing once warm (Module); `keep` false frees it after every run (InferenceSession).
+ */
+export class Staging {
+  #core;
+  #keep;
+  #ptr = 0;
+  #bytes = 0;
+  constructor(core, keep) {
+    this.#core = core;
+    this.#keep = keep;
+  }
+
+  /** The buffer, at least `bytes` long, 16-byte aligned. */
+  take(bytes) {
+    if (bytes > this.#bytes) {
+      const size = Math.max(bytes, Math.ceil(this.#bytes * 1.5), this.#keep ? 4096 : 0);
+      const p = this.#core.malloc(size + 16);
+      this.#core.free(this.#ptr);
+      this.#ptr = p;
+      this.#bytes = size;
+    }
+    return align16(this.#ptr);
+  }
+
+  /** After a run: frees the buffer unless it is kept. */
+  done() {
+    if (!this.#keep) this.release();
+  }
+
+  release() {
+    this.#core.free(this.#ptr);
+    this.#ptr = 0;
+    this.#bytes = 0;
+  }
+}
+
+/**
+ * "Feed inputs": the tensors of one run from what the caller passed, checked against the model's
+ * input names, converted to the declared dtypes and copied into `staging`; set(i, dtypeCode, rank,
+ * dimsPtr, dataPtr) hands input i to the core (a status). The pointers stay valid until
+ * staging.done(). Options:
+ *   names: the model's input names; dtype(i): input i's declared dtype code;
+ *   args: one { name: value } object or Map, or (positional) the values in input order;
+ *   positional: whether values may come in order; model: 'the model' / 'the training model'
+ *   (in messages); inputContext(name): the context of set's error, or null.
+ */
+export function feedInputs(core, staging, { names, args, positional, model, dtype, set, inputContext }) {
+  const values = resolveArgs(names, args, positional, model);
+  const tensors = values.map((v, i) => {
+    const t = toTensor(v, names[i]);
+    try {
+      return coerce(t, dtype(i));
+    } catch (err) {
+      throw new WebtrainError(`input '${names[i]}': ${err.message}`);
+    }
+  });
+  let bytes = 0;
+  for (const t of tensors) bytes += DIMS_BYTES + align16(t.data.byteLength);
+  let off = staging.take(bytes);
+  tensors.forEach((t, i) => {
+    const f64 = new Float64Array(core.heap.buffer, off, t.dims.length);
+    for (let a = 0; a < t.dims.length; a++) f64[a] = t.dims[a];
+    const dims = off;
+    off += DIMS_BYTES;
+    core.heap.set(new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength), off);
+    const data = off;
+    off += align16(t.data.byteLength);
+    core.check(set(i, Tensor.typeCode(t.type), t.dims.length, dims, data), inputContext?.(names[i]));
+  });
+}
+
+function resolveArgs(names, args, positional, model) {
+  const list = `(inputs: ${names.join(', ')})`;
+  const one = args.length === 1 ? args[0] : undefined;
+  const byName = one instanceof Map || (!!one && typeof one === 'object' && !ArrayBuffer.isView(one) && !Array.isArray(one) && !isTensorLike(one));
+  if (!positional && !byName) throw new WebtrainError(`run: expected { inputName: Tensor } ${list}`);
+  if (byName) {
+    const named = one instanceof Map ? Object.fromEntries(one) : one;
+    for (const k of Object.keys(named)) if (!names.includes(k)) throw new WebtrainError(`'${k}' is not an input of ${model} ${list}`);
+    return names.map((n) => {
+      if (named[n] === undefined) throw new WebtrainError(positional ? `input '${n}' of ${model} is missing ${list}` : `input '${n}' is missing (expected a Tensor)`);
+      return named[n];
+    });
+  }
+  if (args.length !== names.length) throw new WebtrainError(`${model} takes ${names.length} inputs (${names.join(', ')}); ${args.length} were given`);
+  return args;
+}
+
+/**
+ * "Read outputs": output i as a Tensor copied out of the heap, from the core's accessors
+ * rank(i), dim(i, axis), dtype(i), data(i); `count` outputs.
+ */
+export function readOutputs(core, count, at) {
+  return Array.from({ length: count }, (_, i) => readTensor(core, at, i));
+}
+
+/** One tensor the core holds, copied out: at.rank(i), at.dim(i, axis), at.dtype(i), at.data(i). */
+export function readTensor(core, at, i) {
+  const dims = Array.from({ length: at.rank(i) }, (_, a) => at.dim(i, a));
+  return Tensor.fromHeap(core.heap, at.dtype(i), at.data(i), dims);
+}

@@ -18,5 +18,7 @@ export type {
   NamedModuleInputs,
   ModuleMode,
 } from './training.js';
+export { trainEpochs } from './loop.js';
+export type { TrainEpochsOptions, TrainEpochsResult, TrainProgress, TrainLoopOptions } from './loop.js';
 export * as artifacts from './artifacts.js';
 export * as onnxblock from './onnxblock.js';

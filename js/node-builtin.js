@@ -3,6 +3,9 @@
 // not try to resolve node:fs & co. — which otherwise makes them stub the modules out and warn
 // ("externalized for browser compatibility"). Only ever called where Node is detected.
 
+/** Whether this runs in Node (not a browser, nor a worker in one). */
+export const isNode = typeof process !== 'undefined' && process.versions?.node != null;
+
 /** import('node:' + name), invisible to bundlers. */
 export function importNode(name) {
   const specifier = `node:${name}`;

@@ -7,6 +7,7 @@
 //     build(name1, name2) { return this._add(this._mul(this._w1(), this._loss1(name1, 'target1')), ...); }
 //   }
 import { WebtrainError } from './core.js';
+import { Loss } from './abi.js';
 
 let active = null; // the builder of the generateArtifacts call in progress
 
@@ -134,7 +135,7 @@ function targetName(arg, dflt) {
 }
 
 // The loss blocks build exactly the graphs of the built-in losses (the core's own loss code).
-// Types use ONNX Runtime's LossType numbering (MSELoss 1, CrossEntropyLoss 2, BCEWithLogitsLoss 3, L1Loss 4).
+// Types are enum wt_loss_type's (js/abi.js Loss).
 class LossBlock extends Block {
   constructor(type, defaultTarget, options) {
     super();
@@ -156,23 +157,23 @@ class LossBlock extends Block {
 export const loss = {
   MSELoss: class extends LossBlock {
     constructor(options) {
-      super(1, 'target', options);
+      super(Loss.MSE, 'target', options);
     }
   },
   L1Loss: class extends LossBlock {
     constructor(options) {
-      super(4, 'target', options);
+      super(Loss.L1, 'target', options);
     }
   },
   CrossEntropyLoss: class extends LossBlock {
     constructor(options) {
-      super(2, 'labels', options);
+      super(Loss.CE, 'labels', options);
     }
   },
   /** The numerically stable form: max(x,0) - x*t + log(1 + exp(-|x|)). */
   BCEWithLogitsLoss: class extends LossBlock {
     constructor(options) {
-      super(3, 'target', options);
+      super(Loss.BCE, 'target', options);
     }
   },
 };
@@ -195,34 +196,16 @@ export class OnnxblockModel {
  *   const model = await onnxblock.buildModel('base.onnx', new MyHead());
  */
 export async function buildModel(base, block, options = {}) {
-  const [{ init }, { readBytes }, { Builder }] = await Promise.all([import('./core.js'), import('./bytes.js'), import('./builder.js')]);
+  const [{ init }, { readBytes }, { withGenerator }] = await Promise.all([import('./core.js'), import('./bytes.js'), import('./builder.js')]);
   if (!(block instanceof Block)) throw new WebtrainError('buildModel: the second argument must be an onnxblock.Block');
   const core = await init(options);
   const m = core.m;
   const bytes = base instanceof OnnxblockModel ? base.bytes : await readBytes(base);
-  const gen = core.handle(m._wtw_gen_new(), 'buildModel');
-  const b = new Builder(core, gen);
-  try {
-    const p = core.copyIn(bytes);
-    try {
-      core.check(m._wtw_gen_load(gen, p, bytes.byteLength), 'buildModel');
-    } finally {
-      core.free(p);
-    }
+  return withGenerator(core, bytes, { context: 'buildModel', loadContext: true }, async (b) => {
     const out = await withBuilder(b, () => block(...b.outputs()));
     const outputs = Array.isArray(out) ? out : [out];
-    const names = b.with([outputs.join('\0')], (po) => m._wtw_gen_model_bytes(gen, po, outputs.length));
-    core.handle(names, 'buildModel');
-    let result;
-    try {
-      const ptr = m._wtw_buf_data(names);
-      result = core.heap.slice(ptr, ptr + m._wtw_buf_size(names));
-    } finally {
-      m._wtw_buf_free(names);
-    }
-    const inputs = Array.from({ length: m._wtw_gen_input_count(gen) }, (_, i) => core.string(m._wtw_gen_input_name(gen, i)));
+    const result = core.takeBuf(b.with([outputs.join('\0')], (po) => m._wtw_gen_model_bytes(b.gen, po, outputs.length)), 'buildModel');
+    const inputs = Array.from({ length: m._wtw_gen_input_count(b.gen) }, (_, i) => core.string(m._wtw_gen_input_name(b.gen, i)));
     return new OnnxblockModel(result, inputs, outputs);
-  } finally {
-    m._wtw_gen_free(gen);
-  }
+  });
 }

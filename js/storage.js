@@ -2,9 +2,8 @@
 // rename, fsync of the directory) so a crash never leaves a half-written checkpoint where a
 // good one was. Browsers: see web/ (IndexedDB).
 import { WebtrainError } from './core.js';
-import { importNode } from './node-builtin.js';
+import { importNode, isNode } from './node-builtin.js';
 
-const isNode = typeof process !== 'undefined' && process.versions?.node != null;
 const sinks = [];
 
 /** Lets other layers (web/) handle destinations such as idb://name. */

@@ -1,4 +1,5 @@
 // Type declarations for js/tensor.js.
+import type { DType } from './abi.js';
 
 /** The element types webtrain's tensors hold. */
 export type TensorType = 'float32' | 'int32' | 'int64' | 'bool';
@@ -49,8 +50,8 @@ export interface TensorConstructor {
   /** `new Tensor(data, dims)`: an int64 tensor. */
   new (data: BigInt64Array, dims?: readonly number[]): Tensor<'int64'>;
   readonly prototype: Tensor;
-  /** The ONNX element type code of a type name (float32 → 1, int32 → 6, int64 → 7, bool → 9). */
-  typeCode(type: TensorType): number;
+  /** The ONNX element type code of a type name (enum wt_dtype, js/abi.js DType: float32 → FLOAT, int32 → INT32, int64 → INT64, bool → BOOL). */
+  typeCode(type: TensorType): (typeof DType)[Exclude<keyof typeof DType, 'UNDEFINED'>];
   /** The type name of an ONNX element type code; throws a TypeError for unsupported codes. */
   typeName(code: number): TensorType;
   /** Copies `dims`-many elements of ONNX type `code` at byte offset `ptr` of `heap` into a new Tensor. */

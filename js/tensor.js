@@ -1,10 +1,11 @@
 // Tensor: a typed array with a shape and an ONNX element type, as onnxruntime-web's Tensor.
+import { DType } from './abi.js';
 
 const TYPES = {
-  float32: { code: 1, array: Float32Array },
-  int32: { code: 6, array: Int32Array },
-  int64: { code: 7, array: BigInt64Array },
-  bool: { code: 9, array: Uint8Array },
+  float32: { code: DType.FLOAT, array: Float32Array },
+  int32: { code: DType.INT32, array: Int32Array },
+  int64: { code: DType.INT64, array: BigInt64Array },
+  bool: { code: DType.BOOL, array: Uint8Array },
 };
 const BY_CODE = new Map(Object.entries(TYPES).map(([name, t]) => [t.code, name]));
 
@@ -47,7 +48,7 @@ export class Tensor {
     return name;
   }
 
-  /** Copies `count` elements of type `code` at heap offset `ptr` into a new Tensor. */
+  /** Copies the elements of type `code` and shape `dims` at heap offset `ptr` into a new Tensor. */
   static fromHeap(heap, code, ptr, dims) {
     const type = Tensor.typeName(code);
     const Arr = TYPES[type].array;

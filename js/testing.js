@@ -1,23 +1,16 @@
 // Helpers for test runners over the ONNX backend-test layout: decode serialized TensorProto
 // (.pb) files with the core's own decoder.
 import { init } from './core.js';
-import { Tensor } from './tensor.js';
+import { readTensor } from './feeds.js';
 
 export async function decodeTensorProto(bytes) {
   const core = await init();
   const m = core.m;
-  const p = core.copyIn(bytes);
+  const t = core.handle(core.withBytes(bytes, (p, n) => m._wtw_tensor_pb_read(p, n)), 'cannot decode TensorProto');
   try {
-    const t = core.handle(m._wtw_tensor_pb_read(p, bytes.byteLength), 'cannot decode TensorProto');
-    try {
-      const rank = m._wtw_tensor_rank(t);
-      const dims = Array.from({ length: rank }, (_, a) => m._wtw_tensor_dim(t, a));
-      const tensor = Tensor.fromHeap(core.heap, m._wtw_tensor_dtype(t), m._wtw_tensor_data(t), dims);
-      return { name: core.string(m._wtw_tensor_name(t)), tensor };
-    } finally {
-      m._wtw_tensor_free(t);
-    }
+    const tensor = readTensor(core, { rank: m._wtw_tensor_rank, dim: (_, a) => m._wtw_tensor_dim(t, a), dtype: m._wtw_tensor_dtype, data: m._wtw_tensor_data }, t);
+    return { name: core.string(m._wtw_tensor_name(t)), tensor };
   } finally {
-    core.free(p);
+    m._wtw_tensor_free(t);
   }
 }

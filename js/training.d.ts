@@ -88,8 +88,8 @@ export type ModuleInput = Tensor | TensorLike | TensorData;
 /** Model inputs by name. */
 export type NamedModuleInputs = { [name: string]: ModuleInput } | Map<string, ModuleInput>;
 
-/** Which model of a Module: 0 the training model, 1 the eval model. */
-export type ModuleMode = 0 | 1;
+/** enum wt_module_mode (include/webtrain.h): 0 train, 1 eval. */
+export type ModuleMode = (typeof import('./abi.js').Mode)[keyof typeof import('./abi.js').Mode];
 
 /** Runs training steps (forward, backward, gradient accumulation) and eval steps. */
 export declare class Module {

@@ -4,10 +4,9 @@
 import { init, WebtrainError } from './core.js';
 import { Tensor } from './tensor.js';
 import { readBytes } from './bytes.js';
-import { toTensor, coerce, isTensorLike } from './feeds.js';
+import { Staging, feedInputs, readOutputs } from './feeds.js';
 import { writeBytes } from './storage.js';
-
-const align16 = (n) => (n + 15) & ~15;
+import { Mode, PropertyType, ModuleMem } from './abi.js';
 
 class Handle {
   #core;
@@ -35,18 +34,6 @@ class Handle {
   }
 }
 
-/** Copies a C-owned buffer handle (data, size) out and frees it. */
-function takeBuf(core, b, context) {
-  core.handle(b, context);
-  try {
-    const p = core.m._wtw_buf_data(b);
-    const n = core.m._wtw_buf_size(b);
-    return core.heap.slice(p, p + n);
-  } finally {
-    core.m._wtw_buf_free(b);
-  }
-}
-
 class Parameters {
   #s;
   constructor(state) {
@@ -67,12 +54,7 @@ class Parameters {
     if (i < 0) throw new WebtrainError(`no parameter named '${name}'`);
     const core = this.#s.core;
     const data = values instanceof Float32Array ? values : Float32Array.from(values);
-    const p = core.copyIn(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
-    try {
-      core.check(core.m._wtw_state_param_update(this.#s.h, i, p, data.length));
-    } finally {
-      core.free(p);
-    }
+    core.check(core.withBytes(data, (p) => core.m._wtw_state_param_update(this.#s.h, i, p, data.length)));
   }
   *keys() {
     for (let i = 0; i < this.size; i++) yield this.#name(i);
@@ -91,19 +73,14 @@ class Parameters {
   }
   #index(name) {
     const core = this.#s.core;
-    const p = core.copyIn(new TextEncoder().encode(`${name}\0`));
-    try {
-      return core.m._wtw_state_param_index(this.#s.h, p);
-    } finally {
-      core.free(p);
-    }
+    return core.withStrings([name], (p) => core.m._wtw_state_param_index(this.#s.h, p));
   }
   #param(i) {
     const { m, h, core } = this.#s;
     const rank = m._wtw_state_param_rank(h, i);
     const dims = Array.from({ length: rank }, (_, a) => m._wtw_state_param_dim(h, i, a));
     const size = dims.reduce((a, b) => a * b, 1);
-    const copy = (ptr) => (ptr ? new Float32Array(core.heap.buffer.slice(ptr, ptr + size * 4)) : null);
+    const copy = (ptr) => (ptr ? new Float32Array(core.copyOut(ptr, size * 4).buffer) : null);
     return {
       name: this.#name(i),
       dims,
@@ -132,15 +109,9 @@ class Properties {
   /** Integers (Number.isInteger or BigInt) are stored as int64, other numbers as float, strings as strings. */
   set(name, value, type) {
     const { core, m, h } = this.#s;
-    const n = core.copyIn(new TextEncoder().encode(`${name}\0`));
-    try {
+    core.withStrings([name], (n) => {
       if (typeof value === 'string') {
-        const v = core.copyIn(new TextEncoder().encode(`${value}\0`));
-        try {
-          core.check(m._wtw_state_set_string_property(h, n, v), `property '${name}'`);
-        } finally {
-          core.free(v);
-        }
+        core.check(core.withStrings([value], (v) => m._wtw_state_set_string_property(h, n, v)), `property '${name}'`);
       } else if (typeof value === 'bigint' || (type !== 'float' && Number.isInteger(value))) {
         core.check(m._wtw_state_set_int_property(h, n, Number(value)), `property '${name}'`);
       } else if (typeof value === 'number') {
@@ -148,15 +119,13 @@ class Properties {
       } else {
         throw new WebtrainError(`property '${name}': expected a number or a string`);
       }
-    } finally {
-      core.free(n);
-    }
+    });
   }
   *entries() {
     const { core, m, h } = this.#s;
     for (let i = 0; i < this.size; i++) {
       const t = m._wtw_state_property_type(h, i);
-      const v = t === 1 ? m._wtw_state_property_int(h, i) : t === 2 ? m._wtw_state_property_float(h, i) : core.string(m._wtw_state_property_string(h, i));
+      const v = t === PropertyType.INT ? m._wtw_state_property_int(h, i) : t === PropertyType.FLOAT ? m._wtw_state_property_float(h, i) : core.string(m._wtw_state_property_string(h, i));
       yield [core.string(m._wtw_state_property_name(h, i)), v];
     }
   }
@@ -225,7 +194,7 @@ export class CheckpointState extends Handle {
   }
 
   toBytes({ includeOptimizerState = false } = {}) {
-    return takeBuf(this.core, this.m._wtw_state_save(this.h, includeOptimizerState ? 1 : 0), 'cannot save checkpoint');
+    return this.core.takeBuf(this.m._wtw_state_save(this.h, includeOptimizerState ? 1 : 0), 'cannot save checkpoint');
   }
 
   /**
@@ -240,7 +209,8 @@ export class CheckpointState extends Handle {
 
 export class Module extends Handle {
   #state;
-  #mode = 0;
+  #mode = Mode.TRAIN;
+  #staging;
 
   #hasEval;
 
@@ -248,10 +218,12 @@ export class Module extends Handle {
     super(core, h, 'module');
     this.#state = state;
     this.#hasEval = hasEval;
+    // Inputs go through one staging buffer per module, grown when needed: no allocation per step.
+    this.#staging = new Staging(core, true);
   }
 
   #checkMode(mode) {
-    if (mode && !this.#hasEval) throw new WebtrainError('the module has no eval model (give one to Module.create to use eval())');
+    if (mode === Mode.EVAL && !this.#hasEval) throw new WebtrainError('the module has no eval model (give one to Module.create to use eval())');
     return mode;
   }
 
@@ -280,17 +252,17 @@ export class Module extends Handle {
   }
 
   train() {
-    this.#mode = 0;
+    this.#mode = Mode.TRAIN;
     return this;
   }
 
   eval() {
-    this.#mode = 1;
+    this.#mode = Mode.EVAL;
     return this;
   }
 
   get isTraining() {
-    return this.#mode === 0;
+    return this.#mode === Mode.TRAIN;
   }
 
   inputNames(mode = this.#mode) {
@@ -326,64 +298,24 @@ export class Module extends Handle {
     const { m, h, core } = this;
     const mode = this.#mode;
     const names = this.inputNames(mode);
-    const model = mode ? 'eval' : 'training';
-    let values;
-    if (args.length === 1 && args[0] && typeof args[0] === 'object' && !ArrayBuffer.isView(args[0]) && !Array.isArray(args[0]) && !isTensorLike(args[0])) {
-      const named = args[0] instanceof Map ? Object.fromEntries(args[0]) : args[0];
-      for (const k of Object.keys(named)) if (!names.includes(k)) throw new WebtrainError(`'${k}' is not an input of the ${model} model (inputs: ${names.join(', ')})`);
-      values = names.map((n) => {
-        if (!(n in named)) throw new WebtrainError(`input '${n}' of the ${model} model is missing (inputs: ${names.join(', ')})`);
-        return named[n];
-      });
-    } else {
-      if (args.length !== names.length) throw new WebtrainError(`the ${model} model takes ${names.length} inputs (${names.join(', ')}); ${args.length} were given`);
-      values = args;
-    }
-    const tensors = values.map((v, i) => {
-      const t = toTensor(v, names[i]);
-      try {
-        return coerce(t, m._wtw_module_input_dtype(h, mode, i));
-      } catch (err) {
-        throw new WebtrainError(`input '${names[i]}': ${err.message}`);
-      }
+    const model = mode === Mode.EVAL ? 'eval' : 'training';
+    // The core borrows the staged inputs only until the step returns.
+    feedInputs(core, this.#staging, {
+      names,
+      args,
+      positional: true,
+      model: `the ${model} model`,
+      dtype: (i) => m._wtw_module_input_dtype(h, mode, i),
+      set: (i, dtype, rank, dims, data) => m._wtw_module_set_input(h, mode, i, dtype, rank, dims, data),
+      inputContext: (name) => `${model} model input '${name}'`,
     });
-    // Inputs go through one staging buffer per module, grown when needed: no allocation per
-    // step. The core borrows the pointers only until the step returns.
-    let bytes = 0;
-    for (const t of tensors) bytes += 8 * 16 + align16(t.data.byteLength);
-    const base = this.#staging(bytes);
-    let off = base;
-    tensors.forEach((t, i) => {
-      const f64 = new Float64Array(core.heap.buffer, off, t.dims.length);
-      for (let a = 0; a < t.dims.length; a++) f64[a] = t.dims[a];
-      const dims = off;
-      off += 8 * 16;
-      core.heap.set(new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength), off);
-      const data = off;
-      off += align16(t.data.byteLength);
-      core.check(m._wtw_module_set_input(h, mode, i, Tensor.typeCode(t.type), t.dims.length, dims, data), `${model} model input '${names[i]}'`);
+    core.check(mode === Mode.EVAL ? m._wtw_module_eval_step(h) : m._wtw_module_train_step(h), `${mode === Mode.EVAL ? 'eval' : 'train'} step`);
+    return readOutputs(core, m._wtw_module_output_count(h, mode), {
+      rank: (i) => m._wtw_module_output_rank(h, mode, i),
+      dim: (i, a) => m._wtw_module_output_dim(h, mode, i, a),
+      dtype: (i) => m._wtw_module_output_dtype(h, mode, i),
+      data: (i) => m._wtw_module_output_data(h, mode, i),
     });
-    core.check(mode ? m._wtw_module_eval_step(h) : m._wtw_module_train_step(h), mode ? 'eval step' : 'train step');
-    return Array.from({ length: m._wtw_module_output_count(h, mode) }, (_, i) => {
-      const rank = m._wtw_module_output_rank(h, mode, i);
-      const dims = Array.from({ length: rank }, (_, a) => m._wtw_module_output_dim(h, mode, i, a));
-      return Tensor.fromHeap(core.heap, m._wtw_module_output_dtype(h, mode, i), m._wtw_module_output_data(h, mode, i), dims);
-    });
-  }
-
-  #stage = 0;
-  #stageBytes = 0;
-
-  /** The module's input staging buffer, at least `bytes` long (16-byte aligned). */
-  #staging(bytes) {
-    if (bytes > this.#stageBytes) {
-      const size = Math.max(bytes, Math.ceil(this.#stageBytes * 1.5), 4096);
-      const p = this.core.malloc(size + 16);
-      this.core.free(this.#stage);
-      this.#stage = p;
-      this.#stageBytes = size;
-    }
-    return align16(this.#stage);
   }
 
   lazyResetGrad() {
@@ -398,15 +330,7 @@ export class Module extends Handle {
    * gradient buffers and optimizer moments.
    */
   memoryStats() {
-    const core = this.core;
-    const p = core.malloc(56);
-    try {
-      this.m._wtw_module_memory(this.h, p);
-      const v = new Float64Array(core.heap.buffer, p, 7);
-      return { arena: v[0], livePeakTrain: v[1], livePeakEval: v[2], saved: v[6], params: v[3], grads: v[4], moments: v[5] };
-    } finally {
-      core.free(p);
-    }
+    return this.core.record(ModuleMem, (p) => this.m._wtw_module_memory(this.h, p));
   }
 
   getParametersSize(trainableOnly = true) {
@@ -420,7 +344,7 @@ export class Module extends Handle {
     const p = core.malloc(n * 4);
     try {
       core.check(this.m._wtw_state_params_copy_to(this.#state._raw, trainableOnly ? 1 : 0, p, n));
-      return new Tensor('float32', new Float32Array(core.heap.buffer.slice(p, p + n * 4)), [n]);
+      return new Tensor('float32', new Float32Array(core.copyOut(p, n * 4).buffer), [n]);
     } finally {
       core.free(p);
     }
@@ -430,12 +354,7 @@ export class Module extends Handle {
     const data = buffer instanceof Tensor ? buffer.data : buffer;
     if (!(data instanceof Float32Array)) throw new WebtrainError('copyBufferToParameters: expected a Float32Array or a float32 Tensor');
     const core = this.core;
-    const p = core.copyIn(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
-    try {
-      core.check(this.m._wtw_state_params_copy_from(this.#state._raw, trainableOnly ? 1 : 0, p, data.length));
-    } finally {
-      core.free(p);
-    }
+    core.check(core.withBytes(data, (p) => this.m._wtw_state_params_copy_from(this.#state._raw, trainableOnly ? 1 : 0, p, data.length)));
   }
 
   /** Exports a plain ONNX inference model; writes it to `destination` (a path) when given. */
@@ -446,21 +365,13 @@ export class Module extends Handle {
     }
     if (!Array.isArray(outputNames) || !outputNames.length) throw new WebtrainError('exportModelForInferencing: give the output names to keep, e.g. ["output"]');
     const core = this.core;
-    const p = core.copyIn(new TextEncoder().encode(outputNames.map((n) => `${n}\0`).join('')));
-    let bytes;
-    try {
-      bytes = takeBuf(core, this.m._wtw_module_export(this.h, p, outputNames.length), 'cannot export the model');
-    } finally {
-      core.free(p);
-    }
+    const bytes = core.takeBuf(core.withStrings([outputNames.join('\0')], (p) => this.m._wtw_module_export(this.h, p, outputNames.length)), 'cannot export the model');
     if (destination) await writeBytes(destination, bytes);
     return bytes;
   }
 
   release() {
-    this.core.free(this.#stage);
-    this.#stage = 0;
-    this.#stageBytes = 0;
+    this.#staging.release();
     const h = this.drop();
     if (h) {
       this.m._wtw_module_free(h);
@@ -479,15 +390,10 @@ export class Optimizer extends Handle {
     const core = await init(options);
     if (!(module instanceof Module)) throw new WebtrainError('Optimizer.create: the second argument must be a Module');
     const bytes = await readBytes(optimizerModel);
-    const p = core.copyIn(bytes);
-    try {
-      module.h; // throws if the module was released
-      const h = core.handle(core.m._wtw_optimizer_create(module.state._raw, p, bytes.byteLength), 'cannot create optimizer');
-      module.state._retain();
-      return new Optimizer(core, h, module);
-    } finally {
-      core.free(p);
-    }
+    module.h; // throws if the module was released
+    const h = core.handle(core.withBytes(bytes, (p, n) => core.m._wtw_optimizer_create(module.state._raw, p, n)), 'cannot create optimizer');
+    module.state._retain();
+    return new Optimizer(core, h, module);
   }
 
   step() {

@@ -18,7 +18,7 @@
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CheckpointState, InferenceSession, LinearLRScheduler, Module, Optimizer, Tensor, artifacts, init } from '../js/index.js';
+import { CheckpointState, InferenceSession, LinearLRScheduler, Module, Optimizer, Tensor, artifacts, init, trainEpochs } from '../js/index.js';
 
 const EPOCHS = 8;
 const BATCH = 32;
@@ -177,23 +177,27 @@ try {
   step(`fine-tuning: ${EPOCHS} epochs x ${perEpoch} minibatches of ${BATCH}, AdamW, learning rate ${LR} decaying linearly to 0`);
   const rand = rng(SEED);
   const tTrain = performance.now();
-  module.train();
-  for (let epoch = 1; epoch <= EPOCHS; epoch++) {
-    const order = shuffled(train.n, rand);
-    let sum = 0;
-    let seen = 0;
-    for (let b = 0; b < perEpoch; b++) {
-      const idx = order.slice(b * BATCH, (b + 1) * BATCH);
-      const [x, y] = batchOf(train, idx);
-      const [loss] = module.runAll(x, y);
-      optimizer.step();
-      scheduler.step();
-      module.lazyResetGrad();
-      sum += loss.data[0] * idx.length;
-      seen += idx.length;
-      progress(epoch, b + 1, perEpoch, sum / seen, b + 1 === perEpoch);
-    }
-  }
+  // The package's training loop (js/loop.js, as in the browser's worker); the batches of each
+  // epoch in this job's own shuffled order, the progress a mean weighted by batch size.
+  let sum = 0;
+  let seen = 0;
+  await trainEpochs({
+    module,
+    optimizer,
+    scheduler,
+    epochs: EPOCHS,
+    batches: () => {
+      const order = shuffled(train.n, rand);
+      return Array.from({ length: perEpoch }, (_, b) => batchOf(train, order.slice(b * BATCH, (b + 1) * BATCH)));
+    },
+    onProgress: ({ epoch, batch, batches, loss, epochDone }) => {
+      const size = Math.min(BATCH, train.n - (batch - 1) * BATCH);
+      if (batch === 1) sum = seen = 0;
+      sum += loss * size;
+      seen += size;
+      progress(epoch + 1, batch, batches, sum / seen, epochDone);
+    },
+  });
   const trainMs = performance.now() - tTrain;
 
   const after = evaluate(module, test);

@@ -3,7 +3,7 @@
 import type { InitOptions, Core } from '../js/core.js';
 import type { Tensor, TensorLike } from '../js/tensor.js';
 import type { BytesSource } from '../js/session.js';
-import type { BytesDestination, SaveCheckpointOptions, PropertyValue, ModuleMode } from '../js/training.js';
+import type { BytesDestination, SaveCheckpointOptions, PropertyValue, ModuleMode, Module } from '../js/training.js';
 import type { GenerateArtifactsOptions, Artifacts } from '../js/artifacts.js';
 
 export * from '../js/index.js';
@@ -30,48 +30,15 @@ export interface WorkerOptions {
   workerUrl?: string | URL;
 }
 
-export interface TrainProgress {
-  step: number;
-  totalSteps: number;
-  epoch: number;
-  epochs: number;
-  batch: number;
-  batches: number;
-  loss: number;
-  /** Mean loss of the epoch so far. */
-  epochLoss: number;
-  epochDone: boolean;
-  elapsedMs: number;
-}
+import type { TrainProgress, TrainEpochsResult, TrainLoopOptions } from '../js/loop.js';
 
 type WorkerInput = Tensor | TensorLike | ArrayBufferView;
 
-export interface TrainEpochsOptions {
+/** trainEpochs in the worker: the same loop (js/loop.js) on the worker's objects, batches as an array (the package entry's TrainEpochsOptions, for Node and pages, is js/loop.d.ts's). */
+export interface TrainEpochsOptions extends TrainLoopOptions<WorkerInput> {
   module: RemoteModule;
   optimizer: RemoteOptimizer;
   scheduler?: RemoteScheduler;
-  /** Whole data sets, samples along axis 0, in the training model's input order; with batchSize. */
-  inputs?: WorkerInput[];
-  batchSize?: number;
-  /** Or explicit batches: [[input, labels], ...]. */
-  batches?: WorkerInput[][];
-  epochs?: number;
-  shuffle?: boolean;
-  seed?: number;
-  dropLast?: boolean;
-  /** Progress every this many steps (default 1), and at the end of each epoch. */
-  progressEvery?: number;
-  onProgress?: (p: TrainProgress) => void;
-  signal?: AbortSignal;
-}
-
-export interface TrainEpochsResult {
-  steps: number;
-  epochs: number;
-  /** The loss of every step. */
-  losses: Float32Array;
-  lastLoss: number;
-  elapsedMs: number;
 }
 
 interface RemoteParameter {
@@ -92,6 +59,7 @@ export declare class RemoteCheckpointState extends RemoteObject {
     set(name: string, values: Float32Array | number[]): Promise<void>;
     has(name: string): Promise<boolean>;
     keys(): Promise<string[]>;
+    values(): Promise<RemoteParameter[]>;
     entries(): Promise<[string, RemoteParameter][]>;
     size(): Promise<number>;
   };
@@ -114,6 +82,7 @@ export declare class RemoteModule extends RemoteObject {
   runNamed(...inputs: unknown[]): Promise<Record<string, Tensor>>;
   runAll(...inputs: unknown[]): Promise<Tensor[]>;
   lazyResetGrad(): Promise<void>;
+  memoryStats(): Promise<ReturnType<Module['memoryStats']>>;
   getParametersSize(trainableOnly?: boolean): Promise<number>;
   getContiguousParameters(trainableOnly?: boolean): Promise<Tensor>;
   copyBufferToParameters(buffer: Float32Array | Tensor, trainableOnly?: boolean): Promise<void>;
@@ -136,6 +105,8 @@ export declare class RemoteScheduler extends RemoteObject {
 
 export declare class RemoteInferenceSession extends RemoteObject {
   run(feeds: Record<string, Tensor>): Promise<Record<string, Tensor>>;
+  /** Bytes of activation memory the session's cached plans hold. */
+  arenaBytes(): Promise<number>;
 }
 
 /** The training API running in a Web Worker: every call returns a Promise. */
@@ -150,8 +121,8 @@ export declare class WebtrainWorker extends EventTarget {
   readonly LinearLRScheduler: { create(optimizer: RemoteOptimizer, warmupStepCount: number, totalStepCount: number, initialLr?: number): Promise<RemoteScheduler> };
   readonly InferenceSession: { create(model: BytesSource): Promise<RemoteInferenceSession> };
   readonly artifacts: {
-    readonly LossType: { readonly MSELoss: 1; readonly CrossEntropyLoss: 2; readonly BCEWithLogitsLoss: 3; readonly L1Loss: 4 };
-    readonly OptimType: { readonly AdamW: 1; readonly SGD: 2 };
+    readonly LossType: typeof import('../js/abi.js').LossType;
+    readonly OptimType: typeof import('../js/abi.js').OptimType;
     /** Built-in losses only (an onnxblock.Block cannot be sent to a worker). */
     generateArtifacts(model: BytesSource, options: GenerateArtifactsOptions): Promise<Artifacts>;
   };

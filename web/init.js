@@ -34,8 +34,11 @@ export async function init(options = {}) {
   }
 }
 
+/** The URL relative locations are resolved against: the page's (document.baseURI), or a worker's. */
+export const pageBase = () => (typeof document !== 'undefined' ? document.baseURI : globalThis.location?.href);
+
 function resolve(url) {
-  const base = typeof document !== 'undefined' ? document.baseURI : globalThis.location?.href;
+  const base = pageBase();
   try {
     return base ? new URL(String(url), base).href : String(url);
   } catch {

@@ -23,12 +23,13 @@
 //   w.InferenceSession.create(model)  w.artifacts.generateArtifacts(model, opts) (built-in losses
 //   only: an onnxblock.Block cannot cross to a worker)  w.artifacts.LossType / OptimType
 //   w.idb.list/load/save/has/delete/clear   w.trainEpochs(opts)   w.terminate()
-// Remote objects: state.parameters.get/set/has/keys/entries/size(), state.properties.get/set/
-// has/entries/size(), state.toBytes(), module.train/eval/run/runNamed/runAll/lazyResetGrad/
+// Remote objects: proxies whose methods are listed in web/proxies.js (PROXIED): state.parameters
+// .get/set/has/keys/values/entries/size(), state.properties.get/set/has/entries/size(),
+// state.toBytes(), module.train/eval/run/runNamed/runAll/lazyResetGrad/memoryStats/
 // getParametersSize/getContiguousParameters/copyBufferToParameters/exportModelForInferencing/
 // inputNames/outputNames, optimizer.step/setLearningRate/getLearningRate, scheduler.step,
-// session.run(feeds), and release() on each. Getters of the synchronous API (parameters.size,
-// module.isTraining, state.isLive) are methods here: `await state.parameters.size()`.
+// session.run(feeds)/arenaBytes(), and release() on each. Getters of the synchronous API
+// (parameters.size, module.isTraining, state.isLive) are methods here: `await state.parameters.size()`.
 //
 // Data: results (Tensors, bytes) are transferred from the worker, never copied twice.
 // Arguments are copied (structured clone) unless marked with transfer(x): then the buffer of
@@ -36,18 +37,24 @@
 // Relative URLs are resolved against the page (document.baseURI), not the worker script.
 // idb:// locations work inside the worker (same origin, same database).
 //
-// Progress: trainEpochs posts { step, totalSteps, epoch, epochs, batch, batches, loss,
-// epochLoss, epochDone, elapsedMs } every `progressEvery` steps (default 1) and at the end of
-// each epoch, to opts.onProgress and as a 'progress' CustomEvent (event.detail) on `w`, which
-// is an EventTarget. opts.signal (an AbortSignal) cancels between steps.
+// Progress: trainEpochs (the package's loop, js/loop.js, run in the worker) posts { step,
+// totalSteps, epoch, epochs, batch, batches, loss, epochLoss, epochDone, elapsedMs } every
+// `progressEvery` steps (default 1) and at the end of each epoch, to opts.onProgress and as a
+// 'progress' CustomEvent (event.detail) on `w`, which is an EventTarget. opts.signal (an
+// AbortSignal) cancels between steps.
 //
 // Protocol (host <-> web/worker.js), one message per call, answered by id:
 //   host -> worker: { id, op: 'init', options } | { id, op: 'static', name, args }
 //                   | { id, op: 'call', ref, path, args } | { cancel: id }
 //   worker -> host: { id, value } | { id, error: { name, message, code } } | { progress: id, detail }
-// Worker objects cross as { __ref: id, kind }, Tensors as { __tensor: { type, data, dims } }.
+// Worker objects cross as { __ref: id, kind }, Tensors as { __tensor: { type, data, dims } }
+// (web/wire.js, both ends).
 import { Tensor } from '../js/tensor.js';
 import { WebtrainError } from '../js/core.js';
+import { LossType, OptimType } from '../js/abi.js';
+import { PROXIED, STATICS, IDB_FUNCTIONS } from './proxies.js';
+import { encode, decode } from './wire.js';
+import { pageBase } from './init.js';
 
 const marked = new WeakSet();
 
@@ -57,7 +64,7 @@ export function transfer(x) {
   return x;
 }
 
-const base = () => (typeof document !== 'undefined' ? document.baseURI : globalThis.location?.href);
+const base = pageBase;
 
 /** Model/checkpoint locations: relative URLs against the page; bytes, idb:// and absolute URLs as they are. */
 function location(src) {
@@ -80,140 +87,65 @@ class Remote {
   _call(path, ...args) {
     return this.#w._send({ op: 'call', ref: this.#id, path, args }, args);
   }
-  release() {
-    return this._call('release');
+}
+
+/** Host-side checks before a call is sent: class -> method -> (...args) => an error or null. */
+const GUARDS = {
+  Module: {
+    exportModelForInferencing: (destination) =>
+      typeof destination === 'string' && !destination.startsWith('idb://')
+        ? new WebtrainError('exportModelForInferencing in a worker: the destination must be an idb:// location (or omit it to get the bytes)')
+        : null,
+  },
+};
+
+/** Adds PROXIED[kind]'s methods to cls: each sends (prefix + name, args) to the object in the worker. */
+function addMethods(cls, kind, prefix) {
+  for (const name of PROXIED[kind].methods) {
+    const guard = GUARDS[kind]?.[name];
+    Object.defineProperty(cls.prototype, name, {
+      value(...args) {
+        const err = guard?.(...args);
+        return err ? Promise.reject(err) : this._call(prefix + name, ...args);
+      },
+      writable: true,
+      configurable: true,
+    });
   }
 }
 
-class RemoteParameters {
-  constructor(s) {
-    this.s = s;
+/** A member object of a proxy (state.parameters): its calls go through the owner, path-prefixed. */
+class RemoteMember {
+  #owner;
+  constructor(owner) {
+    this.#owner = owner;
   }
-  get(name) {
-    return this.s._call('parameters.get', name);
-  }
-  set(name, values) {
-    return this.s._call('parameters.set', name, values);
-  }
-  has(name) {
-    return this.s._call('parameters.has', name);
-  }
-  keys() {
-    return this.s._call('parameters.keys');
-  }
-  entries() {
-    return this.s._call('parameters.entries');
-  }
-  size() {
-    return this.s._call('parameters.size');
+  _call(path, ...args) {
+    return this.#owner._call(path, ...args);
   }
 }
 
-class RemoteProperties {
-  constructor(s) {
-    this.s = s;
-  }
-  get(name) {
-    return this.s._call('properties.get', name);
-  }
-  set(name, value, type) {
-    return this.s._call('properties.set', name, value, type);
-  }
-  has(name) {
-    return this.s._call('properties.has', name);
-  }
-  entries() {
-    return this.s._call('properties.entries');
-  }
-  size() {
-    return this.s._call('properties.size');
-  }
-}
-
-class RemoteCheckpointState extends Remote {
-  constructor(w, id) {
-    super(w, id);
-    this.parameters = new RemoteParameters(this);
-    this.properties = new RemoteProperties(this);
-  }
-  toBytes(opts) {
-    return this._call('toBytes', opts);
-  }
-  isLive() {
-    return this._call('isLive');
-  }
-}
-
-class RemoteModule extends Remote {
-  train() {
-    return this._call('train');
-  }
-  eval() {
-    return this._call('eval');
-  }
-  isTraining() {
-    return this._call('isTraining');
-  }
-  run(...inputs) {
-    return this._call('run', ...inputs);
-  }
-  runNamed(...inputs) {
-    return this._call('runNamed', ...inputs);
-  }
-  runAll(...inputs) {
-    return this._call('runAll', ...inputs);
-  }
-  lazyResetGrad() {
-    return this._call('lazyResetGrad');
-  }
-  getParametersSize(trainableOnly = true) {
-    return this._call('getParametersSize', trainableOnly);
-  }
-  getContiguousParameters(trainableOnly = true) {
-    return this._call('getContiguousParameters', trainableOnly);
-  }
-  copyBufferToParameters(buffer, trainableOnly = true) {
-    return this._call('copyBufferToParameters', buffer, trainableOnly);
-  }
-  exportModelForInferencing(destination, outputNames) {
-    if (typeof destination === 'string' && !destination.startsWith('idb://')) {
-      return Promise.reject(new WebtrainError('exportModelForInferencing in a worker: the destination must be an idb:// location (or omit it to get the bytes)'));
+/** The proxy class of `kind` (web/proxies.js PROXIED). */
+function proxyClass(kind) {
+  const nested = Object.entries(PROXIED[kind].nested ?? {}).map(([member, k]) => {
+    const cls = class extends RemoteMember {};
+    addMethods(cls, k, `${member}.`);
+    Object.defineProperty(cls, 'name', { value: `Remote${k}` });
+    return [member, cls];
+  });
+  const cls = class extends Remote {
+    constructor(w, id) {
+      super(w, id);
+      for (const [member, Member] of nested) this[member] = new Member(this);
     }
-    return this._call('exportModelForInferencing', destination, outputNames);
-  }
-  inputNames(mode) {
-    return this._call('inputNames', mode);
-  }
-  outputNames(mode) {
-    return this._call('outputNames', mode);
-  }
+  };
+  addMethods(cls, kind, '');
+  Object.defineProperty(cls, 'name', { value: `Remote${kind}` });
+  return cls;
 }
 
-class RemoteOptimizer extends Remote {
-  step() {
-    return this._call('step');
-  }
-  setLearningRate(lr) {
-    return this._call('setLearningRate', lr);
-  }
-  getLearningRate() {
-    return this._call('getLearningRate');
-  }
-}
-
-class RemoteScheduler extends Remote {
-  step() {
-    return this._call('step');
-  }
-}
-
-class RemoteSession extends Remote {
-  run(feeds) {
-    return this._call('run', feeds);
-  }
-}
-
-const KINDS = { CheckpointState: RemoteCheckpointState, Module: RemoteModule, Optimizer: RemoteOptimizer, LinearLRScheduler: RemoteScheduler, InferenceSession: RemoteSession };
+/** Worker object kind -> its proxy class. */
+export const KINDS = Object.fromEntries(Object.keys(STATICS).map((k) => [k, proxyClass(k)]));
 
 export class WebtrainWorker extends EventTarget {
   #worker;
@@ -244,8 +176,8 @@ export class WebtrainWorker extends EventTarget {
     this.LinearLRScheduler = { create: (...args) => this.#static('LinearLRScheduler.create', args) };
     this.InferenceSession = { create: (m) => this.#static('InferenceSession.create', [location(m)]) };
     this.artifacts = {
-      LossType: Object.freeze({ MSELoss: 1, CrossEntropyLoss: 2, BCEWithLogitsLoss: 3, L1Loss: 4 }),
-      OptimType: Object.freeze({ AdamW: 1, SGD: 2 }),
+      LossType,
+      OptimType,
       generateArtifacts: (model, options = {}) => {
         if (options.loss && typeof options.loss === 'function') {
           return Promise.reject(new WebtrainError('generateArtifacts in a worker: an onnxblock.Block loss cannot be sent to a worker; generate the artifacts on the main thread and pass the bytes'));
@@ -253,7 +185,7 @@ export class WebtrainWorker extends EventTarget {
         return this.#static('artifacts.generateArtifacts', [location(model), options]);
       },
     };
-    this.idb = statics(['idb.list', 'idb.load', 'idb.save', 'idb.has', 'idb.delete', 'idb.clear']);
+    this.idb = statics(IDB_FUNCTIONS.map((n) => `idb.${n}`));
   }
 
   /** The SIMD flavour the worker's core runs (e.g. 'wasm-simd128'). */
@@ -300,7 +232,7 @@ export class WebtrainWorker extends EventTarget {
     const moved = new Set();
     let encoded;
     try {
-      encoded = args.map((a) => encode(a, moved));
+      encoded = args.map((a) => encode(a, argEncoding(moved)));
     } catch (err) {
       return Promise.reject(err);
     }
@@ -344,19 +276,14 @@ export class WebtrainWorker extends EventTarget {
   }
 
   #decode(v) {
-    if (v === null || typeof v !== 'object' || ArrayBuffer.isView(v) || v instanceof ArrayBuffer) return v;
-    if (Array.isArray(v)) return v.map((x) => this.#decode(x));
-    if (v instanceof Map) return new Map([...v].map(([k, x]) => [k, this.#decode(x)]));
-    if ('__ref' in v) {
-      let r = this.#remotes.get(v.__ref);
+    return decode(v, ({ __ref: id, kind }) => {
+      let r = this.#remotes.get(id);
       if (!r) {
-        r = new KINDS[v.kind](this, v.__ref);
-        this.#remotes.set(v.__ref, r);
+        r = new KINDS[kind](this, id);
+        this.#remotes.set(id, r);
       }
       return r;
-    }
-    if ('__tensor' in v) return new Tensor(v.__tensor.type, v.__tensor.data, v.__tensor.dims);
-    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, this.#decode(x)]));
+    });
   }
 
   #fail(err) {
@@ -372,30 +299,13 @@ function abortError() {
   return e;
 }
 
-/** Arguments to the worker: remote objects by id, Tensors as plain data, transfer() marks honoured. */
-function encode(v, moved) {
-  if (v === null || typeof v !== 'object') {
-    if (typeof v === 'function') throw new WebtrainError('functions cannot be sent to the webtrain worker');
-    return v;
-  }
-  if (v instanceof Remote) return { __ref: v.__ref };
-  if (v instanceof Tensor || (!ArrayBuffer.isView(v) && 'dims' in v && ArrayBuffer.isView(v.data))) {
-    if (marked.has(v) || marked.has(v.data)) moved.add(v.data.buffer);
-    return { __tensor: { type: v.type, data: v.data, dims: [...v.dims] } };
-  }
-  if (ArrayBuffer.isView(v)) {
-    if (marked.has(v)) moved.add(v.buffer);
-    return v;
-  }
-  if (v instanceof ArrayBuffer) {
-    if (marked.has(v)) moved.add(v);
-    return v;
-  }
-  if (Array.isArray(v)) return v.map((x) => encode(x, moved));
-  if (v instanceof URL) return v.href;
-  if (Object.getPrototypeOf(v) === Object.prototype) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, encode(x, moved)]));
-  return v;
-}
+/** Arguments to the worker (web/wire.js): remote objects by id, Tensors as plain data, transfer() marks honoured. */
+const argEncoding = (transfer) => ({
+  ref: (v) => (v instanceof Remote ? { __ref: v.__ref } : null),
+  isTensor: (v) => v instanceof Tensor || (!ArrayBuffer.isView(v) && 'dims' in v && ArrayBuffer.isView(v.data)),
+  move: (v) => marked.has(v) || (v.data !== undefined && marked.has(v.data)),
+  transfer,
+});
 
 /**
  * Starts a worker running webtrain and loads the core in it. Options: { wasmUrl } (where the

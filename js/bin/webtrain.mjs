@@ -5,17 +5,13 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UsageError, parseArgs, formatBytes, formatCount, Progress } from './args.mjs';
+import { LossType, OptimType, DType, IoSide, IoKind, OpSupport } from '../abi.js';
 
-const LOSSES = ['MSELoss', 'CrossEntropyLoss', 'BCEWithLogitsLoss', 'L1Loss', 'none'];
-const OPTIMIZERS = ['AdamW', 'SGD', 'none'];
-const DTYPES = { 1: 'float32', 2: 'uint8', 3: 'int8', 5: 'int16', 6: 'int32', 7: 'int64', 9: 'bool', 10: 'float16', 11: 'float64', 16: 'bfloat16' };
-const FILES = [
-  ['trainingModel', 'training_model.onnx'],
-  ['evalModel', 'eval_model.onnx'],
-  ['optimizerModel', 'optimizer_model.onnx'],
-  ['checkpoint', 'checkpoint'],
-  ['nominalCheckpoint', 'nominal_checkpoint'],
-];
+const LOSSES = [...Object.keys(LossType), 'none'];
+const OPTIMIZERS = [...Object.keys(OptimType), 'none'];
+// Names of ONNX element types: webtrain's (abi.js DType) and, to describe models, the others.
+const DTYPES = { [DType.FLOAT]: 'float32', 2: 'uint8', 3: 'int8', 5: 'int16', [DType.INT32]: 'int32', [DType.INT64]: 'int64', [DType.BOOL]: 'bool', 10: 'float16', 11: 'float64', 16: 'bfloat16' };
+const SUPPORT = { [OpSupport.NONE]: 'not supported', [OpSupport.FORWARD]: 'forward only', [OpSupport.GRADIENT]: 'forward + gradient' };
 
 const HELP = `Usage: webtrain COMMAND [options]
 
@@ -170,7 +166,7 @@ async function generateArtifactsCommand(o, [model]) {
       prefix,
     }),
   );
-  const rows = FILES.filter(([k]) => result[k]).map(([k, f]) => [join(o.output, `${prefix}${f}`), formatBytes(result[k].byteLength)]);
+  const rows = Object.entries(artifacts.fileNames).filter(([k]) => result[k]).map(([k, f]) => [join(o.output, `${prefix}${f}`), formatBytes(result[k].byteLength)]);
   const width = Math.max(...rows.map((r) => r[0].length));
   process.stdout.write(`wrote ${rows.length} files:\n`);
   for (const [path, size] of rows) process.stdout.write(`  ${path.padEnd(width)}  ${size.padStart(9)}\n`);
@@ -198,20 +194,14 @@ async function modelInfo(bytes, file) {
   const { init } = await api();
   const core = await init();
   const m = core.m;
-  const p = core.copyIn(bytes);
-  let h;
-  try {
-    h = m._wtw_model_info_read(p, bytes.byteLength);
-  } finally {
-    core.free(p);
-  }
+  const h = core.withBytes(bytes, (p, n) => m._wtw_model_info_read(p, n));
   if (!h) throw new Error(`'${file}' is neither a webtrain checkpoint nor an ONNX model webtrain can read: ${core.lastError()}`);
   try {
     const io = (which) =>
       Array.from({ length: m._wtw_model_info_io_count(h, which) }, (_, i) => {
         const rank = m._wtw_model_info_io_rank(h, which, i);
         const dtype = m._wtw_model_info_io_dtype(h, which, i);
-        const seq = m._wtw_model_info_io_kind(h, which, i) === 1;
+        const seq = m._wtw_model_info_io_kind(h, which, i) === IoKind.SEQUENCE;
         return {
           name: core.string(m._wtw_model_info_io_name(h, which, i)),
           dtype: dtype ? `${seq ? 'seq(' : ''}${DTYPES[dtype] ?? `type ${dtype}`}${seq ? ')' : ''}` : null,
@@ -221,7 +211,6 @@ async function modelInfo(bytes, file) {
           }),
         };
       });
-    const SUPPORT = ['not supported', 'forward only', 'forward + gradient'];
     const ops = Array.from({ length: m._wtw_model_info_op_count(h) }, (_, k) => ({
       op: core.string(m._wtw_model_info_op_type(h, k)),
       domain: core.string(m._wtw_model_info_op_domain(h, k)) || 'ai.onnx',
@@ -246,8 +235,8 @@ async function modelInfo(bytes, file) {
       producer: core.string(m._wtw_model_info_producer(h)),
       irVersion: m._wtw_model_info_ir_version(h),
       opsets,
-      inputs: io(0),
-      outputs: io(1),
+      inputs: io(IoSide.INPUTS),
+      outputs: io(IoSide.OUTPUTS),
       ops,
       initializers,
       parameterElements: initializers.reduce((a, t) => a + t.elements, 0),

@@ -9,10 +9,7 @@
 #include <stdint.h>
 
 #include "ir/ir.h"
-
-/* ONNX Runtime's LossType / OptimType numbering. */
-enum wt_loss_type { WT_LOSS_NONE = 0, WT_LOSS_MSE = 1, WT_LOSS_CE = 2, WT_LOSS_BCE = 3, WT_LOSS_L1 = 4 };
-enum wt_optim_type { WT_OPTIM_NONE = 0, WT_OPTIM_ADAMW = 1, WT_OPTIM_SGD = 2 };
+#include "webtrain.h"   /* enum wt_loss_type, enum wt_optim_type */
 
 typedef struct wt_loss_opts {
   int type;                     /* wt_loss_type; ignored when custom is set */

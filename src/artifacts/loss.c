@@ -146,17 +146,17 @@ static int builtin_loss(lb *b, int type, int x, const char *target, const wt_los
   if (g->values[x].dtype != WT_FLOAT || g->values[x].rank < 0)
     return wt_errorf(WT_ERR_INVALID_ARG, "the loss input '%s' must be a float tensor of known rank",
                      g->values[x].name);
-  if (!target) target = type == WT_LOSS_CE ? "labels" : "target";
+  if (!target) target = type == WT_LOSS_TYPE_CE ? "labels" : "target";
   switch (type) {
-    case WT_LOSS_MSE: *loss = mse_or_l1(b, x, target, o->reduction, 0); break;
-    case WT_LOSS_L1: *loss = mse_or_l1(b, x, target, o->reduction, 1); break;
-    case WT_LOSS_CE:
+    case WT_LOSS_TYPE_MSE: *loss = mse_or_l1(b, x, target, o->reduction, 0); break;
+    case WT_LOSS_TYPE_L1: *loss = mse_or_l1(b, x, target, o->reduction, 1); break;
+    case WT_LOSS_TYPE_CE:
       if (g->values[x].rank < 2)
         return wt_errorf(WT_ERR_INVALID_ARG, "CrossEntropyLoss needs scores of rank >= 2 ([N, C, ...]); "
                          "'%s' has rank %d", g->values[x].name, g->values[x].rank);
       *loss = cross_entropy(b, x, target, o);
       break;
-    case WT_LOSS_BCE: *loss = bce_with_logits(b, x, target, o); break;
+    case WT_LOSS_TYPE_BCE: *loss = bce_with_logits(b, x, target, o); break;
     default: return wt_errorf(WT_ERR_INVALID_ARG, "unknown loss type %d", type);
   }
   return b->rc;
@@ -200,7 +200,7 @@ int wt_artifacts_add_loss(wt_graph *g, const wt_artifacts_opts *o, int *loss_val
     loss = wt_graph_find(g, lo->custom_value);
     if (loss < 0 || g->values[loss].dtype != WT_FLOAT)
       return wt_errorf(WT_ERR_INVALID_ARG, "custom loss: '%s' is not a float value of the graph", lo->custom_value);
-  } else if (lo->type == WT_LOSS_NONE) {
+  } else if (lo->type == WT_LOSS_TYPE_NONE) {
     loss = inputs[0];
     const wt_value *lv = &g->values[loss];
     int scalar = lv->rank >= 0;

@@ -5,13 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum wt_dtype {
-  WT_UNDEFINED = 0,
-  WT_FLOAT = 1,
-  WT_INT32 = 6,
-  WT_INT64 = 7,
-  WT_BOOL = 9
-} wt_dtype;
+/* The codes (wt_dtype) are the public header's. */
+#include "webtrain.h"
 
 /* Size in bytes of one element, 0 for a dtype webtrain does not support. */
 size_t wt_dtype_size(int dtype);

@@ -6,17 +6,8 @@
 
 #include <stdarg.h>
 
-enum wt_status {
-  WT_OK = 0,
-  WT_ERR_INVALID_ARG = 1,   /* caller passed something malformed */
-  WT_ERR_PARSE = 2,         /* model / tensor / checkpoint bytes are malformed */
-  WT_ERR_UNSUPPORTED = 3,   /* valid ONNX that webtrain does not implement */
-  WT_ERR_SHAPE = 4,         /* shape or dtype mismatch */
-  WT_ERR_NO_MEMORY = 5,
-  WT_ERR_IO = 6,
-  WT_ERR_RUNTIME = 7,       /* data-dependent failure while running (index out of range ...) */
-  WT_ERR_INTERNAL = 8
-};
+/* The codes (enum wt_status) are the public header's. */
+#include "webtrain.h"
 
 /* Sets the last error message (printf-style) and returns `code`. */
 int wt_errorf(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

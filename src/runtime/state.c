@@ -87,15 +87,15 @@ static int state_load(const uint8_t *bytes, size_t len, uint8_t *owned, wt_state
   if (rc == WT_OK) rc = adopt_moments(s, c);
   for (int i = 0; rc == WT_OK && i < c->n_ints; i++) {
     wt_prop *p = &s->props[s->n_props++];
-    p->type = 1, p->name = c->ints[i].name, p->i = c->ints[i].value, c->ints[i].name = NULL;
+    p->type = WT_PROPERTY_INT, p->name = c->ints[i].name, p->i = c->ints[i].value, c->ints[i].name = NULL;
   }
   for (int i = 0; rc == WT_OK && i < c->n_floats; i++) {
     wt_prop *p = &s->props[s->n_props++];
-    p->type = 2, p->name = c->floats[i].name, p->f = c->floats[i].value, c->floats[i].name = NULL;
+    p->type = WT_PROPERTY_FLOAT, p->name = c->floats[i].name, p->f = c->floats[i].value, c->floats[i].name = NULL;
   }
   for (int i = 0; rc == WT_OK && i < c->n_strings; i++) {
     wt_prop *p = &s->props[s->n_props++];
-    p->type = 3, p->name = c->strings[i].name, p->s = c->strings[i].value;
+    p->type = WT_PROPERTY_STRING, p->name = c->strings[i].name, p->s = c->strings[i].value;
     c->strings[i].name = c->strings[i].value = NULL;
   }
   wt_checkpoint_free(c);
@@ -198,8 +198,8 @@ int wt_state_save(const wt_state *s, int include_optimizer_state, uint8_t **out,
   }
   for (int i = 0; i < s->n_props; i++) {
     const wt_prop *p = &s->props[i];
-    if (p->type == 1) c.ints[c.n_ints++] = (wt_ckpt_int_prop){p->name, p->i};
-    else if (p->type == 2) c.floats[c.n_floats++] = (wt_ckpt_float_prop){p->name, p->f};
+    if (p->type == WT_PROPERTY_INT) c.ints[c.n_ints++] = (wt_ckpt_int_prop){p->name, p->i};
+    else if (p->type == WT_PROPERTY_FLOAT) c.floats[c.n_floats++] = (wt_ckpt_float_prop){p->name, p->f};
     else c.strings[c.n_strings++] = (wt_ckpt_string_prop){p->name, p->s};
   }
   rc = wt_checkpoint_write(&c, include_optimizer_state, out, len);
@@ -301,7 +301,7 @@ static int set_prop(wt_state *s, const char *name, int type, int64_t i, float f,
     s->n_props++;
   }
   char *copy = NULL;
-  if (type == 3 && !(copy = wt_strdup(str))) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  if (type == WT_PROPERTY_STRING && !(copy = wt_strdup(str))) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
   free(p->s);
   p->s = copy;
   p->type = type;
@@ -310,9 +310,9 @@ static int set_prop(wt_state *s, const char *name, int type, int64_t i, float f,
   return WT_OK;
 }
 
-int wt_state_set_int_property(wt_state *s, const char *name, int64_t v) { return set_prop(s, name, 1, v, 0, NULL); }
-int wt_state_set_float_property(wt_state *s, const char *name, float v) { return set_prop(s, name, 2, 0, v, NULL); }
-int wt_state_set_string_property(wt_state *s, const char *name, const char *v) { return set_prop(s, name, 3, 0, 0, v); }
+int wt_state_set_int_property(wt_state *s, const char *name, int64_t v) { return set_prop(s, name, WT_PROPERTY_INT, v, 0, NULL); }
+int wt_state_set_float_property(wt_state *s, const char *name, float v) { return set_prop(s, name, WT_PROPERTY_FLOAT, 0, v, NULL); }
+int wt_state_set_string_property(wt_state *s, const char *name, const char *v) { return set_prop(s, name, WT_PROPERTY_STRING, 0, 0, v); }
 int32_t wt_state_property_count(const wt_state *s) { return s->n_props; }
 static const wt_prop *prop(const wt_state *s, int32_t i) { return i >= 0 && i < s->n_props ? &s->props[i] : NULL; }
 const char *wt_state_property_name(const wt_state *s, int32_t i) { return prop(s, i) ? prop(s, i)->name : NULL; }

@@ -16,7 +16,7 @@ typedef struct wt_param {
 
 typedef struct wt_prop {
   char *name;
-  int type;                    /* 1 int, 2 float, 3 string */
+  int type;                    /* enum wt_property_type */
   int64_t i;
   float f;
   char *s;

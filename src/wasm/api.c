@@ -9,6 +9,7 @@
 #include "io/onnx_io.h"
 #include "runtime/session.h"
 #include "runtime/state.h"
+#include "wasm/abi.h"
 #include "webtrain.h"
 
 #ifdef __EMSCRIPTEN__
@@ -26,36 +27,31 @@ void wtw_free(void *p) { free(p); }
 
 /* ---- memory reports ------------------------------------------------------------------------ */
 
-/* out[0] wasm Memory bytes, [1] heap start (static data and stack end there), [2] top of the
- * heap (sbrk(0)), [3] bytes malloc'd now (in use), [4] bytes malloc took from the heap so far
- * (its footprint), [5] the footprint's peak. Natively (tests) all 0. */
+/* The heap's figures, out[enum wtw_heap_stat] (abi.h). Natively (tests) all 0. */
 void wtw_heap_stats(double *out) {
-  for (int i = 0; i < 6; i++) out[i] = 0;
+  for (int i = 0; i < WTW_HEAP_COUNT; i++) out[i] = 0;
 #ifdef __EMSCRIPTEN__
   struct mallinfo mi = mallinfo();
-  out[0] = (double)emscripten_get_heap_size();
-  out[1] = (double)(uintptr_t)&__heap_base;
-  out[2] = (double)*emscripten_get_sbrk_ptr();
-  out[3] = (double)(unsigned)mi.uordblks;
-  out[4] = (double)(unsigned)mi.arena;
-  out[5] = (double)malloc_max_footprint();
+  out[WTW_HEAP_MEMORY] = (double)emscripten_get_heap_size();
+  out[WTW_HEAP_HEAP_BASE] = (double)(uintptr_t)&__heap_base;
+  out[WTW_HEAP_HEAP_TOP] = (double)*emscripten_get_sbrk_ptr();
+  out[WTW_HEAP_MALLOC_IN_USE] = (double)(unsigned)mi.uordblks;
+  out[WTW_HEAP_MALLOC_FOOTPRINT] = (double)(unsigned)mi.arena;
+  out[WTW_HEAP_MALLOC_PEAK] = (double)malloc_max_footprint();
 #endif
 }
 
-/* out[0] the module's activation arena (shared by its training and eval plans), [1]/[2] the
- * training/eval plans' live peak (activations + scratch at the busiest step), [3] parameter,
- * [4] gradient, [5] optimizer-moment bytes of its state, [6] the forward activations the
- * backward pass reads (arena bytes alive when it starts). */
+/* The module's memory, out[enum wtw_module_mem] (abi.h). */
 void wtw_module_memory(const wt_module *m, double *out) {
   wt_module_mem mm;
   wt_module_memory(m, &mm);
-  out[0] = (double)mm.arena;
-  out[1] = (double)mm.live_peak[0];
-  out[2] = (double)mm.live_peak[1];
-  out[3] = (double)mm.params;
-  out[4] = (double)mm.grads;
-  out[5] = (double)mm.moments;
-  out[6] = (double)mm.saved;
+  out[WTW_MEM_ARENA] = (double)mm.arena;
+  out[WTW_MEM_LIVE_PEAK_TRAIN] = (double)mm.live_peak[WT_MODE_TRAIN];
+  out[WTW_MEM_LIVE_PEAK_EVAL] = (double)mm.live_peak[WT_MODE_EVAL];
+  out[WTW_MEM_SAVED] = (double)mm.saved;
+  out[WTW_MEM_PARAMS] = (double)mm.params;
+  out[WTW_MEM_GRADS] = (double)mm.grads;
+  out[WTW_MEM_MOMENTS] = (double)mm.moments;
 }
 
 /* Loads a checkpoint from `bytes` (from wtw_malloc), which it frees in every case: parsed, then

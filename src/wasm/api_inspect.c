@@ -6,6 +6,7 @@
 #include "base/status.h"
 #include "io/onnx_io.h"
 #include "ops/op.h"
+#include "wasm/abi.h"
 
 typedef struct info {
   wt_graph *g;
@@ -50,14 +51,15 @@ void wtw_model_info_free(info *m) {
   free(m);
 }
 
-/* which: 0 inputs, 1 outputs */
+/* which: enum wtw_io_side */
 static const wt_value *io_value(const info *m, int which, int i) {
   const wt_graph *g = m->g;
-  int n = which ? g->n_outputs : g->n_inputs;
+  int out = which == WTW_IO_OUTPUTS;
+  int n = out ? g->n_outputs : g->n_inputs;
   if (i < 0 || i >= n) return NULL;
-  return &g->values[which ? g->outputs[i] : g->inputs[i]];
+  return &g->values[out ? g->outputs[i] : g->inputs[i]];
 }
-int wtw_model_info_io_count(const info *m, int which) { return which ? m->g->n_outputs : m->g->n_inputs; }
+int wtw_model_info_io_count(const info *m, int which) { return which == WTW_IO_OUTPUTS ? m->g->n_outputs : m->g->n_inputs; }
 const char *wtw_model_info_io_name(const info *m, int which, int i) {
   const wt_value *v = io_value(m, which, i);
   return v ? v->name : NULL;
@@ -66,10 +68,10 @@ int wtw_model_info_io_dtype(const info *m, int which, int i) {
   const wt_value *v = io_value(m, which, i);
   return v ? v->dtype : 0;
 }
-/* 0 tensor, 1 sequence of tensors */
+/* enum wtw_io_kind */
 int wtw_model_info_io_kind(const info *m, int which, int i) {
   const wt_value *v = io_value(m, which, i);
-  return v && (v->flags & WT_VALUE_SEQUENCE) ? 1 : 0;
+  return v && (v->flags & WT_VALUE_SEQUENCE) ? WTW_KIND_SEQUENCE : WTW_KIND_TENSOR;
 }
 int wtw_model_info_io_rank(const info *m, int which, int i) {
   const wt_value *v = io_value(m, which, i);
@@ -92,12 +94,13 @@ const char *wtw_model_info_op_domain(const info *m, int k) {
   return k >= 0 && k < m->n_ops ? m->g->nodes[m->op_first[k]].domain : NULL;
 }
 int wtw_model_info_op_nodes(const info *m, int k) { return k >= 0 && k < m->n_ops ? m->op_nodes[k] : 0; }
-/* 1 when webtrain implements the op, 2 when it also has a gradient rule for it. */
+/* enum wtw_op_support: FORWARD when webtrain implements the op, GRADIENT when it also has a
+ * gradient rule for it. */
 int wtw_model_info_op_support(const info *m, int k) {
-  if (k < 0 || k >= m->n_ops) return 0;
+  if (k < 0 || k >= m->n_ops) return WTW_SUPPORT_NONE;
   const wt_node *n = &m->g->nodes[m->op_first[k]];
   const wt_op_def *op = wt_op_find(n->domain, n->op_type);
-  return op ? (op->grad ? 2 : 1) : 0;
+  return op ? (op->grad ? WTW_SUPPORT_GRADIENT : WTW_SUPPORT_FORWARD) : WTW_SUPPORT_NONE;
 }
 
 static int is_init(const wt_value *v) { return (v->flags & WT_VALUE_INITIALIZER) != 0; }

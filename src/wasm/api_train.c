@@ -9,6 +9,7 @@
 #include "io/onnx_io.h"
 #include "shape/shape.h"
 #include "runtime/state.h"
+#include "wasm/abi.h"
 #include "webtrain.h"
 
 /* ---- buffers returned to JS ------------------------------------------------------------------ */
@@ -29,9 +30,8 @@ void wtw_buf_free(buf *b) {
 
 typedef struct gen {
   wt_artifacts_opts o;
-  char **names[3];              /* requires_grad, frozen_params, additional outputs */
+  char **names[4];              /* by enum wtw_name_list */
   int n_names[4];
-  char **loss_inputs;
   float *weight, *pos_weight;
   char *reduction;
   char *custom_value;
@@ -43,12 +43,10 @@ gen *wtw_gen_new(void) { return calloc(1, sizeof(gen)); }
 
 void wtw_gen_free(gen *g) {
   if (!g) return;
-  for (int k = 0; k < 3; k++) {
+  for (int k = 0; k < 4; k++) {
     for (int i = 0; i < g->n_names[k]; i++) free(g->names[k][i]);
     free(g->names[k]);
   }
-  for (int i = 0; i < g->n_names[3]; i++) free(g->loss_inputs[i]);
-  free(g->loss_inputs);
   free(g->weight);
   free(g->pos_weight);
   free(g->reduction);
@@ -67,10 +65,9 @@ static int push(char ***list, int *n, const char *name) {
   return WT_OK;
 }
 
-/* kind: 0 requires_grad, 1 frozen_params, 2 additional_output_names, 3 loss_input_names */
+/* kind: enum wtw_name_list */
 int wtw_gen_add_name(gen *g, int kind, const char *name) {
-  if (kind == 3) return push(&g->loss_inputs, &g->n_names[3], name);
-  if (kind < 0 || kind > 2) return wt_errorf(WT_ERR_INVALID_ARG, "bad name list %d", kind);
+  if (kind < WTW_NAMES_REQUIRES_GRAD || kind > WTW_NAMES_LOSS_INPUTS) return wt_errorf(WT_ERR_INVALID_ARG, "bad name list %d", kind);
   return push(&g->names[kind], &g->n_names[kind], name);
 }
 
@@ -83,14 +80,15 @@ int wtw_gen_set_loss(gen *g, int type, const char *reduction, int has_ignore_ind
   return WT_OK;
 }
 
-/* which: 0 weight, 1 pos_weight */
+/* which: enum wtw_loss_weights */
 int wtw_gen_set_loss_weights(gen *g, int which, const float *w, int n) {
-  float **slot = which ? &g->pos_weight : &g->weight;
+  if (which != WTW_WEIGHTS_WEIGHT && which != WTW_WEIGHTS_POS_WEIGHT) return wt_errorf(WT_ERR_INVALID_ARG, "bad loss weights %d", which);
+  float **slot = which == WTW_WEIGHTS_POS_WEIGHT ? &g->pos_weight : &g->weight;
   free(*slot);
   *slot = malloc(sizeof(float) * (size_t)(n ? n : 1));
   if (!*slot) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
   memcpy(*slot, w, sizeof(float) * (size_t)n);
-  if (which) g->o.loss.n_pos_weight = n;
+  if (which == WTW_WEIGHTS_POS_WEIGHT) g->o.loss.n_pos_weight = n;
   else g->o.loss.n_weight = n;
   return WT_OK;
 }
@@ -265,14 +263,14 @@ int wtw_gen_set_flags(gen *g, int nominal_checkpoint, int ort_format, int custom
 int wtw_gen_run(gen *g) {
   WT_TRY(need_graph(g));
   wt_artifacts_free(&g->out);
-  g->o.requires_grad = (const char *const *)g->names[0];
-  g->o.n_requires_grad = g->n_names[0];
-  g->o.frozen_params = (const char *const *)g->names[1];
-  g->o.n_frozen_params = g->n_names[1];
-  g->o.additional_output_names = (const char *const *)g->names[2];
-  g->o.n_additional_outputs = g->n_names[2];
-  g->o.loss_input_names = (const char *const *)g->loss_inputs;
-  g->o.n_loss_inputs = g->n_names[3];
+  g->o.requires_grad = (const char *const *)g->names[WTW_NAMES_REQUIRES_GRAD];
+  g->o.n_requires_grad = g->n_names[WTW_NAMES_REQUIRES_GRAD];
+  g->o.frozen_params = (const char *const *)g->names[WTW_NAMES_FROZEN_PARAMS];
+  g->o.n_frozen_params = g->n_names[WTW_NAMES_FROZEN_PARAMS];
+  g->o.additional_output_names = (const char *const *)g->names[WTW_NAMES_ADDITIONAL_OUTPUTS];
+  g->o.n_additional_outputs = g->n_names[WTW_NAMES_ADDITIONAL_OUTPUTS];
+  g->o.loss_input_names = (const char *const *)g->names[WTW_NAMES_LOSS_INPUTS];
+  g->o.n_loss_inputs = g->n_names[WTW_NAMES_LOSS_INPUTS];
   g->o.loss.reduction = g->reduction;
   g->o.loss.weight = g->weight;
   g->o.loss.pos_weight = g->pos_weight;
@@ -282,14 +280,14 @@ int wtw_gen_run(gen *g) {
   return wt_generate_artifacts_graph(graph, &g->o, &g->out);
 }
 
-/* which: 0 training, 1 eval, 2 optimizer, 3 checkpoint, 4 nominal checkpoint */
+/* which: enum wtw_gen_result */
 static const wt_bytes *result(const gen *g, int which) {
   switch (which) {
-    case 0: return &g->out.training_model;
-    case 1: return &g->out.eval_model;
-    case 2: return &g->out.optimizer_model;
-    case 3: return &g->out.checkpoint;
-    case 4: return &g->out.nominal_checkpoint;
+    case WTW_RESULT_TRAINING_MODEL: return &g->out.training_model;
+    case WTW_RESULT_EVAL_MODEL: return &g->out.eval_model;
+    case WTW_RESULT_OPTIMIZER_MODEL: return &g->out.optimizer_model;
+    case WTW_RESULT_CHECKPOINT: return &g->out.checkpoint;
+    case WTW_RESULT_NOMINAL_CHECKPOINT: return &g->out.nominal_checkpoint;
     default: return NULL;
   }
 }

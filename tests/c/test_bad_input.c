@@ -269,7 +269,7 @@ static int gen(const model *b, const wt_artifacts_opts *o) {
 
 static int gen_with(const char *const *req, int n_req, const char *const *frozen, int n_frozen) {
   wt_artifacts_opts o = {.requires_grad = req, .n_requires_grad = n_req, .frozen_params = frozen,
-                         .n_frozen_params = n_frozen, .loss = {.type = WT_LOSS_MSE},
+                         .n_frozen_params = n_frozen, .loss = {.type = WT_LOSS_TYPE_MSE},
                          .optimizer = {.type = WT_OPTIM_ADAMW}};
   return gen(base_model(), &o);
 }
@@ -837,35 +837,35 @@ static int c_rg_int_param(void) {
   model *b = base_model();
   PUSH(b->g.n_initializer, b->g.initializer, tensor("K", WT_INT64, 1, (int64_t[]){1}, (int64_t[]){1}));
   wt_artifacts_opts o = {.requires_grad = (const char *[]){"K"}, .n_requires_grad = 1,
-                         .loss = {.type = WT_LOSS_MSE}, .optimizer = {.type = WT_OPTIM_SGD}};
+                         .loss = {.type = WT_LOSS_TYPE_MSE}, .optimizer = {.type = WT_OPTIM_SGD}};
   return gen(b, &o);
 }
 static int c_rg_duplicate(void) { return gen_with((const char *[]){"W", "W"}, 2, NULL, 0); }
 static int c_ort_format(void) {
-  wt_artifacts_opts o = {.loss = {.type = WT_LOSS_MSE}, .ort_format = 1};
+  wt_artifacts_opts o = {.loss = {.type = WT_LOSS_TYPE_MSE}, .ort_format = 1};
   return gen(base_model(), &o);
 }
 static int c_custom_op_library(void) {
-  wt_artifacts_opts o = {.loss = {.type = WT_LOSS_MSE}, .custom_op_library = "libcustom.so"};
+  wt_artifacts_opts o = {.loss = {.type = WT_LOSS_TYPE_MSE}, .custom_op_library = "libcustom.so"};
   return gen(base_model(), &o);
 }
 static int c_additional_output_unknown(void) {
-  wt_artifacts_opts o = {.loss = {.type = WT_LOSS_MSE}, .additional_output_names = (const char *[]){"nope"},
+  wt_artifacts_opts o = {.loss = {.type = WT_LOSS_TYPE_MSE}, .additional_output_names = (const char *[]){"nope"},
                          .n_additional_outputs = 1};
   return gen(base_model(), &o);
 }
 static int c_loss_input_unknown(void) {
-  wt_artifacts_opts o = {.loss = {.type = WT_LOSS_MSE}, .loss_input_names = (const char *[]){"nope"},
+  wt_artifacts_opts o = {.loss = {.type = WT_LOSS_TYPE_MSE}, .loss_input_names = (const char *[]){"nope"},
                          .n_loss_inputs = 1};
   return gen(base_model(), &o);
 }
 static int c_loss_two_inputs(void) {
-  wt_artifacts_opts o = {.loss = {.type = WT_LOSS_MSE}, .loss_input_names = (const char *[]){"Y", "H"},
+  wt_artifacts_opts o = {.loss = {.type = WT_LOSS_TYPE_MSE}, .loss_input_names = (const char *[]){"Y", "H"},
                          .n_loss_inputs = 2};
   return gen(base_model(), &o);
 }
 static int c_loss_bad_reduction(void) {
-  wt_artifacts_opts o = {.loss = {.type = WT_LOSS_MSE, .reduction = "median"}};
+  wt_artifacts_opts o = {.loss = {.type = WT_LOSS_TYPE_MSE, .reduction = "median"}};
   return gen(base_model(), &o);
 }
 static int c_loss_int_output(void) {
@@ -875,7 +875,7 @@ static int c_loss_int_output(void) {
   to->has_i = 1;
   to->i = WT_INT64;
   b->g.output[0] = value_info("Yi", WT_INT64, -1, NULL, NULL);
-  wt_artifacts_opts o = {.loss = {.type = WT_LOSS_MSE}};
+  wt_artifacts_opts o = {.loss = {.type = WT_LOSS_TYPE_MSE}};
   return gen(b, &o);
 }
 static int c_loss_name_taken(void) {
@@ -883,7 +883,7 @@ static int c_loss_name_taken(void) {
   model *b = base_model();
   b->g.node[1]->output[0] = S("target");
   b->g.output[0] = value_info("target", WT_FLOAT, 2, (int64_t[]){0, 3}, (const char *[]){"batch", NULL});
-  wt_artifacts_opts o = {.loss = {.type = WT_LOSS_MSE}};
+  wt_artifacts_opts o = {.loss = {.type = WT_LOSS_TYPE_MSE}};
   return gen(b, &o);
 }
 /* The hidden value H renamed to a name the training model must give to something of its own. */
@@ -891,7 +891,7 @@ static int gen_hidden_named(const char *name) {
   model *b = base_model();
   b->g.node[0]->output[0] = S(name);
   b->g.node[1]->input[0] = S(name);
-  wt_artifacts_opts o = {.loss = {.type = WT_LOSS_MSE}, .optimizer = {.type = WT_OPTIM_ADAMW}};
+  wt_artifacts_opts o = {.loss = {.type = WT_LOSS_TYPE_MSE}, .optimizer = {.type = WT_OPTIM_ADAMW}};
   return gen(b, &o);
 }
 static int c_name_taken_buffer(void) { return gen_hidden_named("W_grad.accumulation.buffer"); }
@@ -902,19 +902,19 @@ static int c_param_unused(void) {
   model *b = base_model();
   PUSH(b->g.n_initializer, b->g.initializer, tensor("U", WT_FLOAT, 1, (int64_t[]){3}, B_DATA));
   wt_artifacts_opts o = {.requires_grad = (const char *[]){"W", "U"}, .n_requires_grad = 2,
-                         .loss = {.type = WT_LOSS_MSE}, .optimizer = {.type = WT_OPTIM_ADAMW}};
+                         .loss = {.type = WT_LOSS_TYPE_MSE}, .optimizer = {.type = WT_OPTIM_ADAMW}};
   return gen(b, &o);
 }
 static int c_artifacts_garbage(void) {
   static const uint8_t junk[] = {0x08, 0x80};
   wt_artifacts a;
-  wt_artifacts_opts o = {.loss = {.type = WT_LOSS_MSE}};
+  wt_artifacts_opts o = {.loss = {.type = WT_LOSS_TYPE_MSE}};
   return wt_generate_artifacts(junk, sizeof junk, &o, &a);
 }
 static int c_artifacts_no_outputs(void) {
   model *b = base_model();
   b->g.n_output = 0;
-  wt_artifacts_opts o = {.loss = {.type = WT_LOSS_MSE}};
+  wt_artifacts_opts o = {.loss = {.type = WT_LOSS_TYPE_MSE}};
   return gen(b, &o);
 }
 
@@ -1035,7 +1035,7 @@ static int c_ckpt_nominal_train(void) {
   size_t len;
   uint8_t *bytes = pack(b, &len);
   wt_artifacts a;
-  wt_artifacts_opts o = {.loss = {.type = WT_LOSS_MSE}, .optimizer = {.type = WT_OPTIM_SGD},
+  wt_artifacts_opts o = {.loss = {.type = WT_LOSS_TYPE_MSE}, .optimizer = {.type = WT_OPTIM_SGD},
                          .nominal_checkpoint = 1};
   WT_TRY(wt_generate_artifacts(bytes, len, &o, &a));
   wt_state *s = NULL;
@@ -1053,7 +1053,7 @@ static int other_artifacts(int64_t hidden, wt_artifacts *a) {
   b->g.output[0] = value_info("Y", WT_FLOAT, 2, (int64_t[]){0, hidden}, (const char *[]){"batch", NULL});
   size_t len;
   uint8_t *bytes = pack(b, &len);
-  wt_artifacts_opts o = {.loss = {.type = WT_LOSS_MSE}, .optimizer = {.type = WT_OPTIM_ADAMW}};
+  wt_artifacts_opts o = {.loss = {.type = WT_LOSS_TYPE_MSE}, .optimizer = {.type = WT_OPTIM_ADAMW}};
   return wt_generate_artifacts(bytes, len, &o, a);
 }
 static int c_ckpt_model_shape_mismatch(void) {
@@ -1267,7 +1267,7 @@ static int c_fuzz_loss_on_bn_stat(void) {
   uint8_t *b;
   size_t len;
   WT_TRY(wt_read_file(FILES "artifacts_loss_on_bn_stat.onnx", &b, &len));
-  wt_artifacts_opts o = {.loss = {.type = WT_LOSS_L1}};
+  wt_artifacts_opts o = {.loss = {.type = WT_LOSS_TYPE_L1}};
   wt_artifacts a;
   int rc = wt_generate_artifacts(b, len, &o, &a);
   if (rc == WT_OK) wt_artifacts_free(&a);
@@ -1439,7 +1439,7 @@ int main(int argc, char **argv) {
   {
     size_t len;
     uint8_t *bytes = pack(base_model(), &len);
-    wt_artifacts_opts o = {.loss = {.type = WT_LOSS_MSE}, .optimizer = {.type = WT_OPTIM_ADAMW}};
+    wt_artifacts_opts o = {.loss = {.type = WT_LOSS_TYPE_MSE}, .optimizer = {.type = WT_OPTIM_ADAMW}};
     CHECK_OK(wt_generate_artifacts(bytes, len, &o, &g_art));
     arena_reset();
     if (wt_check_failures) CHECK_DONE();

@@ -90,7 +90,7 @@ static float eval_loss(const wt_artifacts *art) { return loss_of(art, 1); }
 int main(void) {
   const char *params[] = {"W"};
   wt_artifacts_opts o = {.requires_grad = params, .n_requires_grad = 1,
-                         .loss = {.type = WT_LOSS_MSE}, .optimizer = {.type = WT_OPTIM_SGD}};
+                         .loss = {.type = WT_LOSS_TYPE_MSE}, .optimizer = {.type = WT_OPTIM_SGD}};
   wt_artifacts fused, kept;
   CHECK_OK(wt_generate_artifacts_graph(gelu_model(0), &o, &fused));
   CHECK(count_op(&fused.training_model, "Gelu") == 1);

@@ -64,7 +64,7 @@ int main(void) {
   uint8_t *model;
   size_t len;
   CHECK_OK(wt_read_file(CASE "model.onnx", &model, &len));
-  wt_artifacts_opts o = {.loss = {.type = WT_LOSS_MSE}, .optimizer = {.type = WT_OPTIM_ADAMW}};
+  wt_artifacts_opts o = {.loss = {.type = WT_LOSS_TYPE_MSE}, .optimizer = {.type = WT_OPTIM_ADAMW}};
   CHECK_OK(wt_generate_artifacts(model, len, &o, &g_art));
   free(model);
 

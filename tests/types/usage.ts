@@ -26,6 +26,7 @@ import type {
   TensorType,
 } from 'webtrain';
 import * as ort from 'onnxruntime-web';
+import * as webtrain from 'webtrain';
 
 // ---- init --------------------------------------------------------------------------------------
 const initOptions: InitOptions = { wasmUrl: new URL('https://example.com/webtrain-core.wasm') };
@@ -289,3 +290,22 @@ async function builtModel(): Promise<number> {
   return names.length + built.bytes.byteLength;
 }
 export { builtModel };
+
+// trainEpochs (js/loop.js): the loop shared by Node, pages and the worker.
+{
+  const run = async (module: webtrain.Module, optimizer: webtrain.Optimizer) => {
+    const r: webtrain.TrainEpochsResult = await webtrain.trainEpochs({
+      module,
+      optimizer,
+      inputs: [new webtrain.Tensor('float32', new Float32Array(8), [2, 4])],
+      batchSize: 1,
+      onProgress: (p: webtrain.TrainProgress) => p.loss,
+      signal: new AbortController().signal,
+    });
+    const losses: Float32Array = r.losses;
+    // @ts-expect-error module must be a Module
+    await webtrain.trainEpochs({ module: {}, optimizer, inputs: [] });
+    return losses;
+  };
+  void run;
+}

@@ -1,0 +1,20 @@
+// Type declarations for js/abi.js (the C enums mirrored; tests/js/abi.test.mjs checks these literals too).
+export declare const Status: { readonly OK: 0; readonly ERR_INVALID_ARG: 1; readonly ERR_PARSE: 2; readonly ERR_UNSUPPORTED: 3; readonly ERR_SHAPE: 4; readonly ERR_NO_MEMORY: 5; readonly ERR_IO: 6; readonly ERR_RUNTIME: 7; readonly ERR_INTERNAL: 8; };
+export declare const DType: { readonly UNDEFINED: 0; readonly FLOAT: 1; readonly INT32: 6; readonly INT64: 7; readonly BOOL: 9; };
+export declare const Loss: { readonly NONE: 0; readonly MSE: 1; readonly CE: 2; readonly BCE: 3; readonly L1: 4; };
+export declare const Optim: { readonly NONE: 0; readonly ADAMW: 1; readonly SGD: 2; };
+export declare const LossType: { readonly MSELoss: typeof Loss.MSE; readonly CrossEntropyLoss: typeof Loss.CE; readonly BCEWithLogitsLoss: typeof Loss.BCE; readonly L1Loss: typeof Loss.L1 };
+export declare const OptimType: { readonly AdamW: typeof Optim.ADAMW; readonly SGD: typeof Optim.SGD };
+export declare const Mode: { readonly TRAIN: 0; readonly EVAL: 1; };
+export declare const PropertyType: { readonly INT: 1; readonly FLOAT: 2; readonly STRING: 3; };
+export declare const NameList: { readonly REQUIRES_GRAD: 0; readonly FROZEN_PARAMS: 1; readonly ADDITIONAL_OUTPUTS: 2; readonly LOSS_INPUTS: 3; };
+export declare const LossWeights: { readonly WEIGHT: 0; readonly POS_WEIGHT: 1; };
+export declare const GenResult: { readonly TRAINING_MODEL: 0; readonly EVAL_MODEL: 1; readonly OPTIMIZER_MODEL: 2; readonly CHECKPOINT: 3; readonly NOMINAL_CHECKPOINT: 4; };
+export declare const IoSide: { readonly INPUTS: 0; readonly OUTPUTS: 1; };
+export declare const IoKind: { readonly TENSOR: 0; readonly SEQUENCE: 1; };
+export declare const OpSupport: { readonly NONE: 0; readonly FORWARD: 1; readonly GRADIENT: 2; };
+export declare const HeapStat: { readonly MEMORY: 0; readonly HEAP_BASE: 1; readonly HEAP_TOP: 2; readonly MALLOC_IN_USE: 3; readonly MALLOC_FOOTPRINT: 4; readonly MALLOC_PEAK: 5; readonly COUNT: 6; };
+export declare const ModuleMem: { readonly ARENA: 0; readonly LIVE_PEAK_TRAIN: 1; readonly LIVE_PEAK_EVAL: 2; readonly SAVED: 3; readonly PARAMS: 4; readonly GRADS: 5; readonly MOMENTS: 6; readonly COUNT: 7; };
+export declare const C_ENUMS: { readonly [mirror: string]: { header: string; name: string; prefix: string } };
+export declare function fieldName(key: string): string;
+export declare function readRecord(slots: { readonly [key: string]: number }, f64: Float64Array): { [field: string]: number };
