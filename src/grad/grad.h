@@ -22,9 +22,12 @@
 
 #define WT_MS "com.microsoft"
 
+struct wt_op_def;               /* ops/op.h: the rule's own op definition */
+
 typedef struct wt_grad_ctx {
   wt_graph *g;
   int node;                     /* forward node index */
+  const struct wt_op_def *op;   /* the forward node's definition (variant / spec, not its name) */
   int opset;                    /* the model's ai.onnx opset */
   const int *go;                /* per forward output: gradient value or -1 */
   int *gi;                      /* per forward input: gradient value set by the rule, or -1 */

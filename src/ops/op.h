@@ -27,8 +27,11 @@
 
 #define WT_PARAMS_MAX 512
 
+struct wt_op_def;
+
 typedef struct wt_infer_ctx {
   const wt_node *node;
+  const struct wt_op_def *op;   /* the node's definition: its variant / spec (never strcmp the name) */
   int opset;                    /* version of the node's domain in the model */
   int n_in;
   const wt_tensor *in;
@@ -65,7 +68,12 @@ enum wt_op_flags {
    * of such an input after writing the output element at that index (elementwise ops; row-wise
    * ones that read a row before writing it). The planner does so when that input is read for
    * the last time, so the step needs no new buffer. */
-  WT_OP_INPLACE = 1u << 2
+  WT_OP_INPLACE = 1u << 2,
+  /* A gradient op: emitted by gradient rules (ReluGrad, SoftmaxCrossEntropyLossGrad, DivGrad,
+   * InPlaceAccumulatorV2, BroadcastGradientArgs, BatchNormInternal, LSTMTraining ...), never
+   * differentiated itself. The session finds the backward pass by it; the README's op table
+   * reads it (wtw_registry_op_is_gradient). */
+  WT_OP_GRADIENT = 1u << 3
 };
 
 typedef struct wt_op_def {
@@ -83,6 +91,11 @@ typedef struct wt_op_def {
    * params (this step's); the planner then skips `next`, whose output shares this one's buffer.
    * NULL: no fusion. */
   int (*absorb)(void *params, const wt_node *next);
+  /* Which member of its family the op is, for ops that share infer/run/grad: infer reads
+   * ctx->op->variant / ctx->op->spec (a family-private struct), a rule c->op, instead of
+   * comparing the node's op_type. */
+  int variant;
+  const void *spec;
 } wt_op_def;
 
 /* The op's parameter struct T in ctx->params. A plan step keeps only the bytes its op asked for

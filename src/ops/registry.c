@@ -22,7 +22,8 @@
   X(shape)          \
   X(softmax)        \
   X(training)       \
-  X(unary)
+  X(unary)          \
+  X(unary_grad)
 
 #define DECLARE(f) extern const wt_op_def *const wt_ops_##f[];
 FAMILIES(DECLARE)
