@@ -433,7 +433,8 @@ static int div_grad_run(const wt_run_ctx *ctx) {
 
 const wt_op_def wt_op_DivGrad = {.domain = WT_MS, .op_type = "DivGrad", .min_inputs = 3,
                                  .max_inputs = 3, .min_outputs = 1, .max_outputs = 2,
-                                 .infer = div_grad_infer, .run = div_grad_run};
+                                 .infer = div_grad_infer, .run = div_grad_run,
+                                 .flags = WT_OP_GRADIENT};
 
 #define BIN_OP(NAME, MIN_IN, MAX_IN, GRAD)                                                    \
   const wt_op_def wt_op_##NAME = {.domain = "", .op_type = #NAME, .min_inputs = MIN_IN,       \

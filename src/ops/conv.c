@@ -352,12 +352,13 @@ static int conv_transpose_grad_run(const wt_run_ctx *ctx) {
 
 const wt_op_def wt_op_ConvGrad = {.domain = WT_MS, .op_type = "ConvGrad", .min_inputs = 3,
                                   .max_inputs = 3, .min_outputs = 1, .max_outputs = 3,
-                                  .infer = conv_grad_infer, .run = conv_grad_run};
+                                  .infer = conv_grad_infer, .run = conv_grad_run,
+                                  .flags = WT_OP_GRADIENT};
 
 const wt_op_def wt_op_ConvTransposeGrad = {.domain = WT_MS, .op_type = "ConvTransposeGrad",
                                            .min_inputs = 3, .max_inputs = 3, .min_outputs = 1,
                                            .max_outputs = 3, .infer = conv_transpose_grad_infer,
-                                           .run = conv_transpose_grad_run};
+                                           .run = conv_transpose_grad_run, .flags = WT_OP_GRADIENT};
 
 const wt_op_def *const wt_ops_conv[] = {
     &wt_op_Conv,

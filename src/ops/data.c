@@ -442,7 +442,8 @@ const wt_op_def wt_op_Trilu = {.domain = "", .op_type = "Trilu", .min_inputs = 1
                                .run = trilu_run, .grad = trilu_grad};
 const wt_op_def wt_op_ms_SliceGrad = {.domain = WT_MS, .op_type = "SliceGrad", .min_inputs = 4,
                                       .max_inputs = 6, .min_outputs = 1, .max_outputs = 1,
-                                      .infer = slice_grad_op_infer, .run = slice_grad_op_run};
+                                      .infer = slice_grad_op_infer, .run = slice_grad_op_run,
+                                      .flags = WT_OP_GRADIENT};
 const wt_op_def wt_op_ms_Trilu = {.domain = WT_MS, .op_type = "Trilu", .min_inputs = 1,
                                   .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
                                   .infer = trilu_infer, .run = trilu_run, .grad = trilu_grad};

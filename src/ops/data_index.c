@@ -583,14 +583,16 @@ const wt_op_def wt_op_ScatterND = {.domain = "", .op_type = "ScatterND", .min_in
                                    .infer = scatter_nd_infer, .run = scatter_nd_run, .grad = scatter_nd_grad};
 const wt_op_def wt_op_ms_GatherGrad = {.domain = WT_MS, .op_type = "GatherGrad", .min_inputs = 3,
                                        .max_inputs = 3, .min_outputs = 1, .max_outputs = 1,
-                                       .infer = gather_grad_op_infer, .run = gather_grad_op_run};
+                                       .infer = gather_grad_op_infer, .run = gather_grad_op_run,
+                                       .flags = WT_OP_GRADIENT};
 const wt_op_def wt_op_ms_GatherElementsGrad = {.domain = WT_MS, .op_type = "GatherElementsGrad",
                                                .min_inputs = 3, .max_inputs = 3, .min_outputs = 1,
                                                .max_outputs = 1,
                                                .infer = gather_elements_grad_op_infer,
-                                               .run = gather_elements_grad_op_run};
+                                               .run = gather_elements_grad_op_run,
+                                               .flags = WT_OP_GRADIENT};
 const wt_op_def wt_op_ms_GatherNDGrad = {.domain = WT_MS, .op_type = "GatherNDGrad",
                                          .min_inputs = 3, .max_inputs = 3, .min_outputs = 1,
                                          .max_outputs = 1, .infer = gather_nd_grad_op_infer,
-                                         .run = gather_nd_grad_op_run};
+                                         .run = gather_nd_grad_op_run, .flags = WT_OP_GRADIENT};
 

@@ -45,7 +45,7 @@ static int bn_infer(wt_infer_ctx *ctx) {
     return wt_errorf(WT_ERR_UNSUPPORTED, "spatial=0 is not supported");
   p->eps = wt_attr_float(ctx->node, "epsilon", 1e-5f);
   p->momentum = wt_attr_float(ctx->node, "momentum", 0.9f);
-  int internal = strcmp(ctx->node->op_type, "BatchNormInternal") == 0;
+  int internal = (ctx->op->flags & WT_OP_TRAINING) != 0;
   if (internal) p->training = wt_attr_int(ctx->node, "training_mode", 1) != 0;
   else p->training = ctx->opset >= 14 && wt_attr_int(ctx->node, "training_mode", 0) != 0;
   if (!p->training && ctx->n_out > 1)
@@ -108,8 +108,7 @@ static void copy_attrs(wt_grad_ctx *c, int to, const char *const *names, int n) 
  * 1 / sqrt(batch var + eps) (4) that BatchNormalizationGrad(dY, X, scale, mean, inv_std)
  * reads. Outputs 1 and 2 (running statistics) are added too: ORT's schema wants all 5. */
 static int bn_train_grad(wt_grad_ctx *c) {
-  wt_node *n = &c->g->nodes[c->node];
-  if (strcmp(n->op_type, "BatchNormInternal") != 0) {
+  if (!(c->op->flags & WT_OP_TRAINING)) {
     if (wt_node_set_op(c->g, c->node, "BatchNormInternal", WT_MS))
       return wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory");
     if (wt_node_set_int(c->g, c->node, "training_mode", 1))
@@ -182,7 +181,7 @@ static int bn_frozen_grad(wt_grad_ctx *c) {
 
 static int bn_grad(wt_grad_ctx *c) {
   const wt_node *n = wt_grad_node(c);
-  int internal = strcmp(n->op_type, "BatchNormInternal") == 0;
+  int internal = (c->op->flags & WT_OP_TRAINING) != 0;
   int training = internal ? wt_attr_int(n, "training_mode", 1) != 0
                           : c->opset >= 14 && wt_attr_int(n, "training_mode", 0) != 0;
   for (int i = 1; i < n->n_outputs; i++)
@@ -198,7 +197,8 @@ const wt_op_def wt_op_BatchNormalization = {
     .min_outputs = 1, .max_outputs = 3, .infer = bn_infer, .run = bn_run, .grad = bn_grad};
 const wt_op_def wt_op_BatchNormInternal = {
     .domain = WT_MS, .op_type = "BatchNormInternal", .min_inputs = 5, .max_inputs = 5,
-    .min_outputs = 1, .max_outputs = 5, .infer = bn_infer, .run = bn_run, .grad = bn_grad};
+    .min_outputs = 1, .max_outputs = 5, .infer = bn_infer, .run = bn_run, .grad = bn_grad,
+    .flags = WT_OP_TRAINING};
 
 /* ---- LayerNormalization ------------------------------------------------------------------ */
 

@@ -23,7 +23,7 @@ static_assert(sizeof(gn_params) <= WT_PARAMS_MAX, "gn_params too large");
 static int gn_infer(wt_infer_ctx *ctx) {
   gn_params *p = WT_PARAMS(ctx, gn_params);
   const wt_tensor *x = &ctx->in[0];
-  int instance = strcmp(ctx->node->op_type, "InstanceNormalization") == 0;
+  int instance = ctx->op->variant;
   static const char *names[3] = {"input", "scale", "B"};
   char buf[96];
   for (int i = 0; i < 3; i++) WT_TRY(wt_expect_float(&ctx->in[i], names[i], i));
@@ -82,7 +82,7 @@ static int op2(wt_grad_ctx *c, const char *op, int a, int b) {
  *   dScale = sum dY * xhat,  dB = sum dY  (over N and the spatial dims / group members). */
 static int gn_grad(wt_grad_ctx *c) {
   const wt_node *node = wt_grad_node(c);
-  int instance = strcmp(node->op_type, "InstanceNormalization") == 0;
+  int instance = c->op->variant;
   float eps = wt_attr_float(node, "epsilon", 1e-5f);
   const wt_value *xv = wt_grad_value(c, I(0)), *sv = wt_grad_value(c, I(1));
   int rank = xv->rank;
@@ -139,7 +139,8 @@ static int gn_grad(wt_grad_ctx *c) {
 
 const wt_op_def wt_op_InstanceNormalization = {
     .domain = "", .op_type = "InstanceNormalization", .min_inputs = 3, .max_inputs = 3,
-    .min_outputs = 1, .max_outputs = 1, .infer = gn_infer, .run = gn_run, .grad = gn_grad};
+    .min_outputs = 1, .max_outputs = 1, .infer = gn_infer, .run = gn_run, .grad = gn_grad,
+    .variant = 1 /* instance: one group per channel */};
 const wt_op_def wt_op_GroupNormalization = {
     .domain = "", .op_type = "GroupNormalization", .min_inputs = 3, .max_inputs = 3,
     .min_outputs = 1, .max_outputs = 1, .infer = gn_infer, .run = gn_run, .grad = gn_grad};
@@ -262,7 +263,8 @@ static int rmsg_run(const wt_run_ctx *ctx) {
 
 const wt_op_def wt_op_SimplifiedLayerNormalizationGrad = {
     .domain = WT_MS, .op_type = "SimplifiedLayerNormalizationGrad", .min_inputs = 4,
-    .max_inputs = 4, .min_outputs = 1, .max_outputs = 2, .infer = rmsg_infer, .run = rmsg_run};
+    .max_inputs = 4, .min_outputs = 1, .max_outputs = 2, .infer = rmsg_infer, .run = rmsg_run,
+    .flags = WT_OP_GRADIENT};
 
 const wt_op_def *const wt_ops_norm_extra[] = {
     &wt_op_InstanceNormalization,

@@ -66,7 +66,8 @@ static int lng_run(const wt_run_ctx *ctx) {
 
 const wt_op_def wt_op_LayerNormalizationGrad = {
     .domain = WT_MS, .op_type = "LayerNormalizationGrad", .min_inputs = 5, .max_inputs = 5,
-    .min_outputs = 1, .max_outputs = 3, .infer = lng_infer, .run = lng_run};
+    .min_outputs = 1, .max_outputs = 3, .infer = lng_infer, .run = lng_run,
+    .flags = WT_OP_GRADIENT};
 
 /* ---- BatchNormalizationGrad ------------------------------------------------------------------ */
 
@@ -112,4 +113,5 @@ static int bng_run(const wt_run_ctx *ctx) {
 
 const wt_op_def wt_op_BatchNormalizationGrad = {
     .domain = WT_MS, .op_type = "BatchNormalizationGrad", .min_inputs = 5, .max_inputs = 5,
-    .min_outputs = 1, .max_outputs = 3, .infer = bng_infer, .run = bng_run};
+    .min_outputs = 1, .max_outputs = 3, .infer = bng_infer, .run = bng_run,
+    .flags = WT_OP_GRADIENT};

@@ -69,11 +69,14 @@ enum wt_op_flags {
    * ones that read a row before writing it). The planner does so when that input is read for
    * the last time, so the step needs no new buffer. */
   WT_OP_INPLACE = 1u << 2,
-  /* A gradient op: emitted by gradient rules (ReluGrad, SoftmaxCrossEntropyLossGrad, DivGrad,
-   * InPlaceAccumulatorV2, BroadcastGradientArgs, BatchNormInternal, LSTMTraining ...), never
-   * differentiated itself. The session finds the backward pass by it; the README's op table
-   * reads it (wtw_registry_op_is_gradient). */
-  WT_OP_GRADIENT = 1u << 3
+  /* A gradient op: computes gradients in a training graph (ReluGrad, SoftmaxGrad_13, DivGrad,
+   * BiasGeluGrad_dX, BroadcastGradientArgs, InPlaceAccumulatorV2 ...), never part of an inference
+   * model. The session finds the backward pass by it. */
+  WT_OP_GRADIENT = 1u << 3,
+  /* The training-mode form of a forward op that the gradient rule substitutes for it, to keep
+   * what the backward pass reads (BatchNormInternal, LSTMTraining, GRUTraining): forward pass,
+   * but like a gradient op never part of an inference model. */
+  WT_OP_TRAINING = 1u << 4
 };
 
 typedef struct wt_op_def {

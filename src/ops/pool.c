@@ -367,12 +367,13 @@ static int avgpool_grad_run(const wt_run_ctx *ctx) {
 
 const wt_op_def wt_op_MaxPoolGrad = {.domain = "", .op_type = "MaxPoolGrad", .min_inputs = 2,
                                      .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
-                                     .infer = maxpool_grad_infer, .run = maxpool_grad_run};
+                                     .infer = maxpool_grad_infer, .run = maxpool_grad_run,
+                                     .flags = WT_OP_GRADIENT};
 
 const wt_op_def wt_op_AveragePoolGrad = {.domain = "", .op_type = "AveragePoolGrad",
                                          .min_inputs = 1, .max_inputs = 1, .min_outputs = 1,
                                          .max_outputs = 1, .infer = avgpool_grad_infer,
-                                         .run = avgpool_grad_run};
+                                         .run = avgpool_grad_run, .flags = WT_OP_GRADIENT};
 
 const wt_op_def *const wt_ops_pool[] = {
     &wt_op_AveragePool,

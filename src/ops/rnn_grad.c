@@ -63,8 +63,7 @@ static int to_training(wt_grad_ctx *c, int cell, const char *train_type) {
     if (wt_node_set_int(c->g, c->node, "hidden_size", r->dims[2]))
       return wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory");
   }
-  wt_node *n = &c->g->nodes[c->node];
-  if (!strcmp(n->op_type, train_type)) return WT_OK;
+  if (c->op->flags & WT_OP_TRAINING) return WT_OK;
   if (wt_node_set_op(c->g, c->node, train_type, WT_MS)) return wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory");
   wt_node_remove_attr(c->g, c->node, "layout");
   if (wt_graph_opset(c->g, WT_MS) == 0) wt_graph_set_opset(c->g, WT_MS, 1);

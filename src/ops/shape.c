@@ -460,16 +460,20 @@ static_assert(sizeof(transpose_params) <= WT_PARAMS_MAX, "params");
 
 const wt_op_def wt_op_Reshape = {.domain = "", .op_type = "Reshape", .min_inputs = 1,
                                  .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
-                                 .infer = reshape_infer, .run = view_run, .grad = view_grad, .flags = WT_OP_VIEW};
+                                 .infer = reshape_infer, .run = view_run, .grad = view_grad,
+                                 .flags = WT_OP_VIEW};
 const wt_op_def wt_op_Flatten = {.domain = "", .op_type = "Flatten", .min_inputs = 1,
                                  .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
-                                 .infer = flatten_infer, .run = view_run, .grad = view_grad, .flags = WT_OP_VIEW};
+                                 .infer = flatten_infer, .run = view_run, .grad = view_grad,
+                                 .flags = WT_OP_VIEW};
 const wt_op_def wt_op_Squeeze = {.domain = "", .op_type = "Squeeze", .min_inputs = 1,
                                  .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
-                                 .infer = squeeze_infer, .run = view_run, .grad = view_grad, .flags = WT_OP_VIEW};
+                                 .infer = squeeze_infer, .run = view_run, .grad = view_grad,
+                                 .flags = WT_OP_VIEW};
 const wt_op_def wt_op_Unsqueeze = {.domain = "", .op_type = "Unsqueeze", .min_inputs = 1,
                                    .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
-                                   .infer = unsqueeze_infer, .run = view_run, .grad = view_grad, .flags = WT_OP_VIEW};
+                                   .infer = unsqueeze_infer, .run = view_run, .grad = view_grad,
+                                   .flags = WT_OP_VIEW};
 const wt_op_def wt_op_Shape = {.domain = "", .op_type = "Shape", .min_inputs = 1, .max_inputs = 1,
                                .min_outputs = 1, .max_outputs = 1, .infer = shape_infer,
                                .run = shape_run, .flags = WT_OP_SHAPE_ONLY};
@@ -488,7 +492,8 @@ const wt_op_def wt_op_Tile = {.domain = "", .op_type = "Tile", .min_inputs = 2, 
 
 const wt_op_def wt_op_ms_BroadcastGradientArgs = {.domain = WT_MS, .op_type = "BroadcastGradientArgs",
                                                   .min_inputs = 2, .max_inputs = 2, .min_outputs = 1,
-                                                  .max_outputs = 2, .infer = bga_infer, .run = bga_run};
+                                                  .max_outputs = 2, .infer = bga_infer, .run = bga_run,
+                                                  .flags = WT_OP_GRADIENT};
 
 /* Defined in shape_build.c; one table keeps registry.c's family list unchanged. */
 extern const wt_op_def wt_op_Concat, wt_op_Split, wt_op_Constant, wt_op_ConstantOfShape,

@@ -40,7 +40,7 @@ static int softmax_infer(wt_infer_ctx *ctx) {
   int coerce = ctx->opset < 13;
   int64_t axis = wt_attr_int(ctx->node, "axis", coerce ? 1 : -1);
   WT_TRY(wt_softmax_layout(x, axis, coerce, &p->outer, &p->n, &p->inner));
-  p->log_out = strcmp(ctx->node->op_type, "LogSoftmax") == 0;
+  p->log_out = ctx->op->variant;
   if (p->inner > 1) ctx->scratch_bytes = (size_t)(2 * p->inner) * sizeof(float);
   wt_set_shape(&ctx->out[0], WT_FLOAT, x->rank, x->dims);
   return WT_OK;
@@ -56,7 +56,7 @@ static int softmax_run(const wt_run_ctx *ctx) {
 /* ONNX Runtime's rule: (Log)SoftmaxGrad(dY, Y) with the forward attributes; the opset < 13
  * (2-D coerced) forms are SoftmaxGrad / LogSoftmaxGrad, the per-axis ones *_13. */
 static int softmax_grad(wt_grad_ctx *c) {
-  int log_out = strcmp(wt_grad_node(c)->op_type, "LogSoftmax") == 0;
+  int log_out = c->op->variant;
   const char *op = c->opset < 13 ? (log_out ? "LogSoftmaxGrad" : "SoftmaxGrad")
                                  : (log_out ? "LogSoftmaxGrad_13" : "SoftmaxGrad_13");
   int dx = wt_grad_op1(c, op, WT_MS, 2, (int[]){GO(0), O(0)});
@@ -71,7 +71,7 @@ const wt_op_def wt_op_Softmax = {.domain = "", .op_type = "Softmax", .min_inputs
 const wt_op_def wt_op_LogSoftmax = {.domain = "", .op_type = "LogSoftmax", .min_inputs = 1,
                                     .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
                                     .infer = softmax_infer, .run = softmax_run,
-                                    .grad = softmax_grad};
+                                    .grad = softmax_grad, .variant = 1 /* log_out */};
 
 /* ---- SoftmaxCrossEntropyLoss ------------------------------------------------------------- */
 
@@ -90,7 +90,7 @@ static int has_output(const wt_node *node, int n_out, int i) {
 static int sce_infer(wt_infer_ctx *ctx) {
   sce_params *p = WT_PARAMS(ctx, sce_params);
   const wt_tensor *x = &ctx->in[0], *t = &ctx->in[1];
-  p->nll = strcmp(ctx->node->op_type, "NegativeLogLikelihoodLoss") == 0;
+  p->nll = ctx->op->variant;
   const char *xn = p->nll ? "input" : "scores", *tn = p->nll ? "target" : "labels";
   if (x->dtype != WT_FLOAT)
     return wt_errorf(WT_ERR_SHAPE, "input '%s' has dtype %s; expected float", xn,
@@ -154,7 +154,7 @@ static int neg_inf_like(wt_grad_ctx *c, int v) {
  * NegativeLogLikelihoodLoss has no ORT rule; its gradient -onehot(t) * w[t] * g is the same op
  * fed log_prob = -inf (exp(-inf) = 0), so one kernel (and ORT) computes both. */
 static int sce_grad(wt_grad_ctx *c) {
-  int nll = strcmp(wt_grad_node(c)->op_type, "NegativeLogLikelihoodLoss") == 0;
+  int nll = c->op->variant;
   if (wt_grad_need(c, 2))
     return wt_grad_fail(c, WT_ERR_UNSUPPORTED,
                         "the gradient toward the class weights is not supported (ONNX Runtime "
@@ -179,7 +179,8 @@ const wt_op_def wt_op_SoftmaxCrossEntropyLoss = {
 
 const wt_op_def wt_op_NegativeLogLikelihoodLoss = {
     .domain = "", .op_type = "NegativeLogLikelihoodLoss", .min_inputs = 2, .max_inputs = 3,
-    .min_outputs = 1, .max_outputs = 1, .infer = sce_infer, .run = sce_run, .grad = sce_grad};
+    .min_outputs = 1, .max_outputs = 1, .infer = sce_infer, .run = sce_run, .grad = sce_grad,
+    .variant = 1 /* nll */};
 
 /* Defined in softmax_grad.c. */
 extern const wt_op_def wt_op_SoftmaxGrad, wt_op_SoftmaxGrad_13, wt_op_LogSoftmaxGrad,

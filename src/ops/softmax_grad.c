@@ -11,6 +11,9 @@
 
 /* ---- (Log)SoftmaxGrad[_13] ------------------------------------------------------------------ */
 
+/* wt_op_def.variant bits: LogSoftmax's gradient; the per-axis (opset 13) form. */
+enum { SMG_LOG = 1, SMG_13 = 2 };
+
 typedef struct smg_params {
   int64_t outer, n, inner;
   int log_out;
@@ -31,9 +34,8 @@ static int smg_infer(wt_infer_ctx *ctx) {
     return wt_errorf(WT_ERR_SHAPE, "input 'dY' has shape %s; expected Y's shape %s",
                      wt_shape_str(dy->rank, dy->dims, b1, sizeof b1),
                      wt_shape_str(y->rank, y->dims, b2, sizeof b2));
-  const char *op = ctx->node->op_type;
-  int coerce = strstr(op, "_13") == NULL;
-  p->log_out = strncmp(op, "Log", 3) == 0;
+  int coerce = !(ctx->op->variant & SMG_13);
+  p->log_out = (ctx->op->variant & SMG_LOG) != 0;
   int64_t axis = wt_attr_int(ctx->node, "axis", coerce ? 1 : -1);
   WT_TRY(wt_softmax_layout(y, axis, coerce, &p->outer, &p->n, &p->inner));
   if (p->inner > 1) ctx->scratch_bytes = (size_t)p->inner * sizeof(float);
@@ -48,17 +50,18 @@ static int smg_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
-#define SMG_OP(NAME)                                                                          \
+#define SMG_OP(NAME, VARIANT)                                                                \
   const wt_op_def wt_op_##NAME = {.domain = "com.microsoft", .op_type = #NAME,              \
                                   .min_inputs = 2, .max_inputs = 2, .min_outputs = 1,       \
                                   .max_outputs = 1, .infer = smg_infer, .run = smg_run,     \
-                                  .flags = WT_OP_INPLACE};
+                                  .flags = WT_OP_INPLACE | WT_OP_GRADIENT,                  \
+                                  .variant = VARIANT};
 /* In place over dY or Y: the kernel reads a whole row (or block of rows) for its sum before it
  * writes any of it, then writes each element after reading dY and Y at that index. */
-SMG_OP(SoftmaxGrad)
-SMG_OP(SoftmaxGrad_13)
-SMG_OP(LogSoftmaxGrad)
-SMG_OP(LogSoftmaxGrad_13)
+SMG_OP(SoftmaxGrad, 0)
+SMG_OP(SoftmaxGrad_13, SMG_13)
+SMG_OP(LogSoftmaxGrad, SMG_LOG)
+SMG_OP(LogSoftmaxGrad_13, SMG_LOG | SMG_13)
 
 /* ---- SoftmaxCrossEntropyLossGrad -------------------------------------------------------------- */
 
@@ -121,4 +124,5 @@ static int sceg_run(const wt_run_ctx *ctx) {
 
 const wt_op_def wt_op_SoftmaxCrossEntropyLossGrad = {
     .domain = "com.microsoft", .op_type = "SoftmaxCrossEntropyLossGrad", .min_inputs = 3,
-    .max_inputs = 5, .min_outputs = 1, .max_outputs = 1, .infer = sceg_infer, .run = sceg_run};
+    .max_inputs = 5, .min_outputs = 1, .max_outputs = 1, .infer = sceg_infer, .run = sceg_run,
+    .flags = WT_OP_GRADIENT};
