@@ -11,38 +11,38 @@
 #include "ops/dtype_set.h"
 #include "ops/op.h"
 
-enum { K_ARITH, K_CMP, K_LOGIC, K_WHERE };
+enum { K_ARITH, K_MEAN /* Sum, then divided by the input count */, K_CMP, K_LOGIC, K_WHERE };
+
+/* The family's ops: one line each, the single source of their definitions (with their spec)
+ * and the family table. X(Name, kind, kernel op, dtypes of the data inputs, min_in, max_in,
+ * gradient rule or NULL) */
+#define BINARY_OPS(X)                                            \
+  X(Add, K_ARITH, WT_EW_ADD, DT_NUM, 2, 2, add_grad)             \
+  X(Sub, K_ARITH, WT_EW_SUB, DT_NUM, 2, 2, sub_grad)             \
+  X(Mul, K_ARITH, WT_EW_MUL, DT_NUM, 2, 2, mul_grad)             \
+  X(Div, K_ARITH, WT_EW_DIV, DT_NUM, 2, 2, div_grad)             \
+  X(Pow, K_ARITH, WT_EW_POW, DT_NUM, 2, 2, pow_grad)             \
+  X(Mod, K_ARITH, WT_EW_MOD, DT_NUM, 2, 2, NULL)                 \
+  X(Min, K_ARITH, WT_EW_MIN, DT_NUM, 1, 64, min_max_grad)        \
+  X(Max, K_ARITH, WT_EW_MAX, DT_NUM, 1, 64, min_max_grad)        \
+  X(Sum, K_ARITH, WT_EW_ADD, DT_F, 1, 64, sum_grad)              \
+  X(Mean, K_MEAN, WT_EW_ADD, DT_F, 1, 64, mean_grad)             \
+  X(PRelu, K_ARITH, WT_EW_PRELU, DT_NUM, 2, 2, prelu_grad)       \
+  X(Equal, K_CMP, WT_EW_EQ, DT_NUM | DT_B, 2, 2, NULL)           \
+  X(Less, K_CMP, WT_EW_LT, DT_NUM, 2, 2, NULL)                   \
+  X(Greater, K_CMP, WT_EW_GT, DT_NUM, 2, 2, NULL)                \
+  X(LessOrEqual, K_CMP, WT_EW_LE, DT_NUM, 2, 2, NULL)            \
+  X(GreaterOrEqual, K_CMP, WT_EW_GE, DT_NUM, 2, 2, NULL)         \
+  X(And, K_LOGIC, WT_EW_AND, DT_B, 2, 2, NULL)                   \
+  X(Or, K_LOGIC, WT_EW_OR, DT_B, 2, 2, NULL)                     \
+  X(Xor, K_LOGIC, WT_EW_XOR, DT_B, 2, 2, NULL)                   \
+  X(Where, K_WHERE, 0, DT_NUM | DT_B, 3, 3, where_grad)
 
 typedef struct bin_spec {
-  const char *op_type;
   int kind;
   int op;            /* wt_ew_binop / wt_ew_cmpop / wt_ew_logicop */
   unsigned dtypes;   /* allowed dtypes of the (first) data input */
-  int variadic;
 } bin_spec;
-
-static const bin_spec g_specs[] = {
-    {"Add", K_ARITH, WT_EW_ADD, DT_NUM, 0},
-    {"Sub", K_ARITH, WT_EW_SUB, DT_NUM, 0},
-    {"Mul", K_ARITH, WT_EW_MUL, DT_NUM, 0},
-    {"Div", K_ARITH, WT_EW_DIV, DT_NUM, 0},
-    {"Pow", K_ARITH, WT_EW_POW, DT_NUM, 0},
-    {"Mod", K_ARITH, WT_EW_MOD, DT_NUM, 0},
-    {"Min", K_ARITH, WT_EW_MIN, DT_NUM, 1},
-    {"Max", K_ARITH, WT_EW_MAX, DT_NUM, 1},
-    {"Sum", K_ARITH, WT_EW_ADD, DT_F, 1},
-    {"Mean", K_ARITH, WT_EW_ADD, DT_F, 1},
-    {"PRelu", K_ARITH, WT_EW_PRELU, DT_NUM, 0},
-    {"Equal", K_CMP, WT_EW_EQ, DT_NUM | DT_B, 0},
-    {"Less", K_CMP, WT_EW_LT, DT_NUM, 0},
-    {"Greater", K_CMP, WT_EW_GT, DT_NUM, 0},
-    {"LessOrEqual", K_CMP, WT_EW_LE, DT_NUM, 0},
-    {"GreaterOrEqual", K_CMP, WT_EW_GE, DT_NUM, 0},
-    {"And", K_LOGIC, WT_EW_AND, DT_B, 0},
-    {"Or", K_LOGIC, WT_EW_OR, DT_B, 0},
-    {"Xor", K_LOGIC, WT_EW_XOR, DT_B, 0},
-    {"Where", K_WHERE, 0, DT_NUM | DT_B, 0},
-};
 
 typedef struct bin_params {
   int kind;
@@ -58,18 +58,14 @@ static int check_dtype(const wt_tensor *t, int i, unsigned allowed) {
 }
 
 static int infer(wt_infer_ctx *ctx) {
-  const char *type = ctx->node->op_type;
-  const bin_spec *s = NULL;
-  for (size_t i = 0; i < sizeof g_specs / sizeof g_specs[0]; i++)
-    if (strcmp(g_specs[i].op_type, type) == 0) s = &g_specs[i];
-  if (!s) return wt_errorf(WT_ERR_INTERNAL, "binary family has no op %s", type);
+  const bin_spec *s = ctx->op->spec;
   if (ctx->opset < 7 && wt_node_attr(ctx->node, "broadcast"))
     return wt_errorf(WT_ERR_UNSUPPORTED,
                      "legacy 'broadcast'/'axis' attributes (opset < 7) are not supported");
   bin_params *p = WT_PARAMS(ctx, bin_params);
-  p->kind = s->kind;
+  p->kind = s->kind == K_MEAN ? K_ARITH : s->kind;
   p->op = s->op;
-  p->mean = strcmp(type, "Mean") == 0;
+  p->mean = s->kind == K_MEAN;
   if (s->op == WT_EW_PRELU && ctx->opset < 16 && ctx->in[0].dtype != WT_FLOAT)
     return wt_errorf(WT_ERR_UNSUPPORTED, "input 'X' (index 0) has dtype %s; expected float before opset 16",
                      wt_dtype_name(ctx->in[0].dtype));
@@ -431,40 +427,17 @@ static int div_grad_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
-const wt_op_def wt_op_DivGrad = {.domain = WT_MS, .op_type = "DivGrad", .min_inputs = 3,
+static const wt_op_def wt_op_DivGrad = {.domain = WT_MS, .op_type = "DivGrad", .min_inputs = 3,
                                  .max_inputs = 3, .min_outputs = 1, .max_outputs = 2,
                                  .infer = div_grad_infer, .run = div_grad_run,
                                  .flags = WT_OP_GRADIENT};
 
-#define BIN_OP(NAME, MIN_IN, MAX_IN, GRAD)                                                    \
-  const wt_op_def wt_op_##NAME = {.domain = "", .op_type = #NAME, .min_inputs = MIN_IN,       \
-                                  .max_inputs = MAX_IN, .min_outputs = 1, .max_outputs = 1,   \
-                                  .infer = infer, .run = run, .grad = GRAD, .flags = WT_OP_INPLACE};
+#define BIN_DEF(NAME, KIND, OP, DTYPES, MIN_IN, MAX_IN, GRAD)                               \
+  static const wt_op_def wt_op_##NAME = {                                                    \
+      .domain = "", .op_type = #NAME, .min_inputs = MIN_IN, .max_inputs = MAX_IN,             \
+      .min_outputs = 1, .max_outputs = 1, .infer = infer, .run = run, .grad = GRAD,           \
+      .flags = WT_OP_INPLACE, .spec = &(const bin_spec){KIND, OP, DTYPES}};
+BINARY_OPS(BIN_DEF)
 
-BIN_OP(Add, 2, 2, add_grad)
-BIN_OP(Sub, 2, 2, sub_grad)
-BIN_OP(Mul, 2, 2, mul_grad)
-BIN_OP(Div, 2, 2, div_grad)
-BIN_OP(Pow, 2, 2, pow_grad)
-BIN_OP(Mod, 2, 2, NULL)
-BIN_OP(Min, 1, 64, min_max_grad)
-BIN_OP(Max, 1, 64, min_max_grad)
-BIN_OP(Sum, 1, 64, sum_grad)
-BIN_OP(Mean, 1, 64, mean_grad)
-BIN_OP(PRelu, 2, 2, prelu_grad)
-BIN_OP(Equal, 2, 2, NULL)
-BIN_OP(Less, 2, 2, NULL)
-BIN_OP(Greater, 2, 2, NULL)
-BIN_OP(LessOrEqual, 2, 2, NULL)
-BIN_OP(GreaterOrEqual, 2, 2, NULL)
-BIN_OP(And, 2, 2, NULL)
-BIN_OP(Or, 2, 2, NULL)
-BIN_OP(Xor, 2, 2, NULL)
-BIN_OP(Where, 3, 3, where_grad)
-
-const wt_op_def *const wt_ops_binary[] = {
-    &wt_op_Add, &wt_op_Sub, &wt_op_Mul, &wt_op_Div, &wt_op_Pow, &wt_op_Mod,
-    &wt_op_Min, &wt_op_Max, &wt_op_Sum, &wt_op_Mean, &wt_op_PRelu, &wt_op_Equal, &wt_op_Less, &wt_op_Greater, &wt_op_LessOrEqual,
-    &wt_op_GreaterOrEqual, &wt_op_And, &wt_op_Or, &wt_op_Xor, &wt_op_Where, &wt_op_DivGrad,
-    NULL,
-};
+#define BIN_LIST(NAME, ...) &wt_op_##NAME,
+const wt_op_def *const wt_ops_binary[] = {BINARY_OPS(BIN_LIST) &wt_op_DivGrad, NULL};
