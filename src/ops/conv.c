@@ -252,7 +252,7 @@ static int conv_transpose_grad_rule(wt_grad_ctx *c) {
   return wt_grad_status(c);
 }
 
-const wt_op_def wt_op_Conv = {.domain = "", .op_type = "Conv", .min_inputs = 2,
+static const wt_op_def wt_op_Conv = {.domain = "", .op_type = "Conv", .min_inputs = 2,
                               .max_inputs = 3, .min_outputs = 1, .max_outputs = 1,
                               .infer = conv_infer, .run = conv_run, .grad = conv_grad_rule};
 
@@ -289,7 +289,7 @@ static int conv_transpose_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
-const wt_op_def wt_op_ConvTranspose = {.domain = "", .op_type = "ConvTranspose",
+static const wt_op_def wt_op_ConvTranspose = {.domain = "", .op_type = "ConvTranspose",
                                        .min_inputs = 2, .max_inputs = 3, .min_outputs = 1,
                                        .max_outputs = 1, .infer = conv_transpose_infer,
                                        .run = conv_transpose_run,
@@ -350,12 +350,12 @@ static int conv_transpose_grad_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
-const wt_op_def wt_op_ConvGrad = {.domain = WT_MS, .op_type = "ConvGrad", .min_inputs = 3,
+static const wt_op_def wt_op_ConvGrad = {.domain = WT_MS, .op_type = "ConvGrad", .min_inputs = 3,
                                   .max_inputs = 3, .min_outputs = 1, .max_outputs = 3,
                                   .infer = conv_grad_infer, .run = conv_grad_run,
                                   .flags = WT_OP_GRADIENT};
 
-const wt_op_def wt_op_ConvTransposeGrad = {.domain = WT_MS, .op_type = "ConvTransposeGrad",
+static const wt_op_def wt_op_ConvTransposeGrad = {.domain = WT_MS, .op_type = "ConvTransposeGrad",
                                            .min_inputs = 3, .max_inputs = 3, .min_outputs = 1,
                                            .max_outputs = 3, .infer = conv_transpose_grad_infer,
                                            .run = conv_transpose_grad_run, .flags = WT_OP_GRADIENT};

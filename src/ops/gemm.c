@@ -255,7 +255,7 @@ static int matmul_absorb(void *params, const wt_node *next) {
   return p->relu = 1;
 }
 
-const wt_op_def wt_op_MatMul = {.domain = "", .op_type = "MatMul", .min_inputs = 2,
+static const wt_op_def wt_op_MatMul = {.domain = "", .op_type = "MatMul", .min_inputs = 2,
                                 .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
                                 .infer = matmul_infer, .run = matmul_run, .grad = matmul_grad,
                                 .absorb = matmul_absorb};
@@ -374,7 +374,7 @@ static int gemm_grad(wt_grad_ctx *c) {
   return wt_grad_status(c);
 }
 
-const wt_op_def wt_op_Gemm = {.domain = "", .op_type = "Gemm", .min_inputs = 2, .max_inputs = 3,
+static const wt_op_def wt_op_Gemm = {.domain = "", .op_type = "Gemm", .min_inputs = 2, .max_inputs = 3,
                               .min_outputs = 1, .max_outputs = 1, .infer = gemm_infer,
                               .run = gemm_run, .grad = gemm_grad, .absorb = gemm_absorb};
 

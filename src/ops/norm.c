@@ -192,10 +192,10 @@ static int bn_grad(wt_grad_ctx *c) {
   return training ? bn_train_grad(c) : bn_frozen_grad(c);
 }
 
-const wt_op_def wt_op_BatchNormalization = {
+static const wt_op_def wt_op_BatchNormalization = {
     .domain = "", .op_type = "BatchNormalization", .min_inputs = 5, .max_inputs = 5,
     .min_outputs = 1, .max_outputs = 3, .infer = bn_infer, .run = bn_run, .grad = bn_grad};
-const wt_op_def wt_op_BatchNormInternal = {
+static const wt_op_def wt_op_BatchNormInternal = {
     .domain = WT_MS, .op_type = "BatchNormInternal", .min_inputs = 5, .max_inputs = 5,
     .min_outputs = 1, .max_outputs = 5, .infer = bn_infer, .run = bn_run, .grad = bn_grad,
     .flags = WT_OP_TRAINING};
@@ -280,18 +280,14 @@ static int ln_grad(wt_grad_ctx *c) {
   return wt_grad_status(c);
 }
 
-const wt_op_def wt_op_LayerNormalization = {
+static const wt_op_def wt_op_LayerNormalization = {
     .domain = "", .op_type = "LayerNormalization", .min_inputs = 2, .max_inputs = 3,
     .min_outputs = 1, .max_outputs = 3, .infer = ln_infer, .run = ln_run, .grad = ln_grad};
 
 /* Defined in norm_grad.c. */
-extern const wt_op_def wt_op_LayerNormalizationGrad, wt_op_BatchNormalizationGrad;
-
 const wt_op_def *const wt_ops_norm[] = {
     &wt_op_BatchNormalization,
     &wt_op_BatchNormInternal,
-    &wt_op_LayerNormalizationGrad,
-    &wt_op_BatchNormalizationGrad,
     &wt_op_LayerNormalization,
     NULL,
 };

@@ -137,11 +137,11 @@ static int gn_grad(wt_grad_ctx *c) {
   return wt_grad_status(c);
 }
 
-const wt_op_def wt_op_InstanceNormalization = {
+static const wt_op_def wt_op_InstanceNormalization = {
     .domain = "", .op_type = "InstanceNormalization", .min_inputs = 3, .max_inputs = 3,
     .min_outputs = 1, .max_outputs = 1, .infer = gn_infer, .run = gn_run, .grad = gn_grad,
     .variant = 1 /* instance: one group per channel */};
-const wt_op_def wt_op_GroupNormalization = {
+static const wt_op_def wt_op_GroupNormalization = {
     .domain = "", .op_type = "GroupNormalization", .min_inputs = 3, .max_inputs = 3,
     .min_outputs = 1, .max_outputs = 1, .infer = gn_infer, .run = gn_run, .grad = gn_grad};
 
@@ -224,10 +224,10 @@ static int rms_grad(wt_grad_ctx *c) {
   return wt_grad_status(c);
 }
 
-const wt_op_def wt_op_SimplifiedLayerNormalization = {
+static const wt_op_def wt_op_SimplifiedLayerNormalization = {
     .domain = WT_MS, .op_type = "SimplifiedLayerNormalization", .min_inputs = 2, .max_inputs = 2,
     .min_outputs = 1, .max_outputs = 2, .infer = rms_infer, .run = rms_run, .grad = rms_grad};
-const wt_op_def wt_op_SimplifiedLayerNormalization_onnx = {
+static const wt_op_def wt_op_SimplifiedLayerNormalization_onnx = {
     .domain = "", .op_type = "SimplifiedLayerNormalization", .min_inputs = 2, .max_inputs = 2,
     .min_outputs = 1, .max_outputs = 2, .infer = rms_infer, .run = rms_run, .grad = rms_grad};
 
@@ -261,7 +261,7 @@ static int rmsg_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
-const wt_op_def wt_op_SimplifiedLayerNormalizationGrad = {
+static const wt_op_def wt_op_SimplifiedLayerNormalizationGrad = {
     .domain = WT_MS, .op_type = "SimplifiedLayerNormalizationGrad", .min_inputs = 4,
     .max_inputs = 4, .min_outputs = 1, .max_outputs = 2, .infer = rmsg_infer, .run = rmsg_run,
     .flags = WT_OP_GRADIENT};

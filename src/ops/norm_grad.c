@@ -1,7 +1,7 @@
 /* Op family: norm gradients (com.microsoft, ONNX Runtime's training ops and semantics):
  * LayerNormalizationGrad(dY, X, scale, mean, inv_std_var) -> (dX, dScale, dBias) and
  * BatchNormalizationGrad(dY, X, scale, saved_mean, saved_inv_std) -> (dX, dScale, dBias).
- * Listed in norm.c's table wt_ops_norm. */
+ * Their own table: wt_ops_norm_grad. */
 #include <assert.h>
 #include <string.h>
 
@@ -64,7 +64,7 @@ static int lng_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
-const wt_op_def wt_op_LayerNormalizationGrad = {
+static const wt_op_def wt_op_LayerNormalizationGrad = {
     .domain = WT_MS, .op_type = "LayerNormalizationGrad", .min_inputs = 5, .max_inputs = 5,
     .min_outputs = 1, .max_outputs = 3, .infer = lng_infer, .run = lng_run,
     .flags = WT_OP_GRADIENT};
@@ -111,7 +111,13 @@ static int bng_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
-const wt_op_def wt_op_BatchNormalizationGrad = {
+static const wt_op_def wt_op_BatchNormalizationGrad = {
     .domain = WT_MS, .op_type = "BatchNormalizationGrad", .min_inputs = 5, .max_inputs = 5,
     .min_outputs = 1, .max_outputs = 3, .infer = bng_infer, .run = bng_run,
     .flags = WT_OP_GRADIENT};
+
+const wt_op_def *const wt_ops_norm_grad[] = {
+    &wt_op_LayerNormalizationGrad,
+    &wt_op_BatchNormalizationGrad,
+    NULL,
+};

@@ -157,7 +157,7 @@ static int maxpool_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
-const wt_op_def wt_op_MaxPool = {.domain = "", .op_type = "MaxPool", .min_inputs = 1,
+static const wt_op_def wt_op_MaxPool = {.domain = "", .op_type = "MaxPool", .min_inputs = 1,
                                  .max_inputs = 1, .min_outputs = 1, .max_outputs = 2,
                                  .infer = maxpool_infer, .run = maxpool_run,
                                  .grad = maxpool_grad_rule};
@@ -184,7 +184,7 @@ static int avgpool_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
-const wt_op_def wt_op_AveragePool = {.domain = "", .op_type = "AveragePool", .min_inputs = 1,
+static const wt_op_def wt_op_AveragePool = {.domain = "", .op_type = "AveragePool", .min_inputs = 1,
                                      .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
                                      .infer = avgpool_infer, .run = avgpool_run,
                                      .grad = avgpool_grad_rule};
@@ -223,13 +223,13 @@ static int global_maxpool_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
-const wt_op_def wt_op_GlobalAveragePool = {.domain = "", .op_type = "GlobalAveragePool",
+static const wt_op_def wt_op_GlobalAveragePool = {.domain = "", .op_type = "GlobalAveragePool",
                                            .min_inputs = 1, .max_inputs = 1, .min_outputs = 1,
                                            .max_outputs = 1, .infer = global_pool_infer,
                                            .run = global_avgpool_run,
                                            .grad = global_avgpool_grad_rule};
 
-const wt_op_def wt_op_GlobalMaxPool = {.domain = "", .op_type = "GlobalMaxPool", .min_inputs = 1,
+static const wt_op_def wt_op_GlobalMaxPool = {.domain = "", .op_type = "GlobalMaxPool", .min_inputs = 1,
                                        .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
                                        .infer = global_pool_infer, .run = global_maxpool_run,
                                        .grad = global_maxpool_grad_rule};
@@ -365,12 +365,12 @@ static int avgpool_grad_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
-const wt_op_def wt_op_MaxPoolGrad = {.domain = "", .op_type = "MaxPoolGrad", .min_inputs = 2,
+static const wt_op_def wt_op_MaxPoolGrad = {.domain = "", .op_type = "MaxPoolGrad", .min_inputs = 2,
                                      .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
                                      .infer = maxpool_grad_infer, .run = maxpool_grad_run,
                                      .flags = WT_OP_GRADIENT};
 
-const wt_op_def wt_op_AveragePoolGrad = {.domain = "", .op_type = "AveragePoolGrad",
+static const wt_op_def wt_op_AveragePoolGrad = {.domain = "", .op_type = "AveragePoolGrad",
                                          .min_inputs = 1, .max_inputs = 1, .min_outputs = 1,
                                          .max_outputs = 1, .infer = avgpool_grad_infer,
                                          .run = avgpool_grad_run, .flags = WT_OP_GRADIENT};

@@ -439,10 +439,10 @@ static int argext_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
-const wt_op_def wt_op_ArgMax = {.domain = "", .op_type = "ArgMax", .min_inputs = 1,
+static const wt_op_def wt_op_ArgMax = {.domain = "", .op_type = "ArgMax", .min_inputs = 1,
                                 .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
                                 .infer = argext_infer, .run = argext_run, .variant = 1 /* max */};
-const wt_op_def wt_op_ArgMin = {.domain = "", .op_type = "ArgMin", .min_inputs = 1,
+static const wt_op_def wt_op_ArgMin = {.domain = "", .op_type = "ArgMin", .min_inputs = 1,
                                 .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
                                 .infer = argext_infer, .run = argext_run};
 
@@ -496,7 +496,7 @@ static int cumsum_grad(wt_grad_ctx *c) {
   return wt_grad_status(c);
 }
 
-const wt_op_def wt_op_CumSum = {.domain = "", .op_type = "CumSum", .min_inputs = 2,
+static const wt_op_def wt_op_CumSum = {.domain = "", .op_type = "CumSum", .min_inputs = 2,
                                 .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
                                 .infer = cumsum_infer, .run = cumsum_run, .grad = cumsum_grad};
 
@@ -567,7 +567,7 @@ static int topk_grad(wt_grad_ctx *c) {
   return wt_grad_status(c);
 }
 
-const wt_op_def wt_op_TopK = {.domain = "", .op_type = "TopK", .min_inputs = 1,
+static const wt_op_def wt_op_TopK = {.domain = "", .op_type = "TopK", .min_inputs = 1,
                               .max_inputs = 2, .min_outputs = 2, .max_outputs = 2,
                               .infer = topk_infer, .run = topk_run, .grad = topk_grad};
 

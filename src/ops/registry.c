@@ -11,16 +11,20 @@
   X(binary)         \
   X(conv)           \
   X(data)           \
+  X(data_index)     \
   X(einsum)         \
   X(gemm)           \
   X(norm)           \
   X(norm_extra)     \
+  X(norm_grad)      \
   X(pool)           \
   X(reduce)         \
   X(resize)         \
   X(rnn)            \
   X(shape)          \
+  X(shape_build)    \
   X(softmax)        \
+  X(softmax_grad)   \
   X(training)       \
   X(unary)          \
   X(unary_grad)

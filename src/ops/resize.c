@@ -327,10 +327,10 @@ static int resize_grad(wt_grad_ctx *c) {
   return wt_grad_status(c);
 }
 
-const wt_op_def wt_op_Resize = {
+static const wt_op_def wt_op_Resize = {
     .domain = "", .op_type = "Resize", .min_inputs = 1, .max_inputs = 4, .min_outputs = 1,
     .max_outputs = 1, .infer = resize_infer, .run = resize_run, .grad = resize_grad};
-const wt_op_def wt_op_Upsample = {
+static const wt_op_def wt_op_Upsample = {
     .domain = "", .op_type = "Upsample", .min_inputs = 1, .max_inputs = 2, .min_outputs = 1,
     .max_outputs = 1, .infer = resize_infer, .run = resize_run, .grad = resize_grad,
     .variant = 1 /* Upsample: the legacy form */};
@@ -393,7 +393,7 @@ static int resize_grad_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
-const wt_op_def wt_op_ResizeGrad = {
+static const wt_op_def wt_op_ResizeGrad = {
     .domain = WT_MS, .op_type = "ResizeGrad", .min_inputs = 2, .max_inputs = 4, .min_outputs = 1,
     .max_outputs = 1, .infer = resize_grad_infer, .run = resize_grad_run, .flags = WT_OP_GRADIENT};
 

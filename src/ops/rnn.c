@@ -281,32 +281,32 @@ static int grad_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
-const wt_op_def wt_op_LSTM = {.domain = "", .op_type = "LSTM", .min_inputs = 3, .max_inputs = 8,
+static const wt_op_def wt_op_LSTM = {.domain = "", .op_type = "LSTM", .min_inputs = 3, .max_inputs = 8,
                               .min_outputs = 1, .max_outputs = 3, .infer = forward_infer,
                               .run = forward_run, .grad = wt_rnn_lstm_grad,
                               .variant = WT_RNN_LSTM};
-const wt_op_def wt_op_GRU = {.domain = "", .op_type = "GRU", .min_inputs = 3, .max_inputs = 6,
+static const wt_op_def wt_op_GRU = {.domain = "", .op_type = "GRU", .min_inputs = 3, .max_inputs = 6,
                              .min_outputs = 1, .max_outputs = 2, .infer = forward_infer,
                              .run = forward_run, .grad = wt_rnn_gru_grad,
                              .variant = WT_RNN_GRU};
-const wt_op_def wt_op_RNN = {.domain = "", .op_type = "RNN", .min_inputs = 3, .max_inputs = 6,
+static const wt_op_def wt_op_RNN = {.domain = "", .op_type = "RNN", .min_inputs = 3, .max_inputs = 6,
                              .min_outputs = 1, .max_outputs = 2, .infer = forward_infer,
                              .run = forward_run, .variant = WT_RNN_PLAIN};
-const wt_op_def wt_op_LSTMTraining = {.domain = "com.microsoft", .op_type = "LSTMTraining",
+static const wt_op_def wt_op_LSTMTraining = {.domain = "com.microsoft", .op_type = "LSTMTraining",
                                       .min_inputs = 3, .max_inputs = 8, .min_outputs = 1,
                                       .max_outputs = 5, .infer = forward_infer, .run = forward_run,
                                       .grad = wt_rnn_lstm_grad, .flags = WT_OP_TRAINING,
                                       .variant = WT_RNN_LSTM};
-const wt_op_def wt_op_GRUTraining = {.domain = "com.microsoft", .op_type = "GRUTraining",
+static const wt_op_def wt_op_GRUTraining = {.domain = "com.microsoft", .op_type = "GRUTraining",
                                      .min_inputs = 3, .max_inputs = 6, .min_outputs = 1,
                                      .max_outputs = 3, .infer = forward_infer, .run = forward_run,
                                      .grad = wt_rnn_gru_grad, .flags = WT_OP_TRAINING,
                                      .variant = WT_RNN_GRU};
-const wt_op_def wt_op_LSTMGrad = {.domain = "com.microsoft", .op_type = "LSTMGrad", .min_inputs = 9,
+static const wt_op_def wt_op_LSTMGrad = {.domain = "com.microsoft", .op_type = "LSTMGrad", .min_inputs = 9,
                                   .max_inputs = 13, .min_outputs = 1, .max_outputs = 7,
                                   .infer = grad_infer, .run = grad_run, .flags = WT_OP_GRADIENT,
                                   .variant = WT_RNN_LSTM};
-const wt_op_def wt_op_GRUGrad = {.domain = "com.microsoft", .op_type = "GRUGrad", .min_inputs = 8,
+static const wt_op_def wt_op_GRUGrad = {.domain = "com.microsoft", .op_type = "GRUGrad", .min_inputs = 8,
                                  .max_inputs = 10, .min_outputs = 1, .max_outputs = 5,
                                  .infer = grad_infer, .run = grad_run, .flags = WT_OP_GRADIENT,
                                  .variant = WT_RNN_GRU};

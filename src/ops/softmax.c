@@ -65,10 +65,10 @@ static int softmax_grad(wt_grad_ctx *c) {
   return wt_grad_status(c);
 }
 
-const wt_op_def wt_op_Softmax = {.domain = "", .op_type = "Softmax", .min_inputs = 1,
+static const wt_op_def wt_op_Softmax = {.domain = "", .op_type = "Softmax", .min_inputs = 1,
                                  .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
                                  .infer = softmax_infer, .run = softmax_run, .grad = softmax_grad};
-const wt_op_def wt_op_LogSoftmax = {.domain = "", .op_type = "LogSoftmax", .min_inputs = 1,
+static const wt_op_def wt_op_LogSoftmax = {.domain = "", .op_type = "LogSoftmax", .min_inputs = 1,
                                     .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
                                     .infer = softmax_infer, .run = softmax_run,
                                     .grad = softmax_grad, .variant = 1 /* log_out */};
@@ -173,25 +173,16 @@ static int sce_grad(wt_grad_ctx *c) {
   return wt_grad_status(c);
 }
 
-const wt_op_def wt_op_SoftmaxCrossEntropyLoss = {
+static const wt_op_def wt_op_SoftmaxCrossEntropyLoss = {
     .domain = "", .op_type = "SoftmaxCrossEntropyLoss", .min_inputs = 2, .max_inputs = 3,
     .min_outputs = 1, .max_outputs = 2, .infer = sce_infer, .run = sce_run, .grad = sce_grad};
 
-const wt_op_def wt_op_NegativeLogLikelihoodLoss = {
+static const wt_op_def wt_op_NegativeLogLikelihoodLoss = {
     .domain = "", .op_type = "NegativeLogLikelihoodLoss", .min_inputs = 2, .max_inputs = 3,
     .min_outputs = 1, .max_outputs = 1, .infer = sce_infer, .run = sce_run, .grad = sce_grad,
     .variant = 1 /* nll */};
 
-/* Defined in softmax_grad.c. */
-extern const wt_op_def wt_op_SoftmaxGrad, wt_op_SoftmaxGrad_13, wt_op_LogSoftmaxGrad,
-    wt_op_LogSoftmaxGrad_13, wt_op_SoftmaxCrossEntropyLossGrad;
-
 const wt_op_def *const wt_ops_softmax[] = {
-    &wt_op_SoftmaxGrad,
-    &wt_op_SoftmaxGrad_13,
-    &wt_op_LogSoftmaxGrad,
-    &wt_op_LogSoftmaxGrad_13,
-    &wt_op_SoftmaxCrossEntropyLossGrad,
     &wt_op_Softmax,
     &wt_op_LogSoftmax,
     &wt_op_SoftmaxCrossEntropyLoss,

@@ -1,7 +1,7 @@
 /* Op family: softmax gradients (com.microsoft, ONNX Runtime's training ops and semantics):
  * SoftmaxGrad / LogSoftmaxGrad (2-D coerced at `axis`, default 1), SoftmaxGrad_13 /
  * LogSoftmaxGrad_13 (one axis, default -1), all (dY, Y) -> dX, and SoftmaxCrossEntropyLossGrad.
- * Listed in softmax.c's table wt_ops_softmax. */
+ * Their own table: wt_ops_softmax_grad. */
 #include <assert.h>
 #include <string.h>
 
@@ -51,7 +51,7 @@ static int smg_run(const wt_run_ctx *ctx) {
 }
 
 #define SMG_OP(NAME, VARIANT)                                                                \
-  const wt_op_def wt_op_##NAME = {.domain = "com.microsoft", .op_type = #NAME,              \
+  static const wt_op_def wt_op_##NAME = {.domain = "com.microsoft", .op_type = #NAME,              \
                                   .min_inputs = 2, .max_inputs = 2, .min_outputs = 1,       \
                                   .max_outputs = 1, .infer = smg_infer, .run = smg_run,     \
                                   .flags = WT_OP_INPLACE | WT_OP_GRADIENT,                  \
@@ -122,7 +122,12 @@ static int sceg_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
-const wt_op_def wt_op_SoftmaxCrossEntropyLossGrad = {
+static const wt_op_def wt_op_SoftmaxCrossEntropyLossGrad = {
     .domain = "com.microsoft", .op_type = "SoftmaxCrossEntropyLossGrad", .min_inputs = 3,
     .max_inputs = 5, .min_outputs = 1, .max_outputs = 1, .infer = sceg_infer, .run = sceg_run,
     .flags = WT_OP_GRADIENT};
+
+const wt_op_def *const wt_ops_softmax_grad[] = {
+    &wt_op_SoftmaxGrad,     &wt_op_SoftmaxGrad_13, &wt_op_LogSoftmaxGrad, &wt_op_LogSoftmaxGrad_13,
+    &wt_op_SoftmaxCrossEntropyLossGrad, NULL,
+};
