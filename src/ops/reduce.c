@@ -32,7 +32,7 @@ static_assert(sizeof(reduce_params) <= WT_PARAMS_MAX, "reduce_params too large")
   X(ReduceMean, WT_RED_SUM, FINAL_MEAN, 18, reduce_mean_grad)    \
   X(ReduceMax, WT_RED_MAX, FINAL_NONE, 18, reduce_max_grad)      \
   X(ReduceMin, WT_RED_MIN, FINAL_NONE, 18, reduce_max_grad)      \
-  X(ReduceProd, WT_RED_PROD, FINAL_NONE, 18, reduce_prod_grad)   \
+  X(ReduceProd, WT_RED_PROD, FINAL_NONE, 18, NULL)               \
   X(ReduceSumSquare, WT_RED_SUMSQ, FINAL_NONE, 18, reduce_sumsq_grad) \
   X(ReduceL1, WT_RED_ABSSUM, FINAL_NONE, 18, reduce_l1_grad)     \
   X(ReduceL2, WT_RED_SUMSQ, FINAL_SQRT, 18, reduce_l2_grad)      \
@@ -364,11 +364,8 @@ static int reduce_sumsq_grad(wt_grad_ctx *c) { return reduce_elem_grad(c, D_SUMS
 static int reduce_l1_grad(wt_grad_ctx *c) { return reduce_elem_grad(c, D_L1); }
 static int reduce_logsum_grad(wt_grad_ctx *c) { return reduce_elem_grad(c, D_LOGSUM); }
 
-static int reduce_prod_grad(wt_grad_ctx *c) {
-  return wt_grad_fail(c, WT_ERR_UNSUPPORTED,
-                      "ReduceProd has no gradient in webtrain (nor in ONNX Runtime): Y / X fails "
-                      "at zeros; rewrite the product as Exp(ReduceSum(Log(X))) for positive X");
-}
+/* ReduceProd has no gradient rule (nor in ONNX Runtime): Y / X fails at zeros; a model can
+ * write the product as Exp(ReduceSum(Log(X))) for positive X. */
 
 #define REDUCE_DEF(NAME, KIND, FINAL, AXES_SINCE, GRAD)                                     \
   static const wt_op_def wt_op_##NAME = {                                                    \
