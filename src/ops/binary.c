@@ -53,7 +53,7 @@ static_assert(sizeof(bin_params) <= WT_PARAMS_MAX, "params too large");
 
 static int check_dtype(const wt_tensor *t, int i, unsigned allowed) {
   if (dt_bit(t->dtype) & allowed) return WT_OK;
-  return wt_errorf(WT_ERR_UNSUPPORTED, "input %d has dtype %s; expected %s", i,
+  return wt_errorf(WT_ERR_SHAPE, "input %d has dtype %s; expected %s", i,
                    wt_dtype_name(t->dtype), dt_list(allowed));
 }
 
@@ -67,13 +67,11 @@ static int infer(wt_infer_ctx *ctx) {
   p->op = s->op;
   p->mean = s->kind == K_MEAN;
   if (s->op == WT_EW_PRELU && ctx->opset < 16 && ctx->in[0].dtype != WT_FLOAT)
-    return wt_errorf(WT_ERR_UNSUPPORTED, "input 'X' (index 0) has dtype %s; expected float before opset 16",
+    return wt_errorf(WT_ERR_SHAPE, "input 'X' (index 0) has dtype %s; expected float before opset 16",
                      wt_dtype_name(ctx->in[0].dtype));
   int out_dtype = ctx->in[0].dtype;
   if (s->kind == K_WHERE) {
-    if (ctx->in[0].dtype != WT_BOOL)
-      return wt_errorf(WT_ERR_SHAPE, "input 'condition' (index 0) has dtype %s; expected bool",
-                       wt_dtype_name(ctx->in[0].dtype));
+    WT_TRY(wt_expect_dtype(&ctx->in[0], "condition", 0, WT_BOOL));
     WT_TRY(check_dtype(&ctx->in[1], 1, s->dtypes));
     if (ctx->in[2].dtype != ctx->in[1].dtype)
       return wt_errorf(WT_ERR_SHAPE, "inputs 'X' and 'Y' have dtypes %s and %s; expected the same",
@@ -394,10 +392,7 @@ static int where_grad(wt_grad_ctx *c) {
 
 static int div_grad_infer(wt_infer_ctx *ctx) {
   const char *names[3] = {"dY", "A", "B"};
-  for (int i = 0; i < 3; i++)
-    if (ctx->in[i].dtype != WT_FLOAT)
-      return wt_errorf(WT_ERR_UNSUPPORTED, "input '%s' (index %d) has dtype %s; expected float",
-                       names[i], i, wt_dtype_name(ctx->in[i].dtype));
+  for (int i = 0; i < 3; i++) WT_TRY(wt_expect_float(&ctx->in[i], names[i], i));
   const wt_tensor *ab[2] = {&ctx->in[1], &ctx->in[2]};
   int rank;
   int64_t dims[WT_MAX_RANK];

@@ -20,19 +20,12 @@ typedef struct conv_params {
 } conv_params;
 static_assert(sizeof(conv_params) <= WT_PARAMS_MAX, "conv_params too big");
 
-static int check_float(const wt_tensor *t, const char *name, int index) {
-  if (t->dtype != WT_FLOAT)
-    return wt_errorf(WT_ERR_UNSUPPORTED, "input '%s' (index %d) has dtype %s; expected float32",
-                     name, index, wt_dtype_name(t->dtype));
-  return WT_OK;
-}
-
 /* Validates the optional bias (input 2) against M output channels. */
 static int check_bias(const wt_infer_ctx *ctx, int64_t M, int *has_bias) {
   *has_bias = wt_has_input(ctx->in, ctx->n_in, 2);
   if (!*has_bias) return WT_OK;
   const wt_tensor *B = &ctx->in[2];
-  WT_TRY(check_float(B, "B", 2));
+  WT_TRY(wt_expect_float(B, "B", 2));
   if (B->rank != 1 || B->dims[0] != M)
     return wt_errorf(WT_ERR_SHAPE, "input 'B' (index 2) has rank %d, dim0 %lld; expected a 1-D "
                      "bias of %lld (output channels)", B->rank,
@@ -42,8 +35,8 @@ static int check_bias(const wt_infer_ctx *ctx, int64_t M, int *has_bias) {
 
 /* Checks X / W (node inputs xi and xi + 1) dtypes and ranks; returns nsp. */
 static int check_xw(const wt_tensor *X, const wt_tensor *W, int xi, int *nsp) {
-  WT_TRY(check_float(X, "X", xi));
-  WT_TRY(check_float(W, "W", xi + 1));
+  WT_TRY(wt_expect_float(X, "X", xi));
+  WT_TRY(wt_expect_float(W, "W", xi + 1));
   if (X->rank < 3)
     return wt_errorf(WT_ERR_SHAPE, "input 'X' (index %d) has rank %d; expected rank >= 3 "
                      "(N, C, spatial...)", xi, X->rank);
@@ -304,7 +297,7 @@ static int grad_infer(wt_infer_ctx *ctx, int transpose) {
   int64_t out[WT_MAX_RANK];
   if (transpose) WT_TRY(conv_transpose_setup(ctx->node, X, W, 1, p, out));
   else WT_TRY(conv_setup(ctx->node, X, W, 1, p, out));
-  WT_TRY(check_float(dY, "dY", 0));
+  WT_TRY(wt_expect_float(dY, "dY", 0));
   int same = dY->rank == X->rank;
   for (int i = 0; same && i < X->rank; i++) same = dY->dims[i] == out[i];
   if (!same) {

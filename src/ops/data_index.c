@@ -365,9 +365,7 @@ static int scatter_nd_run(const wt_run_ctx *ctx) {
 
 /* Reads the data shape (input i, known at plan time) into *x as a float tensor description. */
 static int grad_shape(wt_infer_ctx *ctx, int i, int dy, wt_tensor *x) {
-  if (ctx->in[dy].dtype != WT_FLOAT)
-    return wt_errorf(WT_ERR_UNSUPPORTED, "input 'dY' (index %d) has dtype %s; only float is "
-                     "supported", dy, wt_dtype_name(ctx->in[dy].dtype));
+  WT_TRY(wt_expect_float(&ctx->in[dy], "dY", dy));
   *x = (wt_tensor){.dtype = WT_FLOAT};
   WT_TRY(wt_su_known_ints(ctx, i, "shape", WT_MAX_RANK, x->dims, &x->rank));
   for (int k = 0; k < x->rank; k++)

@@ -10,8 +10,17 @@
  *   When an output shape depends on an input's *values* (Reshape's shape, Slice's starts ...),
  *   call wt_infer_value(ctx, i): it returns the input with data when the planner can know it
  *   before the run (initializers, Constant, Shape chains, the caller's int inputs), else NULL.
- *   On bad input return wt_errorf(WT_ERR_SHAPE / WT_ERR_UNSUPPORTED / WT_ERR_INVALID_ARG, ...)
- *   saying what is wrong and what was expected; the planner prefixes the node, op and opset.
+ *   On bad input return wt_errorf(code, ...) saying what is wrong and what was expected (the
+ *   planner prefixes the node, op and opset), one code per kind of error:
+ *     WT_ERR_SHAPE        an input's dtype or shape is not one the op takes: a dtype the op does
+ *                         not take (whether ONNX forbids it or webtrain does not implement it for
+ *                         this op), inputs that disagree, a wrong rank or dim (wt_expect_dtype,
+ *                         wt_expect_float, wt_expect_shape_like);
+ *     WT_ERR_INVALID_ARG  an attribute value outside its domain, a wrong number of inputs;
+ *     WT_ERR_UNSUPPORTED  valid ONNX webtrain does not implement: a mode, a legacy form, an
+ *                         attribute holding a dtype webtrain has no type for (double ...);
+ *     WT_ERR_INTERNAL     a webtrain bug.
+ *   Gradient rules (wt_grad_fail) use the same codes.
  * run: ctx->in / ctx->out carry shapes and data pointers; outputs are preallocated. Returns
  *   WT_OK, or an error for data-dependent failures (index out of range ...). */
 #ifndef WT_OPS_OP_H
@@ -129,13 +138,14 @@ static inline int wt_output_wanted(const wt_run_ctx *ctx, int i) {
          ctx->out[i].data != NULL;
 }
 
-/* infer's check that input `idx` (named `name`) is float. */
+/* infer's checks of input `idx` (named `name`): its dtype, and that it has the shape of input
+ * `like` (named `like_name`). WT_ERR_SHAPE saying what it has and what was expected. */
+int wt_expect_dtype(const wt_tensor *t, const char *name, int idx, int dtype);
 static inline int wt_expect_float(const wt_tensor *t, const char *name, int idx) {
-  if (t->dtype != WT_FLOAT)
-    return wt_errorf(WT_ERR_SHAPE, "input '%s' (index %d) has dtype %s; expected float", name, idx,
-                     wt_dtype_name(t->dtype));
-  return WT_OK;
+  return wt_expect_dtype(t, name, idx, WT_FLOAT);
 }
+int wt_expect_shape_like(const wt_tensor *t, const char *name, int idx, const wt_tensor *like,
+                         const char *like_name);
 
 /* Multidirectional (numpy) broadcasting of n shapes into (*rank, dims). Error names the shapes. */
 int wt_broadcast_shapes(int n, const wt_tensor *const *ts, int *rank, int64_t *dims);

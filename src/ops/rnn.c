@@ -71,10 +71,7 @@ int wt_rnn_default_training(const wt_rnn_cfg *c, const char **why) {
 }
 
 static int check_f32(const wt_infer_ctx *ctx, int i, const char *name) {
-  if (ctx->in[i].dtype != WT_FLOAT)
-    return wt_errorf(WT_ERR_UNSUPPORTED, "input '%s' (index %d) has dtype %s; expected float", name, i,
-                     wt_dtype_name(ctx->in[i].dtype));
-  return WT_OK;
+  return wt_expect_float(&ctx->in[i], name, i);
 }
 
 /* Checks that input i (when present) has exactly the given shape. */

@@ -23,17 +23,9 @@ static_assert(sizeof(smg_params) <= WT_PARAMS_MAX, "smg_params too large");
 static int smg_infer(wt_infer_ctx *ctx) {
   smg_params *p = WT_PARAMS(ctx, smg_params);
   const wt_tensor *dy = &ctx->in[0], *y = &ctx->in[1];
-  char b1[96], b2[96];
-  for (int i = 0; i < 2; i++)
-    if (ctx->in[i].dtype != WT_FLOAT)
-      return wt_errorf(WT_ERR_SHAPE, "input '%s' has dtype %s; expected float", i ? "Y" : "dY",
-                       wt_dtype_name(ctx->in[i].dtype));
-  int ok = dy->rank == y->rank;
-  for (int i = 0; ok && i < y->rank; i++) ok = dy->dims[i] == y->dims[i];
-  if (!ok)
-    return wt_errorf(WT_ERR_SHAPE, "input 'dY' has shape %s; expected Y's shape %s",
-                     wt_shape_str(dy->rank, dy->dims, b1, sizeof b1),
-                     wt_shape_str(y->rank, y->dims, b2, sizeof b2));
+  WT_TRY(wt_expect_float(dy, "dY", 0));
+  WT_TRY(wt_expect_float(y, "Y", 1));
+  WT_TRY(wt_expect_shape_like(dy, "dY", 0, y, "Y"));
   int coerce = !(ctx->op->variant & SMG_13);
   p->log_out = (ctx->op->variant & SMG_LOG) != 0;
   int64_t axis = wt_attr_int(ctx->node, "axis", coerce ? 1 : -1);

@@ -46,13 +46,9 @@ static int infer_dropout(wt_infer_ctx *ctx, un_params *p) {
   if (ctx->opset >= 12) {
     WT_TRY(check_scalar_input(ctx, 1, "ratio"));
     WT_TRY(check_scalar_input(ctx, 2, "training_mode"));
-    if (wt_has_input(ctx->in, ctx->n_in, 1) && ctx->in[1].dtype != WT_FLOAT)
-      return wt_errorf(WT_ERR_UNSUPPORTED, "input 'ratio' (index 1) has dtype %s; expected float",
-                       wt_dtype_name(ctx->in[1].dtype));
-    if (wt_has_input(ctx->in, ctx->n_in, 2) && ctx->in[2].dtype != WT_BOOL)
-      return wt_errorf(WT_ERR_SHAPE,
-                       "input 'training_mode' (index 2) has dtype %s; expected bool",
-                       wt_dtype_name(ctx->in[2].dtype));
+    if (wt_has_input(ctx->in, ctx->n_in, 1)) WT_TRY(wt_expect_float(&ctx->in[1], "ratio", 1));
+    if (wt_has_input(ctx->in, ctx->n_in, 2))
+      WT_TRY(wt_expect_dtype(&ctx->in[2], "training_mode", 2, WT_BOOL));
   } else if (ctx->n_in > 1) {
     return wt_errorf(WT_ERR_INVALID_ARG, "%d inputs; expected 1 before opset 12", ctx->n_in);
   }
@@ -77,7 +73,7 @@ static int infer(wt_infer_ctx *ctx) {
   unsigned allowed = s->dtypes;
   if (s->int_since && ctx->opset < s->int_since) allowed = DT_F;
   if (!(dt_bit(x->dtype) & allowed))
-    return wt_errorf(WT_ERR_UNSUPPORTED, "input 0 has dtype %s; expected %s",
+    return wt_errorf(WT_ERR_SHAPE, "input 0 has dtype %s; expected %s",
                      wt_dtype_name(x->dtype), dt_list(allowed));
   int out_dtype = x->dtype;
   switch (s->kind) {
@@ -104,10 +100,8 @@ static int infer(wt_infer_ctx *ctx) {
         p->clip_inputs = 1;
         for (int i = 1; i < ctx->n_in; i++) {
           WT_TRY(check_scalar_input(ctx, i, i == 1 ? "min" : "max"));
-          if (wt_has_input(ctx->in, ctx->n_in, i) && ctx->in[i].dtype != x->dtype)
-            return wt_errorf(WT_ERR_SHAPE, "input '%s' (index %d) has dtype %s; expected %s",
-                             i == 1 ? "min" : "max", i, wt_dtype_name(ctx->in[i].dtype),
-                             wt_dtype_name(x->dtype));
+          if (wt_has_input(ctx->in, ctx->n_in, i))
+            WT_TRY(wt_expect_dtype(&ctx->in[i], i == 1 ? "min" : "max", i, x->dtype));
         }
       }
       break;

@@ -283,23 +283,10 @@ typedef struct gop_params {
   float alpha;
 } gop_params;
 
-static int same_shape(const wt_tensor *a, const wt_tensor *b) {
-  if (a->rank != b->rank) return 0;
-  for (int i = 0; i < a->rank; i++)
-    if (a->dims[i] != b->dims[i]) return 0;
-  return 1;
-}
-
+/* Input i has dtype `dtype` and, when like is given, dY's shape. */
 static int expect(const wt_tensor *t, int i, const char *name, int dtype, const wt_tensor *like) {
-  char a[128], b[128];
-  if (t->dtype != dtype)
-    return wt_errorf(WT_ERR_UNSUPPORTED, "input '%s' (index %d) has dtype %s; expected %s", name, i,
-                     wt_dtype_name(t->dtype), wt_dtype_name(dtype));
-  if (like && !same_shape(t, like))
-    return wt_errorf(WT_ERR_SHAPE, "input '%s' (index %d) has shape %s; expected dY's %s", name, i,
-                     wt_shape_str(t->rank, t->dims, a, sizeof a),
-                     wt_shape_str(like->rank, like->dims, b, sizeof b));
-  return WT_OK;
+  WT_TRY(wt_expect_dtype(t, name, i, dtype));
+  return like ? wt_expect_shape_like(t, name, i, like, "dY") : WT_OK;
 }
 
 static int gop_infer(wt_infer_ctx *ctx) {
