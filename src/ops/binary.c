@@ -288,15 +288,12 @@ static int sum_grad(wt_grad_ctx *c) {
   return wt_grad_status(c);
 }
 
-static int bop(wt_grad_ctx *c, const char *type, int a, int b) {
-  return wt_grad_op1(c, type, "", 2, (int[]){a, b});
-}
 
 /* Div: ONNX Runtime's DivGrad(dY, A, B) -> (dA, dB) when B needs a gradient (dA is then
  * computed even if unused, as in ONNX Runtime); dA = unbroadcast(dY / B) alone otherwise. */
 static int div_grad(wt_grad_ctx *c) {
   if (!wt_grad_need(c, 1)) {
-    wt_grad_set(c, 0, wt_grad_unbroadcast(c, bop(c, "Div", GO(0), I(1)), 0, 0));
+    wt_grad_set(c, 0, wt_grad_unbroadcast(c, wt_grad_op2(c, "Div", GO(0), I(1)), 0, 0));
     return wt_grad_status(c);
   }
   int outs[2];
@@ -316,15 +313,15 @@ static int pow_grad(wt_grad_ctx *c) {
     if (e >= 0) wt_node_set_int(c->g, wt_grad_last(c), "to", WT_FLOAT);
   }
   if (wt_grad_need(c, 0)) {
-    int p = bop(c, "Pow", I(0), bop(c, "Sub", e, wt_grad_const_f32(c, 1.0f)));
-    int d = bop(c, "Mul", GO(0), bop(c, "Mul", e, p));
+    int p = wt_grad_op2(c, "Pow", I(0), wt_grad_op2(c, "Sub", e, wt_grad_const_f32(c, 1.0f)));
+    int d = wt_grad_op2(c, "Mul", GO(0), wt_grad_op2(c, "Mul", e, p));
     wt_grad_set(c, 0, wt_grad_unbroadcast(c, d, 0, 0));
   }
   if (wt_grad_need(c, 1)) {
     int zero = wt_grad_const_f32(c, 0.0f);
-    int ylog = bop(c, "Mul", O(0), wt_grad_op1(c, "Log", "", 1, (int[]){I(0)}));
-    int safe = wt_grad_op1(c, "Where", "", 3, (int[]){bop(c, "Equal", I(0), zero), zero, ylog});
-    wt_grad_set(c, 1, wt_grad_unbroadcast(c, bop(c, "Mul", GO(0), safe), 0, 1));
+    int ylog = wt_grad_op2(c, "Mul", O(0), wt_grad_op1(c, "Log", "", 1, (int[]){I(0)}));
+    int safe = wt_grad_op1(c, "Where", "", 3, (int[]){wt_grad_op2(c, "Equal", I(0), zero), zero, ylog});
+    wt_grad_set(c, 1, wt_grad_unbroadcast(c, wt_grad_op2(c, "Mul", GO(0), safe), 0, 1));
   }
   return wt_grad_status(c);
 }
@@ -339,23 +336,23 @@ static int min_max_grad(wt_grad_ctx *c) {
   }
   int masks[64];
   for (int i = 0; i < n; i++) {
-    int eq = bop(c, "Equal", I(i), O(0));
+    int eq = wt_grad_op2(c, "Equal", I(i), O(0));
     masks[i] = wt_grad_op1(c, "Cast", "", 1, &eq);
     if (masks[i] >= 0) wt_node_set_int(c->g, wt_grad_last(c), "to", WT_FLOAT);
   }
   if (wt_grad_status(c)) return wt_grad_status(c);
   int count = wt_grad_op1(c, "Sum", "", n, masks);
-  int scaled = bop(c, "Div", GO(0), count);
+  int scaled = wt_grad_op2(c, "Div", GO(0), count);
   for (int i = 0; i < n; i++)
     if (wt_grad_need(c, i))
-      wt_grad_set(c, i, wt_grad_unbroadcast(c, bop(c, "Mul", scaled, masks[i]), 0, i));
+      wt_grad_set(c, i, wt_grad_unbroadcast(c, wt_grad_op2(c, "Mul", scaled, masks[i]), 0, i));
   return wt_grad_status(c);
 }
 
 /* Mean: every input gets dY / n (unbroadcast). */
 static int mean_grad(wt_grad_ctx *c) {
   int n = wt_grad_node(c)->n_inputs;
-  int d = n == 1 ? GO(0) : bop(c, "Div", GO(0), wt_grad_const_f32(c, (float)n));
+  int d = n == 1 ? GO(0) : wt_grad_op2(c, "Div", GO(0), wt_grad_const_f32(c, (float)n));
   for (int i = 0; i < n; i++)
     if (wt_grad_need(c, i)) wt_grad_set(c, i, wt_grad_unbroadcast(c, d, 0, i));
   return wt_grad_status(c);
@@ -365,13 +362,13 @@ static int mean_grad(wt_grad_ctx *c) {
  * dY * x : 0). */
 static int prelu_grad(wt_grad_ctx *c) {
   int zero = wt_grad_const_f32(c, 0.0f);
-  int neg = bop(c, "Less", I(0), zero);
+  int neg = wt_grad_op2(c, "Less", I(0), zero);
   if (wt_grad_need(c, 0)) {
-    int d = wt_grad_op1(c, "Where", "", 3, (int[]){neg, bop(c, "Mul", GO(0), I(1)), GO(0)});
+    int d = wt_grad_op1(c, "Where", "", 3, (int[]){neg, wt_grad_op2(c, "Mul", GO(0), I(1)), GO(0)});
     wt_grad_set(c, 0, d);
   }
   if (wt_grad_need(c, 1)) {
-    int d = wt_grad_op1(c, "Where", "", 3, (int[]){neg, bop(c, "Mul", GO(0), I(0)), zero});
+    int d = wt_grad_op1(c, "Where", "", 3, (int[]){neg, wt_grad_op2(c, "Mul", GO(0), I(0)), zero});
     wt_grad_set(c, 1, wt_grad_unbroadcast(c, d, 0, 1));
   }
   return wt_grad_status(c);

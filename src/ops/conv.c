@@ -173,21 +173,10 @@ static int conv_run(const wt_run_ctx *ctx) {
 /* ORT's rule for Conv and ConvTranspose: one <op>Grad(dY, X, W) node with the forward's
  * attributes and an output per forward input, unneeded ones omitted (empty names). */
 static int conv_family_grad(wt_grad_ctx *c, const char *grad_op) {
-  int n_in = wt_grad_node(c)->n_inputs, outs[3];
+  int n_in = wt_grad_node(c)->n_inputs;
   if (n_in > 3) n_in = 3;
-  int n_out = n_in;
-  while (n_out > 1 && !wt_grad_need(c, n_out - 1)) n_out--; /* trailing omitted outputs */
-  int node = wt_grad_op(c, grad_op, WT_MS, 3, (int[]){GO(0), I(0), I(1)}, n_out, outs);
-  if (node < 0) return wt_grad_status(c);
-  wt_window_copy_attrs(c, node);
-  for (int i = 0; i < n_out; i++) {
-    if (wt_grad_need(c, i)) {
-      wt_grad_set(c, i, outs[i]);
-    } else {
-      c->g->nodes[node].outputs[i] = -1;
-      c->g->values[outs[i]].producer = -1;
-    }
-  }
+  int node = wt_grad_op_grads(c, grad_op, WT_MS, 3, (int[]){GO(0), I(0), I(1)}, n_in, NULL);
+  if (node >= 0) wt_window_copy_attrs(c, node);
   return wt_grad_status(c);
 }
 
@@ -203,15 +192,7 @@ static int conv_grad_rule(wt_grad_ctx *c) { return conv_family_grad(c, "ConvGrad
 static const char *const convt_attrs[] = {"strides", "pads", "dilations", "group", "kernel_shape"};
 
 static void copy_convt_attrs(wt_grad_ctx *c, int dst) {
-  for (int i = 0; !c->rc && i < wt_grad_node(c)->n_attrs; i++) {
-    const wt_attr *a = &wt_grad_node(c)->attrs[i];
-    int keep = 0;
-    for (size_t k = 0; k < sizeof convt_attrs / sizeof *convt_attrs; k++) keep |= !strcmp(a->name, convt_attrs[k]);
-    if (!keep) continue;
-    int rc = a->type == WT_ATTR_INT ? wt_node_set_int(c->g, dst, a->name, a->i)
-             : a->type == WT_ATTR_INTS ? wt_node_set_ints(c->g, dst, a->name, a->ints, a->n) : WT_OK;
-    if (rc) wt_grad_fail(c, rc, "out of memory copying attribute '%s'", a->name);
-  }
+  wt_grad_copy_attrs(c, dst, convt_attrs, (int)(sizeof convt_attrs / sizeof *convt_attrs));
 }
 
 static int conv_transpose_grad_rule(wt_grad_ctx *c) {
@@ -231,8 +212,7 @@ static int conv_transpose_grad_rule(wt_grad_ctx *c) {
     int node = wt_grad_op(c, "ConvGrad", WT_MS, 3, (int[]){I(0), GO(0), I(1)}, 2, outs);
     if (node < 0) return wt_grad_status(c);
     copy_convt_attrs(c, node);
-    c->g->nodes[node].outputs[0] = -1;
-    c->g->values[outs[0]].producer = -1;
+    wt_grad_omit_output(c, node, 0);
     wt_grad_set(c, 1, outs[1]);
   }
   if (has_bias && wt_grad_need(c, 2)) {

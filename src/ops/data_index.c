@@ -539,8 +539,7 @@ static int scatter_grad(wt_grad_ctx *c, int nd) {
   if (wt_grad_need(c, 0)) {
     int d = GO(0);
     if (!add) {
-      int shape = wt_grad_op1(c, "Shape", "", 1, (int[]){I(2)});
-      int zeros = wt_grad_op1(c, "ConstantOfShape", "", 1, &shape);
+      int zeros = wt_grad_fill_like(c, I(2), 0.0f);
       d = wt_grad_op1(c, nd ? "ScatterND" : "ScatterElements", "", 3, (int[]){GO(0), I(1), zeros});
       if (d >= 0 && !nd) wt_node_set_int(c->g, wt_grad_last(c), "axis", axis);
     }

@@ -85,24 +85,6 @@ static int bn_run(const wt_run_ctx *ctx) {
 
 /* ---- gradient rules ------------------------------------------------------------------------- */
 
-/* A float32 zero gradient shaped like value v (ConstantOfShape's default value is float 0). */
-static int zeros_like(wt_grad_ctx *c, int v) {
-  int shape = wt_grad_op1(c, "Shape", "", 1, &v);
-  return wt_grad_op1(c, "ConstantOfShape", "", 1, &shape);
-}
-
-/* Copies the forward node's attributes of the given names onto node `to` (when present). */
-static void copy_attrs(wt_grad_ctx *c, int to, const char *const *names, int n) {
-  for (int i = 0; i < n && wt_grad_status(c) == WT_OK; i++) {
-    const wt_attr *a = wt_node_attr(wt_grad_node(c), names[i]);
-    if (!a) continue;
-    int rc = a->type == WT_ATTR_FLOAT ? wt_node_set_float(c->g, to, names[i], a->f)
-             : a->type == WT_ATTR_INT ? wt_node_set_int(c->g, to, names[i], a->i)
-                                      : WT_OK;
-    if (rc) wt_grad_fail(c, rc, "out of memory");
-  }
-}
-
 /* Training mode, as ONNX Runtime does it: the node becomes com.microsoft BatchNormInternal
  * (same inputs and attributes, training_mode=1), which also outputs the batch mean (3) and
  * 1 / sqrt(batch var + eps) (4) that BatchNormalizationGrad(dY, X, scale, mean, inv_std)
@@ -127,7 +109,7 @@ static int bn_train_grad(wt_grad_ctx *c) {
     if (wt_grad_need(c, i)) wt_grad_set(c, i, outs[i]);
   /* The batch statistics do not depend on the running ones. */
   for (int i = 3; i < 5; i++)
-    if (wt_grad_need(c, i)) wt_grad_set(c, i, zeros_like(c, I(i)));
+    if (wt_grad_need(c, i)) wt_grad_set(c, i, wt_grad_fill_like(c, I(i), 0.0f));
   return wt_grad_status(c);
 }
 
@@ -274,7 +256,7 @@ static int ln_grad(wt_grad_ctx *c) {
   int outs[3];
   int node = wt_grad_op(c, "LayerNormalizationGrad", WT_MS, 5,
                         (int[]){GO(0), I(0), I(1), mean, inv}, 3, outs);
-  if (node >= 0) copy_attrs(c, node, (const char *const[]){"axis", "epsilon", "stash_type"}, 3);
+  if (node >= 0) wt_grad_copy_attrs(c, node, (const char *const[]){"axis", "epsilon", "stash_type"}, 3);
   for (int i = 0; i < 3; i++)
     if (wt_grad_need(c, i)) wt_grad_set(c, i, outs[i]);
   return wt_grad_status(c);

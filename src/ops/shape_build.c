@@ -384,8 +384,7 @@ static int split_grad(wt_grad_ctx *c) {
     parts[i] = GO(i);
     if (parts[i] >= 0) continue;
     if (O(i) < 0) return wt_grad_fail(c, WT_ERR_UNSUPPORTED, "output %d is omitted", i);
-    int shape = wt_grad_op1(c, "Shape", "", 1, (int[]){O(i)});
-    parts[i] = wt_grad_op1(c, "ConstantOfShape", "", 1, &shape); /* float zeros by default */
+    parts[i] = wt_grad_fill_like(c, O(i), 0.0f);
   }
   int d = wt_grad_op1(c, "Concat", "", n, parts);
   if (d >= 0) wt_node_set_int(c->g, wt_grad_last(c), "axis", wt_attr_int(wt_grad_node(c), "axis", 0));

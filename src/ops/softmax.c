@@ -13,18 +13,6 @@
 #include "ops/softmax_layout.h"
 
 /* Copies the forward node's int / float / string attributes of these names onto node `to`. */
-static void copy_attrs(wt_grad_ctx *c, int to, const char *const *names, int n) {
-  for (int i = 0; i < n && wt_grad_status(c) == WT_OK; i++) {
-    const wt_attr *a = wt_node_attr(wt_grad_node(c), names[i]);
-    if (!a) continue;
-    int rc = a->type == WT_ATTR_FLOAT    ? wt_node_set_float(c->g, to, names[i], a->f)
-             : a->type == WT_ATTR_INT    ? wt_node_set_int(c->g, to, names[i], a->i)
-             : a->type == WT_ATTR_STRING ? wt_node_set_string(c->g, to, names[i], a->s)
-                                         : WT_OK;
-    if (rc) wt_grad_fail(c, rc, "out of memory");
-  }
-}
-
 typedef struct softmax_params {
   int64_t outer, n, inner;
   int log_out;
@@ -60,7 +48,7 @@ static int softmax_grad(wt_grad_ctx *c) {
   const char *op = c->opset < 13 ? (log_out ? "LogSoftmaxGrad" : "SoftmaxGrad")
                                  : (log_out ? "LogSoftmaxGrad_13" : "SoftmaxGrad_13");
   int dx = wt_grad_op1(c, op, WT_MS, 2, (int[]){GO(0), O(0)});
-  if (dx >= 0) copy_attrs(c, wt_grad_last(c), (const char *const[]){"axis"}, 1);
+  if (dx >= 0) wt_grad_copy_attrs(c, wt_grad_last(c), (const char *const[]){"axis"}, 1);
   wt_grad_set(c, 0, dx);
   return wt_grad_status(c);
 }
@@ -133,22 +121,6 @@ static int sce_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
-/* -inf shaped like value v: ConstantOfShape(Shape(v)) with a float -inf value. */
-static int neg_inf_like(wt_grad_ctx *c, int v) {
-  int shape = wt_grad_op1(c, "Shape", "", 1, &v);
-  int r = wt_grad_op1(c, "ConstantOfShape", "", 1, &shape);
-  if (r < 0) return -1;
-  wt_attr *a = wt_node_add_attr(c->g, wt_grad_last(c), "value", WT_ATTR_TENSOR);
-  if (!a || !(a->t = calloc(1, sizeof *a->t)) || !(a->t->name = wt_strdup("")) ||
-      !(a->t->t.data = malloc(sizeof(float))))
-    return wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory"), -1;
-  a->t->t.dtype = WT_FLOAT;
-  a->t->t.rank = 1;
-  a->t->t.dims[0] = 1;
-  *(float *)a->t->t.data = -INFINITY;
-  return r;
-}
-
 /* ONNX Runtime's rule: SoftmaxCrossEntropyLossGrad(dY, log_prob, labels[, weights]) with the
  * forward attributes (reduction, ignore_index); log_prob is forward output 1.
  * NegativeLogLikelihoodLoss has no ORT rule; its gradient -onehot(t) * w[t] * g is the same op
@@ -163,12 +135,12 @@ static int sce_grad(wt_grad_ctx *c) {
     return wt_grad_fail(c, WT_ERR_UNSUPPORTED,
                         "the loss depends on log_prob; only the gradient through the loss output "
                         "is supported");
-  int lp = nll ? neg_inf_like(c, I(0)) : wt_grad_forward_output(c, 1);
+  int lp = nll ? wt_grad_fill_like(c, I(0), -INFINITY) : wt_grad_forward_output(c, 1);
   int has_w = wt_grad_node(c)->n_inputs > 2 && I(2) >= 0;
   int dx = wt_grad_op1(c, "SoftmaxCrossEntropyLossGrad", WT_MS, has_w ? 4 : 3,
                        (int[]){GO(0), lp, I(1), has_w ? I(2) : -1});
   if (dx >= 0)
-    copy_attrs(c, wt_grad_last(c), (const char *const[]){"reduction", "ignore_index"}, 2);
+    wt_grad_copy_attrs(c, wt_grad_last(c), (const char *const[]){"reduction", "ignore_index"}, 2);
   wt_grad_set(c, 0, dx);
   return wt_grad_status(c);
 }

@@ -11,9 +11,7 @@
 /* ---- emit helpers --------------------------------------------------------------------------- */
 
 static int op1(wt_grad_ctx *c, const char *type, int a) { return wt_grad_op1(c, type, "", 1, &a); }
-static int op2(wt_grad_ctx *c, const char *type, int a, int b) {
-  return wt_grad_op1(c, type, "", 2, (int[]){a, b});
-}
+#define op2 wt_grad_op2 /* shorthand for the formulas below */
 static int mul(wt_grad_ctx *c, int a, int b) { return op2(c, "Mul", a, b); }
 static int cf(wt_grad_ctx *c, float v) { return wt_grad_const_f32(c, v); }
 static int where(wt_grad_ctx *c, int cond, int a, int b) {
