@@ -123,25 +123,8 @@ typedef struct row_user {
   int da, db;         /* operand dtypes (Pow may mix) */
 } row_user;
 
-static double load_d(const void *p, int dtype, int64_t i) {
-  switch (dtype) {
-    case WT_FLOAT: return ((const float *)p)[i];
-    case WT_INT32: return ((const int32_t *)p)[i];
-    case WT_INT64: return (double)((const int64_t *)p)[i];
-    default: return ((const uint8_t *)p)[i] != 0;
-  }
-}
-
 static int64_t load_i(const void *p, int dtype, int64_t i) {
   return dtype == WT_INT32 ? ((const int32_t *)p)[i] : ((const int64_t *)p)[i];
-}
-
-/* Float -> integer without the undefined behaviour of an out-of-range C conversion. */
-static int64_t sat_i64(double v, int64_t lo, int64_t hi) {
-  if (v != v) return 0;
-  if (v <= (double)lo) return lo;
-  if (v >= (double)hi) return hi;
-  return (int64_t)v;
 }
 
 /* Pow with different base and exponent types: computed in double, stored as the base type. */
@@ -149,15 +132,15 @@ static void pow_mixed(const row_user *u, int64_t n, const void *a, int sa, const
                       void *out) {
   for (int64_t i = 0; i < n; i++) {
     if (u->da == WT_FLOAT) {
-      ((float *)out)[i] = (float)pow(load_d(a, u->da, i * sa), load_d(b, u->db, i * sb));
+      ((float *)out)[i] = (float)pow(dt_load_d(a, u->da, i * sa), dt_load_d(b, u->db, i * sb));
     } else if (u->db != WT_FLOAT) {
       int64_t r = wt_ew_ipow(load_i(a, u->da, i * sa), load_i(b, u->db, i * sb));
       if (u->da == WT_INT32) ((int32_t *)out)[i] = (int32_t)r;
       else ((int64_t *)out)[i] = r;
     } else {
-      double r = pow(load_d(a, u->da, i * sa), load_d(b, u->db, i * sb));
-      if (u->da == WT_INT32) ((int32_t *)out)[i] = (int32_t)sat_i64(r, INT32_MIN, INT32_MAX);
-      else ((int64_t *)out)[i] = sat_i64(r, INT64_MIN, INT64_MAX);
+      double r = pow(dt_load_d(a, u->da, i * sa), dt_load_d(b, u->db, i * sb));
+      if (u->da == WT_INT32) ((int32_t *)out)[i] = (int32_t)dt_sat_i64(r, INT32_MIN, INT32_MAX);
+      else ((int64_t *)out)[i] = dt_sat_i64(r, INT64_MIN, INT64_MAX);
     }
   }
 }

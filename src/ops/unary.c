@@ -161,23 +161,6 @@ INT_MAP(int64_t, uint64_t)
 
 /* ---- Cast ---------------------------------------------------------------------------------- */
 
-static double load_d(const void *p, int dtype, int64_t i) {
-  switch (dtype) {
-    case WT_FLOAT: return ((const float *)p)[i];
-    case WT_INT32: return ((const int32_t *)p)[i];
-    case WT_INT64: return (double)((const int64_t *)p)[i];
-    default: return ((const uint8_t *)p)[i] != 0;
-  }
-}
-
-/* Out-of-range and NaN float -> int conversions are undefined in C: saturate (NaN -> 0). */
-static int64_t sat_i64(double v, int64_t lo, int64_t hi) {
-  if (v != v) return 0;
-  if (v <= (double)lo) return lo;
-  if (v >= (double)hi) return hi;
-  return (int64_t)v;
-}
-
 static void cast(const wt_tensor *x, wt_tensor *y) {
   int64_t n = wt_numel(x);
   if (x->dtype == y->dtype) {
@@ -188,21 +171,21 @@ static void cast(const wt_tensor *x, wt_tensor *y) {
     switch (y->dtype) {
       case WT_FLOAT:
         ((float *)y->data)[i] = x->dtype == WT_INT64 ? (float)((const int64_t *)x->data)[i]
-                                                     : (float)load_d(x->data, x->dtype, i);
+                                                     : (float)dt_load_d(x->data, x->dtype, i);
         break;
       case WT_INT32:
         ((int32_t *)y->data)[i] = x->dtype == WT_INT64
                                       ? (int32_t)((const int64_t *)x->data)[i]
-                                      : (int32_t)sat_i64(load_d(x->data, x->dtype, i), INT32_MIN, INT32_MAX);
+                                      : (int32_t)dt_sat_i64(dt_load_d(x->data, x->dtype, i), INT32_MIN, INT32_MAX);
         break;
       case WT_INT64:
         ((int64_t *)y->data)[i] = x->dtype == WT_FLOAT
-                                      ? sat_i64(((const float *)x->data)[i], INT64_MIN, INT64_MAX)
-                                      : (int64_t)load_d(x->data, x->dtype, i);
+                                      ? dt_sat_i64(((const float *)x->data)[i], INT64_MIN, INT64_MAX)
+                                      : (int64_t)dt_load_d(x->data, x->dtype, i);
         break;
       default:
         ((uint8_t *)y->data)[i] = x->dtype == WT_INT64 ? ((const int64_t *)x->data)[i] != 0
-                                                       : load_d(x->data, x->dtype, i) != 0.0;
+                                                       : dt_load_d(x->data, x->dtype, i) != 0.0;
         break;
     }
   }
