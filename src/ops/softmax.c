@@ -12,15 +12,9 @@
 #include "ops/op.h"
 #include "ops/softmax_layout.h"
 
-/* Copies the forward node's int / float / string attributes of these names onto node `to`. */
-typedef struct softmax_params {
-  int64_t outer, n, inner;
-  int log_out;
-} softmax_params;
-static_assert(sizeof(softmax_params) <= WT_PARAMS_MAX, "softmax_params too large");
 
 static int softmax_infer(wt_infer_ctx *ctx) {
-  softmax_params *p = WT_PARAMS(ctx, softmax_params);
+  wt_softmax_params *p = WT_PARAMS(ctx, wt_softmax_params);
   const wt_tensor *x = &ctx->in[0];
   if (x->dtype != WT_FLOAT)
     return wt_errorf(WT_ERR_SHAPE, "input 'input' has dtype %s; expected float",
@@ -35,7 +29,7 @@ static int softmax_infer(wt_infer_ctx *ctx) {
 }
 
 static int softmax_run(const wt_run_ctx *ctx) {
-  const softmax_params *p = ctx->params;
+  const wt_softmax_params *p = ctx->params;
   wt_softmax_f32(ctx->in[0].data, ctx->out[0].data, p->outer, p->n, p->inner, p->log_out,
                  ctx->scratch);
   return WT_OK;

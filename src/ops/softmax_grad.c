@@ -14,14 +14,9 @@
 /* wt_op_def.variant bits: LogSoftmax's gradient; the per-axis (opset 13) form. */
 enum { SMG_LOG = 1, SMG_13 = 2 };
 
-typedef struct smg_params {
-  int64_t outer, n, inner;
-  int log_out;
-} smg_params;
-static_assert(sizeof(smg_params) <= WT_PARAMS_MAX, "smg_params too large");
 
 static int smg_infer(wt_infer_ctx *ctx) {
-  smg_params *p = WT_PARAMS(ctx, smg_params);
+  wt_softmax_params *p = WT_PARAMS(ctx, wt_softmax_params);
   const wt_tensor *dy = &ctx->in[0], *y = &ctx->in[1];
   WT_TRY(wt_expect_float(dy, "dY", 0));
   WT_TRY(wt_expect_float(y, "Y", 1));
@@ -36,7 +31,7 @@ static int smg_infer(wt_infer_ctx *ctx) {
 }
 
 static int smg_run(const wt_run_ctx *ctx) {
-  const smg_params *p = ctx->params;
+  const wt_softmax_params *p = ctx->params;
   wt_softmax_grad_f32(ctx->in[0].data, ctx->in[1].data, ctx->out[0].data, p->outer, p->n,
                       p->inner, p->log_out, ctx->scratch);
   return WT_OK;

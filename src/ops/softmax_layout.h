@@ -7,6 +7,12 @@
 #include "base/status.h"
 #include "base/tensor.h"
 
+/* The plan-time parameters of (Log)Softmax and of their gradient ops. */
+typedef struct wt_softmax_params {
+  int64_t outer, n, inner;
+  int log_out;
+} wt_softmax_params;
+
 static inline int wt_softmax_layout(const wt_tensor *x, int64_t axis, int coerce, int64_t *outer,
                                     int64_t *n, int64_t *inner) {
   /* Coercion allows axis == rank (an empty trailing block). */
