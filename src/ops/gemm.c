@@ -240,7 +240,10 @@ static int matmul_grad(wt_grad_ctx *c) {
 }
 
 /* A Relu after the product runs as the GEMM's epilogue (no pass of its own over the output). */
-static int is_relu(const wt_node *n) { return !strcmp(n->op_type, "Relu") && !n->domain[0]; }
+static int is_relu(const wt_node *n) {
+  const wt_op_def *op = wt_op_find(n->domain, n->op_type);
+  return op && (op->flags & WT_OP_RELU);
+}
 
 static int matmul_absorb(void *params, const wt_node *next) {
   mm_params *p = params;

@@ -85,7 +85,10 @@ enum wt_op_flags {
   /* The training-mode form of a forward op that the gradient rule substitutes for it, to keep
    * what the backward pass reads (BatchNormInternal, LSTMTraining, GRUTraining): forward pass,
    * but like a gradient op never part of an inference model. */
-  WT_OP_TRAINING = 1u << 4
+  WT_OP_TRAINING = 1u << 4,
+  /* y = max(x, 0) elementwise (Relu): an op whose run can end in that clamp may absorb it
+   * (MatMul and Gemm's epilogue) without knowing its name. */
+  WT_OP_RELU = 1u << 5
 };
 
 typedef struct wt_op_def {

@@ -32,7 +32,7 @@ enum { K_NOT = WT_EW_UNOP_COUNT, K_CAST, K_CASTLIKE, K_IDENTITY, K_DROPOUT, K_IS
   ACT(Neg, WT_EW_NEG, DT_NUM, 6, RULE)                                                            \
   ACT(Abs, WT_EW_ABS, DT_NUM, 6, RULE)                                                            \
   ACT(Sign, WT_EW_SIGN, DT_NUM, 9, RULE)                                                          \
-  ACT(Relu, WT_EW_RELU, DT_NUM, 14, RULE)                                                         \
+  OP(Relu, "", "Relu", WT_EW_RELU, DT_NUM, 14, 1, 1, 1, INPL | WT_OP_RELU, RULE)                  \
   OP(Clip, "", "Clip", WT_EW_CLIP, DT_NUM, 12, 1, 3, 1, INPL, RULE)                               \
   ACT(Sqrt, WT_EW_SQRT, DT_F, 0, RULE)                                                            \
   ACT(Reciprocal, WT_EW_RECIPROCAL, DT_F, 0, RULE)                                                \
