@@ -176,11 +176,12 @@ static int bn_grad(wt_grad_ctx *c) {
 
 static const wt_op_def wt_op_BatchNormalization = {
     .domain = "", .op_type = "BatchNormalization", .min_inputs = 5, .max_inputs = 5,
-    .min_outputs = 1, .max_outputs = 3, .infer = bn_infer, .run = bn_run, .grad = bn_grad};
+    .min_outputs = 1, .max_outputs = 3, .infer = bn_infer, .run = bn_run, .grad = bn_grad,
+    .flags = WT_OP_RUNNING_STATS};
 static const wt_op_def wt_op_BatchNormInternal = {
     .domain = WT_MS, .op_type = "BatchNormInternal", .min_inputs = 5, .max_inputs = 5,
     .min_outputs = 1, .max_outputs = 5, .infer = bn_infer, .run = bn_run, .grad = bn_grad,
-    .flags = WT_OP_TRAINING};
+    .flags = WT_OP_TRAINING | WT_OP_RUNNING_STATS};
 
 /* ---- LayerNormalization ------------------------------------------------------------------ */
 

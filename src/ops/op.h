@@ -88,7 +88,10 @@ enum wt_op_flags {
   WT_OP_TRAINING = 1u << 4,
   /* y = max(x, 0) elementwise (Relu): an op whose run can end in that clamp may absorb it
    * (MatMul and Gemm's epilogue) without knowing its name. */
-  WT_OP_RELU = 1u << 5
+  WT_OP_RELU = 1u << 5,
+  /* Batch-normalization statistics: with attribute training_mode set, outputs 1 and 2 are the
+   * updated running statistics of inputs 3 and 4 (the module writes them back into the state). */
+  WT_OP_RUNNING_STATS = 1u << 6
 };
 
 typedef struct wt_op_def {
