@@ -1,7 +1,13 @@
 /* The op contract. An op is defined once, in one file of src/ops/ (one file per op family):
  * its attribute parsing and shape/dtype inference (`infer`, at plan time), its forward kernel
- * call (`run`, at run time, no allocation), and later its gradient builder (`grad`).
- * Each family file exports a NULL-terminated table `wt_ops_<family>[]` listed in registry.c.
+ * call (`run`, at run time, no allocation), and its gradient rule (`grad`, src/grad/grad.h).
+ * Each file of src/ops/ that defines ops exports a NULL-terminated table `wt_ops_<file>[]`
+ * listed in registry.c; definitions are static, so one left out of its table fails the build.
+ * Families of like ops (unary, binary, Reduce*) generate definitions and table from one list
+ * (an X-macro: unary_ops.h, BINARY_OPS, REDUCE_OPS): adding such an op is one line there.
+ * An op that shares infer/run/grad with others finds which one it is through ctx->op (its
+ * definition's variant / spec), never by comparing the node's op_type; what the rest of webtrain
+ * must know of an op (a gradient op, a Relu, running statistics ...) is a flag of its definition.
  *
  * infer: ctx->in[i] holds dtype/rank/dims of node input i (dtype WT_UNDEFINED for an omitted
  *   optional input; data is NULL). It must set dtype/rank/dims of every ctx->out[i], may store

@@ -1,6 +1,7 @@
 /* The op registry: every family's table, merged and sorted once by (domain, op_type).
- * Adding an op: define it in its family file and add one line to that family's table.
- * Adding a family: one line in FAMILIES below. */
+ * Adding an op: define it in its family file and add one line to that family's table (or list,
+ * where the family generates its table from one: see op.h). Adding a family (a file of
+ * src/ops/ with a table): one line in FAMILIES below. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
