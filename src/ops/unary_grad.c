@@ -170,6 +170,8 @@ int wt_unary_grad_BiasGelu(wt_grad_ctx *c) { return bias_gelu_grad(c, "BiasGeluG
 int wt_unary_grad_QuickGelu(wt_grad_ctx *c) {
   return set0(c, ms_grad(c, "QuickGeluGrad", I(0), "alpha", alpha(c)));
 }
+/* Swish (ai.onnx, opset 24) is QuickGelu's x * sigmoid(alpha * x) with alpha defaulting to 1. */
+int wt_unary_grad_Swish(wt_grad_ctx *c) { return wt_unary_grad_QuickGelu(c); }
 
 /* ---- decompositions (no ONNX Runtime rule) -------------------------------------------------- */
 

@@ -69,6 +69,7 @@ enum { K_NOT = WT_EW_UNOP_COUNT, K_CAST, K_CASTLIKE, K_IDENTITY, K_DROPOUT, K_IS
   ACT(Celu, WT_EW_CELU, DT_F, 0, RULE, .alpha = {"alpha", 1.0f})                                  \
   ACT(ThresholdedRelu, WT_EW_THRESHOLDEDRELU, DT_F, 0, RULE, .alpha = {"alpha", 1.0f})            \
   ACT(Shrink, WT_EW_SHRINK, DT_F, 0, RULE, .alpha = {"lambd", 0.5f}, .beta = {"bias", 0.0f})      \
+  ACT(Swish, WT_EW_QUICKGELU, DT_F, 0, RULE, .alpha = {"alpha", 1.0f}) /* opset 24 */              \
   ACT(IsNaN, K_ISNAN, DT_F, 0, NO_RULE)                                                           \
   ACT(IsInf, K_ISINF, DT_F, 0, NO_RULE)                                                           \
   ACT(Not, K_NOT, DT_B, 0, NO_RULE)                                                               \
