@@ -79,12 +79,7 @@ static int sce_infer(wt_infer_ctx *ctx) {
                      wt_dtype_name(x->dtype));
   WT_TRY(wt_ce_layout(x, xn, t, tn, wt_has_input(ctx->in, ctx->n_in, 2) ? &ctx->in[2] : NULL, "weights",
                       &p->N, &p->C, &p->D));
-  const char *red = wt_attr_string(ctx->node, "reduction", "mean");
-  if (strcmp(red, "none") == 0) p->reduction = WT_LOSS_NONE;
-  else if (strcmp(red, "sum") == 0) p->reduction = WT_LOSS_SUM;
-  else if (strcmp(red, "mean") == 0) p->reduction = WT_LOSS_MEAN;
-  else
-    return wt_errorf(WT_ERR_INVALID_ARG, "reduction '%s'; expected 'none', 'sum' or 'mean'", red);
+  WT_TRY(wt_loss_reduction(ctx->node, &p->reduction));
   const wt_attr *ii = wt_node_attr(ctx->node, "ignore_index");
   p->has_ignore = ii != NULL;
   p->ignore_index = ii ? ii->i : 0;

@@ -71,12 +71,7 @@ static int sceg_infer(wt_infer_ctx *ctx) {
   if (wt_has_input(ctx->in, ctx->n_in, 4) &&
       (ctx->in[4].dtype != WT_INT64 || wt_numel(&ctx->in[4]) != 1))
     return wt_errorf(WT_ERR_SHAPE, "input 'ignore_index' must be one int64");
-  const char *red = wt_attr_string(ctx->node, "reduction", "mean");
-  if (strcmp(red, "none") == 0) p->reduction = WT_LOSS_NONE;
-  else if (strcmp(red, "sum") == 0) p->reduction = WT_LOSS_SUM;
-  else if (strcmp(red, "mean") == 0) p->reduction = WT_LOSS_MEAN;
-  else
-    return wt_errorf(WT_ERR_INVALID_ARG, "reduction '%s'; expected 'none', 'sum' or 'mean'", red);
+  WT_TRY(wt_loss_reduction(ctx->node, &p->reduction));
   if (p->reduction == WT_LOSS_NONE ? wt_numel(dy) != wt_numel(t) : wt_numel(dy) != 1)
     return wt_errorf(WT_ERR_SHAPE, "input 'dY' has shape %s; expected %s",
                      wt_shape_str(dy->rank, dy->dims, b1, sizeof b1),
