@@ -187,6 +187,7 @@ int wt_autodiff(wt_graph *g, int loss, int n_params, const int *params, int *gra
     c.n_go = nd->n_outputs;
     c.gi = gi;
     c.need = need;
+    c.op = op;
     rc = op->grad(&c);
     if (rc == WT_OK) rc = c.rc;
     nd = &g->nodes[n];

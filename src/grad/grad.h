@@ -22,9 +22,12 @@
 
 #define WT_MS "com.microsoft"
 
+struct wt_op_def;               /* ops/op.h: the rule's own op definition */
+
 typedef struct wt_grad_ctx {
   wt_graph *g;
   int node;                     /* forward node index */
+  const struct wt_op_def *op;   /* the forward node's definition (variant / spec, not its name) */
   int opset;                    /* the model's ai.onnx opset */
   const int *go;                /* per forward output: gradient value or -1 */
   int *gi;                      /* per forward input: gradient value set by the rule, or -1 */
@@ -80,6 +83,22 @@ int wt_grad_expand_like(wt_grad_ctx *c, int x, int like);
 int wt_grad_const_ints(const wt_grad_ctx *c, int v, int64_t *out, int cap);
 /* Reshape(x, Shape(like)): x reshaped to the runtime shape of value `like`. */
 int wt_grad_reshape_like(wt_grad_ctx *c, int x, int like);
+
+/* Drops output k of emitted node `node` (nobody needs it: written with an empty name). */
+void wt_grad_omit_output(wt_grad_ctx *c, int node, int k);
+/* Emits op_type(ins) whose output k is the gradient of forward input map[k] (map NULL: input k)
+ * and sets those gradients; outputs of inputs that need none are omitted, the trailing ones
+ * dropped. Returns the node index (for attributes), -1 on error. */
+int wt_grad_op_grads(wt_grad_ctx *c, const char *op_type, const char *domain, int n_in, const int *ins,
+                     int n_out, const int *map);
+/* A float tensor of `value` with the runtime shape of value v: ConstantOfShape(Shape(v)) (the
+ * value attribute omitted for 0, ConstantOfShape's default). */
+int wt_grad_fill_like(wt_grad_ctx *c, int v, float value);
+/* op_type(a, b) in the ai.onnx domain: its output, -1 on error. */
+int wt_grad_op2(wt_grad_ctx *c, const char *op_type, int a, int b);
+/* Copies the forward node's attributes onto emitted node dst, in the forward node's order: those
+ * named in names[0..n) that it has, or all of them when names is NULL. Returns the status. */
+int wt_grad_copy_attrs(wt_grad_ctx *c, int dst, const char *const *names, int n);
 
 #define I(i) wt_grad_I(c, (i))
 #define O(i) wt_grad_O(c, (i))

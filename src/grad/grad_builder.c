@@ -207,3 +207,89 @@ int wt_grad_forward_output(wt_grad_ctx *c, int index) {
   c->g->values[v].producer = c->node;
   return v;
 }
+
+/* ---- shared helpers of the rules ------------------------------------------------------------ */
+
+int wt_grad_op2(wt_grad_ctx *c, const char *op_type, int a, int b) {
+  return wt_grad_op1(c, op_type, "", 2, (int[]){a, b});
+}
+
+static int attr_listed(const char *name, const char *const *names, int n) {
+  if (!names) return 1;
+  for (int i = 0; i < n; i++)
+    if (!strcmp(name, names[i])) return 1;
+  return 0;
+}
+
+static int copy_attr(wt_graph *g, int dst, const wt_attr *s) {
+  switch (s->type) {
+    case WT_ATTR_INT: return wt_node_set_int(g, dst, s->name, s->i);
+    case WT_ATTR_FLOAT: return wt_node_set_float(g, dst, s->name, s->f);
+    case WT_ATTR_STRING: return wt_node_set_string(g, dst, s->name, s->s);
+    case WT_ATTR_INTS: return wt_node_set_ints(g, dst, s->name, s->ints, s->n);
+    case WT_ATTR_FLOATS:
+    case WT_ATTR_STRINGS: {
+      wt_attr *a = wt_node_add_attr(g, dst, s->name, s->type);
+      if (!a) return WT_ERR_NO_MEMORY;
+      size_t k = (size_t)(s->n ? s->n : 1);
+      if (s->type == WT_ATTR_FLOATS) {
+        if (!(a->floats = malloc(sizeof(float) * k))) return WT_ERR_NO_MEMORY;
+        if (s->n) memcpy(a->floats, s->floats, sizeof(float) * (size_t)s->n);
+      } else {
+        if (!(a->strings = calloc(k, sizeof(char *)))) return WT_ERR_NO_MEMORY;
+        for (int j = 0; j < s->n; j++)
+          if (!(a->strings[j] = wt_strdup(s->strings[j]))) return WT_ERR_NO_MEMORY;
+      }
+      a->n = s->n;
+      return WT_OK;
+    }
+    default: return WT_OK; /* tensors and graphs are not copied */
+  }
+}
+
+int wt_grad_copy_attrs(wt_grad_ctx *c, int dst, const char *const *names, int n) {
+  for (int i = 0; !c->rc && i < wt_grad_node(c)->n_attrs; i++) {
+    const wt_attr *a = &wt_grad_node(c)->attrs[i];
+    if (!attr_listed(a->name, names, n)) continue;
+    if (copy_attr(c->g, dst, a)) wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory copying attribute '%s'", a->name);
+  }
+  return c->rc;
+}
+
+void wt_grad_omit_output(wt_grad_ctx *c, int node, int k) {
+  if (c->rc || node < 0) return;
+  int v = c->g->nodes[node].outputs[k];
+  c->g->nodes[node].outputs[k] = -1;
+  if (v >= 0) c->g->values[v].producer = -1;
+}
+
+int wt_grad_op_grads(wt_grad_ctx *c, const char *op_type, const char *domain, int n_in, const int *ins,
+                     int n_out, const int *map) {
+  int outs[16];
+  if (n_out > 16) return wt_grad_fail(c, WT_ERR_INTERNAL, "%s: %d outputs", op_type, n_out), -1;
+  int last = n_out;
+  while (last > 1 && !wt_grad_need(c, map ? map[last - 1] : last - 1)) last--; /* trailing omitted */
+  int node = wt_grad_op(c, op_type, domain, n_in, ins, last, outs);
+  if (node < 0) return -1;
+  for (int k = 0; k < last; k++) {
+    int i = map ? map[k] : k;
+    if (wt_grad_need(c, i)) wt_grad_set(c, i, outs[k]);
+    else wt_grad_omit_output(c, node, k);
+  }
+  return node;
+}
+
+int wt_grad_fill_like(wt_grad_ctx *c, int v, float value) {
+  int shape = wt_grad_op1(c, "Shape", "", 1, &v);
+  int r = wt_grad_op1(c, "ConstantOfShape", "", 1, &shape);
+  if (r < 0 || value == 0.0f) return r; /* ConstantOfShape's default value is float 0 */
+  wt_attr *a = wt_node_add_attr(c->g, wt_grad_last(c), "value", WT_ATTR_TENSOR);
+  if (!a || !(a->t = calloc(1, sizeof *a->t)) || !(a->t->name = wt_strdup("")) ||
+      !(a->t->t.data = malloc(sizeof(float))))
+    return wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory"), -1;
+  a->t->t.dtype = WT_FLOAT;
+  a->t->t.rank = 1;
+  a->t->t.dims[0] = 1;
+  *(float *)a->t->t.data = value;
+  return r;
+}

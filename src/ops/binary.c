@@ -11,38 +11,38 @@
 #include "ops/dtype_set.h"
 #include "ops/op.h"
 
-enum { K_ARITH, K_CMP, K_LOGIC, K_WHERE };
+enum { K_ARITH, K_MEAN /* Sum, then divided by the input count */, K_CMP, K_LOGIC, K_WHERE };
+
+/* The family's ops: one line each, the single source of their definitions (with their spec)
+ * and the family table. X(Name, kind, kernel op, dtypes of the data inputs, min_in, max_in,
+ * gradient rule or NULL) */
+#define BINARY_OPS(X)                                            \
+  X(Add, K_ARITH, WT_EW_ADD, DT_NUM, 2, 2, add_grad)             \
+  X(Sub, K_ARITH, WT_EW_SUB, DT_NUM, 2, 2, sub_grad)             \
+  X(Mul, K_ARITH, WT_EW_MUL, DT_NUM, 2, 2, mul_grad)             \
+  X(Div, K_ARITH, WT_EW_DIV, DT_NUM, 2, 2, div_grad)             \
+  X(Pow, K_ARITH, WT_EW_POW, DT_NUM, 2, 2, pow_grad)             \
+  X(Mod, K_ARITH, WT_EW_MOD, DT_NUM, 2, 2, NULL)                 \
+  X(Min, K_ARITH, WT_EW_MIN, DT_NUM, 1, 64, min_max_grad)        \
+  X(Max, K_ARITH, WT_EW_MAX, DT_NUM, 1, 64, min_max_grad)        \
+  X(Sum, K_ARITH, WT_EW_ADD, DT_F, 1, 64, sum_grad)              \
+  X(Mean, K_MEAN, WT_EW_ADD, DT_F, 1, 64, mean_grad)             \
+  X(PRelu, K_ARITH, WT_EW_PRELU, DT_NUM, 2, 2, prelu_grad)       \
+  X(Equal, K_CMP, WT_EW_EQ, DT_NUM | DT_B, 2, 2, NULL)           \
+  X(Less, K_CMP, WT_EW_LT, DT_NUM, 2, 2, NULL)                   \
+  X(Greater, K_CMP, WT_EW_GT, DT_NUM, 2, 2, NULL)                \
+  X(LessOrEqual, K_CMP, WT_EW_LE, DT_NUM, 2, 2, NULL)            \
+  X(GreaterOrEqual, K_CMP, WT_EW_GE, DT_NUM, 2, 2, NULL)         \
+  X(And, K_LOGIC, WT_EW_AND, DT_B, 2, 2, NULL)                   \
+  X(Or, K_LOGIC, WT_EW_OR, DT_B, 2, 2, NULL)                     \
+  X(Xor, K_LOGIC, WT_EW_XOR, DT_B, 2, 2, NULL)                   \
+  X(Where, K_WHERE, 0, DT_NUM | DT_B, 3, 3, where_grad)
 
 typedef struct bin_spec {
-  const char *op_type;
   int kind;
   int op;            /* wt_ew_binop / wt_ew_cmpop / wt_ew_logicop */
   unsigned dtypes;   /* allowed dtypes of the (first) data input */
-  int variadic;
 } bin_spec;
-
-static const bin_spec g_specs[] = {
-    {"Add", K_ARITH, WT_EW_ADD, DT_NUM, 0},
-    {"Sub", K_ARITH, WT_EW_SUB, DT_NUM, 0},
-    {"Mul", K_ARITH, WT_EW_MUL, DT_NUM, 0},
-    {"Div", K_ARITH, WT_EW_DIV, DT_NUM, 0},
-    {"Pow", K_ARITH, WT_EW_POW, DT_NUM, 0},
-    {"Mod", K_ARITH, WT_EW_MOD, DT_NUM, 0},
-    {"Min", K_ARITH, WT_EW_MIN, DT_NUM, 1},
-    {"Max", K_ARITH, WT_EW_MAX, DT_NUM, 1},
-    {"Sum", K_ARITH, WT_EW_ADD, DT_F, 1},
-    {"Mean", K_ARITH, WT_EW_ADD, DT_F, 1},
-    {"PRelu", K_ARITH, WT_EW_PRELU, DT_NUM, 0},
-    {"Equal", K_CMP, WT_EW_EQ, DT_NUM | DT_B, 0},
-    {"Less", K_CMP, WT_EW_LT, DT_NUM, 0},
-    {"Greater", K_CMP, WT_EW_GT, DT_NUM, 0},
-    {"LessOrEqual", K_CMP, WT_EW_LE, DT_NUM, 0},
-    {"GreaterOrEqual", K_CMP, WT_EW_GE, DT_NUM, 0},
-    {"And", K_LOGIC, WT_EW_AND, DT_B, 0},
-    {"Or", K_LOGIC, WT_EW_OR, DT_B, 0},
-    {"Xor", K_LOGIC, WT_EW_XOR, DT_B, 0},
-    {"Where", K_WHERE, 0, DT_NUM | DT_B, 0},
-};
 
 typedef struct bin_params {
   int kind;
@@ -53,31 +53,25 @@ static_assert(sizeof(bin_params) <= WT_PARAMS_MAX, "params too large");
 
 static int check_dtype(const wt_tensor *t, int i, unsigned allowed) {
   if (dt_bit(t->dtype) & allowed) return WT_OK;
-  return wt_errorf(WT_ERR_UNSUPPORTED, "input %d has dtype %s; expected %s", i,
+  return wt_errorf(WT_ERR_SHAPE, "input %d has dtype %s; expected %s", i,
                    wt_dtype_name(t->dtype), dt_list(allowed));
 }
 
 static int infer(wt_infer_ctx *ctx) {
-  const char *type = ctx->node->op_type;
-  const bin_spec *s = NULL;
-  for (size_t i = 0; i < sizeof g_specs / sizeof g_specs[0]; i++)
-    if (strcmp(g_specs[i].op_type, type) == 0) s = &g_specs[i];
-  if (!s) return wt_errorf(WT_ERR_INTERNAL, "binary family has no op %s", type);
+  const bin_spec *s = ctx->op->spec;
   if (ctx->opset < 7 && wt_node_attr(ctx->node, "broadcast"))
     return wt_errorf(WT_ERR_UNSUPPORTED,
                      "legacy 'broadcast'/'axis' attributes (opset < 7) are not supported");
   bin_params *p = WT_PARAMS(ctx, bin_params);
-  p->kind = s->kind;
+  p->kind = s->kind == K_MEAN ? K_ARITH : s->kind;
   p->op = s->op;
-  p->mean = strcmp(type, "Mean") == 0;
+  p->mean = s->kind == K_MEAN;
   if (s->op == WT_EW_PRELU && ctx->opset < 16 && ctx->in[0].dtype != WT_FLOAT)
-    return wt_errorf(WT_ERR_UNSUPPORTED, "input 'X' (index 0) has dtype %s; expected float before opset 16",
+    return wt_errorf(WT_ERR_SHAPE, "input 'X' (index 0) has dtype %s; expected float before opset 16",
                      wt_dtype_name(ctx->in[0].dtype));
   int out_dtype = ctx->in[0].dtype;
   if (s->kind == K_WHERE) {
-    if (ctx->in[0].dtype != WT_BOOL)
-      return wt_errorf(WT_ERR_SHAPE, "input 'condition' (index 0) has dtype %s; expected bool",
-                       wt_dtype_name(ctx->in[0].dtype));
+    WT_TRY(wt_expect_dtype(&ctx->in[0], "condition", 0, WT_BOOL));
     WT_TRY(check_dtype(&ctx->in[1], 1, s->dtypes));
     if (ctx->in[2].dtype != ctx->in[1].dtype)
       return wt_errorf(WT_ERR_SHAPE, "inputs 'X' and 'Y' have dtypes %s and %s; expected the same",
@@ -129,25 +123,8 @@ typedef struct row_user {
   int da, db;         /* operand dtypes (Pow may mix) */
 } row_user;
 
-static double load_d(const void *p, int dtype, int64_t i) {
-  switch (dtype) {
-    case WT_FLOAT: return ((const float *)p)[i];
-    case WT_INT32: return ((const int32_t *)p)[i];
-    case WT_INT64: return (double)((const int64_t *)p)[i];
-    default: return ((const uint8_t *)p)[i] != 0;
-  }
-}
-
 static int64_t load_i(const void *p, int dtype, int64_t i) {
   return dtype == WT_INT32 ? ((const int32_t *)p)[i] : ((const int64_t *)p)[i];
-}
-
-/* Float -> integer without the undefined behaviour of an out-of-range C conversion. */
-static int64_t sat_i64(double v, int64_t lo, int64_t hi) {
-  if (v != v) return 0;
-  if (v <= (double)lo) return lo;
-  if (v >= (double)hi) return hi;
-  return (int64_t)v;
 }
 
 /* Pow with different base and exponent types: computed in double, stored as the base type. */
@@ -155,15 +132,15 @@ static void pow_mixed(const row_user *u, int64_t n, const void *a, int sa, const
                       void *out) {
   for (int64_t i = 0; i < n; i++) {
     if (u->da == WT_FLOAT) {
-      ((float *)out)[i] = (float)pow(load_d(a, u->da, i * sa), load_d(b, u->db, i * sb));
+      ((float *)out)[i] = (float)pow(dt_load_d(a, u->da, i * sa), dt_load_d(b, u->db, i * sb));
     } else if (u->db != WT_FLOAT) {
       int64_t r = wt_ew_ipow(load_i(a, u->da, i * sa), load_i(b, u->db, i * sb));
       if (u->da == WT_INT32) ((int32_t *)out)[i] = (int32_t)r;
       else ((int64_t *)out)[i] = r;
     } else {
-      double r = pow(load_d(a, u->da, i * sa), load_d(b, u->db, i * sb));
-      if (u->da == WT_INT32) ((int32_t *)out)[i] = (int32_t)sat_i64(r, INT32_MIN, INT32_MAX);
-      else ((int64_t *)out)[i] = sat_i64(r, INT64_MIN, INT64_MAX);
+      double r = pow(dt_load_d(a, u->da, i * sa), dt_load_d(b, u->db, i * sb));
+      if (u->da == WT_INT32) ((int32_t *)out)[i] = (int32_t)dt_sat_i64(r, INT32_MIN, INT32_MAX);
+      else ((int64_t *)out)[i] = dt_sat_i64(r, INT64_MIN, INT64_MAX);
     }
   }
 }
@@ -294,15 +271,12 @@ static int sum_grad(wt_grad_ctx *c) {
   return wt_grad_status(c);
 }
 
-static int bop(wt_grad_ctx *c, const char *type, int a, int b) {
-  return wt_grad_op1(c, type, "", 2, (int[]){a, b});
-}
 
 /* Div: ONNX Runtime's DivGrad(dY, A, B) -> (dA, dB) when B needs a gradient (dA is then
  * computed even if unused, as in ONNX Runtime); dA = unbroadcast(dY / B) alone otherwise. */
 static int div_grad(wt_grad_ctx *c) {
   if (!wt_grad_need(c, 1)) {
-    wt_grad_set(c, 0, wt_grad_unbroadcast(c, bop(c, "Div", GO(0), I(1)), 0, 0));
+    wt_grad_set(c, 0, wt_grad_unbroadcast(c, wt_grad_op2(c, "Div", GO(0), I(1)), 0, 0));
     return wt_grad_status(c);
   }
   int outs[2];
@@ -322,15 +296,15 @@ static int pow_grad(wt_grad_ctx *c) {
     if (e >= 0) wt_node_set_int(c->g, wt_grad_last(c), "to", WT_FLOAT);
   }
   if (wt_grad_need(c, 0)) {
-    int p = bop(c, "Pow", I(0), bop(c, "Sub", e, wt_grad_const_f32(c, 1.0f)));
-    int d = bop(c, "Mul", GO(0), bop(c, "Mul", e, p));
+    int p = wt_grad_op2(c, "Pow", I(0), wt_grad_op2(c, "Sub", e, wt_grad_const_f32(c, 1.0f)));
+    int d = wt_grad_op2(c, "Mul", GO(0), wt_grad_op2(c, "Mul", e, p));
     wt_grad_set(c, 0, wt_grad_unbroadcast(c, d, 0, 0));
   }
   if (wt_grad_need(c, 1)) {
     int zero = wt_grad_const_f32(c, 0.0f);
-    int ylog = bop(c, "Mul", O(0), wt_grad_op1(c, "Log", "", 1, (int[]){I(0)}));
-    int safe = wt_grad_op1(c, "Where", "", 3, (int[]){bop(c, "Equal", I(0), zero), zero, ylog});
-    wt_grad_set(c, 1, wt_grad_unbroadcast(c, bop(c, "Mul", GO(0), safe), 0, 1));
+    int ylog = wt_grad_op2(c, "Mul", O(0), wt_grad_op1(c, "Log", "", 1, (int[]){I(0)}));
+    int safe = wt_grad_op1(c, "Where", "", 3, (int[]){wt_grad_op2(c, "Equal", I(0), zero), zero, ylog});
+    wt_grad_set(c, 1, wt_grad_unbroadcast(c, wt_grad_op2(c, "Mul", GO(0), safe), 0, 1));
   }
   return wt_grad_status(c);
 }
@@ -345,23 +319,23 @@ static int min_max_grad(wt_grad_ctx *c) {
   }
   int masks[64];
   for (int i = 0; i < n; i++) {
-    int eq = bop(c, "Equal", I(i), O(0));
+    int eq = wt_grad_op2(c, "Equal", I(i), O(0));
     masks[i] = wt_grad_op1(c, "Cast", "", 1, &eq);
     if (masks[i] >= 0) wt_node_set_int(c->g, wt_grad_last(c), "to", WT_FLOAT);
   }
   if (wt_grad_status(c)) return wt_grad_status(c);
   int count = wt_grad_op1(c, "Sum", "", n, masks);
-  int scaled = bop(c, "Div", GO(0), count);
+  int scaled = wt_grad_op2(c, "Div", GO(0), count);
   for (int i = 0; i < n; i++)
     if (wt_grad_need(c, i))
-      wt_grad_set(c, i, wt_grad_unbroadcast(c, bop(c, "Mul", scaled, masks[i]), 0, i));
+      wt_grad_set(c, i, wt_grad_unbroadcast(c, wt_grad_op2(c, "Mul", scaled, masks[i]), 0, i));
   return wt_grad_status(c);
 }
 
 /* Mean: every input gets dY / n (unbroadcast). */
 static int mean_grad(wt_grad_ctx *c) {
   int n = wt_grad_node(c)->n_inputs;
-  int d = n == 1 ? GO(0) : bop(c, "Div", GO(0), wt_grad_const_f32(c, (float)n));
+  int d = n == 1 ? GO(0) : wt_grad_op2(c, "Div", GO(0), wt_grad_const_f32(c, (float)n));
   for (int i = 0; i < n; i++)
     if (wt_grad_need(c, i)) wt_grad_set(c, i, wt_grad_unbroadcast(c, d, 0, i));
   return wt_grad_status(c);
@@ -371,13 +345,13 @@ static int mean_grad(wt_grad_ctx *c) {
  * dY * x : 0). */
 static int prelu_grad(wt_grad_ctx *c) {
   int zero = wt_grad_const_f32(c, 0.0f);
-  int neg = bop(c, "Less", I(0), zero);
+  int neg = wt_grad_op2(c, "Less", I(0), zero);
   if (wt_grad_need(c, 0)) {
-    int d = wt_grad_op1(c, "Where", "", 3, (int[]){neg, bop(c, "Mul", GO(0), I(1)), GO(0)});
+    int d = wt_grad_op1(c, "Where", "", 3, (int[]){neg, wt_grad_op2(c, "Mul", GO(0), I(1)), GO(0)});
     wt_grad_set(c, 0, d);
   }
   if (wt_grad_need(c, 1)) {
-    int d = wt_grad_op1(c, "Where", "", 3, (int[]){neg, bop(c, "Mul", GO(0), I(0)), zero});
+    int d = wt_grad_op1(c, "Where", "", 3, (int[]){neg, wt_grad_op2(c, "Mul", GO(0), I(0)), zero});
     wt_grad_set(c, 1, wt_grad_unbroadcast(c, d, 0, 1));
   }
   return wt_grad_status(c);
@@ -398,10 +372,7 @@ static int where_grad(wt_grad_ctx *c) {
 
 static int div_grad_infer(wt_infer_ctx *ctx) {
   const char *names[3] = {"dY", "A", "B"};
-  for (int i = 0; i < 3; i++)
-    if (ctx->in[i].dtype != WT_FLOAT)
-      return wt_errorf(WT_ERR_UNSUPPORTED, "input '%s' (index %d) has dtype %s; expected float",
-                       names[i], i, wt_dtype_name(ctx->in[i].dtype));
+  for (int i = 0; i < 3; i++) WT_TRY(wt_expect_float(&ctx->in[i], names[i], i));
   const wt_tensor *ab[2] = {&ctx->in[1], &ctx->in[2]};
   int rank;
   int64_t dims[WT_MAX_RANK];
@@ -431,39 +402,17 @@ static int div_grad_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
-const wt_op_def wt_op_DivGrad = {.domain = WT_MS, .op_type = "DivGrad", .min_inputs = 3,
+static const wt_op_def wt_op_DivGrad = {.domain = WT_MS, .op_type = "DivGrad", .min_inputs = 3,
                                  .max_inputs = 3, .min_outputs = 1, .max_outputs = 2,
-                                 .infer = div_grad_infer, .run = div_grad_run};
+                                 .infer = div_grad_infer, .run = div_grad_run,
+                                 .flags = WT_OP_GRADIENT};
 
-#define BIN_OP(NAME, MIN_IN, MAX_IN, GRAD)                                                    \
-  const wt_op_def wt_op_##NAME = {.domain = "", .op_type = #NAME, .min_inputs = MIN_IN,       \
-                                  .max_inputs = MAX_IN, .min_outputs = 1, .max_outputs = 1,   \
-                                  .infer = infer, .run = run, .grad = GRAD, .flags = WT_OP_INPLACE};
+#define BIN_DEF(NAME, KIND, OP, DTYPES, MIN_IN, MAX_IN, GRAD)                               \
+  static const wt_op_def wt_op_##NAME = {                                                    \
+      .domain = "", .op_type = #NAME, .min_inputs = MIN_IN, .max_inputs = MAX_IN,             \
+      .min_outputs = 1, .max_outputs = 1, .infer = infer, .run = run, .grad = GRAD,           \
+      .flags = WT_OP_INPLACE, .spec = &(const bin_spec){KIND, OP, DTYPES}};
+BINARY_OPS(BIN_DEF)
 
-BIN_OP(Add, 2, 2, add_grad)
-BIN_OP(Sub, 2, 2, sub_grad)
-BIN_OP(Mul, 2, 2, mul_grad)
-BIN_OP(Div, 2, 2, div_grad)
-BIN_OP(Pow, 2, 2, pow_grad)
-BIN_OP(Mod, 2, 2, NULL)
-BIN_OP(Min, 1, 64, min_max_grad)
-BIN_OP(Max, 1, 64, min_max_grad)
-BIN_OP(Sum, 1, 64, sum_grad)
-BIN_OP(Mean, 1, 64, mean_grad)
-BIN_OP(PRelu, 2, 2, prelu_grad)
-BIN_OP(Equal, 2, 2, NULL)
-BIN_OP(Less, 2, 2, NULL)
-BIN_OP(Greater, 2, 2, NULL)
-BIN_OP(LessOrEqual, 2, 2, NULL)
-BIN_OP(GreaterOrEqual, 2, 2, NULL)
-BIN_OP(And, 2, 2, NULL)
-BIN_OP(Or, 2, 2, NULL)
-BIN_OP(Xor, 2, 2, NULL)
-BIN_OP(Where, 3, 3, where_grad)
-
-const wt_op_def *const wt_ops_binary[] = {
-    &wt_op_Add, &wt_op_Sub, &wt_op_Mul, &wt_op_Div, &wt_op_Pow, &wt_op_Mod,
-    &wt_op_Min, &wt_op_Max, &wt_op_Sum, &wt_op_Mean, &wt_op_PRelu, &wt_op_Equal, &wt_op_Less, &wt_op_Greater, &wt_op_LessOrEqual,
-    &wt_op_GreaterOrEqual, &wt_op_And, &wt_op_Or, &wt_op_Xor, &wt_op_Where, &wt_op_DivGrad,
-    NULL,
-};
+#define BIN_LIST(NAME, ...) &wt_op_##NAME,
+const wt_op_def *const wt_ops_binary[] = {BINARY_OPS(BIN_LIST) &wt_op_DivGrad, NULL};

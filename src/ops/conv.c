@@ -20,19 +20,12 @@ typedef struct conv_params {
 } conv_params;
 static_assert(sizeof(conv_params) <= WT_PARAMS_MAX, "conv_params too big");
 
-static int check_float(const wt_tensor *t, const char *name, int index) {
-  if (t->dtype != WT_FLOAT)
-    return wt_errorf(WT_ERR_UNSUPPORTED, "input '%s' (index %d) has dtype %s; expected float32",
-                     name, index, wt_dtype_name(t->dtype));
-  return WT_OK;
-}
-
 /* Validates the optional bias (input 2) against M output channels. */
 static int check_bias(const wt_infer_ctx *ctx, int64_t M, int *has_bias) {
   *has_bias = wt_has_input(ctx->in, ctx->n_in, 2);
   if (!*has_bias) return WT_OK;
   const wt_tensor *B = &ctx->in[2];
-  WT_TRY(check_float(B, "B", 2));
+  WT_TRY(wt_expect_float(B, "B", 2));
   if (B->rank != 1 || B->dims[0] != M)
     return wt_errorf(WT_ERR_SHAPE, "input 'B' (index 2) has rank %d, dim0 %lld; expected a 1-D "
                      "bias of %lld (output channels)", B->rank,
@@ -42,8 +35,8 @@ static int check_bias(const wt_infer_ctx *ctx, int64_t M, int *has_bias) {
 
 /* Checks X / W (node inputs xi and xi + 1) dtypes and ranks; returns nsp. */
 static int check_xw(const wt_tensor *X, const wt_tensor *W, int xi, int *nsp) {
-  WT_TRY(check_float(X, "X", xi));
-  WT_TRY(check_float(W, "W", xi + 1));
+  WT_TRY(wt_expect_float(X, "X", xi));
+  WT_TRY(wt_expect_float(W, "W", xi + 1));
   if (X->rank < 3)
     return wt_errorf(WT_ERR_SHAPE, "input 'X' (index %d) has rank %d; expected rank >= 3 "
                      "(N, C, spatial...)", xi, X->rank);
@@ -180,21 +173,10 @@ static int conv_run(const wt_run_ctx *ctx) {
 /* ORT's rule for Conv and ConvTranspose: one <op>Grad(dY, X, W) node with the forward's
  * attributes and an output per forward input, unneeded ones omitted (empty names). */
 static int conv_family_grad(wt_grad_ctx *c, const char *grad_op) {
-  int n_in = wt_grad_node(c)->n_inputs, outs[3];
+  int n_in = wt_grad_node(c)->n_inputs;
   if (n_in > 3) n_in = 3;
-  int n_out = n_in;
-  while (n_out > 1 && !wt_grad_need(c, n_out - 1)) n_out--; /* trailing omitted outputs */
-  int node = wt_grad_op(c, grad_op, WT_MS, 3, (int[]){GO(0), I(0), I(1)}, n_out, outs);
-  if (node < 0) return wt_grad_status(c);
-  wt_window_copy_attrs(c, node);
-  for (int i = 0; i < n_out; i++) {
-    if (wt_grad_need(c, i)) {
-      wt_grad_set(c, i, outs[i]);
-    } else {
-      c->g->nodes[node].outputs[i] = -1;
-      c->g->values[outs[i]].producer = -1;
-    }
-  }
+  int node = wt_grad_op_grads(c, grad_op, WT_MS, 3, (int[]){GO(0), I(0), I(1)}, n_in, NULL);
+  if (node >= 0) wt_window_copy_attrs(c, node);
   return wt_grad_status(c);
 }
 
@@ -210,15 +192,7 @@ static int conv_grad_rule(wt_grad_ctx *c) { return conv_family_grad(c, "ConvGrad
 static const char *const convt_attrs[] = {"strides", "pads", "dilations", "group", "kernel_shape"};
 
 static void copy_convt_attrs(wt_grad_ctx *c, int dst) {
-  for (int i = 0; !c->rc && i < wt_grad_node(c)->n_attrs; i++) {
-    const wt_attr *a = &wt_grad_node(c)->attrs[i];
-    int keep = 0;
-    for (size_t k = 0; k < sizeof convt_attrs / sizeof *convt_attrs; k++) keep |= !strcmp(a->name, convt_attrs[k]);
-    if (!keep) continue;
-    int rc = a->type == WT_ATTR_INT ? wt_node_set_int(c->g, dst, a->name, a->i)
-             : a->type == WT_ATTR_INTS ? wt_node_set_ints(c->g, dst, a->name, a->ints, a->n) : WT_OK;
-    if (rc) wt_grad_fail(c, rc, "out of memory copying attribute '%s'", a->name);
-  }
+  wt_grad_copy_attrs(c, dst, convt_attrs, (int)(sizeof convt_attrs / sizeof *convt_attrs));
 }
 
 static int conv_transpose_grad_rule(wt_grad_ctx *c) {
@@ -238,8 +212,7 @@ static int conv_transpose_grad_rule(wt_grad_ctx *c) {
     int node = wt_grad_op(c, "ConvGrad", WT_MS, 3, (int[]){I(0), GO(0), I(1)}, 2, outs);
     if (node < 0) return wt_grad_status(c);
     copy_convt_attrs(c, node);
-    c->g->nodes[node].outputs[0] = -1;
-    c->g->values[outs[0]].producer = -1;
+    wt_grad_omit_output(c, node, 0);
     wt_grad_set(c, 1, outs[1]);
   }
   if (has_bias && wt_grad_need(c, 2)) {
@@ -252,7 +225,7 @@ static int conv_transpose_grad_rule(wt_grad_ctx *c) {
   return wt_grad_status(c);
 }
 
-const wt_op_def wt_op_Conv = {.domain = "", .op_type = "Conv", .min_inputs = 2,
+static const wt_op_def wt_op_Conv = {.domain = "", .op_type = "Conv", .min_inputs = 2,
                               .max_inputs = 3, .min_outputs = 1, .max_outputs = 1,
                               .infer = conv_infer, .run = conv_run, .grad = conv_grad_rule};
 
@@ -289,7 +262,7 @@ static int conv_transpose_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
-const wt_op_def wt_op_ConvTranspose = {.domain = "", .op_type = "ConvTranspose",
+static const wt_op_def wt_op_ConvTranspose = {.domain = "", .op_type = "ConvTranspose",
                                        .min_inputs = 2, .max_inputs = 3, .min_outputs = 1,
                                        .max_outputs = 1, .infer = conv_transpose_infer,
                                        .run = conv_transpose_run,
@@ -304,7 +277,7 @@ static int grad_infer(wt_infer_ctx *ctx, int transpose) {
   int64_t out[WT_MAX_RANK];
   if (transpose) WT_TRY(conv_transpose_setup(ctx->node, X, W, 1, p, out));
   else WT_TRY(conv_setup(ctx->node, X, W, 1, p, out));
-  WT_TRY(check_float(dY, "dY", 0));
+  WT_TRY(wt_expect_float(dY, "dY", 0));
   int same = dY->rank == X->rank;
   for (int i = 0; same && i < X->rank; i++) same = dY->dims[i] == out[i];
   if (!same) {
@@ -350,14 +323,15 @@ static int conv_transpose_grad_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
-const wt_op_def wt_op_ConvGrad = {.domain = WT_MS, .op_type = "ConvGrad", .min_inputs = 3,
+static const wt_op_def wt_op_ConvGrad = {.domain = WT_MS, .op_type = "ConvGrad", .min_inputs = 3,
                                   .max_inputs = 3, .min_outputs = 1, .max_outputs = 3,
-                                  .infer = conv_grad_infer, .run = conv_grad_run};
+                                  .infer = conv_grad_infer, .run = conv_grad_run,
+                                  .flags = WT_OP_GRADIENT};
 
-const wt_op_def wt_op_ConvTransposeGrad = {.domain = WT_MS, .op_type = "ConvTransposeGrad",
+static const wt_op_def wt_op_ConvTransposeGrad = {.domain = WT_MS, .op_type = "ConvTransposeGrad",
                                            .min_inputs = 3, .max_inputs = 3, .min_outputs = 1,
                                            .max_outputs = 3, .infer = conv_transpose_grad_infer,
-                                           .run = conv_transpose_grad_run};
+                                           .run = conv_transpose_grad_run, .flags = WT_OP_GRADIENT};
 
 const wt_op_def *const wt_ops_conv[] = {
     &wt_op_Conv,

@@ -139,20 +139,7 @@ void wt_window_geom(const wt_window_attrs *a, const int64_t *img, const int64_t 
   }
 }
 
-void wt_window_copy_attrs(wt_grad_ctx *c, int dst) {
-  for (int i = 0; !c->rc && i < wt_grad_node(c)->n_attrs; i++) {
-    const wt_attr *a = &wt_grad_node(c)->attrs[i];
-    int rc = WT_OK;
-    switch (a->type) {
-      case WT_ATTR_INT: rc = wt_node_set_int(c->g, dst, a->name, a->i); break;
-      case WT_ATTR_INTS: rc = wt_node_set_ints(c->g, dst, a->name, a->ints, a->n); break;
-      case WT_ATTR_FLOAT: rc = wt_node_set_float(c->g, dst, a->name, a->f); break;
-      case WT_ATTR_STRING: rc = wt_node_set_string(c->g, dst, a->name, a->s); break;
-      default: break;
-    }
-    if (rc) wt_grad_fail(c, rc, "out of memory copying attribute '%s'", a->name);
-  }
-}
+void wt_window_copy_attrs(wt_grad_ctx *c, int dst) { wt_grad_copy_attrs(c, dst, NULL, 0); }
 
 void wt_window_declare_like(wt_grad_ctx *c, int v, int like) {
   if (c->rc || v < 0 || like < 0) return;

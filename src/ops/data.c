@@ -431,30 +431,25 @@ static int trilu_grad(wt_grad_ctx *c) {
 static_assert(sizeof(slice_params) <= WT_PARAMS_MAX, "params");
 static_assert(sizeof(pad_params) <= WT_PARAMS_MAX, "params");
 
-const wt_op_def wt_op_Slice = {.domain = "", .op_type = "Slice", .min_inputs = 1, .max_inputs = 5,
+static const wt_op_def wt_op_Slice = {.domain = "", .op_type = "Slice", .min_inputs = 1, .max_inputs = 5,
                                .min_outputs = 1, .max_outputs = 1, .infer = slice_infer,
                                .run = slice_run, .grad = slice_grad};
-const wt_op_def wt_op_Pad = {.domain = "", .op_type = "Pad", .min_inputs = 1, .max_inputs = 4,
+static const wt_op_def wt_op_Pad = {.domain = "", .op_type = "Pad", .min_inputs = 1, .max_inputs = 4,
                              .min_outputs = 1, .max_outputs = 1, .infer = pad_infer,
                              .run = pad_run, .grad = pad_grad};
-const wt_op_def wt_op_Trilu = {.domain = "", .op_type = "Trilu", .min_inputs = 1, .max_inputs = 2,
+static const wt_op_def wt_op_Trilu = {.domain = "", .op_type = "Trilu", .min_inputs = 1, .max_inputs = 2,
                                .min_outputs = 1, .max_outputs = 1, .infer = trilu_infer,
                                .run = trilu_run, .grad = trilu_grad};
-const wt_op_def wt_op_ms_SliceGrad = {.domain = WT_MS, .op_type = "SliceGrad", .min_inputs = 4,
+static const wt_op_def wt_op_ms_SliceGrad = {.domain = WT_MS, .op_type = "SliceGrad", .min_inputs = 4,
                                       .max_inputs = 6, .min_outputs = 1, .max_outputs = 1,
-                                      .infer = slice_grad_op_infer, .run = slice_grad_op_run};
-const wt_op_def wt_op_ms_Trilu = {.domain = WT_MS, .op_type = "Trilu", .min_inputs = 1,
+                                      .infer = slice_grad_op_infer, .run = slice_grad_op_run,
+                                      .flags = WT_OP_GRADIENT};
+static const wt_op_def wt_op_ms_Trilu = {.domain = WT_MS, .op_type = "Trilu", .min_inputs = 1,
                                   .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
                                   .infer = trilu_infer, .run = trilu_run, .grad = trilu_grad};
 
 /* Defined in data_index.c; one table keeps registry.c's family list unchanged. */
-extern const wt_op_def wt_op_Gather, wt_op_GatherElements, wt_op_ScatterElements, wt_op_Scatter,
-    wt_op_GatherND, wt_op_ScatterND, wt_op_ms_GatherGrad, wt_op_ms_GatherElementsGrad,
-    wt_op_ms_GatherNDGrad;
 
 const wt_op_def *const wt_ops_data[] = {
-    &wt_op_Slice,   &wt_op_Pad,     &wt_op_Trilu,     &wt_op_Gather,    &wt_op_GatherElements,
-    &wt_op_ScatterElements, &wt_op_Scatter, &wt_op_GatherND, &wt_op_ScatterND,
-    &wt_op_ms_SliceGrad, &wt_op_ms_Trilu, &wt_op_ms_GatherGrad, &wt_op_ms_GatherElementsGrad,
-    &wt_op_ms_GatherNDGrad, NULL,
+    &wt_op_Slice, &wt_op_Pad, &wt_op_Trilu, &wt_op_ms_SliceGrad, &wt_op_ms_Trilu, NULL,
 };

@@ -1,4 +1,4 @@
-/* Op family: data (part 2; listed in data.c's table wt_ops_data). Indexed reads and writes: Gather,
+/* Op family: data (part 2, its own table wt_ops_data_index). Indexed reads and writes: Gather,
  * GatherElements, GatherND, ScatterElements (and its deprecated alias Scatter), ScatterND, their
  * gradient rules and the scatter-add gradient ops com.microsoft GatherGrad, GatherElementsGrad,
  * GatherNDGrad. Every index is bounds-checked at run time; negative indices count from the end. */
@@ -365,9 +365,7 @@ static int scatter_nd_run(const wt_run_ctx *ctx) {
 
 /* Reads the data shape (input i, known at plan time) into *x as a float tensor description. */
 static int grad_shape(wt_infer_ctx *ctx, int i, int dy, wt_tensor *x) {
-  if (ctx->in[dy].dtype != WT_FLOAT)
-    return wt_errorf(WT_ERR_UNSUPPORTED, "input 'dY' (index %d) has dtype %s; only float is "
-                     "supported", dy, wt_dtype_name(ctx->in[dy].dtype));
+  WT_TRY(wt_expect_float(&ctx->in[dy], "dY", dy));
   *x = (wt_tensor){.dtype = WT_FLOAT};
   WT_TRY(wt_su_known_ints(ctx, i, "shape", WT_MAX_RANK, x->dims, &x->rank));
   for (int k = 0; k < x->rank; k++)
@@ -541,8 +539,7 @@ static int scatter_grad(wt_grad_ctx *c, int nd) {
   if (wt_grad_need(c, 0)) {
     int d = GO(0);
     if (!add) {
-      int shape = wt_grad_op1(c, "Shape", "", 1, (int[]){I(2)});
-      int zeros = wt_grad_op1(c, "ConstantOfShape", "", 1, &shape);
+      int zeros = wt_grad_fill_like(c, I(2), 0.0f);
       d = wt_grad_op1(c, nd ? "ScatterND" : "ScatterElements", "", 3, (int[]){GO(0), I(1), zeros});
       if (d >= 0 && !nd) wt_node_set_int(c->g, wt_grad_last(c), "axis", axis);
     }
@@ -560,37 +557,44 @@ static int scatter_nd_grad(wt_grad_ctx *c) { return scatter_grad(c, 1); }
 
 static_assert(sizeof(index_params) <= WT_PARAMS_MAX, "params");
 
-const wt_op_def wt_op_Gather = {.domain = "", .op_type = "Gather", .min_inputs = 2,
+static const wt_op_def wt_op_Gather = {.domain = "", .op_type = "Gather", .min_inputs = 2,
                                 .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
                                 .infer = gather_infer, .run = gather_run, .grad = gather_grad};
-const wt_op_def wt_op_GatherElements = {.domain = "", .op_type = "GatherElements",
+static const wt_op_def wt_op_GatherElements = {.domain = "", .op_type = "GatherElements",
                                         .min_inputs = 2, .max_inputs = 2, .min_outputs = 1,
                                         .max_outputs = 1, .infer = gather_elements_infer,
                                         .run = gather_elements_run, .grad = gather_elements_grad};
-const wt_op_def wt_op_ScatterElements = {.domain = "", .op_type = "ScatterElements",
+static const wt_op_def wt_op_ScatterElements = {.domain = "", .op_type = "ScatterElements",
                                          .min_inputs = 3, .max_inputs = 3, .min_outputs = 1,
                                          .max_outputs = 1, .infer = scatter_elements_infer,
                                          .run = scatter_elements_run, .grad = scatter_elements_grad};
 /* Scatter (opsets 9-10) is ScatterElements under its old name. */
-const wt_op_def wt_op_Scatter = {.domain = "", .op_type = "Scatter", .min_inputs = 3,
+static const wt_op_def wt_op_Scatter = {.domain = "", .op_type = "Scatter", .min_inputs = 3,
                                  .max_inputs = 3, .min_outputs = 1, .max_outputs = 1,
                                  .infer = scatter_elements_infer, .run = scatter_elements_run, .grad = scatter_elements_grad};
-const wt_op_def wt_op_GatherND = {.domain = "", .op_type = "GatherND", .min_inputs = 2,
+static const wt_op_def wt_op_GatherND = {.domain = "", .op_type = "GatherND", .min_inputs = 2,
                                   .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
                                   .infer = gather_nd_infer, .run = gather_nd_run, .grad = gather_nd_grad};
-const wt_op_def wt_op_ScatterND = {.domain = "", .op_type = "ScatterND", .min_inputs = 3,
+static const wt_op_def wt_op_ScatterND = {.domain = "", .op_type = "ScatterND", .min_inputs = 3,
                                    .max_inputs = 3, .min_outputs = 1, .max_outputs = 1,
                                    .infer = scatter_nd_infer, .run = scatter_nd_run, .grad = scatter_nd_grad};
-const wt_op_def wt_op_ms_GatherGrad = {.domain = WT_MS, .op_type = "GatherGrad", .min_inputs = 3,
+static const wt_op_def wt_op_ms_GatherGrad = {.domain = WT_MS, .op_type = "GatherGrad", .min_inputs = 3,
                                        .max_inputs = 3, .min_outputs = 1, .max_outputs = 1,
-                                       .infer = gather_grad_op_infer, .run = gather_grad_op_run};
-const wt_op_def wt_op_ms_GatherElementsGrad = {.domain = WT_MS, .op_type = "GatherElementsGrad",
+                                       .infer = gather_grad_op_infer, .run = gather_grad_op_run,
+                                       .flags = WT_OP_GRADIENT};
+static const wt_op_def wt_op_ms_GatherElementsGrad = {.domain = WT_MS, .op_type = "GatherElementsGrad",
                                                .min_inputs = 3, .max_inputs = 3, .min_outputs = 1,
                                                .max_outputs = 1,
                                                .infer = gather_elements_grad_op_infer,
-                                               .run = gather_elements_grad_op_run};
-const wt_op_def wt_op_ms_GatherNDGrad = {.domain = WT_MS, .op_type = "GatherNDGrad",
+                                               .run = gather_elements_grad_op_run,
+                                               .flags = WT_OP_GRADIENT};
+static const wt_op_def wt_op_ms_GatherNDGrad = {.domain = WT_MS, .op_type = "GatherNDGrad",
                                          .min_inputs = 3, .max_inputs = 3, .min_outputs = 1,
                                          .max_outputs = 1, .infer = gather_nd_grad_op_infer,
-                                         .run = gather_nd_grad_op_run};
+                                         .run = gather_nd_grad_op_run, .flags = WT_OP_GRADIENT};
 
+const wt_op_def *const wt_ops_data_index[] = {
+    &wt_op_Gather, &wt_op_GatherElements, &wt_op_ScatterElements, &wt_op_Scatter, &wt_op_GatherND,
+    &wt_op_ScatterND, &wt_op_ms_GatherGrad, &wt_op_ms_GatherElementsGrad, &wt_op_ms_GatherNDGrad,
+    NULL,
+};

@@ -3,6 +3,8 @@
 #ifndef WT_OPS_DTYPE_SET_H
 #define WT_OPS_DTYPE_SET_H
 
+#include <stdint.h>
+
 #include "base/dtype.h"
 
 enum { DT_F = 1, DT_I32 = 2, DT_I64 = 4, DT_B = 8, DT_NUM = DT_F | DT_I32 | DT_I64, DT_ALL = DT_NUM | DT_B };
@@ -24,6 +26,25 @@ static inline const char *dt_list(unsigned m) {
     case DT_NUM: return "float, int32 or int64";
     default: return "float, int32, int64 or bool";
   }
+}
+
+/* Element i of a float / int32 / int64 / bool buffer as a double (bool: 0 or 1). */
+static inline double dt_load_d(const void *p, int dtype, int64_t i) {
+  switch (dtype) {
+    case WT_FLOAT: return ((const float *)p)[i];
+    case WT_INT32: return ((const int32_t *)p)[i];
+    case WT_INT64: return (double)((const int64_t *)p)[i];
+    default: return ((const uint8_t *)p)[i] != 0;
+  }
+}
+
+/* Float -> integer without the undefined behaviour of an out-of-range C conversion: saturates
+ * to [lo, hi], NaN -> 0. */
+static inline int64_t dt_sat_i64(double v, int64_t lo, int64_t hi) {
+  if (v != v) return 0;
+  if (v <= (double)lo) return lo;
+  if (v >= (double)hi) return hi;
+  return (int64_t)v;
 }
 
 #endif

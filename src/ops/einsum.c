@@ -541,7 +541,7 @@ static int es_grad(wt_grad_ctx *c) {
   return wt_grad_status(c);
 }
 
-const wt_op_def wt_op_Einsum = {
+static const wt_op_def wt_op_Einsum = {
     .domain = "", .op_type = "Einsum", .min_inputs = 1, .max_inputs = WT_EINSUM_MAX_OPS,
     .min_outputs = 1, .max_outputs = 1, .infer = es_infer, .run = es_run, .grad = es_grad};
 

@@ -26,17 +26,10 @@ typedef struct mm_params {
 } mm_params;
 static_assert(sizeof(mm_params) <= WT_PARAMS_MAX, "mm_params too large");
 
-static int check_float(const wt_tensor *t, const char *name, int index) {
-  if (t->dtype != WT_FLOAT)
-    return wt_errorf(WT_ERR_UNSUPPORTED, "input '%s' (index %d) has dtype %s; only float is supported",
-                     name, index, wt_dtype_name(t->dtype));
-  return WT_OK;
-}
-
 static int matmul_infer(wt_infer_ctx *ctx) {
   const wt_tensor *a = &ctx->in[0], *b = &ctx->in[1];
-  WT_TRY(check_float(a, "A", 0));
-  WT_TRY(check_float(b, "B", 1));
+  WT_TRY(wt_expect_float(a, "A", 0));
+  WT_TRY(wt_expect_float(b, "B", 1));
   if (a->rank < 1 || b->rank < 1)
     return wt_errorf(WT_ERR_SHAPE, "inputs have ranks %d and %d; MatMul needs rank >= 1 on both",
                      a->rank, b->rank);
@@ -247,7 +240,10 @@ static int matmul_grad(wt_grad_ctx *c) {
 }
 
 /* A Relu after the product runs as the GEMM's epilogue (no pass of its own over the output). */
-static int is_relu(const wt_node *n) { return !strcmp(n->op_type, "Relu") && !n->domain[0]; }
+static int is_relu(const wt_node *n) {
+  const wt_op_def *op = wt_op_find(n->domain, n->op_type);
+  return op && (op->flags & WT_OP_RELU);
+}
 
 static int matmul_absorb(void *params, const wt_node *next) {
   mm_params *p = params;
@@ -255,7 +251,7 @@ static int matmul_absorb(void *params, const wt_node *next) {
   return p->relu = 1;
 }
 
-const wt_op_def wt_op_MatMul = {.domain = "", .op_type = "MatMul", .min_inputs = 2,
+static const wt_op_def wt_op_MatMul = {.domain = "", .op_type = "MatMul", .min_inputs = 2,
                                 .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
                                 .infer = matmul_infer, .run = matmul_run, .grad = matmul_grad,
                                 .absorb = matmul_absorb};
@@ -275,8 +271,8 @@ static_assert(sizeof(gemm_params) <= WT_PARAMS_MAX, "gemm_params too large");
 
 static int gemm_infer(wt_infer_ctx *ctx) {
   const wt_tensor *a = &ctx->in[0], *b = &ctx->in[1];
-  WT_TRY(check_float(a, "A", 0));
-  WT_TRY(check_float(b, "B", 1));
+  WT_TRY(wt_expect_float(a, "A", 0));
+  WT_TRY(wt_expect_float(b, "B", 1));
   int has_c = wt_has_input(ctx->in, ctx->n_in, 2);
   if (!has_c && ctx->opset < 11)
     return wt_errorf(WT_ERR_SHAPE, "input 'C' (index 2) is missing; it is optional only from opset 11");
@@ -303,7 +299,7 @@ static int gemm_infer(wt_infer_ctx *ctx) {
   p->has_c = has_c;
   if (has_c) {
     const wt_tensor *c = &ctx->in[2];
-    WT_TRY(check_float(c, "C", 2));
+    WT_TRY(wt_expect_float(c, "C", 2));
     /* Unidirectional broadcast of C to [M, N] (opsets before 7 spelled this with the
      * 'broadcast' attribute; the same shapes are accepted). */
     int64_t cm = c->rank >= 2 ? c->dims[c->rank - 2] : 1, cn = c->rank >= 1 ? c->dims[c->rank - 1] : 1;
@@ -374,7 +370,7 @@ static int gemm_grad(wt_grad_ctx *c) {
   return wt_grad_status(c);
 }
 
-const wt_op_def wt_op_Gemm = {.domain = "", .op_type = "Gemm", .min_inputs = 2, .max_inputs = 3,
+static const wt_op_def wt_op_Gemm = {.domain = "", .op_type = "Gemm", .min_inputs = 2, .max_inputs = 3,
                               .min_outputs = 1, .max_outputs = 1, .infer = gemm_infer,
                               .run = gemm_run, .grad = gemm_grad, .absorb = gemm_absorb};
 

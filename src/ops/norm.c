@@ -45,7 +45,7 @@ static int bn_infer(wt_infer_ctx *ctx) {
     return wt_errorf(WT_ERR_UNSUPPORTED, "spatial=0 is not supported");
   p->eps = wt_attr_float(ctx->node, "epsilon", 1e-5f);
   p->momentum = wt_attr_float(ctx->node, "momentum", 0.9f);
-  int internal = strcmp(ctx->node->op_type, "BatchNormInternal") == 0;
+  int internal = (ctx->op->flags & WT_OP_TRAINING) != 0;
   if (internal) p->training = wt_attr_int(ctx->node, "training_mode", 1) != 0;
   else p->training = ctx->opset >= 14 && wt_attr_int(ctx->node, "training_mode", 0) != 0;
   if (!p->training && ctx->n_out > 1)
@@ -85,31 +85,12 @@ static int bn_run(const wt_run_ctx *ctx) {
 
 /* ---- gradient rules ------------------------------------------------------------------------- */
 
-/* A float32 zero gradient shaped like value v (ConstantOfShape's default value is float 0). */
-static int zeros_like(wt_grad_ctx *c, int v) {
-  int shape = wt_grad_op1(c, "Shape", "", 1, &v);
-  return wt_grad_op1(c, "ConstantOfShape", "", 1, &shape);
-}
-
-/* Copies the forward node's attributes of the given names onto node `to` (when present). */
-static void copy_attrs(wt_grad_ctx *c, int to, const char *const *names, int n) {
-  for (int i = 0; i < n && wt_grad_status(c) == WT_OK; i++) {
-    const wt_attr *a = wt_node_attr(wt_grad_node(c), names[i]);
-    if (!a) continue;
-    int rc = a->type == WT_ATTR_FLOAT ? wt_node_set_float(c->g, to, names[i], a->f)
-             : a->type == WT_ATTR_INT ? wt_node_set_int(c->g, to, names[i], a->i)
-                                      : WT_OK;
-    if (rc) wt_grad_fail(c, rc, "out of memory");
-  }
-}
-
 /* Training mode, as ONNX Runtime does it: the node becomes com.microsoft BatchNormInternal
  * (same inputs and attributes, training_mode=1), which also outputs the batch mean (3) and
  * 1 / sqrt(batch var + eps) (4) that BatchNormalizationGrad(dY, X, scale, mean, inv_std)
  * reads. Outputs 1 and 2 (running statistics) are added too: ORT's schema wants all 5. */
 static int bn_train_grad(wt_grad_ctx *c) {
-  wt_node *n = &c->g->nodes[c->node];
-  if (strcmp(n->op_type, "BatchNormInternal") != 0) {
+  if (!(c->op->flags & WT_OP_TRAINING)) {
     if (wt_node_set_op(c->g, c->node, "BatchNormInternal", WT_MS))
       return wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory");
     if (wt_node_set_int(c->g, c->node, "training_mode", 1))
@@ -128,7 +109,7 @@ static int bn_train_grad(wt_grad_ctx *c) {
     if (wt_grad_need(c, i)) wt_grad_set(c, i, outs[i]);
   /* The batch statistics do not depend on the running ones. */
   for (int i = 3; i < 5; i++)
-    if (wt_grad_need(c, i)) wt_grad_set(c, i, zeros_like(c, I(i)));
+    if (wt_grad_need(c, i)) wt_grad_set(c, i, wt_grad_fill_like(c, I(i), 0.0f));
   return wt_grad_status(c);
 }
 
@@ -182,7 +163,7 @@ static int bn_frozen_grad(wt_grad_ctx *c) {
 
 static int bn_grad(wt_grad_ctx *c) {
   const wt_node *n = wt_grad_node(c);
-  int internal = strcmp(n->op_type, "BatchNormInternal") == 0;
+  int internal = (c->op->flags & WT_OP_TRAINING) != 0;
   int training = internal ? wt_attr_int(n, "training_mode", 1) != 0
                           : c->opset >= 14 && wt_attr_int(n, "training_mode", 0) != 0;
   for (int i = 1; i < n->n_outputs; i++)
@@ -193,12 +174,14 @@ static int bn_grad(wt_grad_ctx *c) {
   return training ? bn_train_grad(c) : bn_frozen_grad(c);
 }
 
-const wt_op_def wt_op_BatchNormalization = {
+static const wt_op_def wt_op_BatchNormalization = {
     .domain = "", .op_type = "BatchNormalization", .min_inputs = 5, .max_inputs = 5,
-    .min_outputs = 1, .max_outputs = 3, .infer = bn_infer, .run = bn_run, .grad = bn_grad};
-const wt_op_def wt_op_BatchNormInternal = {
+    .min_outputs = 1, .max_outputs = 3, .infer = bn_infer, .run = bn_run, .grad = bn_grad,
+    .flags = WT_OP_RUNNING_STATS};
+static const wt_op_def wt_op_BatchNormInternal = {
     .domain = WT_MS, .op_type = "BatchNormInternal", .min_inputs = 5, .max_inputs = 5,
-    .min_outputs = 1, .max_outputs = 5, .infer = bn_infer, .run = bn_run, .grad = bn_grad};
+    .min_outputs = 1, .max_outputs = 5, .infer = bn_infer, .run = bn_run, .grad = bn_grad,
+    .flags = WT_OP_TRAINING | WT_OP_RUNNING_STATS};
 
 /* ---- LayerNormalization ------------------------------------------------------------------ */
 
@@ -274,24 +257,20 @@ static int ln_grad(wt_grad_ctx *c) {
   int outs[3];
   int node = wt_grad_op(c, "LayerNormalizationGrad", WT_MS, 5,
                         (int[]){GO(0), I(0), I(1), mean, inv}, 3, outs);
-  if (node >= 0) copy_attrs(c, node, (const char *const[]){"axis", "epsilon", "stash_type"}, 3);
+  if (node >= 0) wt_grad_copy_attrs(c, node, (const char *const[]){"axis", "epsilon", "stash_type"}, 3);
   for (int i = 0; i < 3; i++)
     if (wt_grad_need(c, i)) wt_grad_set(c, i, outs[i]);
   return wt_grad_status(c);
 }
 
-const wt_op_def wt_op_LayerNormalization = {
+static const wt_op_def wt_op_LayerNormalization = {
     .domain = "", .op_type = "LayerNormalization", .min_inputs = 2, .max_inputs = 3,
     .min_outputs = 1, .max_outputs = 3, .infer = ln_infer, .run = ln_run, .grad = ln_grad};
 
 /* Defined in norm_grad.c. */
-extern const wt_op_def wt_op_LayerNormalizationGrad, wt_op_BatchNormalizationGrad;
-
 const wt_op_def *const wt_ops_norm[] = {
     &wt_op_BatchNormalization,
     &wt_op_BatchNormInternal,
-    &wt_op_LayerNormalizationGrad,
-    &wt_op_BatchNormalizationGrad,
     &wt_op_LayerNormalization,
     NULL,
 };

@@ -23,7 +23,7 @@ static_assert(sizeof(gn_params) <= WT_PARAMS_MAX, "gn_params too large");
 static int gn_infer(wt_infer_ctx *ctx) {
   gn_params *p = WT_PARAMS(ctx, gn_params);
   const wt_tensor *x = &ctx->in[0];
-  int instance = strcmp(ctx->node->op_type, "InstanceNormalization") == 0;
+  int instance = ctx->op->variant;
   static const char *names[3] = {"input", "scale", "B"};
   char buf[96];
   for (int i = 0; i < 3; i++) WT_TRY(wt_expect_float(&ctx->in[i], names[i], i));
@@ -73,16 +73,12 @@ static int reduce_mean(wt_grad_ctx *c, int x, const int64_t *axes, int n) {
   return y;
 }
 
-static int op2(wt_grad_ctx *c, const char *op, int a, int b) {
-  return wt_grad_op1(c, op, "", 2, (int[]){a, b});
-}
-
 /* Recomputes the group statistics on X viewed as [N, G, L] and applies
  *   dXr = inv * (gr - mean(gr) - xhat * mean(gr * xhat)),  gr = dY * scale (in that view),
  *   dScale = sum dY * xhat,  dB = sum dY  (over N and the spatial dims / group members). */
 static int gn_grad(wt_grad_ctx *c) {
   const wt_node *node = wt_grad_node(c);
-  int instance = strcmp(node->op_type, "InstanceNormalization") == 0;
+  int instance = c->op->variant;
   float eps = wt_attr_float(node, "epsilon", 1e-5f);
   const wt_value *xv = wt_grad_value(c, I(0)), *sv = wt_grad_value(c, I(1));
   int rank = xv->rank;
@@ -95,14 +91,14 @@ static int gn_grad(wt_grad_ctx *c) {
                         "channels or to num_groups");
   int dy = GO(0), x = I(0), scale = I(1);
   int vshape = wt_grad_const_i64s(c, (int64_t[]){0, instance ? 0 : G, -1}, 3);
-  int xr = op2(c, "Reshape", x, vshape);
+  int xr = wt_grad_op2(c, "Reshape", x, vshape);
   int64_t ax2[1] = {2};
   int mean = reduce_mean(c, xr, ax2, 1);
-  int xc = op2(c, "Sub", xr, mean);
-  int var = reduce_mean(c, op2(c, "Mul", xc, xc), ax2, 1);
-  int sd = wt_grad_op1(c, "Sqrt", "", 1, (int[]){op2(c, "Add", var, wt_grad_const_f32(c, eps))});
+  int xc = wt_grad_op2(c, "Sub", xr, mean);
+  int var = reduce_mean(c, wt_grad_op2(c, "Mul", xc, xc), ax2, 1);
+  int sd = wt_grad_op1(c, "Sqrt", "", 1, (int[]){wt_grad_op2(c, "Add", var, wt_grad_const_f32(c, eps))});
   int inv = wt_grad_op1(c, "Reciprocal", "", 1, &sd);
-  int xhat_r = op2(c, "Mul", xc, inv);
+  int xhat_r = wt_grad_op2(c, "Mul", xc, inv);
   int gr, dscale = -1, dbias = -1;
   if (per_channel) {
     int64_t sp[WT_MAX_RANK], red[WT_MAX_RANK];
@@ -113,34 +109,35 @@ static int gn_grad(wt_grad_ctx *c) {
       red[n_red++] = i;
     }
     int su = rank > 2 ? wt_grad_unsqueeze(c, scale, sp, rank - 2) : scale;
-    gr = op2(c, "Reshape", op2(c, "Mul", dy, su), vshape);
+    gr = wt_grad_op2(c, "Reshape", wt_grad_op2(c, "Mul", dy, su), vshape);
     if (wt_grad_need(c, 1)) {
       int xhat = wt_grad_reshape_like(c, xhat_r, x);
-      dscale = wt_grad_reduce_sum(c, op2(c, "Mul", dy, xhat), red, n_red, 0);
+      dscale = wt_grad_reduce_sum(c, wt_grad_op2(c, "Mul", dy, xhat), red, n_red, 0);
     }
     if (wt_grad_need(c, 2)) dbias = wt_grad_reduce_sum(c, dy, red, n_red, 0);
   } else {
     int64_t one[1] = {1}, red[2] = {0, 2};
-    int dyr = op2(c, "Reshape", dy, vshape);
-    gr = op2(c, "Mul", dyr, wt_grad_unsqueeze(c, scale, one, 1));
-    if (wt_grad_need(c, 1)) dscale = wt_grad_reduce_sum(c, op2(c, "Mul", dyr, xhat_r), red, 2, 0);
+    int dyr = wt_grad_op2(c, "Reshape", dy, vshape);
+    gr = wt_grad_op2(c, "Mul", dyr, wt_grad_unsqueeze(c, scale, one, 1));
+    if (wt_grad_need(c, 1)) dscale = wt_grad_reduce_sum(c, wt_grad_op2(c, "Mul", dyr, xhat_r), red, 2, 0);
     if (wt_grad_need(c, 2)) dbias = wt_grad_reduce_sum(c, dyr, red, 2, 0);
   }
   if (wt_grad_need(c, 0)) {
     int m1 = reduce_mean(c, gr, ax2, 1);
-    int m2 = reduce_mean(c, op2(c, "Mul", gr, xhat_r), ax2, 1);
-    int t = op2(c, "Sub", op2(c, "Sub", gr, m1), op2(c, "Mul", xhat_r, m2));
-    wt_grad_set(c, 0, wt_grad_reshape_like(c, op2(c, "Mul", t, inv), x));
+    int m2 = reduce_mean(c, wt_grad_op2(c, "Mul", gr, xhat_r), ax2, 1);
+    int t = wt_grad_op2(c, "Sub", wt_grad_op2(c, "Sub", gr, m1), wt_grad_op2(c, "Mul", xhat_r, m2));
+    wt_grad_set(c, 0, wt_grad_reshape_like(c, wt_grad_op2(c, "Mul", t, inv), x));
   }
   if (dscale >= 0) wt_grad_set(c, 1, dscale);
   if (dbias >= 0) wt_grad_set(c, 2, dbias);
   return wt_grad_status(c);
 }
 
-const wt_op_def wt_op_InstanceNormalization = {
+static const wt_op_def wt_op_InstanceNormalization = {
     .domain = "", .op_type = "InstanceNormalization", .min_inputs = 3, .max_inputs = 3,
-    .min_outputs = 1, .max_outputs = 1, .infer = gn_infer, .run = gn_run, .grad = gn_grad};
-const wt_op_def wt_op_GroupNormalization = {
+    .min_outputs = 1, .max_outputs = 1, .infer = gn_infer, .run = gn_run, .grad = gn_grad,
+    .variant = 1 /* instance: one group per channel */};
+static const wt_op_def wt_op_GroupNormalization = {
     .domain = "", .op_type = "GroupNormalization", .min_inputs = 3, .max_inputs = 3,
     .min_outputs = 1, .max_outputs = 1, .infer = gn_infer, .run = gn_run, .grad = gn_grad};
 
@@ -223,10 +220,10 @@ static int rms_grad(wt_grad_ctx *c) {
   return wt_grad_status(c);
 }
 
-const wt_op_def wt_op_SimplifiedLayerNormalization = {
+static const wt_op_def wt_op_SimplifiedLayerNormalization = {
     .domain = WT_MS, .op_type = "SimplifiedLayerNormalization", .min_inputs = 2, .max_inputs = 2,
     .min_outputs = 1, .max_outputs = 2, .infer = rms_infer, .run = rms_run, .grad = rms_grad};
-const wt_op_def wt_op_SimplifiedLayerNormalization_onnx = {
+static const wt_op_def wt_op_SimplifiedLayerNormalization_onnx = {
     .domain = "", .op_type = "SimplifiedLayerNormalization", .min_inputs = 2, .max_inputs = 2,
     .min_outputs = 1, .max_outputs = 2, .infer = rms_infer, .run = rms_run, .grad = rms_grad};
 
@@ -260,9 +257,10 @@ static int rmsg_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
-const wt_op_def wt_op_SimplifiedLayerNormalizationGrad = {
+static const wt_op_def wt_op_SimplifiedLayerNormalizationGrad = {
     .domain = WT_MS, .op_type = "SimplifiedLayerNormalizationGrad", .min_inputs = 4,
-    .max_inputs = 4, .min_outputs = 1, .max_outputs = 2, .infer = rmsg_infer, .run = rmsg_run};
+    .max_inputs = 4, .min_outputs = 1, .max_outputs = 2, .infer = rmsg_infer, .run = rmsg_run,
+    .flags = WT_OP_GRADIENT};
 
 const wt_op_def *const wt_ops_norm_extra[] = {
     &wt_op_InstanceNormalization,

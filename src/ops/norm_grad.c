@@ -1,25 +1,13 @@
 /* Op family: norm gradients (com.microsoft, ONNX Runtime's training ops and semantics):
  * LayerNormalizationGrad(dY, X, scale, mean, inv_std_var) -> (dX, dScale, dBias) and
  * BatchNormalizationGrad(dY, X, scale, saved_mean, saved_inv_std) -> (dX, dScale, dBias).
- * Listed in norm.c's table wt_ops_norm. */
+ * Their own table: wt_ops_norm_grad. */
 #include <assert.h>
 #include <string.h>
 
 #include "grad/grad.h"
 #include "kernels/norm.h"
 #include "ops/op.h"
-
-static int check_same_shape(const wt_tensor *t, const char *name, int idx, const wt_tensor *like,
-                            const char *like_name) {
-  char b1[96], b2[96];
-  int ok = t->rank == like->rank;
-  for (int i = 0; ok && i < t->rank; i++) ok = t->dims[i] == like->dims[i];
-  if (!ok)
-    return wt_errorf(WT_ERR_SHAPE, "input '%s' (index %d) has shape %s; expected %s's shape %s",
-                     name, idx, wt_shape_str(t->rank, t->dims, b1, sizeof b1), like_name,
-                     wt_shape_str(like->rank, like->dims, b2, sizeof b2));
-  return WT_OK;
-}
 
 /* ---- LayerNormalizationGrad ------------------------------------------------------------------ */
 
@@ -33,7 +21,7 @@ static int lng_infer(wt_infer_ctx *ctx) {
   static const char *names[5] = {"Y_grad", "X", "scale", "mean", "inv_std_var"};
   for (int i = 0; i < 5; i++) WT_TRY(wt_expect_float(&ctx->in[i], names[i], i));
   const wt_tensor *x = &ctx->in[1], *scale = &ctx->in[2];
-  WT_TRY(check_same_shape(&ctx->in[0], names[0], 0, x, "X"));
+  WT_TRY(wt_expect_shape_like(&ctx->in[0], names[0], 0, x, "X"));
   int64_t axis = wt_attr_int(ctx->node, "axis", -1);
   int ax = wt_axis(axis, x->rank);
   if (ax < 0)
@@ -64,9 +52,10 @@ static int lng_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
-const wt_op_def wt_op_LayerNormalizationGrad = {
+static const wt_op_def wt_op_LayerNormalizationGrad = {
     .domain = WT_MS, .op_type = "LayerNormalizationGrad", .min_inputs = 5, .max_inputs = 5,
-    .min_outputs = 1, .max_outputs = 3, .infer = lng_infer, .run = lng_run};
+    .min_outputs = 1, .max_outputs = 3, .infer = lng_infer, .run = lng_run,
+    .flags = WT_OP_GRADIENT};
 
 /* ---- BatchNormalizationGrad ------------------------------------------------------------------ */
 
@@ -84,7 +73,7 @@ static int bng_infer(wt_infer_ctx *ctx) {
   if (x->rank < 2)
     return wt_errorf(WT_ERR_SHAPE, "input 'X' has rank %d; expected [N, C, ...] (rank >= 2)",
                      x->rank);
-  WT_TRY(check_same_shape(&ctx->in[0], names[0], 0, x, "X"));
+  WT_TRY(wt_expect_shape_like(&ctx->in[0], names[0], 0, x, "X"));
   p->N = x->dims[0];
   p->C = x->dims[1];
   p->S = wt_dims_prod(x->dims, 2, x->rank);
@@ -110,6 +99,13 @@ static int bng_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
-const wt_op_def wt_op_BatchNormalizationGrad = {
+static const wt_op_def wt_op_BatchNormalizationGrad = {
     .domain = WT_MS, .op_type = "BatchNormalizationGrad", .min_inputs = 5, .max_inputs = 5,
-    .min_outputs = 1, .max_outputs = 3, .infer = bng_infer, .run = bng_run};
+    .min_outputs = 1, .max_outputs = 3, .infer = bng_infer, .run = bng_run,
+    .flags = WT_OP_GRADIENT};
+
+const wt_op_def *const wt_ops_norm_grad[] = {
+    &wt_op_LayerNormalizationGrad,
+    &wt_op_BatchNormalizationGrad,
+    NULL,
+};

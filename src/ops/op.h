@@ -1,7 +1,13 @@
 /* The op contract. An op is defined once, in one file of src/ops/ (one file per op family):
  * its attribute parsing and shape/dtype inference (`infer`, at plan time), its forward kernel
- * call (`run`, at run time, no allocation), and later its gradient builder (`grad`).
- * Each family file exports a NULL-terminated table `wt_ops_<family>[]` listed in registry.c.
+ * call (`run`, at run time, no allocation), and its gradient rule (`grad`, src/grad/grad.h).
+ * Each file of src/ops/ that defines ops exports a NULL-terminated table `wt_ops_<file>[]`
+ * listed in registry.c; definitions are static, so one left out of its table fails the build.
+ * Families of like ops (unary, binary, Reduce*) generate definitions and table from one list
+ * (an X-macro: unary_ops.h, BINARY_OPS, REDUCE_OPS): adding such an op is one line there.
+ * An op that shares infer/run/grad with others finds which one it is through ctx->op (its
+ * definition's variant / spec), never by comparing the node's op_type; what the rest of webtrain
+ * must know of an op (a gradient op, a Relu, running statistics ...) is a flag of its definition.
  *
  * infer: ctx->in[i] holds dtype/rank/dims of node input i (dtype WT_UNDEFINED for an omitted
  *   optional input; data is NULL). It must set dtype/rank/dims of every ctx->out[i], may store
@@ -10,8 +16,17 @@
  *   When an output shape depends on an input's *values* (Reshape's shape, Slice's starts ...),
  *   call wt_infer_value(ctx, i): it returns the input with data when the planner can know it
  *   before the run (initializers, Constant, Shape chains, the caller's int inputs), else NULL.
- *   On bad input return wt_errorf(WT_ERR_SHAPE / WT_ERR_UNSUPPORTED / WT_ERR_INVALID_ARG, ...)
- *   saying what is wrong and what was expected; the planner prefixes the node, op and opset.
+ *   On bad input return wt_errorf(code, ...) saying what is wrong and what was expected (the
+ *   planner prefixes the node, op and opset), one code per kind of error:
+ *     WT_ERR_SHAPE        an input's dtype or shape is not one the op takes: a dtype the op does
+ *                         not take (whether ONNX forbids it or webtrain does not implement it for
+ *                         this op), inputs that disagree, a wrong rank or dim (wt_expect_dtype,
+ *                         wt_expect_float, wt_expect_shape_like);
+ *     WT_ERR_INVALID_ARG  an attribute value outside its domain, a wrong number of inputs;
+ *     WT_ERR_UNSUPPORTED  valid ONNX webtrain does not implement: a mode, a legacy form, an
+ *                         attribute holding a dtype webtrain has no type for (double ...);
+ *     WT_ERR_INTERNAL     a webtrain bug.
+ *   Gradient rules (wt_grad_fail) use the same codes.
  * run: ctx->in / ctx->out carry shapes and data pointers; outputs are preallocated. Returns
  *   WT_OK, or an error for data-dependent failures (index out of range ...). */
 #ifndef WT_OPS_OP_H
@@ -27,8 +42,11 @@
 
 #define WT_PARAMS_MAX 512
 
+struct wt_op_def;
+
 typedef struct wt_infer_ctx {
   const wt_node *node;
+  const struct wt_op_def *op;   /* the node's definition: its variant / spec (never strcmp the name) */
   int opset;                    /* version of the node's domain in the model */
   int n_in;
   const wt_tensor *in;
@@ -65,7 +83,21 @@ enum wt_op_flags {
    * of such an input after writing the output element at that index (elementwise ops; row-wise
    * ones that read a row before writing it). The planner does so when that input is read for
    * the last time, so the step needs no new buffer. */
-  WT_OP_INPLACE = 1u << 2
+  WT_OP_INPLACE = 1u << 2,
+  /* A gradient op: computes gradients in a training graph (ReluGrad, SoftmaxGrad_13, DivGrad,
+   * BiasGeluGrad_dX, BroadcastGradientArgs, InPlaceAccumulatorV2 ...), never part of an inference
+   * model. The session finds the backward pass by it. */
+  WT_OP_GRADIENT = 1u << 3,
+  /* The training-mode form of a forward op that the gradient rule substitutes for it, to keep
+   * what the backward pass reads (BatchNormInternal, LSTMTraining, GRUTraining): forward pass,
+   * but like a gradient op never part of an inference model. */
+  WT_OP_TRAINING = 1u << 4,
+  /* y = max(x, 0) elementwise (Relu): an op whose run can end in that clamp may absorb it
+   * (MatMul and Gemm's epilogue) without knowing its name. */
+  WT_OP_RELU = 1u << 5,
+  /* Batch-normalization statistics: with attribute training_mode set, outputs 1 and 2 are the
+   * updated running statistics of inputs 3 and 4 (the module writes them back into the state). */
+  WT_OP_RUNNING_STATS = 1u << 6
 };
 
 typedef struct wt_op_def {
@@ -83,6 +115,11 @@ typedef struct wt_op_def {
    * params (this step's); the planner then skips `next`, whose output shares this one's buffer.
    * NULL: no fusion. */
   int (*absorb)(void *params, const wt_node *next);
+  /* Which member of its family the op is, for ops that share infer/run/grad: infer reads
+   * ctx->op->variant / ctx->op->spec (a family-private struct), a rule c->op, instead of
+   * comparing the node's op_type. */
+  int variant;
+  const void *spec;
 } wt_op_def;
 
 /* The op's parameter struct T in ctx->params. A plan step keeps only the bytes its op asked for
@@ -113,13 +150,14 @@ static inline int wt_output_wanted(const wt_run_ctx *ctx, int i) {
          ctx->out[i].data != NULL;
 }
 
-/* infer's check that input `idx` (named `name`) is float. */
+/* infer's checks of input `idx` (named `name`): its dtype, and that it has the shape of input
+ * `like` (named `like_name`). WT_ERR_SHAPE saying what it has and what was expected. */
+int wt_expect_dtype(const wt_tensor *t, const char *name, int idx, int dtype);
 static inline int wt_expect_float(const wt_tensor *t, const char *name, int idx) {
-  if (t->dtype != WT_FLOAT)
-    return wt_errorf(WT_ERR_SHAPE, "input '%s' (index %d) has dtype %s; expected float", name, idx,
-                     wt_dtype_name(t->dtype));
-  return WT_OK;
+  return wt_expect_dtype(t, name, idx, WT_FLOAT);
 }
+int wt_expect_shape_like(const wt_tensor *t, const char *name, int idx, const wt_tensor *like,
+                         const char *like_name);
 
 /* Multidirectional (numpy) broadcasting of n shapes into (*rank, dims). Error names the shapes. */
 int wt_broadcast_shapes(int n, const wt_tensor *const *ts, int *rank, int64_t *dims);

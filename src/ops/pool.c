@@ -20,9 +20,7 @@ typedef struct pool_params {
 static_assert(sizeof(pool_params) <= WT_PARAMS_MAX, "pool_params too big");
 
 static int check_x(const wt_tensor *X) {
-  if (X->dtype != WT_FLOAT)
-    return wt_errorf(WT_ERR_UNSUPPORTED, "input 'X' (index 0) has dtype %s; expected float32 "
-                     "(webtrain pools float32 only)", wt_dtype_name(X->dtype));
+  WT_TRY(wt_expect_float(X, "X", 0));
   if (X->rank >= 2 && X->dims[1] < 0)
     return wt_errorf(WT_ERR_SHAPE, "input 'X' (index 0) has an unknown channel dim; expected a "
                      "fixed size");
@@ -157,7 +155,7 @@ static int maxpool_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
-const wt_op_def wt_op_MaxPool = {.domain = "", .op_type = "MaxPool", .min_inputs = 1,
+static const wt_op_def wt_op_MaxPool = {.domain = "", .op_type = "MaxPool", .min_inputs = 1,
                                  .max_inputs = 1, .min_outputs = 1, .max_outputs = 2,
                                  .infer = maxpool_infer, .run = maxpool_run,
                                  .grad = maxpool_grad_rule};
@@ -184,7 +182,7 @@ static int avgpool_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
-const wt_op_def wt_op_AveragePool = {.domain = "", .op_type = "AveragePool", .min_inputs = 1,
+static const wt_op_def wt_op_AveragePool = {.domain = "", .op_type = "AveragePool", .min_inputs = 1,
                                      .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
                                      .infer = avgpool_infer, .run = avgpool_run,
                                      .grad = avgpool_grad_rule};
@@ -223,13 +221,13 @@ static int global_maxpool_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
-const wt_op_def wt_op_GlobalAveragePool = {.domain = "", .op_type = "GlobalAveragePool",
+static const wt_op_def wt_op_GlobalAveragePool = {.domain = "", .op_type = "GlobalAveragePool",
                                            .min_inputs = 1, .max_inputs = 1, .min_outputs = 1,
                                            .max_outputs = 1, .infer = global_pool_infer,
                                            .run = global_avgpool_run,
                                            .grad = global_avgpool_grad_rule};
 
-const wt_op_def wt_op_GlobalMaxPool = {.domain = "", .op_type = "GlobalMaxPool", .min_inputs = 1,
+static const wt_op_def wt_op_GlobalMaxPool = {.domain = "", .op_type = "GlobalMaxPool", .min_inputs = 1,
                                        .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
                                        .infer = global_pool_infer, .run = global_maxpool_run,
                                        .grad = global_maxpool_grad_rule};
@@ -258,9 +256,7 @@ static int64_t pool_out_size(const wt_window_attrs *a, int i, int64_t in, int ce
 static int pool_grad_setup(wt_infer_ctx *ctx, const wt_tensor *dY, int allow_bare,
                            pool_params *p, int64_t *xd) {
   int nsp;
-  if (dY->dtype != WT_FLOAT)
-    return wt_errorf(WT_ERR_UNSUPPORTED, "input 'dY' (index 0) has dtype %s; expected float32",
-                     wt_dtype_name(dY->dtype));
+  WT_TRY(wt_expect_float(dY, "dY", 0));
   WT_TRY(wt_window_nsp("dY", dY->rank, &nsp));
   const wt_tensor *decl = &ctx->out[0];
   int declared = decl->rank == dY->rank;
@@ -321,12 +317,8 @@ static int maxpool_grad_infer(wt_infer_ctx *ctx) {
   const wt_tensor *dY = &ctx->in[0], *ind = &ctx->in[1];
   pool_params *p = WT_PARAMS(ctx, pool_params);
   int64_t xd[WT_MAX_RANK];
-  if (ind->dtype != WT_INT64)
-    return wt_errorf(WT_ERR_UNSUPPORTED, "input 'Indices' (index 1) has dtype %s; expected int64",
-                     wt_dtype_name(ind->dtype));
-  int same = ind->rank == dY->rank;
-  for (int d = 0; same && d < dY->rank; d++) same = ind->dims[d] == dY->dims[d];
-  if (!same) return wt_errorf(WT_ERR_SHAPE, "inputs 'dY' and 'Indices' must have the same shape");
+  WT_TRY(wt_expect_dtype(ind, "Indices", 1, WT_INT64));
+  WT_TRY(wt_expect_shape_like(ind, "Indices", 1, dY, "dY"));
   if (wt_attr_int(ctx->node, "storage_order", 0) != 0)
     return wt_errorf(WT_ERR_UNSUPPORTED, "attribute 'storage_order' is 1; MaxPoolGrad scatters "
                      "through row-major indices (storage_order 0)");
@@ -365,14 +357,15 @@ static int avgpool_grad_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
-const wt_op_def wt_op_MaxPoolGrad = {.domain = "", .op_type = "MaxPoolGrad", .min_inputs = 2,
+static const wt_op_def wt_op_MaxPoolGrad = {.domain = "", .op_type = "MaxPoolGrad", .min_inputs = 2,
                                      .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
-                                     .infer = maxpool_grad_infer, .run = maxpool_grad_run};
+                                     .infer = maxpool_grad_infer, .run = maxpool_grad_run,
+                                     .flags = WT_OP_GRADIENT};
 
-const wt_op_def wt_op_AveragePoolGrad = {.domain = "", .op_type = "AveragePoolGrad",
+static const wt_op_def wt_op_AveragePoolGrad = {.domain = "", .op_type = "AveragePoolGrad",
                                          .min_inputs = 1, .max_inputs = 1, .min_outputs = 1,
                                          .max_outputs = 1, .infer = avgpool_grad_infer,
-                                         .run = avgpool_grad_run};
+                                         .run = avgpool_grad_run, .flags = WT_OP_GRADIENT};
 
 const wt_op_def *const wt_ops_pool[] = {
     &wt_op_AveragePool,

@@ -25,33 +25,35 @@ typedef struct reduce_params {
 } reduce_params;
 static_assert(sizeof(reduce_params) <= WT_PARAMS_MAX, "reduce_params too large");
 
-static int reduce_kind_of(const char *op, int *kind, int *final) {
-  static const struct { const char *name; int kind, final; } table[] = {
-      {"ReduceSum", WT_RED_SUM, FINAL_NONE},      {"ReduceMean", WT_RED_SUM, FINAL_MEAN},
-      {"ReduceMax", WT_RED_MAX, FINAL_NONE},      {"ReduceMin", WT_RED_MIN, FINAL_NONE},
-      {"ReduceProd", WT_RED_PROD, FINAL_NONE},    {"ReduceSumSquare", WT_RED_SUMSQ, FINAL_NONE},
-      {"ReduceL1", WT_RED_ABSSUM, FINAL_NONE},    {"ReduceL2", WT_RED_SUMSQ, FINAL_SQRT},
-      {"ReduceLogSumExp", WT_RED_LOGSUMEXP, FINAL_NONE}, {"ReduceLogSum", WT_RED_SUM, FINAL_LOG},
-  };
-  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-    if (strcmp(op, table[i].name) == 0) {
-      *kind = table[i].kind;
-      *final = table[i].final;
-      return 1;
-    }
-  return 0;
-}
+/* The Reduce* ops: one line each, the single source of their definitions and the family table.
+ * X(Name, first pass kind, final step, opset from which axes is input 1, gradient rule) */
+#define REDUCE_OPS(X)                                            \
+  X(ReduceSum, WT_RED_SUM, FINAL_NONE, 13, reduce_sum_grad)      \
+  X(ReduceMean, WT_RED_SUM, FINAL_MEAN, 18, reduce_mean_grad)    \
+  X(ReduceMax, WT_RED_MAX, FINAL_NONE, 18, reduce_max_grad)      \
+  X(ReduceMin, WT_RED_MIN, FINAL_NONE, 18, reduce_max_grad)      \
+  X(ReduceProd, WT_RED_PROD, FINAL_NONE, 18, NULL)               \
+  X(ReduceSumSquare, WT_RED_SUMSQ, FINAL_NONE, 18, reduce_sumsq_grad) \
+  X(ReduceL1, WT_RED_ABSSUM, FINAL_NONE, 18, reduce_l1_grad)     \
+  X(ReduceL2, WT_RED_SUMSQ, FINAL_SQRT, 18, reduce_l2_grad)      \
+  X(ReduceLogSumExp, WT_RED_LOGSUMEXP, FINAL_NONE, 18, reduce_lse_grad) \
+  X(ReduceLogSum, WT_RED_SUM, FINAL_LOG, 18, reduce_logsum_grad)
+
+typedef struct reduce_spec {
+  int kind, final;
+  int axes_input_since;
+} reduce_spec;
 
 static int reduce_infer(wt_infer_ctx *ctx) {
   reduce_params *p = WT_PARAMS(ctx, reduce_params);
   const wt_tensor *x = &ctx->in[0];
-  const char *op = ctx->node->op_type;
-  if (!reduce_kind_of(op, &p->kind, &p->final))
-    return wt_errorf(WT_ERR_INTERNAL, "unknown reduce op");
+  const reduce_spec *spec = ctx->op->spec;
+  p->kind = spec->kind;
+  p->final = spec->final;
   if (x->dtype != WT_FLOAT && x->dtype != WT_INT32 && x->dtype != WT_INT64)
     return wt_errorf(WT_ERR_SHAPE, "input 'data' has dtype %s; expected float, int32 or int64",
                      wt_dtype_name(x->dtype));
-  int axes_as_input = ctx->opset >= 18 || (strcmp(op, "ReduceSum") == 0 && ctx->opset >= 13);
+  int axes_as_input = ctx->opset >= spec->axes_input_since;
   int64_t keepdims = wt_attr_int(ctx->node, "keepdims", 1);
   int64_t noop_empty = wt_attr_int(ctx->node, "noop_with_empty_axes", 0);
   int rank = x->rank;
@@ -362,26 +364,15 @@ static int reduce_sumsq_grad(wt_grad_ctx *c) { return reduce_elem_grad(c, D_SUMS
 static int reduce_l1_grad(wt_grad_ctx *c) { return reduce_elem_grad(c, D_L1); }
 static int reduce_logsum_grad(wt_grad_ctx *c) { return reduce_elem_grad(c, D_LOGSUM); }
 
-static int reduce_prod_grad(wt_grad_ctx *c) {
-  return wt_grad_fail(c, WT_ERR_UNSUPPORTED,
-                      "ReduceProd has no gradient in webtrain (nor in ONNX Runtime): Y / X fails "
-                      "at zeros; rewrite the product as Exp(ReduceSum(Log(X))) for positive X");
-}
+/* ReduceProd has no gradient rule (nor in ONNX Runtime): Y / X fails at zeros; a model can
+ * write the product as Exp(ReduceSum(Log(X))) for positive X. */
 
-#define REDUCE_OP(NAME, GRAD)                                                            \
-  const wt_op_def wt_op_##NAME = {.domain = "", .op_type = #NAME, .min_inputs = 1,         \
-                                  .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,     \
-                                  .infer = reduce_infer, .run = reduce_run, .grad = GRAD};
-REDUCE_OP(ReduceSum, reduce_sum_grad)
-REDUCE_OP(ReduceMean, reduce_mean_grad)
-REDUCE_OP(ReduceMax, reduce_max_grad)
-REDUCE_OP(ReduceMin, reduce_max_grad)
-REDUCE_OP(ReduceProd, reduce_prod_grad)
-REDUCE_OP(ReduceSumSquare, reduce_sumsq_grad)
-REDUCE_OP(ReduceL1, reduce_l1_grad)
-REDUCE_OP(ReduceL2, reduce_l2_grad)
-REDUCE_OP(ReduceLogSumExp, reduce_lse_grad)
-REDUCE_OP(ReduceLogSum, reduce_logsum_grad)
+#define REDUCE_DEF(NAME, KIND, FINAL, AXES_SINCE, GRAD)                                     \
+  static const wt_op_def wt_op_##NAME = {                                                    \
+      .domain = "", .op_type = #NAME, .min_inputs = 1, .max_inputs = 2, .min_outputs = 1,    \
+      .max_outputs = 1, .infer = reduce_infer, .run = reduce_run, .grad = GRAD,               \
+      .spec = &(const reduce_spec){KIND, FINAL, AXES_SINCE}};
+REDUCE_OPS(REDUCE_DEF)
 
 /* ---- shared: one axis as [outer, n, inner] ------------------------------------------------ */
 
@@ -420,7 +411,7 @@ static int argext_infer(wt_infer_ctx *ctx) {
   if (x->dims[ax] == 0)
     return wt_errorf(WT_ERR_SHAPE, "the reduced dim %d is empty; expected at least 1 element", ax);
   split_at_axis(x, ax, p);
-  p->a = strcmp(ctx->node->op_type, "ArgMax") == 0;
+  p->a = ctx->op->variant;
   p->b = wt_attr_int(ctx->node, "select_last_index", 0) != 0;
   int keepdims = wt_attr_int(ctx->node, "keepdims", 1) != 0;
   wt_tensor *y = &ctx->out[0];
@@ -445,10 +436,10 @@ static int argext_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
-const wt_op_def wt_op_ArgMax = {.domain = "", .op_type = "ArgMax", .min_inputs = 1,
+static const wt_op_def wt_op_ArgMax = {.domain = "", .op_type = "ArgMax", .min_inputs = 1,
                                 .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
-                                .infer = argext_infer, .run = argext_run};
-const wt_op_def wt_op_ArgMin = {.domain = "", .op_type = "ArgMin", .min_inputs = 1,
+                                .infer = argext_infer, .run = argext_run, .variant = 1 /* max */};
+static const wt_op_def wt_op_ArgMin = {.domain = "", .op_type = "ArgMin", .min_inputs = 1,
                                 .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
                                 .infer = argext_infer, .run = argext_run};
 
@@ -502,7 +493,7 @@ static int cumsum_grad(wt_grad_ctx *c) {
   return wt_grad_status(c);
 }
 
-const wt_op_def wt_op_CumSum = {.domain = "", .op_type = "CumSum", .min_inputs = 2,
+static const wt_op_def wt_op_CumSum = {.domain = "", .op_type = "CumSum", .min_inputs = 2,
                                 .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
                                 .infer = cumsum_infer, .run = cumsum_run, .grad = cumsum_grad};
 
@@ -573,13 +564,11 @@ static int topk_grad(wt_grad_ctx *c) {
   return wt_grad_status(c);
 }
 
-const wt_op_def wt_op_TopK = {.domain = "", .op_type = "TopK", .min_inputs = 1,
+static const wt_op_def wt_op_TopK = {.domain = "", .op_type = "TopK", .min_inputs = 1,
                               .max_inputs = 2, .min_outputs = 2, .max_outputs = 2,
                               .infer = topk_infer, .run = topk_run, .grad = topk_grad};
 
+#define REDUCE_LIST(NAME, ...) &wt_op_##NAME,
 const wt_op_def *const wt_ops_reduce[] = {
-    &wt_op_ReduceSum, &wt_op_ReduceMean, &wt_op_ReduceMax,       &wt_op_ReduceMin,
-    &wt_op_ReduceProd, &wt_op_ReduceSumSquare, &wt_op_ReduceL1, &wt_op_ReduceL2,
-    &wt_op_ReduceLogSumExp, &wt_op_ReduceLogSum, &wt_op_ArgMax, &wt_op_ArgMin, &wt_op_CumSum, &wt_op_TopK,
-    NULL,
+    REDUCE_OPS(REDUCE_LIST) &wt_op_ArgMax, &wt_op_ArgMin, &wt_op_CumSum, &wt_op_TopK, NULL,
 };

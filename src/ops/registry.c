@@ -1,6 +1,7 @@
 /* The op registry: every family's table, merged and sorted once by (domain, op_type).
- * Adding an op: define it in its family file and add one line to that family's table.
- * Adding a family: one line in FAMILIES below. */
+ * Adding an op: define it in its family file and add one line to that family's table (or list,
+ * where the family generates its table from one: see op.h). Adding a family (a file of
+ * src/ops/ with a table): one line in FAMILIES below. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,18 +12,23 @@
   X(binary)         \
   X(conv)           \
   X(data)           \
+  X(data_index)     \
   X(einsum)         \
   X(gemm)           \
   X(norm)           \
   X(norm_extra)     \
+  X(norm_grad)      \
   X(pool)           \
   X(reduce)         \
   X(resize)         \
   X(rnn)            \
   X(shape)          \
+  X(shape_build)    \
   X(softmax)        \
+  X(softmax_grad)   \
   X(training)       \
-  X(unary)
+  X(unary)          \
+  X(unary_grad)
 
 #define DECLARE(f) extern const wt_op_def *const wt_ops_##f[];
 FAMILIES(DECLARE)

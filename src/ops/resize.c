@@ -107,7 +107,7 @@ static int resize_infer(wt_infer_ctx *ctx) {
   rs_params *p = WT_PARAMS(ctx, rs_params);
   const wt_node *n = ctx->node;
   const wt_tensor *x = &ctx->in[0];
-  int upsample = strcmp(n->op_type, "Upsample") == 0;
+  int upsample = ctx->op->variant;
   int legacy = upsample || ctx->opset < 11;
   p->rank = x->rank;
   p->is_float = x->dtype == WT_FLOAT;
@@ -276,7 +276,7 @@ static int resize_run(const wt_run_ctx *ctx) {
 static int resize_grad(wt_grad_ctx *c) {
   if (!wt_grad_need(c, 0)) return wt_grad_status(c);
   const wt_node *n = wt_grad_node(c);
-  int upsample = strcmp(n->op_type, "Upsample") == 0;
+  int upsample = c->op->variant;
   int legacy = upsample || c->opset < 11;
   int x = I(0), roi = -1, scales = -1;
   if (c->opset >= 18 &&
@@ -327,12 +327,13 @@ static int resize_grad(wt_grad_ctx *c) {
   return wt_grad_status(c);
 }
 
-const wt_op_def wt_op_Resize = {
+static const wt_op_def wt_op_Resize = {
     .domain = "", .op_type = "Resize", .min_inputs = 1, .max_inputs = 4, .min_outputs = 1,
     .max_outputs = 1, .infer = resize_infer, .run = resize_run, .grad = resize_grad};
-const wt_op_def wt_op_Upsample = {
+static const wt_op_def wt_op_Upsample = {
     .domain = "", .op_type = "Upsample", .min_inputs = 1, .max_inputs = 2, .min_outputs = 1,
-    .max_outputs = 1, .infer = resize_infer, .run = resize_run, .grad = resize_grad};
+    .max_outputs = 1, .infer = resize_infer, .run = resize_run, .grad = resize_grad,
+    .variant = 1 /* Upsample: the legacy form */};
 
 /* ---- ResizeGrad (com.microsoft) ------------------------------------------------------------- */
 
@@ -392,9 +393,9 @@ static int resize_grad_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
-const wt_op_def wt_op_ResizeGrad = {
+static const wt_op_def wt_op_ResizeGrad = {
     .domain = WT_MS, .op_type = "ResizeGrad", .min_inputs = 2, .max_inputs = 4, .min_outputs = 1,
-    .max_outputs = 1, .infer = resize_grad_infer, .run = resize_grad_run};
+    .max_outputs = 1, .infer = resize_grad_infer, .run = resize_grad_run, .flags = WT_OP_GRADIENT};
 
 const wt_op_def *const wt_ops_resize[] = {
     &wt_op_Resize,

@@ -11,11 +11,8 @@
 
 static_assert(sizeof(wt_rnn_params) <= WT_PARAMS_MAX, "params too large");
 
-static int cell_of(const char *op_type) {
-  if (!strncmp(op_type, "LSTM", 4)) return WT_RNN_LSTM;
-  if (!strncmp(op_type, "GRU", 3)) return WT_RNN_GRU;
-  return WT_RNN_PLAIN;
-}
+/* The cell is the op's variant (LSTM, GRU, RNN and their training / gradient forms). */
+static int cell_of(const wt_infer_ctx *ctx) { return ctx->op->variant; }
 
 static int n_acts(int cell) { return cell == WT_RNN_LSTM ? 3 : cell == WT_RNN_GRU ? 2 : 1; }
 
@@ -74,10 +71,7 @@ int wt_rnn_default_training(const wt_rnn_cfg *c, const char **why) {
 }
 
 static int check_f32(const wt_infer_ctx *ctx, int i, const char *name) {
-  if (ctx->in[i].dtype != WT_FLOAT)
-    return wt_errorf(WT_ERR_UNSUPPORTED, "input '%s' (index %d) has dtype %s; expected float", name, i,
-                     wt_dtype_name(ctx->in[i].dtype));
-  return WT_OK;
+  return wt_expect_float(&ctx->in[i], name, i);
 }
 
 /* Checks that input i (when present) has exactly the given shape. */
@@ -156,8 +150,8 @@ static float *fout(const wt_run_ctx *ctx, int i) {
 static int forward_infer(wt_infer_ctx *ctx) {
   wt_rnn_params *p = WT_PARAMS(ctx, wt_rnn_params);
   wt_rnn_cfg *c = &p->cfg;
-  const int cell = cell_of(ctx->node->op_type);
-  p->training = strstr(ctx->node->op_type, "Training") != NULL;
+  const int cell = cell_of(ctx);
+  p->training = (ctx->op->flags & WT_OP_TRAINING) != 0;
   WT_TRY(wt_rnn_parse_attrs(ctx->node, cell, c));
   if (p->training) {
     const char *why = NULL;
@@ -221,7 +215,7 @@ enum { GG_X, GG_W, GG_R, GG_B, GG_SL, GG_H0, GG_HALL, GG_ZRH, GG_DHALL, GG_DHT }
 static int grad_infer(wt_infer_ctx *ctx) {
   wt_rnn_params *p = WT_PARAMS(ctx, wt_rnn_params);
   wt_rnn_cfg *c = &p->cfg;
-  const int cell = cell_of(ctx->node->op_type), lstm = cell == WT_RNN_LSTM;
+  const int cell = cell_of(ctx), lstm = cell == WT_RNN_LSTM;
   WT_TRY(wt_rnn_parse_attrs(ctx->node, cell, c));
   const char *why = NULL;
   if (!wt_rnn_default_training(c, &why))
@@ -284,29 +278,35 @@ static int grad_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
-const wt_op_def wt_op_LSTM = {.domain = "", .op_type = "LSTM", .min_inputs = 3, .max_inputs = 8,
+static const wt_op_def wt_op_LSTM = {.domain = "", .op_type = "LSTM", .min_inputs = 3, .max_inputs = 8,
                               .min_outputs = 1, .max_outputs = 3, .infer = forward_infer,
-                              .run = forward_run, .grad = wt_rnn_lstm_grad};
-const wt_op_def wt_op_GRU = {.domain = "", .op_type = "GRU", .min_inputs = 3, .max_inputs = 6,
+                              .run = forward_run, .grad = wt_rnn_lstm_grad,
+                              .variant = WT_RNN_LSTM};
+static const wt_op_def wt_op_GRU = {.domain = "", .op_type = "GRU", .min_inputs = 3, .max_inputs = 6,
                              .min_outputs = 1, .max_outputs = 2, .infer = forward_infer,
-                             .run = forward_run, .grad = wt_rnn_gru_grad};
-const wt_op_def wt_op_RNN = {.domain = "", .op_type = "RNN", .min_inputs = 3, .max_inputs = 6,
+                             .run = forward_run, .grad = wt_rnn_gru_grad,
+                             .variant = WT_RNN_GRU};
+static const wt_op_def wt_op_RNN = {.domain = "", .op_type = "RNN", .min_inputs = 3, .max_inputs = 6,
                              .min_outputs = 1, .max_outputs = 2, .infer = forward_infer,
-                             .run = forward_run};
-const wt_op_def wt_op_LSTMTraining = {.domain = "com.microsoft", .op_type = "LSTMTraining",
+                             .run = forward_run, .variant = WT_RNN_PLAIN};
+static const wt_op_def wt_op_LSTMTraining = {.domain = "com.microsoft", .op_type = "LSTMTraining",
                                       .min_inputs = 3, .max_inputs = 8, .min_outputs = 1,
                                       .max_outputs = 5, .infer = forward_infer, .run = forward_run,
-                                      .grad = wt_rnn_lstm_grad};
-const wt_op_def wt_op_GRUTraining = {.domain = "com.microsoft", .op_type = "GRUTraining",
+                                      .grad = wt_rnn_lstm_grad, .flags = WT_OP_TRAINING,
+                                      .variant = WT_RNN_LSTM};
+static const wt_op_def wt_op_GRUTraining = {.domain = "com.microsoft", .op_type = "GRUTraining",
                                      .min_inputs = 3, .max_inputs = 6, .min_outputs = 1,
                                      .max_outputs = 3, .infer = forward_infer, .run = forward_run,
-                                     .grad = wt_rnn_gru_grad};
-const wt_op_def wt_op_LSTMGrad = {.domain = "com.microsoft", .op_type = "LSTMGrad", .min_inputs = 9,
+                                     .grad = wt_rnn_gru_grad, .flags = WT_OP_TRAINING,
+                                     .variant = WT_RNN_GRU};
+static const wt_op_def wt_op_LSTMGrad = {.domain = "com.microsoft", .op_type = "LSTMGrad", .min_inputs = 9,
                                   .max_inputs = 13, .min_outputs = 1, .max_outputs = 7,
-                                  .infer = grad_infer, .run = grad_run};
-const wt_op_def wt_op_GRUGrad = {.domain = "com.microsoft", .op_type = "GRUGrad", .min_inputs = 8,
+                                  .infer = grad_infer, .run = grad_run, .flags = WT_OP_GRADIENT,
+                                  .variant = WT_RNN_LSTM};
+static const wt_op_def wt_op_GRUGrad = {.domain = "com.microsoft", .op_type = "GRUGrad", .min_inputs = 8,
                                  .max_inputs = 10, .min_outputs = 1, .max_outputs = 5,
-                                 .infer = grad_infer, .run = grad_run};
+                                 .infer = grad_infer, .run = grad_run, .flags = WT_OP_GRADIENT,
+                                 .variant = WT_RNN_GRU};
 
 const wt_op_def *const wt_ops_rnn[] = {
     &wt_op_LSTM, &wt_op_GRU, &wt_op_RNN, &wt_op_LSTMTraining, &wt_op_GRUTraining,

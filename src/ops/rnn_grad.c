@@ -8,40 +8,6 @@
 #include "ops/rnn_ops.h"
 
 /* Copies every attribute of the forward node to node `dst` (ORT passes SrcNodeAttributes). */
-static int copy_attrs(wt_grad_ctx *c, int dst) {
-  const wt_node *n = wt_grad_node(c);
-  for (int i = 0; i < n->n_attrs; i++) {
-    const wt_attr *s = &n->attrs[i];
-    int rc = WT_OK;
-    switch (s->type) {
-      case WT_ATTR_INT: rc = wt_node_set_int(c->g, dst, s->name, s->i); break;
-      case WT_ATTR_FLOAT: rc = wt_node_set_float(c->g, dst, s->name, s->f); break;
-      case WT_ATTR_STRING: rc = wt_node_set_string(c->g, dst, s->name, s->s); break;
-      case WT_ATTR_INTS: rc = wt_node_set_ints(c->g, dst, s->name, s->ints, s->n); break;
-      case WT_ATTR_FLOATS:
-      case WT_ATTR_STRINGS: {
-        wt_attr *a = wt_node_add_attr(c->g, dst, s->name, s->type);
-        if (!a) return wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory");
-        size_t k = (size_t)(s->n ? s->n : 1);
-        if (s->type == WT_ATTR_FLOATS) {
-          if (!(a->floats = malloc(sizeof(float) * k))) return wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory");
-          if (s->n) memcpy(a->floats, s->floats, sizeof(float) * (size_t)s->n);
-        } else {
-          if (!(a->strings = calloc(k, sizeof(char *)))) return wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory");
-          for (int j = 0; j < s->n; j++)
-            if (!(a->strings[j] = wt_strdup(s->strings[j]))) return wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory");
-        }
-        a->n = s->n;
-        break;
-      }
-      default: break;
-    }
-    if (rc) return wt_grad_fail(c, rc, "out of memory");
-    n = wt_grad_node(c);
-  }
-  return wt_grad_status(c);
-}
-
 /* Checks the configuration, then turns the forward node into `train_type` (com.microsoft),
  * dropping 'layout' (ORT's training ops have none; only 0 is accepted here). */
 static int to_training(wt_grad_ctx *c, int cell, const char *train_type) {
@@ -63,8 +29,7 @@ static int to_training(wt_grad_ctx *c, int cell, const char *train_type) {
     if (wt_node_set_int(c->g, c->node, "hidden_size", r->dims[2]))
       return wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory");
   }
-  wt_node *n = &c->g->nodes[c->node];
-  if (!strcmp(n->op_type, train_type)) return WT_OK;
+  if (c->op->flags & WT_OP_TRAINING) return WT_OK;
   if (wt_node_set_op(c->g, c->node, train_type, WT_MS)) return wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory");
   wt_node_remove_attr(c->g, c->node, "layout");
   if (wt_graph_opset(c->g, WT_MS) == 0) wt_graph_set_opset(c->g, WT_MS, 1);
@@ -74,20 +39,8 @@ static int to_training(wt_grad_ctx *c, int cell, const char *train_type) {
 /* Emits grad_type(ins) with one output per forward input listed in `map` (output k is the
  * gradient of forward input map[k]); outputs nobody needs are omitted (empty names). */
 static int emit(wt_grad_ctx *c, const char *grad_type, int n_in, const int *ins, int n_out, const int *map) {
-  int outs[8];
-  int last = n_out;
-  while (last > 1 && !wt_grad_need(c, map[last - 1])) last--;
-  int node = wt_grad_op(c, grad_type, WT_MS, n_in, ins, last, outs);
-  if (node < 0) return wt_grad_status(c);
-  if (copy_attrs(c, node)) return wt_grad_status(c);
-  for (int k = 0; k < last; k++) {
-    if (wt_grad_need(c, map[k])) {
-      wt_grad_set(c, map[k], outs[k]);
-    } else {
-      c->g->nodes[node].outputs[k] = -1;
-      c->g->values[outs[k]].producer = -1;
-    }
-  }
+  int node = wt_grad_op_grads(c, grad_type, WT_MS, n_in, ins, n_out, map);
+  if (node >= 0) wt_grad_copy_attrs(c, node, NULL, 0);
   return wt_grad_status(c);
 }
 

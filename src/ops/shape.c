@@ -458,45 +458,46 @@ static int tile_grad(wt_grad_ctx *c) {
 static_assert(sizeof(shape_params) <= WT_PARAMS_MAX, "params");
 static_assert(sizeof(transpose_params) <= WT_PARAMS_MAX, "params");
 
-const wt_op_def wt_op_Reshape = {.domain = "", .op_type = "Reshape", .min_inputs = 1,
+static const wt_op_def wt_op_Reshape = {.domain = "", .op_type = "Reshape", .min_inputs = 1,
                                  .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
-                                 .infer = reshape_infer, .run = view_run, .grad = view_grad, .flags = WT_OP_VIEW};
-const wt_op_def wt_op_Flatten = {.domain = "", .op_type = "Flatten", .min_inputs = 1,
+                                 .infer = reshape_infer, .run = view_run, .grad = view_grad,
+                                 .flags = WT_OP_VIEW};
+static const wt_op_def wt_op_Flatten = {.domain = "", .op_type = "Flatten", .min_inputs = 1,
                                  .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
-                                 .infer = flatten_infer, .run = view_run, .grad = view_grad, .flags = WT_OP_VIEW};
-const wt_op_def wt_op_Squeeze = {.domain = "", .op_type = "Squeeze", .min_inputs = 1,
+                                 .infer = flatten_infer, .run = view_run, .grad = view_grad,
+                                 .flags = WT_OP_VIEW};
+static const wt_op_def wt_op_Squeeze = {.domain = "", .op_type = "Squeeze", .min_inputs = 1,
                                  .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
-                                 .infer = squeeze_infer, .run = view_run, .grad = view_grad, .flags = WT_OP_VIEW};
-const wt_op_def wt_op_Unsqueeze = {.domain = "", .op_type = "Unsqueeze", .min_inputs = 1,
+                                 .infer = squeeze_infer, .run = view_run, .grad = view_grad,
+                                 .flags = WT_OP_VIEW};
+static const wt_op_def wt_op_Unsqueeze = {.domain = "", .op_type = "Unsqueeze", .min_inputs = 1,
                                    .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
-                                   .infer = unsqueeze_infer, .run = view_run, .grad = view_grad, .flags = WT_OP_VIEW};
-const wt_op_def wt_op_Shape = {.domain = "", .op_type = "Shape", .min_inputs = 1, .max_inputs = 1,
+                                   .infer = unsqueeze_infer, .run = view_run, .grad = view_grad,
+                                   .flags = WT_OP_VIEW};
+static const wt_op_def wt_op_Shape = {.domain = "", .op_type = "Shape", .min_inputs = 1, .max_inputs = 1,
                                .min_outputs = 1, .max_outputs = 1, .infer = shape_infer,
                                .run = shape_run, .flags = WT_OP_SHAPE_ONLY};
-const wt_op_def wt_op_Size = {.domain = "", .op_type = "Size", .min_inputs = 1, .max_inputs = 1,
+static const wt_op_def wt_op_Size = {.domain = "", .op_type = "Size", .min_inputs = 1, .max_inputs = 1,
                               .min_outputs = 1, .max_outputs = 1, .infer = size_infer,
                               .run = size_run, .flags = WT_OP_SHAPE_ONLY};
-const wt_op_def wt_op_Transpose = {.domain = "", .op_type = "Transpose", .min_inputs = 1,
+static const wt_op_def wt_op_Transpose = {.domain = "", .op_type = "Transpose", .min_inputs = 1,
                                    .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
                                    .infer = transpose_infer, .run = transpose_run, .grad = transpose_grad};
-const wt_op_def wt_op_Expand = {.domain = "", .op_type = "Expand", .min_inputs = 2,
+static const wt_op_def wt_op_Expand = {.domain = "", .op_type = "Expand", .min_inputs = 2,
                                 .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
                                 .infer = expand_infer, .run = expand_run, .grad = expand_grad};
-const wt_op_def wt_op_Tile = {.domain = "", .op_type = "Tile", .min_inputs = 2, .max_inputs = 2,
+static const wt_op_def wt_op_Tile = {.domain = "", .op_type = "Tile", .min_inputs = 2, .max_inputs = 2,
                               .min_outputs = 1, .max_outputs = 1, .infer = tile_infer,
                               .run = tile_run, .grad = tile_grad};
 
-const wt_op_def wt_op_ms_BroadcastGradientArgs = {.domain = WT_MS, .op_type = "BroadcastGradientArgs",
+static const wt_op_def wt_op_ms_BroadcastGradientArgs = {.domain = WT_MS, .op_type = "BroadcastGradientArgs",
                                                   .min_inputs = 2, .max_inputs = 2, .min_outputs = 1,
-                                                  .max_outputs = 2, .infer = bga_infer, .run = bga_run};
+                                                  .max_outputs = 2, .infer = bga_infer, .run = bga_run,
+                                                  .flags = WT_OP_GRADIENT};
 
 /* Defined in shape_build.c; one table keeps registry.c's family list unchanged. */
-extern const wt_op_def wt_op_Concat, wt_op_Split, wt_op_Constant, wt_op_ConstantOfShape,
-    wt_op_Range;
-
 const wt_op_def *const wt_ops_shape[] = {
     &wt_op_Reshape, &wt_op_Flatten,  &wt_op_Squeeze,  &wt_op_Unsqueeze,       &wt_op_Shape,
-    &wt_op_Size,    &wt_op_Transpose, &wt_op_Expand,  &wt_op_Tile,            &wt_op_Concat,
-    &wt_op_Split,   &wt_op_Constant, &wt_op_Range,    &wt_op_ConstantOfShape,
+    &wt_op_Size,    &wt_op_Transpose, &wt_op_Expand,  &wt_op_Tile,
     &wt_op_ms_BroadcastGradientArgs, NULL,
 };

@@ -1,4 +1,4 @@
-/* Op family: shape (part 2; listed in shape.c's table wt_ops_shape). Ops that assemble or create tensors:
+/* Op family: shape (part 2, its own table wt_ops_shape_build). Ops that assemble or create tensors:
  * Concat, Split, Constant, ConstantOfShape, Range, and the Concat / Split gradient rules.
  * Data movement works on element size. */
 #include <assert.h>
@@ -384,8 +384,7 @@ static int split_grad(wt_grad_ctx *c) {
     parts[i] = GO(i);
     if (parts[i] >= 0) continue;
     if (O(i) < 0) return wt_grad_fail(c, WT_ERR_UNSUPPORTED, "output %d is omitted", i);
-    int shape = wt_grad_op1(c, "Shape", "", 1, (int[]){O(i)});
-    parts[i] = wt_grad_op1(c, "ConstantOfShape", "", 1, &shape); /* float zeros by default */
+    parts[i] = wt_grad_fill_like(c, O(i), 0.0f);
   }
   int d = wt_grad_op1(c, "Concat", "", n, parts);
   if (d >= 0) wt_node_set_int(c->g, wt_grad_last(c), "axis", wt_attr_int(wt_grad_node(c), "axis", 0));
@@ -397,18 +396,22 @@ static_assert(sizeof(axis_params) <= WT_PARAMS_MAX, "params");
 static_assert(sizeof(cos_params) <= WT_PARAMS_MAX, "params");
 static_assert(sizeof(range_params) <= WT_PARAMS_MAX, "params");
 
-const wt_op_def wt_op_Concat = {.domain = "", .op_type = "Concat", .min_inputs = 1,
+static const wt_op_def wt_op_Concat = {.domain = "", .op_type = "Concat", .min_inputs = 1,
                                 .max_inputs = 1 << 20, .min_outputs = 1, .max_outputs = 1,
                                 .infer = concat_infer, .run = concat_run, .grad = concat_grad};
-const wt_op_def wt_op_Split = {.domain = "", .op_type = "Split", .min_inputs = 1, .max_inputs = 2,
+static const wt_op_def wt_op_Split = {.domain = "", .op_type = "Split", .min_inputs = 1, .max_inputs = 2,
                                .min_outputs = 1, .max_outputs = 64, .infer = split_infer,
                                .run = split_run, .grad = split_grad};
-const wt_op_def wt_op_Constant = {.domain = "", .op_type = "Constant", .min_inputs = 0,
+static const wt_op_def wt_op_Constant = {.domain = "", .op_type = "Constant", .min_inputs = 0,
                                   .max_inputs = 0, .min_outputs = 1, .max_outputs = 1,
                                   .infer = constant_infer, .run = constant_run};
-const wt_op_def wt_op_ConstantOfShape = {.domain = "", .op_type = "ConstantOfShape",
+static const wt_op_def wt_op_ConstantOfShape = {.domain = "", .op_type = "ConstantOfShape",
                                          .min_inputs = 1, .max_inputs = 1, .min_outputs = 1,
                                          .max_outputs = 1, .infer = cos_infer, .run = cos_run};
-const wt_op_def wt_op_Range = {.domain = "", .op_type = "Range", .min_inputs = 3, .max_inputs = 3,
+static const wt_op_def wt_op_Range = {.domain = "", .op_type = "Range", .min_inputs = 3, .max_inputs = 3,
                                .min_outputs = 1, .max_outputs = 1, .infer = range_infer,
                                .run = range_run};
+
+const wt_op_def *const wt_ops_shape_build[] = {
+    &wt_op_Concat, &wt_op_Split, &wt_op_Constant, &wt_op_ConstantOfShape, &wt_op_Range, NULL,
+};

@@ -12,27 +12,9 @@
 #include "ops/op.h"
 #include "ops/softmax_layout.h"
 
-/* Copies the forward node's int / float / string attributes of these names onto node `to`. */
-static void copy_attrs(wt_grad_ctx *c, int to, const char *const *names, int n) {
-  for (int i = 0; i < n && wt_grad_status(c) == WT_OK; i++) {
-    const wt_attr *a = wt_node_attr(wt_grad_node(c), names[i]);
-    if (!a) continue;
-    int rc = a->type == WT_ATTR_FLOAT    ? wt_node_set_float(c->g, to, names[i], a->f)
-             : a->type == WT_ATTR_INT    ? wt_node_set_int(c->g, to, names[i], a->i)
-             : a->type == WT_ATTR_STRING ? wt_node_set_string(c->g, to, names[i], a->s)
-                                         : WT_OK;
-    if (rc) wt_grad_fail(c, rc, "out of memory");
-  }
-}
-
-typedef struct softmax_params {
-  int64_t outer, n, inner;
-  int log_out;
-} softmax_params;
-static_assert(sizeof(softmax_params) <= WT_PARAMS_MAX, "softmax_params too large");
 
 static int softmax_infer(wt_infer_ctx *ctx) {
-  softmax_params *p = WT_PARAMS(ctx, softmax_params);
+  wt_softmax_params *p = WT_PARAMS(ctx, wt_softmax_params);
   const wt_tensor *x = &ctx->in[0];
   if (x->dtype != WT_FLOAT)
     return wt_errorf(WT_ERR_SHAPE, "input 'input' has dtype %s; expected float",
@@ -40,14 +22,14 @@ static int softmax_infer(wt_infer_ctx *ctx) {
   int coerce = ctx->opset < 13;
   int64_t axis = wt_attr_int(ctx->node, "axis", coerce ? 1 : -1);
   WT_TRY(wt_softmax_layout(x, axis, coerce, &p->outer, &p->n, &p->inner));
-  p->log_out = strcmp(ctx->node->op_type, "LogSoftmax") == 0;
+  p->log_out = ctx->op->variant;
   if (p->inner > 1) ctx->scratch_bytes = (size_t)(2 * p->inner) * sizeof(float);
   wt_set_shape(&ctx->out[0], WT_FLOAT, x->rank, x->dims);
   return WT_OK;
 }
 
 static int softmax_run(const wt_run_ctx *ctx) {
-  const softmax_params *p = ctx->params;
+  const wt_softmax_params *p = ctx->params;
   wt_softmax_f32(ctx->in[0].data, ctx->out[0].data, p->outer, p->n, p->inner, p->log_out,
                  ctx->scratch);
   return WT_OK;
@@ -56,22 +38,22 @@ static int softmax_run(const wt_run_ctx *ctx) {
 /* ONNX Runtime's rule: (Log)SoftmaxGrad(dY, Y) with the forward attributes; the opset < 13
  * (2-D coerced) forms are SoftmaxGrad / LogSoftmaxGrad, the per-axis ones *_13. */
 static int softmax_grad(wt_grad_ctx *c) {
-  int log_out = strcmp(wt_grad_node(c)->op_type, "LogSoftmax") == 0;
+  int log_out = c->op->variant;
   const char *op = c->opset < 13 ? (log_out ? "LogSoftmaxGrad" : "SoftmaxGrad")
                                  : (log_out ? "LogSoftmaxGrad_13" : "SoftmaxGrad_13");
   int dx = wt_grad_op1(c, op, WT_MS, 2, (int[]){GO(0), O(0)});
-  if (dx >= 0) copy_attrs(c, wt_grad_last(c), (const char *const[]){"axis"}, 1);
+  if (dx >= 0) wt_grad_copy_attrs(c, wt_grad_last(c), (const char *const[]){"axis"}, 1);
   wt_grad_set(c, 0, dx);
   return wt_grad_status(c);
 }
 
-const wt_op_def wt_op_Softmax = {.domain = "", .op_type = "Softmax", .min_inputs = 1,
+static const wt_op_def wt_op_Softmax = {.domain = "", .op_type = "Softmax", .min_inputs = 1,
                                  .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
                                  .infer = softmax_infer, .run = softmax_run, .grad = softmax_grad};
-const wt_op_def wt_op_LogSoftmax = {.domain = "", .op_type = "LogSoftmax", .min_inputs = 1,
+static const wt_op_def wt_op_LogSoftmax = {.domain = "", .op_type = "LogSoftmax", .min_inputs = 1,
                                     .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
                                     .infer = softmax_infer, .run = softmax_run,
-                                    .grad = softmax_grad};
+                                    .grad = softmax_grad, .variant = 1 /* log_out */};
 
 /* ---- SoftmaxCrossEntropyLoss ------------------------------------------------------------- */
 
@@ -90,19 +72,14 @@ static int has_output(const wt_node *node, int n_out, int i) {
 static int sce_infer(wt_infer_ctx *ctx) {
   sce_params *p = WT_PARAMS(ctx, sce_params);
   const wt_tensor *x = &ctx->in[0], *t = &ctx->in[1];
-  p->nll = strcmp(ctx->node->op_type, "NegativeLogLikelihoodLoss") == 0;
+  p->nll = ctx->op->variant;
   const char *xn = p->nll ? "input" : "scores", *tn = p->nll ? "target" : "labels";
   if (x->dtype != WT_FLOAT)
     return wt_errorf(WT_ERR_SHAPE, "input '%s' has dtype %s; expected float", xn,
                      wt_dtype_name(x->dtype));
   WT_TRY(wt_ce_layout(x, xn, t, tn, wt_has_input(ctx->in, ctx->n_in, 2) ? &ctx->in[2] : NULL, "weights",
                       &p->N, &p->C, &p->D));
-  const char *red = wt_attr_string(ctx->node, "reduction", "mean");
-  if (strcmp(red, "none") == 0) p->reduction = WT_LOSS_NONE;
-  else if (strcmp(red, "sum") == 0) p->reduction = WT_LOSS_SUM;
-  else if (strcmp(red, "mean") == 0) p->reduction = WT_LOSS_MEAN;
-  else
-    return wt_errorf(WT_ERR_INVALID_ARG, "reduction '%s'; expected 'none', 'sum' or 'mean'", red);
+  WT_TRY(wt_loss_reduction(ctx->node, &p->reduction));
   const wt_attr *ii = wt_node_attr(ctx->node, "ignore_index");
   p->has_ignore = ii != NULL;
   p->ignore_index = ii ? ii->i : 0;
@@ -133,28 +110,12 @@ static int sce_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
-/* -inf shaped like value v: ConstantOfShape(Shape(v)) with a float -inf value. */
-static int neg_inf_like(wt_grad_ctx *c, int v) {
-  int shape = wt_grad_op1(c, "Shape", "", 1, &v);
-  int r = wt_grad_op1(c, "ConstantOfShape", "", 1, &shape);
-  if (r < 0) return -1;
-  wt_attr *a = wt_node_add_attr(c->g, wt_grad_last(c), "value", WT_ATTR_TENSOR);
-  if (!a || !(a->t = calloc(1, sizeof *a->t)) || !(a->t->name = wt_strdup("")) ||
-      !(a->t->t.data = malloc(sizeof(float))))
-    return wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory"), -1;
-  a->t->t.dtype = WT_FLOAT;
-  a->t->t.rank = 1;
-  a->t->t.dims[0] = 1;
-  *(float *)a->t->t.data = -INFINITY;
-  return r;
-}
-
 /* ONNX Runtime's rule: SoftmaxCrossEntropyLossGrad(dY, log_prob, labels[, weights]) with the
  * forward attributes (reduction, ignore_index); log_prob is forward output 1.
  * NegativeLogLikelihoodLoss has no ORT rule; its gradient -onehot(t) * w[t] * g is the same op
  * fed log_prob = -inf (exp(-inf) = 0), so one kernel (and ORT) computes both. */
 static int sce_grad(wt_grad_ctx *c) {
-  int nll = strcmp(wt_grad_node(c)->op_type, "NegativeLogLikelihoodLoss") == 0;
+  int nll = c->op->variant;
   if (wt_grad_need(c, 2))
     return wt_grad_fail(c, WT_ERR_UNSUPPORTED,
                         "the gradient toward the class weights is not supported (ONNX Runtime "
@@ -163,34 +124,26 @@ static int sce_grad(wt_grad_ctx *c) {
     return wt_grad_fail(c, WT_ERR_UNSUPPORTED,
                         "the loss depends on log_prob; only the gradient through the loss output "
                         "is supported");
-  int lp = nll ? neg_inf_like(c, I(0)) : wt_grad_forward_output(c, 1);
+  int lp = nll ? wt_grad_fill_like(c, I(0), -INFINITY) : wt_grad_forward_output(c, 1);
   int has_w = wt_grad_node(c)->n_inputs > 2 && I(2) >= 0;
   int dx = wt_grad_op1(c, "SoftmaxCrossEntropyLossGrad", WT_MS, has_w ? 4 : 3,
                        (int[]){GO(0), lp, I(1), has_w ? I(2) : -1});
   if (dx >= 0)
-    copy_attrs(c, wt_grad_last(c), (const char *const[]){"reduction", "ignore_index"}, 2);
+    wt_grad_copy_attrs(c, wt_grad_last(c), (const char *const[]){"reduction", "ignore_index"}, 2);
   wt_grad_set(c, 0, dx);
   return wt_grad_status(c);
 }
 
-const wt_op_def wt_op_SoftmaxCrossEntropyLoss = {
+static const wt_op_def wt_op_SoftmaxCrossEntropyLoss = {
     .domain = "", .op_type = "SoftmaxCrossEntropyLoss", .min_inputs = 2, .max_inputs = 3,
     .min_outputs = 1, .max_outputs = 2, .infer = sce_infer, .run = sce_run, .grad = sce_grad};
 
-const wt_op_def wt_op_NegativeLogLikelihoodLoss = {
+static const wt_op_def wt_op_NegativeLogLikelihoodLoss = {
     .domain = "", .op_type = "NegativeLogLikelihoodLoss", .min_inputs = 2, .max_inputs = 3,
-    .min_outputs = 1, .max_outputs = 1, .infer = sce_infer, .run = sce_run, .grad = sce_grad};
-
-/* Defined in softmax_grad.c. */
-extern const wt_op_def wt_op_SoftmaxGrad, wt_op_SoftmaxGrad_13, wt_op_LogSoftmaxGrad,
-    wt_op_LogSoftmaxGrad_13, wt_op_SoftmaxCrossEntropyLossGrad;
+    .min_outputs = 1, .max_outputs = 1, .infer = sce_infer, .run = sce_run, .grad = sce_grad,
+    .variant = 1 /* nll */};
 
 const wt_op_def *const wt_ops_softmax[] = {
-    &wt_op_SoftmaxGrad,
-    &wt_op_SoftmaxGrad_13,
-    &wt_op_LogSoftmaxGrad,
-    &wt_op_LogSoftmaxGrad_13,
-    &wt_op_SoftmaxCrossEntropyLossGrad,
     &wt_op_Softmax,
     &wt_op_LogSoftmax,
     &wt_op_SoftmaxCrossEntropyLoss,

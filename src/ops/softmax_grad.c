@@ -1,7 +1,7 @@
 /* Op family: softmax gradients (com.microsoft, ONNX Runtime's training ops and semantics):
  * SoftmaxGrad / LogSoftmaxGrad (2-D coerced at `axis`, default 1), SoftmaxGrad_13 /
  * LogSoftmaxGrad_13 (one axis, default -1), all (dY, Y) -> dX, and SoftmaxCrossEntropyLossGrad.
- * Listed in softmax.c's table wt_ops_softmax. */
+ * Their own table: wt_ops_softmax_grad. */
 #include <assert.h>
 #include <string.h>
 
@@ -11,29 +11,18 @@
 
 /* ---- (Log)SoftmaxGrad[_13] ------------------------------------------------------------------ */
 
-typedef struct smg_params {
-  int64_t outer, n, inner;
-  int log_out;
-} smg_params;
-static_assert(sizeof(smg_params) <= WT_PARAMS_MAX, "smg_params too large");
+/* wt_op_def.variant bits: LogSoftmax's gradient; the per-axis (opset 13) form. */
+enum { SMG_LOG = 1, SMG_13 = 2 };
+
 
 static int smg_infer(wt_infer_ctx *ctx) {
-  smg_params *p = WT_PARAMS(ctx, smg_params);
+  wt_softmax_params *p = WT_PARAMS(ctx, wt_softmax_params);
   const wt_tensor *dy = &ctx->in[0], *y = &ctx->in[1];
-  char b1[96], b2[96];
-  for (int i = 0; i < 2; i++)
-    if (ctx->in[i].dtype != WT_FLOAT)
-      return wt_errorf(WT_ERR_SHAPE, "input '%s' has dtype %s; expected float", i ? "Y" : "dY",
-                       wt_dtype_name(ctx->in[i].dtype));
-  int ok = dy->rank == y->rank;
-  for (int i = 0; ok && i < y->rank; i++) ok = dy->dims[i] == y->dims[i];
-  if (!ok)
-    return wt_errorf(WT_ERR_SHAPE, "input 'dY' has shape %s; expected Y's shape %s",
-                     wt_shape_str(dy->rank, dy->dims, b1, sizeof b1),
-                     wt_shape_str(y->rank, y->dims, b2, sizeof b2));
-  const char *op = ctx->node->op_type;
-  int coerce = strstr(op, "_13") == NULL;
-  p->log_out = strncmp(op, "Log", 3) == 0;
+  WT_TRY(wt_expect_float(dy, "dY", 0));
+  WT_TRY(wt_expect_float(y, "Y", 1));
+  WT_TRY(wt_expect_shape_like(dy, "dY", 0, y, "Y"));
+  int coerce = !(ctx->op->variant & SMG_13);
+  p->log_out = (ctx->op->variant & SMG_LOG) != 0;
   int64_t axis = wt_attr_int(ctx->node, "axis", coerce ? 1 : -1);
   WT_TRY(wt_softmax_layout(y, axis, coerce, &p->outer, &p->n, &p->inner));
   if (p->inner > 1) ctx->scratch_bytes = (size_t)p->inner * sizeof(float);
@@ -42,23 +31,24 @@ static int smg_infer(wt_infer_ctx *ctx) {
 }
 
 static int smg_run(const wt_run_ctx *ctx) {
-  const smg_params *p = ctx->params;
+  const wt_softmax_params *p = ctx->params;
   wt_softmax_grad_f32(ctx->in[0].data, ctx->in[1].data, ctx->out[0].data, p->outer, p->n,
                       p->inner, p->log_out, ctx->scratch);
   return WT_OK;
 }
 
-#define SMG_OP(NAME)                                                                          \
-  const wt_op_def wt_op_##NAME = {.domain = "com.microsoft", .op_type = #NAME,              \
+#define SMG_OP(NAME, VARIANT)                                                                \
+  static const wt_op_def wt_op_##NAME = {.domain = "com.microsoft", .op_type = #NAME,              \
                                   .min_inputs = 2, .max_inputs = 2, .min_outputs = 1,       \
                                   .max_outputs = 1, .infer = smg_infer, .run = smg_run,     \
-                                  .flags = WT_OP_INPLACE};
+                                  .flags = WT_OP_INPLACE | WT_OP_GRADIENT,                  \
+                                  .variant = VARIANT};
 /* In place over dY or Y: the kernel reads a whole row (or block of rows) for its sum before it
  * writes any of it, then writes each element after reading dY and Y at that index. */
-SMG_OP(SoftmaxGrad)
-SMG_OP(SoftmaxGrad_13)
-SMG_OP(LogSoftmaxGrad)
-SMG_OP(LogSoftmaxGrad_13)
+SMG_OP(SoftmaxGrad, 0)
+SMG_OP(SoftmaxGrad_13, SMG_13)
+SMG_OP(LogSoftmaxGrad, SMG_LOG)
+SMG_OP(LogSoftmaxGrad_13, SMG_LOG | SMG_13)
 
 /* ---- SoftmaxCrossEntropyLossGrad -------------------------------------------------------------- */
 
@@ -81,12 +71,7 @@ static int sceg_infer(wt_infer_ctx *ctx) {
   if (wt_has_input(ctx->in, ctx->n_in, 4) &&
       (ctx->in[4].dtype != WT_INT64 || wt_numel(&ctx->in[4]) != 1))
     return wt_errorf(WT_ERR_SHAPE, "input 'ignore_index' must be one int64");
-  const char *red = wt_attr_string(ctx->node, "reduction", "mean");
-  if (strcmp(red, "none") == 0) p->reduction = WT_LOSS_NONE;
-  else if (strcmp(red, "sum") == 0) p->reduction = WT_LOSS_SUM;
-  else if (strcmp(red, "mean") == 0) p->reduction = WT_LOSS_MEAN;
-  else
-    return wt_errorf(WT_ERR_INVALID_ARG, "reduction '%s'; expected 'none', 'sum' or 'mean'", red);
+  WT_TRY(wt_loss_reduction(ctx->node, &p->reduction));
   if (p->reduction == WT_LOSS_NONE ? wt_numel(dy) != wt_numel(t) : wt_numel(dy) != 1)
     return wt_errorf(WT_ERR_SHAPE, "input 'dY' has shape %s; expected %s",
                      wt_shape_str(dy->rank, dy->dims, b1, sizeof b1),
@@ -119,6 +104,12 @@ static int sceg_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
-const wt_op_def wt_op_SoftmaxCrossEntropyLossGrad = {
+static const wt_op_def wt_op_SoftmaxCrossEntropyLossGrad = {
     .domain = "com.microsoft", .op_type = "SoftmaxCrossEntropyLossGrad", .min_inputs = 3,
-    .max_inputs = 5, .min_outputs = 1, .max_outputs = 1, .infer = sceg_infer, .run = sceg_run};
+    .max_inputs = 5, .min_outputs = 1, .max_outputs = 1, .infer = sceg_infer, .run = sceg_run,
+    .flags = WT_OP_GRADIENT};
+
+const wt_op_def *const wt_ops_softmax_grad[] = {
+    &wt_op_SoftmaxGrad,     &wt_op_SoftmaxGrad_13, &wt_op_LogSoftmaxGrad, &wt_op_LogSoftmaxGrad_13,
+    &wt_op_SoftmaxCrossEntropyLossGrad, NULL,
+};

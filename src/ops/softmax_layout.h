@@ -4,8 +4,18 @@
 #ifndef WT_OPS_SOFTMAX_LAYOUT_H
 #define WT_OPS_SOFTMAX_LAYOUT_H
 
+#include <string.h>
+
 #include "base/status.h"
 #include "base/tensor.h"
+#include "ir/ir.h"
+#include "kernels/softmax.h"
+
+/* The plan-time parameters of (Log)Softmax and of their gradient ops. */
+typedef struct wt_softmax_params {
+  int64_t outer, n, inner;
+  int log_out;
+} wt_softmax_params;
 
 static inline int wt_softmax_layout(const wt_tensor *x, int64_t axis, int coerce, int64_t *outer,
                                     int64_t *n, int64_t *inner) {
@@ -21,6 +31,16 @@ static inline int wt_softmax_layout(const wt_tensor *x, int64_t axis, int coerce
     *n = x->dims[ax];
     *inner = wt_dims_prod(x->dims, ax + 1, x->rank);
   }
+  return WT_OK;
+}
+
+/* The loss ops' attribute 'reduction' (default mean) as WT_LOSS_*. */
+static inline int wt_loss_reduction(const wt_node *n, int *reduction) {
+  const char *red = wt_attr_string(n, "reduction", "mean");
+  if (strcmp(red, "none") == 0) *reduction = WT_LOSS_NONE;
+  else if (strcmp(red, "sum") == 0) *reduction = WT_LOSS_SUM;
+  else if (strcmp(red, "mean") == 0) *reduction = WT_LOSS_MEAN;
+  else return wt_errorf(WT_ERR_INVALID_ARG, "reduction '%s'; expected 'none', 'sum' or 'mean'", red);
   return WT_OK;
 }
 

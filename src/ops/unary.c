@@ -11,69 +11,7 @@
 #include "kernels/elementwise.h"
 #include "ops/dtype_set.h"
 #include "ops/op.h"
-#include "ops/unary_grad.h"
-
-/* Op kinds beyond the float maps of wt_ew_unop. */
-enum { K_NOT = WT_EW_UNOP_COUNT, K_CAST, K_CASTLIKE, K_IDENTITY, K_DROPOUT, K_ISNAN, K_ISINF,
-       K_FASTGELU, K_BIASGELU };
-
-typedef struct un_spec {
-  const char *op_type;
-  int kind;
-  unsigned dtypes;
-  int int_since;  /* opset from which int32/int64 inputs are allowed (0: never) */
-} un_spec;
-
-static const un_spec g_specs[] = {
-    {"Neg", WT_EW_NEG, DT_NUM, 6},
-    {"Abs", WT_EW_ABS, DT_NUM, 6},
-    {"Sign", WT_EW_SIGN, DT_NUM, 9},
-    {"Relu", WT_EW_RELU, DT_NUM, 14},
-    {"Clip", WT_EW_CLIP, DT_NUM, 12},
-    {"Sqrt", WT_EW_SQRT, DT_F, 0},
-    {"Reciprocal", WT_EW_RECIPROCAL, DT_F, 0},
-    {"LeakyRelu", WT_EW_LEAKYRELU, DT_F, 0},
-    {"Exp", WT_EW_EXP, DT_F, 0},
-    {"Log", WT_EW_LOG, DT_F, 0},
-    {"Sin", WT_EW_SIN, DT_F, 0},
-    {"Cos", WT_EW_COS, DT_F, 0},
-    {"Tanh", WT_EW_TANH, DT_F, 0},
-    {"Erf", WT_EW_ERF, DT_F, 0},
-    {"Sigmoid", WT_EW_SIGMOID, DT_F, 0},
-    {"Softplus", WT_EW_SOFTPLUS, DT_F, 0},
-    {"Softsign", WT_EW_SOFTSIGN, DT_F, 0},
-    {"Floor", WT_EW_FLOOR, DT_F, 0},
-    {"Ceil", WT_EW_CEIL, DT_F, 0},
-    {"Round", WT_EW_ROUND, DT_F, 0},
-    {"Elu", WT_EW_ELU, DT_F, 0},
-    {"Selu", WT_EW_SELU, DT_F, 0},
-    {"HardSigmoid", WT_EW_HARDSIGMOID, DT_F, 0},
-    {"HardSwish", WT_EW_HARDSWISH, DT_F, 0},
-    {"Gelu", WT_EW_GELU, DT_F, 0},
-    {"Mish", WT_EW_MISH, DT_F, 0},
-    {"Tan", WT_EW_TAN, DT_F, 0},
-    {"Asin", WT_EW_ASIN, DT_F, 0},
-    {"Acos", WT_EW_ACOS, DT_F, 0},
-    {"Atan", WT_EW_ATAN, DT_F, 0},
-    {"Sinh", WT_EW_SINH, DT_F, 0},
-    {"Cosh", WT_EW_COSH, DT_F, 0},
-    {"Asinh", WT_EW_ASINH, DT_F, 0},
-    {"Acosh", WT_EW_ACOSH, DT_F, 0},
-    {"Atanh", WT_EW_ATANH, DT_F, 0},
-    {"Celu", WT_EW_CELU, DT_F, 0},
-    {"ThresholdedRelu", WT_EW_THRESHOLDEDRELU, DT_F, 0},
-    {"Shrink", WT_EW_SHRINK, DT_F, 0},
-    {"IsNaN", K_ISNAN, DT_F, 0},
-    {"IsInf", K_ISINF, DT_F, 0},
-    {"Not", K_NOT, DT_B, 0},
-    {"Cast", K_CAST, DT_ALL, 0},
-    {"CastLike", K_CASTLIKE, DT_ALL, 0},
-    {"Identity", K_IDENTITY, DT_ALL, 0},
-    {"Dropout", K_DROPOUT, DT_F, 0},
-    {"FastGelu", K_FASTGELU, DT_F, 0},   /* com.microsoft */
-    {"BiasGelu", K_BIASGELU, DT_F, 0},   /* com.microsoft */
-    {"QuickGelu", WT_EW_QUICKGELU, DT_F, 0}, /* com.microsoft */
-};
+#include "ops/unary_ops.h"
 
 typedef struct un_params {
   int kind;
@@ -108,13 +46,9 @@ static int infer_dropout(wt_infer_ctx *ctx, un_params *p) {
   if (ctx->opset >= 12) {
     WT_TRY(check_scalar_input(ctx, 1, "ratio"));
     WT_TRY(check_scalar_input(ctx, 2, "training_mode"));
-    if (wt_has_input(ctx->in, ctx->n_in, 1) && ctx->in[1].dtype != WT_FLOAT)
-      return wt_errorf(WT_ERR_UNSUPPORTED, "input 'ratio' (index 1) has dtype %s; expected float",
-                       wt_dtype_name(ctx->in[1].dtype));
-    if (wt_has_input(ctx->in, ctx->n_in, 2) && ctx->in[2].dtype != WT_BOOL)
-      return wt_errorf(WT_ERR_SHAPE,
-                       "input 'training_mode' (index 2) has dtype %s; expected bool",
-                       wt_dtype_name(ctx->in[2].dtype));
+    if (wt_has_input(ctx->in, ctx->n_in, 1)) WT_TRY(wt_expect_float(&ctx->in[1], "ratio", 1));
+    if (wt_has_input(ctx->in, ctx->n_in, 2))
+      WT_TRY(wt_expect_dtype(&ctx->in[2], "training_mode", 2, WT_BOOL));
   } else if (ctx->n_in > 1) {
     return wt_errorf(WT_ERR_INVALID_ARG, "%d inputs; expected 1 before opset 12", ctx->n_in);
   }
@@ -130,42 +64,24 @@ static int infer_dropout(wt_infer_ctx *ctx, un_params *p) {
 }
 
 static int infer(wt_infer_ctx *ctx) {
-  const char *type = ctx->node->op_type;
-  const un_spec *s = NULL;
-  for (size_t i = 0; i < sizeof g_specs / sizeof g_specs[0]; i++)
-    if (strcmp(g_specs[i].op_type, type) == 0) s = &g_specs[i];
-  if (!s) return wt_errorf(WT_ERR_INTERNAL, "unary family has no op %s", type);
+  const un_spec *s = ctx->op->spec;
   un_params *p = WT_PARAMS(ctx, un_params);
   p->kind = s->kind;
+  if (s->alpha.name) p->alpha = wt_attr_float(ctx->node, s->alpha.name, s->alpha.dflt);
+  if (s->beta.name) p->beta = wt_attr_float(ctx->node, s->beta.name, s->beta.dflt);
   const wt_tensor *x = &ctx->in[0];
   unsigned allowed = s->dtypes;
   if (s->int_since && ctx->opset < s->int_since) allowed = DT_F;
   if (!(dt_bit(x->dtype) & allowed))
-    return wt_errorf(WT_ERR_UNSUPPORTED, "input 0 has dtype %s; expected %s",
+    return wt_errorf(WT_ERR_SHAPE, "input 0 has dtype %s; expected %s",
                      wt_dtype_name(x->dtype), dt_list(allowed));
   int out_dtype = x->dtype;
   switch (s->kind) {
-    case WT_EW_LEAKYRELU: p->alpha = wt_attr_float(ctx->node, "alpha", 0.01f); break;
-    case WT_EW_ELU:
-    case WT_EW_CELU:
-    case WT_EW_THRESHOLDEDRELU: p->alpha = wt_attr_float(ctx->node, "alpha", 1.0f); break;
-    case WT_EW_SHRINK:
-      p->alpha = wt_attr_float(ctx->node, "lambd", 0.5f);
-      p->beta = wt_attr_float(ctx->node, "bias", 0.0f);
-      break;
     case K_ISNAN: out_dtype = WT_BOOL; break;
     case K_ISINF:
       out_dtype = WT_BOOL;
       p->alpha = (float)wt_attr_int(ctx->node, "detect_negative", 1);
       p->beta = (float)wt_attr_int(ctx->node, "detect_positive", 1);
-      break;
-    case WT_EW_SELU:
-      p->alpha = wt_attr_float(ctx->node, "alpha", 1.67326319217681884765625f);
-      p->beta = wt_attr_float(ctx->node, "gamma", 1.05070102214813232421875f);
-      break;
-    case WT_EW_HARDSIGMOID:
-      p->alpha = wt_attr_float(ctx->node, "alpha", 0.2f);
-      p->beta = wt_attr_float(ctx->node, "beta", 0.5f);
       break;
     case WT_EW_GELU: {
       const char *a = wt_attr_string(ctx->node, "approximate", "none");
@@ -184,10 +100,8 @@ static int infer(wt_infer_ctx *ctx) {
         p->clip_inputs = 1;
         for (int i = 1; i < ctx->n_in; i++) {
           WT_TRY(check_scalar_input(ctx, i, i == 1 ? "min" : "max"));
-          if (wt_has_input(ctx->in, ctx->n_in, i) && ctx->in[i].dtype != x->dtype)
-            return wt_errorf(WT_ERR_SHAPE, "input '%s' (index %d) has dtype %s; expected %s",
-                             i == 1 ? "min" : "max", i, wt_dtype_name(ctx->in[i].dtype),
-                             wt_dtype_name(x->dtype));
+          if (wt_has_input(ctx->in, ctx->n_in, i))
+            WT_TRY(wt_expect_dtype(&ctx->in[i], i == 1 ? "min" : "max", i, x->dtype));
         }
       }
       break;
@@ -201,7 +115,6 @@ static int infer(wt_infer_ctx *ctx) {
       break;
     case K_DROPOUT:
       return infer_dropout(ctx, p);
-    case WT_EW_QUICKGELU: p->alpha = wt_attr_float(ctx->node, "alpha", 1.702f); break;
     case K_FASTGELU:
     case K_BIASGELU:
       p->kind = s->kind == K_FASTGELU ? WT_EW_GELU_TANH : WT_EW_GELU;
@@ -248,23 +161,6 @@ INT_MAP(int64_t, uint64_t)
 
 /* ---- Cast ---------------------------------------------------------------------------------- */
 
-static double load_d(const void *p, int dtype, int64_t i) {
-  switch (dtype) {
-    case WT_FLOAT: return ((const float *)p)[i];
-    case WT_INT32: return ((const int32_t *)p)[i];
-    case WT_INT64: return (double)((const int64_t *)p)[i];
-    default: return ((const uint8_t *)p)[i] != 0;
-  }
-}
-
-/* Out-of-range and NaN float -> int conversions are undefined in C: saturate (NaN -> 0). */
-static int64_t sat_i64(double v, int64_t lo, int64_t hi) {
-  if (v != v) return 0;
-  if (v <= (double)lo) return lo;
-  if (v >= (double)hi) return hi;
-  return (int64_t)v;
-}
-
 static void cast(const wt_tensor *x, wt_tensor *y) {
   int64_t n = wt_numel(x);
   if (x->dtype == y->dtype) {
@@ -275,21 +171,21 @@ static void cast(const wt_tensor *x, wt_tensor *y) {
     switch (y->dtype) {
       case WT_FLOAT:
         ((float *)y->data)[i] = x->dtype == WT_INT64 ? (float)((const int64_t *)x->data)[i]
-                                                     : (float)load_d(x->data, x->dtype, i);
+                                                     : (float)dt_load_d(x->data, x->dtype, i);
         break;
       case WT_INT32:
         ((int32_t *)y->data)[i] = x->dtype == WT_INT64
                                       ? (int32_t)((const int64_t *)x->data)[i]
-                                      : (int32_t)sat_i64(load_d(x->data, x->dtype, i), INT32_MIN, INT32_MAX);
+                                      : (int32_t)dt_sat_i64(dt_load_d(x->data, x->dtype, i), INT32_MIN, INT32_MAX);
         break;
       case WT_INT64:
         ((int64_t *)y->data)[i] = x->dtype == WT_FLOAT
-                                      ? sat_i64(((const float *)x->data)[i], INT64_MIN, INT64_MAX)
-                                      : (int64_t)load_d(x->data, x->dtype, i);
+                                      ? dt_sat_i64(((const float *)x->data)[i], INT64_MIN, INT64_MAX)
+                                      : (int64_t)dt_load_d(x->data, x->dtype, i);
         break;
       default:
         ((uint8_t *)y->data)[i] = x->dtype == WT_INT64 ? ((const int64_t *)x->data)[i] != 0
-                                                       : load_d(x->data, x->dtype, i) != 0.0;
+                                                       : dt_load_d(x->data, x->dtype, i) != 0.0;
         break;
     }
   }
@@ -405,75 +301,19 @@ static int run(const wt_run_ctx *ctx) {
   }
 }
 
-#define UN_OP_D(NAME, DOMAIN, ID, MIN_IN, MAX_IN, MAX_OUT, FLAGS, GRAD)                        \
-  const wt_op_def wt_op_##ID = {.domain = DOMAIN, .op_type = #NAME, .min_inputs = MIN_IN,       \
-                                .max_inputs = MAX_IN, .min_outputs = 1, .max_outputs = MAX_OUT, \
-                                .infer = infer, .run = run, .grad = GRAD, .flags = FLAGS};
-#define UN_OP(NAME, MIN_IN, MAX_IN, MAX_OUT, FLAGS) \
-  UN_OP_D(NAME, "", NAME, MIN_IN, MAX_IN, MAX_OUT, FLAGS, wt_unary_grad_##NAME)
-#define UN_OP_NOGRAD(NAME, MIN_IN, MAX_IN, MAX_OUT, FLAGS) \
-  UN_OP_D(NAME, "", NAME, MIN_IN, MAX_IN, MAX_OUT, FLAGS, NULL)
+/* The op definitions and the family table, from the list in unary_ops.h. */
+#define GRAD_RULE(ID) wt_unary_grad_##ID
+#define GRAD_NO_RULE(ID) NULL
+#define DEF_OP(ID, DOM, TYPE, KIND, DT, SINCE, MIN_IN, MAX_IN, MAX_OUT, FLAGS, GRAD, ...)        \
+  static const wt_op_def wt_op_##ID = {                                                          \
+      .domain = DOM, .op_type = TYPE, .min_inputs = MIN_IN, .max_inputs = MAX_IN,                 \
+      .min_outputs = 1, .max_outputs = MAX_OUT, .infer = infer, .run = run,                       \
+      .grad = GRAD_##GRAD(ID), .flags = FLAGS,                                                    \
+      .spec = &(const un_spec){.kind = KIND, .dtypes = DT, .int_since = SINCE, __VA_ARGS__}};
+#define DEF_ACT(ID, KIND, DT, SINCE, GRAD, ...) \
+  DEF_OP(ID, "", #ID, KIND, DT, SINCE, 1, 1, 1, WT_OP_INPLACE, GRAD, __VA_ARGS__)
+WT_UNARY_OPS(DEF_ACT, DEF_OP)
 
-UN_OP(Neg, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(Abs, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(Sign, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(Relu, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(Clip, 1, 3, 1, WT_OP_INPLACE)
-UN_OP(Sqrt, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(Reciprocal, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(LeakyRelu, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(Exp, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(Log, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(Sin, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(Cos, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(Tanh, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(Erf, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(Sigmoid, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(Softplus, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(Softsign, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(Floor, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(Ceil, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(Round, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(Elu, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(Selu, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(HardSigmoid, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(HardSwish, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(Gelu, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(Mish, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(Tan, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(Asin, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(Acos, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(Atan, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(Sinh, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(Cosh, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(Asinh, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(Acosh, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(Atanh, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(Celu, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(ThresholdedRelu, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(Shrink, 1, 1, 1, WT_OP_INPLACE)
-UN_OP_NOGRAD(IsNaN, 1, 1, 1, WT_OP_INPLACE)
-UN_OP_NOGRAD(IsInf, 1, 1, 1, WT_OP_INPLACE)
-UN_OP_NOGRAD(Not, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(Cast, 1, 1, 1, WT_OP_INPLACE)
-UN_OP(CastLike, 2, 2, 1, WT_OP_INPLACE)
-UN_OP(Identity, 1, 1, 1, WT_OP_VIEW)
-UN_OP(Dropout, 1, 3, 2, WT_OP_INPLACE)
-UN_OP_D(Gelu, "com.microsoft", MsGelu, 1, 1, 1, WT_OP_INPLACE, wt_unary_grad_Gelu)
-UN_OP_D(FastGelu, "com.microsoft", FastGelu, 1, 2, 1, WT_OP_INPLACE, wt_unary_grad_FastGelu)
-UN_OP_D(BiasGelu, "com.microsoft", BiasGelu, 2, 2, 1, WT_OP_INPLACE, wt_unary_grad_BiasGelu)
-UN_OP_D(QuickGelu, "com.microsoft", QuickGelu, 1, 1, 1, WT_OP_INPLACE, wt_unary_grad_QuickGelu)
-
-const wt_op_def *const wt_ops_unary[] = {
-    &wt_op_Neg, &wt_op_Abs, &wt_op_Sign, &wt_op_Relu, &wt_op_Clip, &wt_op_Sqrt,
-    &wt_op_Reciprocal, &wt_op_LeakyRelu, &wt_op_Exp, &wt_op_Log, &wt_op_Sin, &wt_op_Cos,
-    &wt_op_Tanh, &wt_op_Erf, &wt_op_Sigmoid, &wt_op_Softplus, &wt_op_Softsign, &wt_op_Floor,
-    &wt_op_Ceil, &wt_op_Round, &wt_op_Elu, &wt_op_Selu, &wt_op_HardSigmoid, &wt_op_HardSwish,
-    &wt_op_Gelu, &wt_op_Mish, &wt_op_Tan, &wt_op_Asin, &wt_op_Acos, &wt_op_Atan, &wt_op_Sinh,
-    &wt_op_Cosh, &wt_op_Asinh, &wt_op_Acosh, &wt_op_Atanh, &wt_op_Celu, &wt_op_ThresholdedRelu,
-    &wt_op_Shrink, &wt_op_IsNaN, &wt_op_IsInf, &wt_op_Not, &wt_op_Cast, &wt_op_CastLike, &wt_op_Identity,
-    &wt_op_Dropout, &wt_op_MsGelu, &wt_op_FastGelu, &wt_op_BiasGelu, &wt_op_QuickGelu,
-    /* gradient ops, defined in unary_grad.c */
-    WT_UNARY_GRAD_OPS
-    NULL,
-};
+#define LIST_OP(ID, ...) &wt_op_##ID,
+#define LIST_ACT(ID, ...) &wt_op_##ID,
+const wt_op_def *const wt_ops_unary[] = {WT_UNARY_OPS(LIST_ACT, LIST_OP) NULL};

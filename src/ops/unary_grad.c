@@ -6,14 +6,12 @@
 
 #include "grad/grad.h"
 #include "kernels/elementwise.h"
-#include "ops/unary_grad.h"
+#include "ops/unary_ops.h"
 
 /* ---- emit helpers --------------------------------------------------------------------------- */
 
 static int op1(wt_grad_ctx *c, const char *type, int a) { return wt_grad_op1(c, type, "", 1, &a); }
-static int op2(wt_grad_ctx *c, const char *type, int a, int b) {
-  return wt_grad_op1(c, type, "", 2, (int[]){a, b});
-}
+#define op2 wt_grad_op2 /* shorthand for the formulas below */
 static int mul(wt_grad_ctx *c, int a, int b) { return op2(c, "Mul", a, b); }
 static int cf(wt_grad_ctx *c, float v) { return wt_grad_const_f32(c, v); }
 static int where(wt_grad_ctx *c, int cond, int a, int b) {
@@ -30,6 +28,15 @@ static void zero_grad(wt_grad_ctx *c, int i) {
 }
 static float attr_f(const wt_grad_ctx *c, const char *name, float dflt) {
   return wt_attr_float(wt_grad_node(c), name, dflt);
+}
+/* The op's float attributes alpha / beta as its list entry names them (with their defaults). */
+static float alpha(const wt_grad_ctx *c) {
+  const un_spec *s = c->op->spec;
+  return attr_f(c, s->alpha.name, s->alpha.dflt);
+}
+static float beta(const wt_grad_ctx *c) {
+  const un_spec *s = c->op->spec;
+  return attr_f(c, s->beta.name, s->beta.dflt);
 }
 /* An emitted com.microsoft op dX = op(GO, t) with an optional float attribute. */
 static int ms_grad(wt_grad_ctx *c, const char *type, int t, const char *attr, float v) {
@@ -74,10 +81,10 @@ int wt_unary_grad_Relu(wt_grad_ctx *c) { return set0(c, ms_grad(c, "ReluGrad", O
 
 /* LeakyReluGrad tests Y > 0, which matches X > 0 only for alpha >= 0. */
 int wt_unary_grad_LeakyRelu(wt_grad_ctx *c) {
-  float alpha = attr_f(c, "alpha", 0.01f);
-  if (alpha >= 0.0f) return set0(c, ms_grad(c, "LeakyReluGrad", O(0), "alpha", alpha));
+  float a = alpha(c);
+  if (a >= 0.0f) return set0(c, ms_grad(c, "LeakyReluGrad", O(0), "alpha", a));
   int pos = op2(c, "Greater", I(0), cf(c, 0.0f));
-  return set0(c, where(c, pos, GO(0), mul(c, GO(0), cf(c, alpha))));
+  return set0(c, where(c, pos, GO(0), mul(c, GO(0), cf(c, a))));
 }
 
 /* Subgradient 1 on the bounds (as ONNX Runtime and PyTorch); the bounds, when they need a
@@ -146,6 +153,8 @@ int wt_unary_grad_Gelu(wt_grad_ctx *c) {
   return set0(c, ms_grad(c, strcmp(a, "tanh") == 0 ? "FastGeluGrad" : "GeluGrad", I(0), NULL, 0));
 }
 
+int wt_unary_grad_MsGelu(wt_grad_ctx *c) { return wt_unary_grad_Gelu(c); }
+
 /* dX from Bias(Fast)GeluGrad_dX, dB its sum over the leading axes. */
 static int bias_gelu_grad(wt_grad_ctx *c, const char *type) {
   int dx = wt_grad_op1(c, type, WT_MS, 3, (int[]){GO(0), I(0), I(1)});
@@ -159,8 +168,10 @@ int wt_unary_grad_FastGelu(wt_grad_ctx *c) {
 }
 int wt_unary_grad_BiasGelu(wt_grad_ctx *c) { return bias_gelu_grad(c, "BiasGeluGrad_dX"); }
 int wt_unary_grad_QuickGelu(wt_grad_ctx *c) {
-  return set0(c, ms_grad(c, "QuickGeluGrad", I(0), "alpha", attr_f(c, "alpha", 1.702f)));
+  return set0(c, ms_grad(c, "QuickGeluGrad", I(0), "alpha", alpha(c)));
 }
+/* Swish (ai.onnx, opset 24) is QuickGelu's x * sigmoid(alpha * x) with alpha defaulting to 1. */
+int wt_unary_grad_Swish(wt_grad_ctx *c) { return wt_unary_grad_QuickGelu(c); }
 
 /* ---- decompositions (no ONNX Runtime rule) -------------------------------------------------- */
 
@@ -184,33 +195,29 @@ int wt_unary_grad_Softsign(wt_grad_ctx *c) {
 }
 /* x < 0: y + alpha; else 1 */
 int wt_unary_grad_Elu(wt_grad_ctx *c) {
-  float alpha = attr_f(c, "alpha", 1.0f);
   int neg = op2(c, "Less", I(0), cf(c, 0.0f));
-  int dn = mul(c, GO(0), op2(c, "Add", O(0), cf(c, alpha)));
+  int dn = mul(c, GO(0), op2(c, "Add", O(0), cf(c, alpha(c))));
   return set0(c, where(c, neg, dn, GO(0)));
 }
 /* x > 0: gamma; else y + gamma * alpha */
 int wt_unary_grad_Selu(wt_grad_ctx *c) {
-  float alpha = attr_f(c, "alpha", 1.67326319217681884765625f);
-  float gamma = attr_f(c, "gamma", 1.05070102214813232421875f);
+  float gamma = beta(c);
   int pos = op2(c, "Greater", I(0), cf(c, 0.0f));
   int dp = mul(c, GO(0), cf(c, gamma));
-  int dn = mul(c, GO(0), op2(c, "Add", O(0), cf(c, gamma * alpha)));
+  int dn = mul(c, GO(0), op2(c, "Add", O(0), cf(c, gamma * alpha(c))));
   return set0(c, where(c, pos, dp, dn));
 }
 /* x > 0: 1; else exp(x / alpha) = y / alpha + 1 */
 int wt_unary_grad_Celu(wt_grad_ctx *c) {
-  float alpha = attr_f(c, "alpha", 1.0f);
   int pos = op2(c, "Greater", I(0), cf(c, 0.0f));
-  int dn = mul(c, GO(0), op2(c, "Add", mul(c, O(0), cf(c, 1.0f / alpha)), cf(c, 1.0f)));
+  int dn = mul(c, GO(0), op2(c, "Add", mul(c, O(0), cf(c, 1.0f / alpha(c))), cf(c, 1.0f)));
   return set0(c, where(c, pos, GO(0), dn));
 }
 /* alpha where 0 < y < 1 */
 int wt_unary_grad_HardSigmoid(wt_grad_ctx *c) {
-  float alpha = attr_f(c, "alpha", 0.2f);
   int zero = cf(c, 0.0f);
   int inside = op2(c, "And", op2(c, "Greater", O(0), zero), op2(c, "Less", O(0), cf(c, 1.0f)));
-  return set0(c, where(c, inside, mul(c, GO(0), cf(c, alpha)), zero));
+  return set0(c, where(c, inside, mul(c, GO(0), cf(c, alpha(c))), zero));
 }
 /* x < -3: 0; x > 3: 1; else x / 3 + 1 / 2 */
 int wt_unary_grad_HardSwish(wt_grad_ctx *c) {
@@ -253,69 +260,37 @@ int wt_unary_grad_Atanh(wt_grad_ctx *c) {
 }
 /* 1 where x > alpha */
 int wt_unary_grad_ThresholdedRelu(wt_grad_ctx *c) {
-  int on = op2(c, "Greater", I(0), cf(c, attr_f(c, "alpha", 1.0f)));
+  int on = op2(c, "Greater", I(0), cf(c, alpha(c)));
   return set0(c, where(c, on, GO(0), cf(c, 0.0f)));
 }
 /* 1 where |x| > lambd */
 int wt_unary_grad_Shrink(wt_grad_ctx *c) {
-  float lambd = attr_f(c, "lambd", 0.5f);
+  float lambd = alpha(c);
   int on = op2(c, "Or", op2(c, "Less", I(0), cf(c, -lambd)), op2(c, "Greater", I(0), cf(c, lambd)));
   return set0(c, where(c, on, GO(0), cf(c, 0.0f)));
 }
 
 /* ---- com.microsoft gradient ops --------------------------------------------------------------- */
 
-enum { G_ACT, G_BIAS, G_DROPOUT };
-
 typedef struct gop_spec {
-  const char *op_type;
   int form;
   int kind;        /* wt_ew_gradop for G_ACT / G_BIAS */
   float alpha;     /* default of attribute 'alpha' */
 } gop_spec;
-
-static const gop_spec g_gops[] = {
-    {"ReluGrad", G_ACT, WT_EW_RELU_GRAD, 0},
-    {"SigmoidGrad", G_ACT, WT_EW_SIGMOID_GRAD, 0},
-    {"TanhGrad", G_ACT, WT_EW_TANH_GRAD, 0},
-    {"LeakyReluGrad", G_ACT, WT_EW_LEAKYRELU_GRAD, 0.01f},
-    {"GeluGrad", G_ACT, WT_EW_GELU_GRAD, 0},
-    {"FastGeluGrad", G_ACT, WT_EW_FASTGELU_GRAD, 0},
-    {"QuickGeluGrad", G_ACT, WT_EW_QUICKGELU_GRAD, 1.702f},
-    {"BiasGeluGrad_dX", G_BIAS, WT_EW_GELU_GRAD, 0},
-    {"BiasFastGeluGrad_dX", G_BIAS, WT_EW_FASTGELU_GRAD, 0},
-    {"DropoutGrad", G_DROPOUT, 0, 0},
-};
 
 typedef struct gop_params {
   int form, kind;
   float alpha;
 } gop_params;
 
-static int same_shape(const wt_tensor *a, const wt_tensor *b) {
-  if (a->rank != b->rank) return 0;
-  for (int i = 0; i < a->rank; i++)
-    if (a->dims[i] != b->dims[i]) return 0;
-  return 1;
-}
-
+/* Input i has dtype `dtype` and, when like is given, dY's shape. */
 static int expect(const wt_tensor *t, int i, const char *name, int dtype, const wt_tensor *like) {
-  char a[128], b[128];
-  if (t->dtype != dtype)
-    return wt_errorf(WT_ERR_UNSUPPORTED, "input '%s' (index %d) has dtype %s; expected %s", name, i,
-                     wt_dtype_name(t->dtype), wt_dtype_name(dtype));
-  if (like && !same_shape(t, like))
-    return wt_errorf(WT_ERR_SHAPE, "input '%s' (index %d) has shape %s; expected dY's %s", name, i,
-                     wt_shape_str(t->rank, t->dims, a, sizeof a),
-                     wt_shape_str(like->rank, like->dims, b, sizeof b));
-  return WT_OK;
+  WT_TRY(wt_expect_dtype(t, name, i, dtype));
+  return like ? wt_expect_shape_like(t, name, i, like, "dY") : WT_OK;
 }
 
 static int gop_infer(wt_infer_ctx *ctx) {
-  const gop_spec *s = NULL;
-  for (size_t i = 0; i < sizeof g_gops / sizeof g_gops[0]; i++)
-    if (strcmp(g_gops[i].op_type, ctx->node->op_type) == 0) s = &g_gops[i];
-  if (!s) return wt_errorf(WT_ERR_INTERNAL, "no gradient op %s", ctx->node->op_type);
+  const gop_spec *s = ctx->op->spec;
   gop_params *p = WT_PARAMS(ctx, gop_params);
   p->form = s->form;
   p->kind = s->kind;
@@ -385,17 +360,13 @@ static int gop_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
-#define GRAD_OP(NAME, MIN_IN, MAX_IN)                                                          \
-  const wt_op_def wt_op_##NAME = {.domain = WT_MS, .op_type = #NAME, .min_inputs = MIN_IN,     \
-                                  .max_inputs = MAX_IN, .min_outputs = 1, .max_outputs = 1,    \
-                                  .infer = gop_infer, .run = gop_run, .flags = WT_OP_INPLACE};
-GRAD_OP(ReluGrad, 2, 2)
-GRAD_OP(SigmoidGrad, 2, 2)
-GRAD_OP(TanhGrad, 2, 2)
-GRAD_OP(LeakyReluGrad, 2, 2)
-GRAD_OP(GeluGrad, 2, 2)
-GRAD_OP(FastGeluGrad, 2, 2)
-GRAD_OP(QuickGeluGrad, 2, 2)
-GRAD_OP(BiasGeluGrad_dX, 3, 3)
-GRAD_OP(BiasFastGeluGrad_dX, 3, 3)
-GRAD_OP(DropoutGrad, 2, 4)
+/* The definitions and the family table, from the list in unary_ops.h. */
+#define DEF_GOP(NAME, FORM, KIND, MIN_IN, MAX_IN, ALPHA)                                        \
+  static const wt_op_def wt_op_##NAME = {                                                      \
+      .domain = WT_MS, .op_type = #NAME, .min_inputs = MIN_IN, .max_inputs = MAX_IN,            \
+      .min_outputs = 1, .max_outputs = 1, .infer = gop_infer, .run = gop_run,                   \
+      .flags = WT_OP_INPLACE | WT_OP_GRADIENT, .spec = &(const gop_spec){FORM, KIND, ALPHA}};
+WT_UNARY_GRAD_OPS(DEF_GOP)
+
+#define LIST_GOP(NAME, ...) &wt_op_##NAME,
+const wt_op_def *const wt_ops_unary_grad[] = {WT_UNARY_GRAD_OPS(LIST_GOP) NULL};

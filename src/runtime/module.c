@@ -8,6 +8,7 @@
 
 #include "base/status.h"
 #include "io/onnx_io.h"
+#include "ops/op.h"
 #include "runtime/session.h"
 #include "runtime/state.h"
 
@@ -100,11 +101,10 @@ static int output_index(wt_graph *g, int v) {
 static int plan_bn_writeback(wt_module *mod, wt_graph *g) {
   for (int i = 0; i < g->n_nodes; i++) {
     wt_node *n = &g->nodes[i];
-    /* The BatchNormalization gradient rule turns the forward node into com.microsoft
-     * BatchNormInternal (ONNX Runtime's form); both keep running mean/var at outputs 1, 2. */
-    int bn = !strcmp(n->op_type, "BatchNormalization") && !n->domain[0];
-    int internal = !strcmp(n->op_type, "BatchNormInternal") && !strcmp(n->domain, "com.microsoft");
-    if (!(bn || internal) || !wt_attr_int(n, "training_mode", 0)) continue;
+    /* BatchNormalization, and the BatchNormInternal its gradient rule turns it into (ONNX
+     * Runtime's form), keep running mean/var at outputs 1, 2 (WT_OP_RUNNING_STATS). */
+    const wt_op_def *op = wt_op_find(n->domain, n->op_type);
+    if (!op || !(op->flags & WT_OP_RUNNING_STATS) || !wt_attr_int(n, "training_mode", 0)) continue;
     if (n->n_inputs < 5 || n->inputs[3] < 0 || n->inputs[4] < 0) continue;
     wt_param *mean = wt_state_find(mod->s, g->values[n->inputs[3]].name);
     wt_param *var = wt_state_find(mod->s, g->values[n->inputs[4]].name);

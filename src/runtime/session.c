@@ -271,9 +271,10 @@ size_t wt_session_live_peak_bytes(const wt_session *s) {
   return n;
 }
 
-static int ends_with(const char *s, const char *suffix) {
-  size_t a = strlen(s), b = strlen(suffix);
-  return a >= b && !strcmp(s + a - b, suffix);
+/* A node of the backward pass: emitted by the autodiff ("<node>_Grad/..."), or a gradient op. */
+static int is_backward(const wt_node *n) {
+  const wt_op_def *op = wt_op_find(n->domain, n->op_type);
+  return strstr(n->name, "_Grad/") != NULL || (op && (op->flags & WT_OP_GRADIENT));
 }
 
 typedef struct buf_ref {
@@ -292,7 +293,7 @@ size_t wt_session_saved_bytes(const wt_session *s, int n_user, const int *user_i
   if (!p || !s->arena->base) return 0;
   /* the backward pass starts at the first gradient node (autodiff names them "<node>_Grad/...") */
   int b = 0;
-  while (b < g->n_nodes && !strstr(g->nodes[b].name, "_Grad/") && !ends_with(g->nodes[b].op_type, "Grad")) b++;
+  while (b < g->n_nodes && !is_backward(&g->nodes[b])) b++;
   if (b == g->n_nodes) return 0;
   int *prod = malloc(sizeof(int) * (size_t)(g->n_values + 1));
   buf_ref *bufs = malloc(sizeof *bufs * (size_t)(g->n_values + 1));

@@ -178,6 +178,7 @@ static int infer_node(wt_shape_pass *sp, const wt_node *n, wt_shape_step *st, wt
   node_ref ref = {sp, n};
   _Alignas(16) unsigned char params[WT_PARAMS_MAX] = {0};
   wt_infer_ctx ic = {.node = n, .opset = opset, .n_in = st->n_in, .in = in, .n_out = st->n_out,
+                     .op = op,
                      .out = out, .params = params, .value = input_value, .value_user = &ref};
   int rc = op->infer(&ic);
   if (rc) return wt_node_error(rc, n, opset);

@@ -12,7 +12,8 @@
 #include "shape/shape.h"
 #include "webtrain.h"
 
-/* Per-op ctests: WT_GRADCHECK_MODE=list prints the op of every check and runs none;
+/* Per-op ctests: WT_GRADCHECK_MODE=list prints the op of every check ("gradcheck-op: <op_type>
+ * <domain>", read by CMake and by unit/test_grad_coverage) and runs none;
  * WT_GRADCHECK_OP=Name runs only the checks of that op (and fails if there is none). */
 static int g_matched = 0;
 static void require_match(void) {
@@ -22,11 +23,11 @@ static void require_match(void) {
   }
 }
 
-static int selected(const char *op_type) {
+static int selected(const char *op_type, const char *domain) {
   static int registered = 0;
   const char *mode = getenv("WT_GRADCHECK_MODE");
   if (mode && !strcmp(mode, "list")) {
-    printf("gradcheck-op: %s\n", op_type);
+    printf("gradcheck-op: %s %s\n", op_type, domain && domain[0] ? domain : "ai.onnx");
     return 0;
   }
   const char *only = getenv("WT_GRADCHECK_OP");
@@ -78,7 +79,7 @@ static double run_loss(wt_session *s, int n_diff, float **xs, const gc_arg **da,
 
 int gradcheck(const char *label, const char *op_type, const gc_opts *opts, int n_in,
               const gc_arg *args, gc_attrs_fn attrs) {
-  if (!selected(op_type)) return 0;
+  if (!selected(op_type, opts ? opts->domain : NULL)) return 0;
   gc_opts o = opts ? *opts : (gc_opts){0};
   if (!o.opset) o.opset = 17;
   if (!o.domain) o.domain = "";

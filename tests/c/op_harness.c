@@ -27,7 +27,7 @@ int harness_run(wt_graph *g, int node, int opset, int n_in, const wt_tensor *in,
   _Alignas(16) unsigned char params[WT_PARAMS_MAX];
   memset(params, 0, sizeof params);
   memset(out, 0, sizeof *out * (size_t)n_out);
-  wt_infer_ctx ic = {.node = n, .opset = opset, .n_in = n_in, .in = in, .n_out = n_out,
+  wt_infer_ctx ic = {.node = n, .op = op, .opset = opset, .n_in = n_in, .in = in, .n_out = n_out,
                      .out = out, .params = params};
   int rc = op->infer(&ic);
   if (rc) return rc;

@@ -102,6 +102,8 @@ static void test_unary(void) {
   unary("Softplus", "Softplus", NULL, -4, 4, NULL, 0, NULL);
   unary("Softsign", "Softsign", NULL, -3, 3, K0, 1, NULL);
   unary("Mish", "Mish", NULL, -4, 4, NULL, 0, NULL);
+  unary("Swish default", "Swish", NULL, -3, 3, NULL, 0, NULL);
+  unary("Swish alpha", "Swish", NULL, -3, 3, NULL, 0, a_quick);
   unary("Relu", "Relu", NULL, -2, 2, K0, 1, NULL);
   unary("LeakyRelu default", "LeakyRelu", NULL, -2, 2, K0, 1, NULL);
   unary("LeakyRelu alpha 0.2", "LeakyRelu", NULL, -2, 2, K0, 1, a_leaky);

@@ -50,6 +50,7 @@ static double ref_unary(const char *op, double x) {
     return x > 0 ? 1.0507009873554805 * x : 1.0507009873554805 * 1.6732632423543772 * (exp(x) - 1);
   if (!strcmp(op, "Softplus")) return log(1 + exp(x));
   if (!strcmp(op, "Softsign")) return x / (1 + fabs(x));
+  if (!strcmp(op, "Swish")) return x / (1 + exp(-x));
   if (!strcmp(op, "HardSigmoid")) return fmax(0, fmin(1, 0.2 * x + 0.5));
   if (!strcmp(op, "HardSwish")) return x * fmax(0, fmin(1, x / 6 + 0.5));
   if (!strcmp(op, "Gelu")) return 0.5 * x * (1 + erf(x / sqrt(2.0)));
@@ -62,7 +63,7 @@ static double ref_unary(const char *op, double x) {
 static void test_float_unary(void) {
   static const char *ops[] = {"Neg", "Abs", "Sqrt", "Exp", "Log", "Reciprocal", "Sin", "Cos",
                               "Tanh", "Erf", "Sigmoid", "Relu", "LeakyRelu", "Elu", "Selu",
-                              "Softplus", "Softsign", "HardSigmoid", "HardSwish", "Gelu",
+                              "Softplus", "Softsign", "Swish", "HardSigmoid", "HardSwish", "Gelu",
                               "Floor", "Ceil", "Sign"};
   enum { N = 23 };  /* not a multiple of 4: exercises SIMD body and scalar tail */
   float x[N];

@@ -39,7 +39,7 @@ Less LessOrEqual Log LogSoftmax LSTM MatMul Max MaxPool Mean Min Mish Mod Mul Ne
 NegativeLogLikelihoodLoss Not Or PRelu Pad Pow Range Reciprocal ReduceL1 ReduceL2
 ReduceLogSum ReduceLogSumExp ReduceMax ReduceMean ReduceMin ReduceProd ReduceSum
 ReduceSumSquare Relu Reshape Resize RNN Round Scatter ScatterElements ScatterND Selu Shape Shrink
-Sigmoid Sign Sin Sinh Size Slice Softmax SoftmaxCrossEntropyLoss Softplus Softsign
+Sigmoid Sign Sin Sinh Size Slice Softmax SoftmaxCrossEntropyLoss Softplus Softsign Swish
 Split Sqrt Squeeze Sub Sum Tan Tanh ThresholdedRelu Tile TopK Transpose Trilu Unsqueeze Upsample
 Where Xor
 """.split()
