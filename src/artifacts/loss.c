@@ -76,7 +76,7 @@ static int target_input(lb *b, const char *name, int dtype, int like, int drop) 
 static int reduce(lb *b, int x, const char *reduction) {
   if (!strcmp(reduction, "none")) return x;
   int r = op(b, !strcmp(reduction, "sum") ? "ReduceSum" : "ReduceMean", 1, &x);
-  if (r >= 0) wt_node_set_int(b->g, last_node(b), "keepdims", 0);
+  if (r >= 0 && (b->rc = wt_node_set_int(b->g, last_node(b), "keepdims", 0))) return -1;
   return r;
 }
 
@@ -103,11 +103,12 @@ static int cross_entropy(lb *b, int x, const char *target, const wt_loss_opts *o
   }
   if (b->rc) return -1;
   int loss = fresh(b, "ce_loss"), log_prob = fresh(b, "log_prob");
+  if (b->rc) return -1;
   int node = wt_graph_add_node(b->g, "SoftmaxCrossEntropyLoss", "", "loss/SoftmaxCrossEntropyLoss",
                                n_in, ins, 2, (int[]){loss, log_prob});
   if (node < 0) return b->rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory"), -1;
-  wt_node_set_string(b->g, node, "reduction", o->reduction);
-  if (o->has_ignore_index) wt_node_set_int(b->g, node, "ignore_index", o->ignore_index);
+  if ((b->rc = wt_node_set_string(b->g, node, "reduction", o->reduction))) return -1;
+  if (o->has_ignore_index && (b->rc = wt_node_set_int(b->g, node, "ignore_index", o->ignore_index))) return -1;
   return loss;
 }
 

@@ -100,6 +100,15 @@ int wt_grad_op2(wt_grad_ctx *c, const char *op_type, int a, int b);
  * named in names[0..n) that it has, or all of them when names is NULL. Returns the status. */
 int wt_grad_copy_attrs(wt_grad_ctx *c, int dst, const char *const *names, int n);
 
+/* Attributes on emitted node `node` (usually wt_grad_last(c)). Sticky like the emitters: they do
+ * nothing after an error or for node < 0, and a failure fails the rule. */
+void wt_grad_attr_int(wt_grad_ctx *c, int node, const char *name, int64_t v);
+void wt_grad_attr_float(wt_grad_ctx *c, int node, const char *name, float v);
+void wt_grad_attr_ints(wt_grad_ctx *c, int node, const char *name, const int64_t *v, int n);
+/* Imports `domain` (opset 1) into the graph unless it is already (emitters of com.microsoft ops
+ * do so themselves; for a forward node a rule turns into one). */
+void wt_grad_use_domain(wt_grad_ctx *c, const char *domain);
+
 #define I(i) wt_grad_I(c, (i))
 #define O(i) wt_grad_O(c, (i))
 #define GO(i) wt_grad_GO(c, (i))

@@ -63,8 +63,7 @@ int wt_grad_op(wt_grad_ctx *c, const char *op_type, const char *domain, int n_in
     wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory");
     return -1;
   }
-  if (domain && domain[0] && strcmp(domain, "ai.onnx") != 0 && wt_graph_opset(c->g, domain) == 0)
-    wt_graph_set_opset(c->g, domain, 1);
+  if (domain && domain[0] && strcmp(domain, "ai.onnx") != 0) wt_grad_use_domain(c, domain);
   c->last_node = node;
   return node;
 }
@@ -117,9 +116,9 @@ int wt_grad_reduce_sum(wt_grad_ctx *c, int x, const int64_t *axes, int n_axes, i
     r = wt_grad_op1(c, "ReduceSum", "", 2, (int[]){x, ax});
   } else {
     r = wt_grad_op1(c, "ReduceSum", "", 1, &x);
-    if (r >= 0) wt_node_set_ints(c->g, wt_grad_last(c), "axes", axes, n_axes);
+    if (r >= 0) wt_grad_attr_ints(c, wt_grad_last(c), "axes", axes, n_axes);
   }
-  if (r >= 0) wt_node_set_int(c->g, wt_grad_last(c), "keepdims", keepdims);
+  if (r >= 0) wt_grad_attr_int(c, wt_grad_last(c), "keepdims", keepdims);
   return r;
 }
 
@@ -169,7 +168,7 @@ int wt_grad_unsqueeze(wt_grad_ctx *c, int x, const int64_t *axes, int n_axes) {
     return wt_grad_op1(c, "Unsqueeze", "", 2, (int[]){x, ax});
   }
   int r = wt_grad_op1(c, "Unsqueeze", "", 1, &x);
-  if (r >= 0) wt_node_set_ints(c->g, wt_grad_last(c), "axes", axes, n_axes);
+  if (r >= 0) wt_grad_attr_ints(c, wt_grad_last(c), "axes", axes, n_axes);
   return r;
 }
 
@@ -292,4 +291,25 @@ int wt_grad_fill_like(wt_grad_ctx *c, int v, float value) {
   a->t->t.dims[0] = 1;
   *(float *)a->t->t.data = value;
   return r;
+}
+
+/* One attribute setter's status into the rule's sticky one. */
+static void attr_status(wt_grad_ctx *c, int rc, const char *name) {
+  if (rc) wt_grad_fail(c, rc, "out of memory setting attribute '%s'", name);
+}
+
+void wt_grad_attr_int(wt_grad_ctx *c, int node, const char *name, int64_t v) {
+  if (!c->rc && node >= 0) attr_status(c, wt_node_set_int(c->g, node, name, v), name);
+}
+
+void wt_grad_attr_float(wt_grad_ctx *c, int node, const char *name, float v) {
+  if (!c->rc && node >= 0) attr_status(c, wt_node_set_float(c->g, node, name, v), name);
+}
+
+void wt_grad_attr_ints(wt_grad_ctx *c, int node, const char *name, const int64_t *v, int n) {
+  if (!c->rc && node >= 0) attr_status(c, wt_node_set_ints(c->g, node, name, v, n), name);
+}
+
+void wt_grad_use_domain(wt_grad_ctx *c, const char *domain) {
+  if (!c->rc && wt_graph_opset(c->g, domain) == 0) attr_status(c, wt_graph_set_opset(c->g, domain, 1), domain);
 }

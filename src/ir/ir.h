@@ -160,16 +160,16 @@ int wt_graph_find(const wt_graph *g, const char *name);
 WT_NODISCARD int wt_graph_add_node(wt_graph *g, const char *op_type, const char *domain, const char *name,
                       int n_inputs, const int *inputs, int n_outputs, const int *outputs);
 /* Attribute builders on node `node` (copied). Return WT_OK or WT_ERR_NO_MEMORY. */
-int wt_node_set_int(wt_graph *g, int node, const char *name, int64_t v);
-int wt_node_set_float(wt_graph *g, int node, const char *name, float v);
-int wt_node_set_ints(wt_graph *g, int node, const char *name, const int64_t *v, int n);
-int wt_node_set_string(wt_graph *g, int node, const char *name, const char *s);
+WT_NODISCARD int wt_node_set_int(wt_graph *g, int node, const char *name, int64_t v);
+WT_NODISCARD int wt_node_set_float(wt_graph *g, int node, const char *name, float v);
+WT_NODISCARD int wt_node_set_ints(wt_graph *g, int node, const char *name, const int64_t *v, int n);
+WT_NODISCARD int wt_node_set_string(wt_graph *g, int node, const char *name, const char *s);
 wt_attr *wt_node_add_attr(wt_graph *g, int node, const char *name, wt_attr_type type);
 /* Adds the input/output to the graph's lists. */
 WT_NODISCARD int wt_graph_add_input(wt_graph *g, int value);
 WT_NODISCARD int wt_graph_add_output(wt_graph *g, int value);
 /* Sets the opset version of `domain` ("" = ai.onnx); 0 when not imported. */
-int wt_graph_set_opset(wt_graph *g, const char *domain, int64_t version);
+WT_NODISCARD int wt_graph_set_opset(wt_graph *g, const char *domain, int64_t version);
 int64_t wt_graph_opset(const wt_graph *g, const char *domain);
 
 /* Attribute lookup on a node; NULL when absent. */

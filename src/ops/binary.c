@@ -293,7 +293,7 @@ static int pow_grad(wt_grad_ctx *c) {
   int e = I(1);
   if (wt_grad_value(c, e)->dtype != WT_FLOAT) {
     e = wt_grad_op1(c, "Cast", "", 1, &e);
-    if (e >= 0) wt_node_set_int(c->g, wt_grad_last(c), "to", WT_FLOAT);
+    if (e >= 0) wt_grad_attr_int(c, wt_grad_last(c), "to", WT_FLOAT);
   }
   if (wt_grad_need(c, 0)) {
     int p = wt_grad_op2(c, "Pow", I(0), wt_grad_op2(c, "Sub", e, wt_grad_const_f32(c, 1.0f)));
@@ -321,7 +321,7 @@ static int min_max_grad(wt_grad_ctx *c) {
   for (int i = 0; i < n; i++) {
     int eq = wt_grad_op2(c, "Equal", I(i), O(0));
     masks[i] = wt_grad_op1(c, "Cast", "", 1, &eq);
-    if (masks[i] >= 0) wt_node_set_int(c->g, wt_grad_last(c), "to", WT_FLOAT);
+    if (masks[i] >= 0) wt_grad_attr_int(c, wt_grad_last(c), "to", WT_FLOAT);
   }
   if (wt_grad_status(c)) return wt_grad_status(c);
   int count = wt_grad_op1(c, "Sum", "", n, masks);

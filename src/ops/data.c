@@ -392,7 +392,7 @@ static int pad_grad(wt_grad_ctx *c) {
       return wt_grad_fail(c, WT_ERR_INVALID_ARG, "attribute 'pads' is missing or too long");
     for (int i = 0; i < np; i++) pads[i] = -p[i];
     dx = wt_grad_op1(c, "Pad", "", 1, (int[]){GO(0)});
-    if (dx >= 0) wt_node_set_ints(c->g, wt_grad_last(c), "pads", pads, np);
+    if (dx >= 0) wt_grad_attr_ints(c, wt_grad_last(c), "pads", pads, np);
   } else {
     int axes = n->n_inputs > 3 ? I(3) : -1, neg;
     np = wt_grad_const_ints(c, I(1), pads, 2 * WT_MAX_RANK);
@@ -407,9 +407,9 @@ static int pad_grad(wt_grad_ctx *c) {
   if (wt_grad_need(c, 0)) wt_grad_set(c, 0, dx);
   if (wt_grad_need(c, 2)) {
     int sy = wt_grad_op1(c, "ReduceSum", "", 1, (int[]){GO(0)});
-    if (sy >= 0) wt_node_set_int(c->g, wt_grad_last(c), "keepdims", 0);
+    if (sy >= 0) wt_grad_attr_int(c, wt_grad_last(c), "keepdims", 0);
     int sx = wt_grad_op1(c, "ReduceSum", "", 1, &dx);
-    if (sx >= 0) wt_node_set_int(c->g, wt_grad_last(c), "keepdims", 0);
+    if (sx >= 0) wt_grad_attr_int(c, wt_grad_last(c), "keepdims", 0);
     int d = wt_grad_op1(c, "Sub", "", 2, (int[]){sy, sx});
     wt_grad_set(c, 2, wt_grad_reshape_like(c, d, I(2)));
   }
@@ -423,7 +423,7 @@ static int trilu_grad(wt_grad_ctx *c) {
   int64_t upper = wt_attr_int(n, "upper", 1);
   int k = n->n_inputs > 1 ? I(1) : -1;
   int d = wt_grad_op1(c, "Trilu", WT_MS, k >= 0 ? 2 : 1, (int[]){GO(0), k});
-  if (d >= 0) wt_node_set_int(c->g, wt_grad_last(c), "upper", upper);
+  if (d >= 0) wt_grad_attr_int(c, wt_grad_last(c), "upper", upper);
   wt_grad_set(c, 0, d);
   return wt_grad_status(c);
 }

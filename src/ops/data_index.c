@@ -502,7 +502,7 @@ static int gather_grad(wt_grad_ctx *c) {
   int64_t axis = wt_attr_int(wt_grad_node(c), "axis", 0);
   int shape = wt_grad_op1(c, "Shape", "", 1, (int[]){I(0)});
   int d = wt_grad_op1(c, "GatherGrad", WT_MS, 3, (int[]){shape, I(1), GO(0)});
-  if (d >= 0) wt_node_set_int(c->g, wt_grad_last(c), "axis", axis);
+  if (d >= 0) wt_grad_attr_int(c, wt_grad_last(c), "axis", axis);
   wt_grad_set(c, 0, d);
   return wt_grad_status(c);
 }
@@ -512,7 +512,7 @@ static int gather_elements_grad(wt_grad_ctx *c) {
   int64_t axis = wt_attr_int(wt_grad_node(c), "axis", 0);
   int shape = wt_grad_op1(c, "Shape", "", 1, (int[]){I(0)});
   int d = wt_grad_op1(c, "GatherElementsGrad", WT_MS, 3, (int[]){GO(0), shape, I(1)});
-  if (d >= 0) wt_node_set_int(c->g, wt_grad_last(c), "axis", axis);
+  if (d >= 0) wt_grad_attr_int(c, wt_grad_last(c), "axis", axis);
   wt_grad_set(c, 0, d);
   return wt_grad_status(c);
 }
@@ -522,7 +522,7 @@ static int gather_nd_grad(wt_grad_ctx *c) {
   int64_t b = c->opset >= 12 ? wt_attr_int(wt_grad_node(c), "batch_dims", 0) : 0;
   int shape = wt_grad_op1(c, "Shape", "", 1, (int[]){I(0)});
   int d = wt_grad_op1(c, "GatherNDGrad", WT_MS, 3, (int[]){shape, I(1), GO(0)});
-  if (d >= 0) wt_node_set_int(c->g, wt_grad_last(c), "batch_dims", b);
+  if (d >= 0) wt_grad_attr_int(c, wt_grad_last(c), "batch_dims", b);
   wt_grad_set(c, 0, d);
   return wt_grad_status(c);
 }
@@ -541,13 +541,13 @@ static int scatter_grad(wt_grad_ctx *c, int nd) {
     if (!add) {
       int zeros = wt_grad_fill_like(c, I(2), 0.0f);
       d = wt_grad_op1(c, nd ? "ScatterND" : "ScatterElements", "", 3, (int[]){GO(0), I(1), zeros});
-      if (d >= 0 && !nd) wt_node_set_int(c->g, wt_grad_last(c), "axis", axis);
+      if (d >= 0 && !nd) wt_grad_attr_int(c, wt_grad_last(c), "axis", axis);
     }
     wt_grad_set(c, 0, d);
   }
   if (wt_grad_need(c, 2)) {
     int d = wt_grad_op1(c, nd ? "GatherND" : "GatherElements", "", 2, (int[]){GO(0), I(1)});
-    if (d >= 0 && !nd) wt_node_set_int(c->g, wt_grad_last(c), "axis", axis);
+    if (d >= 0 && !nd) wt_grad_attr_int(c, wt_grad_last(c), "axis", axis);
     wt_grad_set(c, 2, d);
   }
   return wt_grad_status(c);

@@ -126,10 +126,10 @@ static int emit_gemm(wt_grad_ctx *c, int a, int b, int ta, int tb, float alpha) 
   int y = wt_grad_op1(c, "Gemm", "", zero >= 0 ? 3 : 2, (int[]){a, b, zero});
   if (y < 0) return -1;
   int n = wt_grad_last(c);
-  wt_node_set_float(c->g, n, "beta", 0.0f);
-  if (alpha != 1.0f) wt_node_set_float(c->g, n, "alpha", alpha);
-  if (ta) wt_node_set_int(c->g, n, "transA", 1);
-  if (tb) wt_node_set_int(c->g, n, "transB", 1);
+  wt_grad_attr_float(c, n, "beta", 0.0f);
+  if (alpha != 1.0f) wt_grad_attr_float(c, n, "alpha", alpha);
+  if (ta) wt_grad_attr_int(c, n, "transA", 1);
+  if (tb) wt_grad_attr_int(c, n, "transB", 1);
   return y;
 }
 
@@ -140,7 +140,7 @@ static int swap_last2(wt_grad_ctx *c, int x, int rank) {
   perm[rank - 1] = rank - 2;
   perm[rank - 2] = rank - 1;
   int t = wt_grad_op1(c, "Transpose", "", 1, &x);
-  if (t >= 0) wt_node_set_ints(c->g, wt_grad_last(c), "perm", perm, rank);
+  if (t >= 0) wt_grad_attr_ints(c, wt_grad_last(c), "perm", perm, rank);
   return t;
 }
 
@@ -152,10 +152,10 @@ static int shape_m1(wt_grad_ctx *c, int v, int axis) {
   int shape = wt_grad_op1(c, "Shape", "", 1, &v);
   int idx = wt_grad_const_i64s(c, (int64_t[]){axis}, 1);
   int dim = wt_grad_op1(c, "Gather", "", 2, (int[]){shape, idx});
-  if (dim >= 0) wt_node_set_int(c->g, wt_grad_last(c), "axis", 0);
+  if (dim >= 0) wt_grad_attr_int(c, wt_grad_last(c), "axis", 0);
   int m1 = wt_grad_const_i64s(c, (int64_t[]){-1}, 1);
   int r = wt_grad_op1(c, "Concat", "", 2, (int[]){m1, dim});
-  if (r >= 0) wt_node_set_int(c->g, wt_grad_last(c), "axis", 0);
+  if (r >= 0) wt_grad_attr_int(c, wt_grad_last(c), "axis", 0);
   return r;
 }
 

@@ -93,9 +93,9 @@ static int bn_train_grad(wt_grad_ctx *c) {
   if (!(c->op->flags & WT_OP_TRAINING)) {
     if (wt_node_set_op(c->g, c->node, "BatchNormInternal", WT_MS))
       return wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory");
-    if (wt_node_set_int(c->g, c->node, "training_mode", 1))
-      return wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory");
-    if (wt_graph_opset(c->g, WT_MS) == 0) wt_graph_set_opset(c->g, WT_MS, 1);
+    wt_grad_attr_int(c, c->node, "training_mode", 1);
+    wt_grad_use_domain(c, WT_MS);
+    if (c->rc) return c->rc;
   }
   for (int i = 1; i <= 4; i++) wt_grad_forward_output(c, i);
   int outs[3];

@@ -206,15 +206,8 @@ static int rms_grad(wt_grad_ctx *c) {
   int node = wt_grad_op(c, "SimplifiedLayerNormalizationGrad", WT_MS, 4,
                         (int[]){GO(0), I(0), I(1), inv}, 2, outs);
   if (node < 0) return wt_grad_status(c);
-  static const char *names[3] = {"axis", "epsilon", "stash_type"};
-  for (int i = 0; i < 3; i++) {
-    const wt_attr *a = wt_node_attr(wt_grad_node(c), names[i]);
-    if (!a) continue;
-    int rc = a->type == WT_ATTR_FLOAT ? wt_node_set_float(c->g, node, names[i], a->f)
-             : a->type == WT_ATTR_INT ? wt_node_set_int(c->g, node, names[i], a->i)
-                                      : WT_OK;
-    if (rc) return wt_grad_fail(c, rc, "out of memory");
-  }
+  static const char *const names[3] = {"axis", "epsilon", "stash_type"};
+  wt_grad_copy_attrs(c, node, names, 3);
   for (int i = 0; i < 2; i++)
     if (wt_grad_need(c, i)) wt_grad_set(c, i, outs[i]);
   return wt_grad_status(c);

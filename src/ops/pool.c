@@ -102,7 +102,7 @@ static int global_avgpool_grad_rule(wt_grad_ctx *c) {
     int sy = wt_grad_op1(c, "Size", "", 1, (int[]){O(0)});
     int q = wt_grad_op1(c, "Div", "", 2, (int[]){sx, sy});
     scale = wt_grad_op1(c, "Cast", "", 1, &q);
-    if (scale >= 0) wt_node_set_int(c->g, wt_grad_last(c), "to", WT_FLOAT);
+    if (scale >= 0) wt_grad_attr_int(c, wt_grad_last(c), "to", WT_FLOAT);
   }
   int d = wt_grad_op1(c, "Div", "", 2, (int[]){GO(0), scale});
   wt_grad_set(c, 0, wt_grad_expand_like(c, d, I(0)));
@@ -119,7 +119,7 @@ static int global_maxpool_grad_rule(wt_grad_ctx *c) {
   for (int d = 2; d < rank; d++) axes[d - 2] = d;
   int eq = wt_grad_op1(c, "Equal", "", 2, (int[]){I(0), O(0)});
   int mask = wt_grad_op1(c, "Cast", "", 1, &eq);
-  if (mask >= 0) wt_node_set_int(c->g, wt_grad_last(c), "to", WT_FLOAT);
+  if (mask >= 0) wt_grad_attr_int(c, wt_grad_last(c), "to", WT_FLOAT);
   int cnt = wt_grad_reduce_sum(c, mask, axes, rank - 2, 1);
   int share = wt_grad_op1(c, "Div", "", 2, (int[]){GO(0), cnt});
   wt_grad_set(c, 0, wt_grad_op1(c, "Mul", "", 2, (int[]){mask, share}));

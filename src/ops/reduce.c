@@ -281,9 +281,9 @@ static int reduce_mean_grad(wt_grad_ctx *c) {
     int sx = wt_grad_op1(c, "Size", "", 1, (int[]){I(0)});
     int sy = wt_grad_op1(c, "Size", "", 1, (int[]){O(0)});
     int fy = wt_grad_op1(c, "Cast", "", 1, &sy);
-    if (fy >= 0) wt_node_set_int(c->g, wt_grad_last(c), "to", WT_FLOAT);
+    if (fy >= 0) wt_grad_attr_int(c, wt_grad_last(c), "to", WT_FLOAT);
     int fx = wt_grad_op1(c, "Cast", "", 1, &sx);
-    if (fx >= 0) wt_node_set_int(c->g, wt_grad_last(c), "to", WT_FLOAT);
+    if (fx >= 0) wt_grad_attr_int(c, wt_grad_last(c), "to", WT_FLOAT);
     int scale = wt_grad_op1(c, "Div", "", 2, (int[]){fy, fx});
     d = wt_grad_op1(c, "Mul", "", 2, (int[]){d, scale});
   }
@@ -303,7 +303,7 @@ static int reduce_max_grad(wt_grad_ctx *c) {
   int y = unreduce(c, O(0), &identity);
   int eq = wt_grad_op1(c, "Equal", "", 2, (int[]){I(0), y});
   int mask = wt_grad_op1(c, "Cast", "", 1, &eq);
-  if (mask >= 0) wt_node_set_int(c->g, wt_grad_last(c), "to", WT_FLOAT);
+  if (mask >= 0) wt_grad_attr_int(c, wt_grad_last(c), "to", WT_FLOAT);
   wt_grad_set(c, 0, wt_grad_op1(c, "Mul", "", 2, (int[]){dy, mask}));
   return wt_grad_status(c);
 }
@@ -486,8 +486,8 @@ static int cumsum_grad(wt_grad_ctx *c) {
     const wt_node *n = wt_grad_node(c);
     int64_t exclusive = wt_attr_int(n, "exclusive", 0), reverse = wt_attr_int(n, "reverse", 0);
     int node = wt_grad_last(c);
-    if (exclusive) wt_node_set_int(c->g, node, "exclusive", 1);
-    if (!reverse) wt_node_set_int(c->g, node, "reverse", 1);
+    if (exclusive) wt_grad_attr_int(c, node, "exclusive", 1);
+    if (!reverse) wt_grad_attr_int(c, node, "reverse", 1);
   }
   wt_grad_set(c, 0, dx);
   return wt_grad_status(c);
@@ -559,7 +559,7 @@ static int topk_grad(wt_grad_ctx *c) {
   int x = I(0);
   int shape = wt_grad_op1(c, "Shape", "", 1, &x);
   int dx = wt_grad_op1(c, "GatherElementsGrad", WT_MS, 3, (int[]){GO(0), shape, O(1)});
-  if (dx >= 0) wt_node_set_int(c->g, wt_grad_last(c), "axis", axis);
+  if (dx >= 0) wt_grad_attr_int(c, wt_grad_last(c), "axis", axis);
   wt_grad_set(c, 0, dx);
   return wt_grad_status(c);
 }

@@ -314,13 +314,7 @@ static int resize_grad(wt_grad_ctx *c) {
     if (!rc) rc = wt_node_set_string(c->g, node, "coordinate_transformation_mode", "asymmetric");
     if (!rc) rc = wt_node_set_string(c->g, node, "nearest_mode", "floor");
   } else {
-    for (int i = 0; i < n->n_attrs && !rc; i++) {
-      const wt_attr *a = &n->attrs[i];
-      if (a->type == WT_ATTR_INT) rc = wt_node_set_int(c->g, node, a->name, a->i);
-      else if (a->type == WT_ATTR_FLOAT) rc = wt_node_set_float(c->g, node, a->name, a->f);
-      else if (a->type == WT_ATTR_STRING) rc = wt_node_set_string(c->g, node, a->name, a->s);
-      else if (a->type == WT_ATTR_INTS) rc = wt_node_set_ints(c->g, node, a->name, a->ints, a->n);
-    }
+    wt_grad_copy_attrs(c, node, NULL, 0); /* ResizeGrad takes Resize's attributes */
   }
   if (rc) return wt_grad_fail(c, rc, "out of memory");
   wt_grad_set(c, 0, dx);

@@ -26,13 +26,12 @@ static int to_training(wt_grad_ctx *c, int cell, const char *train_type) {
     const wt_value *r = wt_grad_value(c, I(2));
     if (r->rank != 3 || r->dims[2] < 0)
       return wt_grad_fail(c, WT_ERR_UNSUPPORTED, "attribute 'hidden_size' is missing and R's shape is not known");
-    if (wt_node_set_int(c->g, c->node, "hidden_size", r->dims[2]))
-      return wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory");
+    wt_grad_attr_int(c, c->node, "hidden_size", r->dims[2]);
   }
   if (c->op->flags & WT_OP_TRAINING) return WT_OK;
   if (wt_node_set_op(c->g, c->node, train_type, WT_MS)) return wt_grad_fail(c, WT_ERR_NO_MEMORY, "out of memory");
   wt_node_remove_attr(c->g, c->node, "layout");
-  if (wt_graph_opset(c->g, WT_MS) == 0) wt_graph_set_opset(c->g, WT_MS, 1);
+  wt_grad_use_domain(c, WT_MS);
   return WT_OK;
 }
 

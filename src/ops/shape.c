@@ -390,7 +390,7 @@ static int transpose_grad(wt_grad_ctx *c) {
     inv[p] = i;
   }
   int d = wt_grad_op1(c, "Transpose", "", 1, (int[]){GO(0)});
-  if (d >= 0 && n >= 0) wt_node_set_ints(c->g, wt_grad_last(c), "perm", inv, n);
+  if (d >= 0 && n >= 0) wt_grad_attr_ints(c, wt_grad_last(c), "perm", inv, n);
   wt_grad_set(c, 0, d);
   return wt_grad_status(c);
 }
@@ -425,8 +425,8 @@ static int expand_grad(wt_grad_ctx *c) {
   int axes = wt_grad_op1(c, "BroadcastGradientArgs", WT_MS, 2, (int[]){xs, ys});
   int r = wt_grad_op1(c, "ReduceSum", "", 2, (int[]){GO(0), axes});
   if (r >= 0) {
-    wt_node_set_int(c->g, wt_grad_last(c), "keepdims", 1);
-    wt_node_set_int(c->g, wt_grad_last(c), "noop_with_empty_axes", 1);
+    wt_grad_attr_int(c, wt_grad_last(c), "keepdims", 1);
+    wt_grad_attr_int(c, wt_grad_last(c), "noop_with_empty_axes", 1);
   }
   wt_grad_set(c, 0, wt_grad_op1(c, "Reshape", "", 2, (int[]){r, xs}));
   return wt_grad_status(c);
@@ -446,7 +446,7 @@ static int tile_grad(wt_grad_ctx *c) {
   int s2 = wt_grad_unsqueeze(c, shape, one, 1);
   int r2 = wt_grad_unsqueeze(c, I(1), one, 1);
   int both = wt_grad_op1(c, "Concat", "", 2, (int[]){r2, s2});
-  if (both >= 0) wt_node_set_int(c->g, wt_grad_last(c), "axis", 1);
+  if (both >= 0) wt_grad_attr_int(c, wt_grad_last(c), "axis", 1);
   int flat = wt_grad_op1(c, "Reshape", "", 2, (int[]){both, wt_grad_const_i64s(c, (int64_t[]){-1}, 1)});
   int dy = wt_grad_op1(c, "Reshape", "", 2, (int[]){GO(0), flat});
   int64_t even[WT_MAX_RANK];

@@ -359,17 +359,17 @@ static int concat_grad(wt_grad_ctx *c) {
     for (int i = 0; i < nin; i++) {
       int shape = wt_grad_op1(c, "Shape", "", 1, (int[]){I(i)});
       parts[i] = wt_grad_op1(c, "Gather", "", 2, (int[]){shape, idx});
-      if (parts[i] >= 0) wt_node_set_int(c->g, wt_grad_last(c), "axis", 0);
+      if (parts[i] >= 0) wt_grad_attr_int(c, wt_grad_last(c), "axis", 0);
     }
     ins[1] = wt_grad_op1(c, "Concat", "", nin, parts);
-    if (ins[1] >= 0) wt_node_set_int(c->g, wt_grad_last(c), "axis", 0);
+    if (ins[1] >= 0) wt_grad_attr_int(c, wt_grad_last(c), "axis", 0);
   } else if (c->opset >= 13) {
     ins[1] = wt_grad_const_i64s(c, sizes, nin);
   }
   int node = wt_grad_op(c, "Split", "", ins[1] >= 0 ? 2 : 1, ins, nin, outs);
   if (node < 0) return wt_grad_status(c);
-  wt_node_set_int(c->g, node, "axis", ax);
-  if (ins[1] < 0) wt_node_set_ints(c->g, node, "split", sizes, nin);
+  wt_grad_attr_int(c, node, "axis", ax);
+  if (ins[1] < 0) wt_grad_attr_ints(c, node, "split", sizes, nin);
   for (int i = 0; i < nin; i++)
     if (wt_grad_need(c, i)) wt_grad_set(c, i, outs[i]);
   return wt_grad_status(c);
@@ -387,7 +387,7 @@ static int split_grad(wt_grad_ctx *c) {
     parts[i] = wt_grad_fill_like(c, O(i), 0.0f);
   }
   int d = wt_grad_op1(c, "Concat", "", n, parts);
-  if (d >= 0) wt_node_set_int(c->g, wt_grad_last(c), "axis", wt_attr_int(wt_grad_node(c), "axis", 0));
+  if (d >= 0) wt_grad_attr_int(c, wt_grad_last(c), "axis", wt_attr_int(wt_grad_node(c), "axis", 0));
   wt_grad_set(c, 0, d);
   return wt_grad_status(c);
 }

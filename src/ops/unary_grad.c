@@ -41,7 +41,7 @@ static float beta(const wt_grad_ctx *c) {
 /* An emitted com.microsoft op dX = op(GO, t) with an optional float attribute. */
 static int ms_grad(wt_grad_ctx *c, const char *type, int t, const char *attr, float v) {
   int dx = wt_grad_op1(c, type, WT_MS, 2, (int[]){GO(0), t});
-  if (dx >= 0 && attr) wt_node_set_float(c->g, wt_grad_last(c), attr, v);
+  if (dx >= 0 && attr) wt_grad_attr_float(c, wt_grad_last(c), attr, v);
   return dx;
 }
 
