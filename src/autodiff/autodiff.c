@@ -111,8 +111,9 @@ int wt_autodiff(wt_graph *g, int loss, int n_params, const int *params, int *gra
       const wt_op_def *op = wt_op_find(nd->domain, nd->op_type);
       if (!on_path_out || !on_path_in || (op && op->grad)) continue;
       if (used < sizeof msg - 128)
-        used += (size_t)snprintf(msg + used, sizeof msg - used, "%s%s (node '%s')", missing ? ", " : "",
-                                 nd->op_type, nd->name);
+        used += (size_t)snprintf(msg + used, sizeof msg - used, "%s%s (node '%s'%s%s)",
+                                 missing ? ", " : "", nd->op_type, nd->name,
+                                 op && op->no_grad ? ": " : "", op && op->no_grad ? op->no_grad : "");
       missing++;
     }
     if (missing) {

@@ -97,7 +97,10 @@ enum wt_op_flags {
   WT_OP_RELU = 1u << 5,
   /* Batch-normalization statistics: with attribute training_mode set, outputs 1 and 2 are the
    * updated running statistics of inputs 3 and 4 (the module writes them back into the state). */
-  WT_OP_RUNNING_STATS = 1u << 6
+  WT_OP_RUNNING_STATS = 1u << 6,
+  /* Accumulates input 1 into buffer input 0, overwriting it when the bool input 2 is true
+   * (InPlaceAccumulatorV2): the planner may then have input 1 written straight into the buffer. */
+  WT_OP_ACCUMULATOR = 1u << 7
 };
 
 typedef struct wt_op_def {
@@ -108,6 +111,8 @@ typedef struct wt_op_def {
   int (*infer)(wt_infer_ctx *ctx);
   int (*run)(const wt_run_ctx *ctx);
   int (*grad)(struct wt_grad_ctx *ctx); /* NULL until the op has a gradient rule */
+  const char *no_grad;          /* with grad NULL by design: why, and what a model can do instead
+                                   (the autodiff's error quotes it) */
   uint32_t flags;
   /* Fusion at plan time: the step's run may take over the step after it, node `next`, which
    * reads only this step's output 0 (its sole reader) and writes one output of the same shape
@@ -121,6 +126,11 @@ typedef struct wt_op_def {
   int variant;
   const void *spec;
 } wt_op_def;
+
+/* A definition's gradient column in a family's op list (an X-macro): the rule, or none by design
+ * with the reason the autodiff's error gives. */
+#define WT_GRAD(rule) .grad = (rule)
+#define WT_NO_GRAD(why) .no_grad = (why)
 
 /* The op's parameter struct T in ctx->params. A plan step keeps only the bytes its op asked for
  * (steps are many, WT_PARAMS_MAX is for the largest op), so infer takes them through this. */

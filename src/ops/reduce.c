@@ -26,18 +26,21 @@ typedef struct reduce_params {
 static_assert(sizeof(reduce_params) <= WT_PARAMS_MAX, "reduce_params too large");
 
 /* The Reduce* ops: one line each, the single source of their definitions and the family table.
- * X(Name, first pass kind, final step, opset from which axes is input 1, gradient rule) */
-#define REDUCE_OPS(X)                                            \
-  X(ReduceSum, WT_RED_SUM, FINAL_NONE, 13, reduce_sum_grad)      \
-  X(ReduceMean, WT_RED_SUM, FINAL_MEAN, 18, reduce_mean_grad)    \
-  X(ReduceMax, WT_RED_MAX, FINAL_NONE, 18, reduce_max_grad)      \
-  X(ReduceMin, WT_RED_MIN, FINAL_NONE, 18, reduce_max_grad)      \
-  X(ReduceProd, WT_RED_PROD, FINAL_NONE, 18, NULL)               \
-  X(ReduceSumSquare, WT_RED_SUMSQ, FINAL_NONE, 18, reduce_sumsq_grad) \
-  X(ReduceL1, WT_RED_ABSSUM, FINAL_NONE, 18, reduce_l1_grad)     \
-  X(ReduceL2, WT_RED_SUMSQ, FINAL_SQRT, 18, reduce_l2_grad)      \
-  X(ReduceLogSumExp, WT_RED_LOGSUMEXP, FINAL_NONE, 18, reduce_lse_grad) \
-  X(ReduceLogSum, WT_RED_SUM, FINAL_LOG, 18, reduce_logsum_grad)
+ * X(Name, first pass kind, final step, opset from which axes is input 1, gradient rule or, for
+ *   an op that has none by design, WT_NO_GRAD(why and what to do instead)) */
+#define REDUCE_OPS(X)                                                                          \
+  X(ReduceSum, WT_RED_SUM, FINAL_NONE, 13, WT_GRAD(reduce_sum_grad))                           \
+  X(ReduceMean, WT_RED_SUM, FINAL_MEAN, 18, WT_GRAD(reduce_mean_grad))                         \
+  X(ReduceMax, WT_RED_MAX, FINAL_NONE, 18, WT_GRAD(reduce_max_grad))                           \
+  X(ReduceMin, WT_RED_MIN, FINAL_NONE, 18, WT_GRAD(reduce_max_grad))                           \
+  X(ReduceProd, WT_RED_PROD, FINAL_NONE, 18,                                                   \
+    WT_NO_GRAD("Y / X fails at zeros (ONNX Runtime has none either); write the product as "    \
+               "Exp(ReduceSum(Log(X))) for positive X"))                                       \
+  X(ReduceSumSquare, WT_RED_SUMSQ, FINAL_NONE, 18, WT_GRAD(reduce_sumsq_grad))                 \
+  X(ReduceL1, WT_RED_ABSSUM, FINAL_NONE, 18, WT_GRAD(reduce_l1_grad))                          \
+  X(ReduceL2, WT_RED_SUMSQ, FINAL_SQRT, 18, WT_GRAD(reduce_l2_grad))                           \
+  X(ReduceLogSumExp, WT_RED_LOGSUMEXP, FINAL_NONE, 18, WT_GRAD(reduce_lse_grad))               \
+  X(ReduceLogSum, WT_RED_SUM, FINAL_LOG, 18, WT_GRAD(reduce_logsum_grad))
 
 typedef struct reduce_spec {
   int kind, final;
@@ -364,13 +367,10 @@ static int reduce_sumsq_grad(wt_grad_ctx *c) { return reduce_elem_grad(c, D_SUMS
 static int reduce_l1_grad(wt_grad_ctx *c) { return reduce_elem_grad(c, D_L1); }
 static int reduce_logsum_grad(wt_grad_ctx *c) { return reduce_elem_grad(c, D_LOGSUM); }
 
-/* ReduceProd has no gradient rule (nor in ONNX Runtime): Y / X fails at zeros; a model can
- * write the product as Exp(ReduceSum(Log(X))) for positive X. */
-
 #define REDUCE_DEF(NAME, KIND, FINAL, AXES_SINCE, GRAD)                                     \
   static const wt_op_def wt_op_##NAME = {                                                    \
       .domain = "", .op_type = #NAME, .min_inputs = 1, .max_inputs = 2, .min_outputs = 1,    \
-      .max_outputs = 1, .infer = reduce_infer, .run = reduce_run, .grad = GRAD,               \
+      .max_outputs = 1, .infer = reduce_infer, .run = reduce_run, GRAD,         \
       .spec = &(const reduce_spec){KIND, FINAL, AXES_SINCE}};
 REDUCE_OPS(REDUCE_DEF)
 

@@ -45,7 +45,7 @@ static int accumulate_run(const wt_run_ctx *ctx) {
 static const wt_op_def wt_op_InPlaceAccumulatorV2 = {
     .domain = "com.microsoft", .op_type = "InPlaceAccumulatorV2", .min_inputs = 2, .max_inputs = 3,
     .min_outputs = 1, .max_outputs = 2, .infer = accumulate_infer, .run = accumulate_run,
-    .flags = WT_OP_GRADIENT};
+    .flags = WT_OP_GRADIENT | WT_OP_ACCUMULATOR};
 
 const wt_op_def *const wt_ops_training[] = {
     &wt_op_InPlaceAccumulatorV2,

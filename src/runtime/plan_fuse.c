@@ -58,8 +58,7 @@ void wt_pl_alias_accumulators(wt_plan *p) {
   int n_pairs = 0;
   for (int s = 0; s < p->sp.n_steps; s++) {
     const wt_node *n = steps[s].s.node;
-    if (strcmp(n->op_type, "InPlaceAccumulatorV2") || strcmp(n->domain, "com.microsoft") || n->n_inputs < 3)
-      continue;
+    if (!(steps[s].s.op->flags & WT_OP_ACCUMULATOR) || n->n_inputs < 3) continue;
     int buf = n->inputs[0], v = n->inputs[1], flag = n->inputs[2];
     if (buf < 0 || v < 0 || flag < 0 || p->sp.storage[buf] != WT_ST_INPUT || uses[buf] != 1) continue;
     int ok = 1; /* back through the views (Identity, Reshape) to the step that writes the bytes */

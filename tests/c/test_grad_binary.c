@@ -27,7 +27,9 @@ static void reduce_prod_refused(void) {
   int grad;
   CHECK(wt_autodiff(g, y, 1, &x, &grad) == WT_ERR_UNSUPPORTED);
   CHECK(strstr(wt_error_message(), "webtrain has no gradient yet for 1 node between the parameters "
-                                   "and the loss: ReduceProd (node 'prod')") != NULL);
+                                   "and the loss: ReduceProd (node 'prod': Y / X fails at zeros (ONNX "
+                                   "Runtime has none either); write the product as "
+                                   "Exp(ReduceSum(Log(X))) for positive X)") != NULL);
   wt_graph_free(g);
 }
 
