@@ -25,33 +25,29 @@ static void interior_cols(const wt_conv_geom *g, int64_t *lo, int64_t *hi) {
  * row of xp itself when only one is valid, else tmp) and the number of valid rows in *nrows. */
 static const float *reduce_rows(const wt_conv_geom *g, const float *xp, int64_t od, int64_t oh,
                                 int is_max, float *tmp, int64_t *nrows) {
-  const int64_t I0 = g->img[0], I1 = g->img[1], I2 = g->img[2];
+  const int64_t I2 = g->img[2];
   const float *first = NULL;
   int64_t n = 0;
-  for (int64_t kd = 0; kd < g->k[0]; kd++) {
-    int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
-    if (id < 0 || id >= I0) continue;
-    for (int64_t kh = 0; kh < g->k[1]; kh++) {
-      int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
-      if (ih < 0 || ih >= I1) continue;
-      const float *row = xp + (id * I1 + ih) * I2;
-      n++;
-      if (n == 1) {
-        first = row;
-        continue;
-      }
-      /* The second row combines with the first straight into tmp (no copy pass). */
-      const float *acc = n == 2 ? first : tmp;
-      int64_t i = 0;
-      if (is_max) {
-        for (; i + 4 <= I2; i += 4)
-          wt_f32x4_store(tmp + i, wt_f32x4_max(wt_f32x4_load(acc + i), wt_f32x4_load(row + i)));
-        for (; i < I2; i++) tmp[i] = acc[i] < row[i] ? row[i] : acc[i];
-      } else {
-        for (; i + 4 <= I2; i += 4)
-          wt_f32x4_store(tmp + i, wt_f32x4_add(wt_f32x4_load(acc + i), wt_f32x4_load(row + i)));
-        for (; i < I2; i++) tmp[i] = acc[i] + row[i];
-      }
+  wt_pool_rows r;
+  wt_pool_rows_init(&r, g, od, oh);
+  for (int64_t off; wt_pool_rows_next(&r, &off);) {
+    const float *row = xp + off;
+    n++;
+    if (n == 1) {
+      first = row;
+      continue;
+    }
+    /* The second row combines with the first straight into tmp (no copy pass). */
+    const float *acc = n == 2 ? first : tmp;
+    int64_t i = 0;
+    if (is_max) {
+      for (; i + 4 <= I2; i += 4)
+        wt_f32x4_store(tmp + i, wt_f32x4_max(wt_f32x4_load(acc + i), wt_f32x4_load(row + i)));
+      for (; i < I2; i++) tmp[i] = acc[i] < row[i] ? row[i] : acc[i];
+    } else {
+      for (; i + 4 <= I2; i += 4)
+        wt_f32x4_store(tmp + i, wt_f32x4_add(wt_f32x4_load(acc + i), wt_f32x4_load(row + i)));
+      for (; i < I2; i++) tmp[i] = acc[i] + row[i];
     }
   }
   *nrows = n;
@@ -93,18 +89,10 @@ static void max_cols(const wt_conv_geom *g, const float *r, int64_t lo, int64_t 
  * exceed cap, then rows holds only the first cap). */
 static int64_t window_rows(const wt_conv_geom *g, const float *xp, int64_t od, int64_t oh,
                            const float **rows, int64_t cap) {
-  int64_t n = 0;
-  for (int64_t kd = 0; kd < g->k[0]; kd++) {
-    int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
-    if (id < 0 || id >= g->img[0]) continue;
-    for (int64_t kh = 0; kh < g->k[1]; kh++) {
-      int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
-      if (ih < 0 || ih >= g->img[1]) continue;
-      if (n < cap) rows[n] = xp + (id * g->img[1] + ih) * g->img[2];
-      n++;
-    }
-  }
-  return n;
+  wt_pool_rows r;
+  wt_pool_rows_init(&r, g, od, oh);
+  for (int64_t off, i = 0; i < cap && wt_pool_rows_next(&r, &off); i++) rows[i] = xp + off;
+  return r.n;
 }
 
 #define WT_POOL_DIRECT_ROWS 4
@@ -192,23 +180,19 @@ static int64_t argmax_window(const wt_conv_geom *g, const float *xp, int storage
   const int64_t I0 = g->img[0], I1 = g->img[1], I2 = g->img[2];
   float best = -FLT_MAX;
   int64_t bi = -1;
-  for (int64_t kd = 0; kd < g->k[0]; kd++) {
-    int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
-    if (id < 0 || id >= I0) continue;
-    for (int64_t kh = 0; kh < g->k[1]; kh++) {
-      int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
-      if (ih < 0 || ih >= I1) continue;
-      for (int64_t kw = 0; kw < g->k[2]; kw++) {
-        int64_t iw = ow * g->stride[2] - g->pad[2] + kw * g->dil[2];
-        if (iw < 0 || iw >= I2) continue;
-        float v = xp[(id * I1 + ih) * I2 + iw];
-        if (bi < 0 || v > best) {
-          best = v;
-          bi = storage_order ? (iw * I1 + ih) * I0 + id : (id * I1 + ih) * I2 + iw;
-        }
+  wt_pool_rows r;
+  wt_pool_rows_init(&r, g, od, oh);
+  for (int64_t off; wt_pool_rows_next(&r, &off);)
+    for (int64_t kw = 0; kw < g->k[2]; kw++) {
+      int64_t iw = ow * g->stride[2] - g->pad[2] + kw * g->dil[2];
+      if (iw < 0 || iw >= I2) continue;
+      float v = xp[off + iw];
+      if (bi < 0 || v > best) {
+        int64_t row = off / I2; /* id * I1 + ih */
+        best = v;
+        bi = storage_order ? (iw * I1 + row % I1) * I0 + row / I1 : off + iw;
       }
     }
-  }
   *best_out = best;
   return bi;
 }
@@ -313,12 +297,7 @@ void wt_avgpool(const wt_conv_geom *g, const int64_t *pad_end, int count_include
         float *out = y + nc * gsize + (od * G1 + oh) * G2;
         int64_t nrows;
         const float *r = reduce_rows(g, xp, od, oh, 0, tmp, &nrows);
-        int64_t rows_div = nrows;
-        if (count_include_pad) {
-          int64_t sd = od * g->stride[0] - g->pad[0], sh = oh * g->stride[1] - g->pad[1];
-          rows_div = wt_pool_count_taps(sd, g->k[0], g->dil[0], -g->pad[0], g->img[0] + pad_end[0]) *
-                     wt_pool_count_taps(sh, g->k[1], g->dil[1], -g->pad[1], g->img[1] + pad_end[1]);
-        }
+        int64_t rows_div = wt_avgpool_rows_div(g, pad_end, count_include_pad, od, oh, nrows);
         if (nrows == 0) {
           memset(out, 0, sizeof(float) * (size_t)G2);
           continue;

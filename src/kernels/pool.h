@@ -38,6 +38,51 @@ void wt_avgpool_grad(const wt_conv_geom *g, const int64_t *pad_end, int count_in
 void wt_global_avgpool(int64_t NC, int64_t S, const float *x, float *y);
 void wt_global_maxpool(int64_t NC, int64_t S, const float *x, float *y);
 
+/* The taps k of a window (tap k at start + k*dil, k < kn) that fall inside [0, n): [*k0, *k1). */
+static inline void wt_pool_taps(int64_t start, int64_t kn, int64_t dil, int64_t n, int64_t *k0,
+                                int64_t *k1) {
+  int64_t a = start >= 0 ? 0 : (-start + dil - 1) / dil;
+  int64_t b = start > n - 1 ? 0 : (n - 1 - start) / dil + 1;
+  if (b > kn) b = kn;
+  *k0 = a < b ? a : b;
+  *k1 = b;
+}
+
+/* The valid rows of the (od, oh) window of an image plane (rows in the padding skipped), in
+ * (kd, kh) order, for every kernel that walks them:
+ *   wt_pool_rows r;
+ *   wt_pool_rows_init(&r, g, od, oh);            r.n: how many
+ *   for (int64_t off; wt_pool_rows_next(&r, &off);)  the row starts at plane + off */
+typedef struct wt_pool_rows {
+  int64_t n;
+  int64_t kd, kd_end, kh, kh0, kh_end;
+  int64_t d_start, d_dil, h_start, h_dil, img1, img2;
+} wt_pool_rows;
+
+static inline void wt_pool_rows_init(wt_pool_rows *r, const wt_conv_geom *g, int64_t od, int64_t oh) {
+  r->d_start = od * g->stride[0] - g->pad[0];
+  r->h_start = oh * g->stride[1] - g->pad[1];
+  r->d_dil = g->dil[0];
+  r->h_dil = g->dil[1];
+  r->img1 = g->img[1];
+  r->img2 = g->img[2];
+  wt_pool_taps(r->d_start, g->k[0], g->dil[0], g->img[0], &r->kd, &r->kd_end);
+  wt_pool_taps(r->h_start, g->k[1], g->dil[1], g->img[1], &r->kh0, &r->kh_end);
+  r->kh = r->kh0;
+  r->n = (r->kd_end - r->kd) * (r->kh_end - r->kh0);
+  if (r->n == 0) r->kd = r->kd_end;
+}
+
+static inline int wt_pool_rows_next(wt_pool_rows *r, int64_t *off) {
+  if (r->kd >= r->kd_end) return 0;
+  *off = ((r->d_start + r->kd * r->d_dil) * r->img1 + r->h_start + r->kh * r->h_dil) * r->img2;
+  if (++r->kh == r->kh_end) {
+    r->kh = r->kh0;
+    r->kd++;
+  }
+  return 1;
+}
+
 /* Window taps start + k*dil (k < kn) that fall inside [lo, hi): the divisor of an average
  * pool window that excludes padding. Shared by the forward and gradient kernels. */
 static inline int64_t wt_pool_count_taps(int64_t start, int64_t kn, int64_t dil, int64_t lo, int64_t hi) {
@@ -47,6 +92,18 @@ static inline int64_t wt_pool_count_taps(int64_t start, int64_t kn, int64_t dil,
     n += i >= lo && i < hi;
   }
   return n;
+}
+
+/* AveragePool's divisor over axes 0 and 1 of window (od, oh), whose valid rows are nrows:
+ * nrows, or with count_include_pad its taps inside the padded extent. The forward and its
+ * adjoint (the gradient) divide by the same. */
+static inline int64_t wt_avgpool_rows_div(const wt_conv_geom *g, const int64_t *pad_end,
+                                          int count_include_pad, int64_t od, int64_t oh,
+                                          int64_t nrows) {
+  if (!count_include_pad) return nrows;
+  int64_t sd = od * g->stride[0] - g->pad[0], sh = oh * g->stride[1] - g->pad[1];
+  return wt_pool_count_taps(sd, g->k[0], g->dil[0], -g->pad[0], g->img[0] + pad_end[0]) *
+         wt_pool_count_taps(sh, g->k[1], g->dil[1], -g->pad[1], g->img[1] + pad_end[1]);
 }
 
 #endif

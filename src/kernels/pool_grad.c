@@ -20,7 +20,7 @@ int64_t wt_maxpool_grad(int64_t n_dy, const float *dy, const int64_t *indices, i
 void wt_avgpool_grad(const wt_conv_geom *g, const int64_t *pad_end, int count_include_pad,
                      int64_t NC, const float *dy, float *dx, float *tmp) {
   const int64_t G0 = g->grid[0], G1 = g->grid[1], G2 = g->grid[2];
-  const int64_t I0 = g->img[0], I1 = g->img[1], I2 = g->img[2];
+  const int64_t I2 = g->img[2];
   const int64_t k2 = g->k[2], s2 = g->stride[2], d2 = g->dil[2], p2 = g->pad[2];
   const int64_t isize = wt_conv_img_size(g), gsize = wt_conv_grid_size(g);
   memset(dx, 0, sizeof(float) * (size_t)(NC * isize));
@@ -28,22 +28,10 @@ void wt_avgpool_grad(const wt_conv_geom *g, const int64_t *pad_end, int count_in
     float *xp = dx + nc * isize;
     for (int64_t od = 0; od < G0; od++)
       for (int64_t oh = 0; oh < G1; oh++) {
-        int64_t nrows = 0;
-        for (int64_t kd = 0; kd < g->k[0]; kd++) {
-          int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
-          if (id < 0 || id >= I0) continue;
-          for (int64_t kh = 0; kh < g->k[1]; kh++) {
-            int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
-            nrows += ih >= 0 && ih < I1;
-          }
-        }
-        if (nrows == 0) continue; /* the forward wrote a constant 0 */
-        int64_t rows_div = nrows;
-        if (count_include_pad) {
-          int64_t sd = od * g->stride[0] - g->pad[0], sh = oh * g->stride[1] - g->pad[1];
-          rows_div = wt_pool_count_taps(sd, g->k[0], g->dil[0], -g->pad[0], I0 + pad_end[0]) *
-                     wt_pool_count_taps(sh, g->k[1], g->dil[1], -g->pad[1], I1 + pad_end[1]);
-        }
+        wt_pool_rows r;
+        wt_pool_rows_init(&r, g, od, oh);
+        if (r.n == 0) continue; /* the forward wrote a constant 0 */
+        int64_t rows_div = wt_avgpool_rows_div(g, pad_end, count_include_pad, od, oh, r.n);
         const float *dyr = dy + nc * gsize + (od * G1 + oh) * G2;
         memset(tmp, 0, sizeof(float) * (size_t)I2);
         for (int64_t ow = 0; ow < G2; ow++) {
@@ -57,18 +45,12 @@ void wt_avgpool_grad(const wt_conv_geom *g, const int64_t *pad_end, int count_in
             if (iw >= 0 && iw < I2) tmp[iw] += v;
           }
         }
-        for (int64_t kd = 0; kd < g->k[0]; kd++) {
-          int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
-          if (id < 0 || id >= I0) continue;
-          for (int64_t kh = 0; kh < g->k[1]; kh++) {
-            int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
-            if (ih < 0 || ih >= I1) continue;
-            float *row = xp + (id * I1 + ih) * I2;
-            int64_t i = 0;
-            for (; i + 4 <= I2; i += 4)
-              wt_f32x4_store(row + i, wt_f32x4_add(wt_f32x4_load(row + i), wt_f32x4_load(tmp + i)));
-            for (; i < I2; i++) row[i] += tmp[i];
-          }
+        for (int64_t off; wt_pool_rows_next(&r, &off);) {
+          float *row = xp + off;
+          int64_t i = 0;
+          for (; i + 4 <= I2; i += 4)
+            wt_f32x4_store(row + i, wt_f32x4_add(wt_f32x4_load(row + i), wt_f32x4_load(tmp + i)));
+          for (; i < I2; i++) row[i] += tmp[i];
         }
       }
   }

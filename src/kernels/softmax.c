@@ -134,11 +134,41 @@ void wt_softmax_f32(const float *x, float *y, int64_t outer, int64_t n, int64_t 
   }
 }
 
+/* ---- the losses over labels (SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss) ------------ */
+
+/* Label t's weight in *w: 1 or weight[t] (returns 1), 0 for the ignored label (returns 0); -1 when
+ * t is outside [0, C). */
+static int label_weight(int64_t t, int64_t C, const float *weight, int has_ignore,
+                        int64_t ignore_index, float *w) {
+  *w = 0.0f;
+  if (has_ignore && t == ignore_index) return 0;
+  if (t < 0 || t >= C) return -1;
+  *w = weight ? weight[t] : 1.0f;
+  return 1;
+}
+
+typedef struct loss_sums {
+  double lsum, wsum;
+} loss_sums;
+
+/* One label's term l (weight w): written out per label, or summed. */
+static void add_label(loss_sums *a, int64_t li, float l, float w, int reduction, float *loss) {
+  if (reduction == WT_LOSS_NONE) loss[li] = l;
+  a->lsum += l;
+  a->wsum += w;
+}
+
+/* The reduced loss: the sum, or the weighted mean. */
+static void finish_loss(const loss_sums *a, int reduction, float *loss) {
+  if (reduction == WT_LOSS_SUM) loss[0] = (float)a->lsum;
+  else if (reduction == WT_LOSS_MEAN) loss[0] = (float)(a->lsum / a->wsum);
+}
+
 int64_t wt_softmax_xent_f32(const float *scores, int64_t N, int64_t C, int64_t D,
                             const int32_t *labels32, const int64_t *labels64, const float *weight,
                             int has_ignore, int64_t ignore_index, int reduction, float *loss,
                             float *log_prob) {
-  double lsum = 0, wsum = 0;
+  loss_sums acc = {0, 0};
   for (int64_t nn = 0; nn < N; nn++) {
     const float *xs = scores + nn * C * D;
     for (int64_t d = 0; d < D; d++) {
@@ -159,40 +189,29 @@ int64_t wt_softmax_xent_f32(const float *scores, int64_t N, int64_t C, int64_t D
         if (log_prob)
           for (int64_t c = 0; c < C; c++) log_prob[nn * C * D + c * D + d] = (x[c * D] - m) - lse;
       }
-      float l = 0, w = 0;
-      if (!(has_ignore && t == ignore_index)) {
-        if (t < 0 || t >= C) return li;
-        w = weight ? weight[t] : 1.0f;
-        l = -w * ((x[t * D] - m) - lse);
-      }
-      if (reduction == WT_LOSS_NONE) loss[li] = l;
-      lsum += l;
-      wsum += w;
+      float w;
+      int take = label_weight(t, C, weight, has_ignore, ignore_index, &w);
+      if (take < 0) return li;
+      add_label(&acc, li, take ? -w * ((x[t * D] - m) - lse) : 0.0f, w, reduction, loss);
     }
   }
-  if (reduction == WT_LOSS_SUM) loss[0] = (float)lsum;
-  else if (reduction == WT_LOSS_MEAN) loss[0] = (float)(lsum / wsum);
+  finish_loss(&acc, reduction, loss);
   return -1;
 }
 
 int64_t wt_nll_loss_f32(const float *log_prob, int64_t N, int64_t C, int64_t D,
                         const int32_t *labels32, const int64_t *labels64, const float *weight,
                         int has_ignore, int64_t ignore_index, int reduction, float *loss) {
-  double lsum = 0, wsum = 0;
+  loss_sums acc = {0, 0};
   for (int64_t li = 0; li < N * D; li++) {
     int64_t t = labels64 ? labels64[li] : labels32[li];
-    float l = 0, w = 0;
-    if (!(has_ignore && t == ignore_index)) {
-      if (t < 0 || t >= C) return li;
-      w = weight ? weight[t] : 1.0f;
-      l = -w * log_prob[(li / D) * C * D + t * D + li % D];
-    }
-    if (reduction == WT_LOSS_NONE) loss[li] = l;
-    lsum += l;
-    wsum += w;
+    float w;
+    int take = label_weight(t, C, weight, has_ignore, ignore_index, &w);
+    if (take < 0) return li;
+    add_label(&acc, li, take ? -w * log_prob[(li / D) * C * D + t * D + li % D] : 0.0f, w, reduction,
+              loss);
   }
-  if (reduction == WT_LOSS_SUM) loss[0] = (float)lsum;
-  else if (reduction == WT_LOSS_MEAN) loss[0] = (float)(lsum / wsum);
+  finish_loss(&acc, reduction, loss);
   return -1;
 }
 
