@@ -4,7 +4,7 @@ import { init, WebtrainError } from './core.js';
 import { readBytes } from './bytes.js';
 import { writeBytes } from './storage.js';
 import { importNode, isNode } from './node-builtin.js';
-import { Block, withBuilder, OnnxblockModel } from './onnxblock.js';
+import { Block, withBuilder } from './onnxblock.js';
 import { withGenerator } from './builder.js';
 import { LossType, OptimType, Loss, Optim, NameList, LossWeights, GenResult, fieldName } from './abi.js';
 
@@ -36,7 +36,7 @@ const optimOptions = (opt) => kindOptions(opt, OptimType, Optim.NONE, 'optimizer
 export async function generateArtifacts(model, options = {}) {
   const core = await init(options);
   const m = core.m;
-  const bytes = model instanceof OnnxblockModel ? model.bytes : await readBytes(model);
+  const bytes = await readBytes(model);
   return withGenerator(core, bytes, { context: 'generateArtifacts' }, async (b) => {
     const { gen } = b;
     if ((options.loss === undefined || options.loss === null) && options.lossInputNames?.length)

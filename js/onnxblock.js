@@ -200,7 +200,7 @@ export async function buildModel(base, block, options = {}) {
   if (!(block instanceof Block)) throw new WebtrainError('buildModel: the second argument must be an onnxblock.Block');
   const core = await init(options);
   const m = core.m;
-  const bytes = base instanceof OnnxblockModel ? base.bytes : await readBytes(base);
+  const bytes = await readBytes(base);
   return withGenerator(core, bytes, { context: 'buildModel', loadContext: true }, async (b) => {
     const out = await withBuilder(b, () => block(...b.outputs()));
     const outputs = Array.isArray(out) ? out : [out];
