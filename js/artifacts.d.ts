@@ -94,20 +94,46 @@ export interface GenerateArtifactsOptions extends InitOptions {
   prefix?: string | undefined;
 }
 
-/** The generated artifacts, as bytes. */
-export interface Artifacts {
-  trainingModel: Uint8Array;
-  evalModel: Uint8Array;
+declare const outputsBrand: unique symbol;
+
+/**
+ * The bytes of a training or eval model generated with `additionalOutputNames: E`: a
+ * Uint8Array that remembers E in its type (nothing at run time), so that `Module.create` types
+ * `run()` by it.
+ */
+export type TrainingModelBytes<E extends readonly string[] = readonly string[]> = Uint8Array & { readonly [outputsBrand]?: E };
+
+/** The additional output names an options type asks for (a tuple when written literally). */
+export type AdditionalOutputsOf<O> = O extends { additionalOutputNames: infer E extends readonly string[] }
+  ? E
+  : O extends { additionalOutputNames?: infer E extends readonly string[] } ? ('additionalOutputNames' extends RequiredKeys<O> ? E : [] | E) : [];
+
+type RequiredKeys<O> = { [K in keyof O]-?: {} extends Pick<O, K> ? never : K }[keyof O];
+
+/** `Uint8Array` when `P` (an option's type) surely holds a value, `undefined` when surely not, else either. */
+type BytesIf<P> = [P] extends [null | undefined] ? undefined : null extends P ? Uint8Array | undefined : undefined extends P ? Uint8Array | undefined : Uint8Array;
+
+/** An option's type in O: `undefined` when O has no such key, the value's type (with `undefined` when optional) otherwise. */
+type OptionOf<O, K extends string> = K extends keyof O ? (K extends RequiredKeys<O> ? O[K] : O[K] | undefined) : undefined;
+
+/**
+ * The generated artifacts, as bytes. With the options' type O (what `generateArtifacts` was
+ * given), `optimizerModel` is typed present when an optimizer was asked for, and
+ * `nominalCheckpoint` when `nominalCheckpoint: true`.
+ */
+export interface Artifacts<O extends GenerateArtifactsOptions = GenerateArtifactsOptions> {
+  trainingModel: TrainingModelBytes<AdditionalOutputsOf<O>>;
+  evalModel: TrainingModelBytes<AdditionalOutputsOf<O>>;
   /** Absent when no optimizer was asked for. */
-  optimizerModel?: Uint8Array | undefined;
+  optimizerModel: BytesIf<OptionOf<O, 'optimizer'>>;
   checkpoint: Uint8Array;
   /** Present with `nominalCheckpoint: true`. */
-  nominalCheckpoint?: Uint8Array | undefined;
+  nominalCheckpoint: BytesIf<Exclude<OptionOf<O, 'nominalCheckpoint'>, false>>;
 }
 
 /**
- * From a forward-only ONNX model (a path, URL or bytes) to the training, eval and optimizer
- * models and the checkpoint; resolves to their bytes, and also writes them to
+ * From a forward-only ONNX model (a path, URL, bytes, Blob, File or Response) to the training,
+ * eval and optimizer models and the checkpoint; resolves to their bytes, and also writes them to
  * `artifactDirectory` when given.
  */
-export declare function generateArtifacts(model: BytesSource | OnnxblockModel, options?: GenerateArtifactsOptions): Promise<Artifacts>;
+export declare function generateArtifacts<const O extends GenerateArtifactsOptions = {}>(model: BytesSource | OnnxblockModel, options?: O): Promise<Artifacts<O>>;

@@ -17,6 +17,8 @@ export type {
   ModuleInput,
   NamedModuleInputs,
   ModuleMode,
+  RunResult,
+  AllOutputs,
 } from './training.js';
 export { trainEpochs } from './loop.js';
 export type { TrainEpochsOptions, TrainEpochsResult, TrainProgress, TrainLoopOptions } from './loop.js';

@@ -6,10 +6,12 @@ import type { Tensor, TensorData, TensorLike } from './tensor.js';
 export type SessionFeed = Tensor | TensorLike | TensorData;
 
 /**
- * A model or checkpoint to read: bytes (Uint8Array, ArrayBuffer or any ArrayBuffer view), a file
- * path (Node), or a URL (`http(s):`, `blob:`, `file:`), as a string or a URL object.
+ * A model or checkpoint to read: bytes (Uint8Array, ArrayBuffer or any ArrayBuffer view), a
+ * Blob or File (e.g. from `<input type="file">`), a fetch Response, a file path (Node), a URL
+ * (`http(s):`, `blob:`, `data:`, `file:`) as a string or a URL object, or in browsers an
+ * `idb://NAME` (IndexedDB). Anything else is rejected with a TypeError.
  */
-export type BytesSource = string | URL | ArrayBuffer | ArrayBufferView;
+export type BytesSource = string | URL | ArrayBufferLike | ArrayBufferView | Blob | Response;
 
 /** Runs the forward pass of an ONNX model. */
 export declare class InferenceSession {

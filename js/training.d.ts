@@ -2,6 +2,7 @@
 import type { InitOptions } from './core.js';
 import type { Tensor, TensorData, TensorLike } from './tensor.js';
 import type { BytesSource } from './session.js';
+import type { TrainingModelBytes } from './artifacts.js';
 
 /**
  * Where bytes are written: a file path or `file:` URL in Node (written atomically: temporary
@@ -91,14 +92,37 @@ export type NamedModuleInputs = { [name: string]: ModuleInput } | Map<string, Mo
 /** enum wt_module_mode (include/webtrain.h): 0 train, 1 eval. */
 export type ModuleMode = (typeof import('./abi.js').Mode)[keyof typeof import('./abi.js').Mode];
 
-/** Runs training steps (forward, backward, gradient accumulation) and eval steps. */
-export declare class Module {
+/**
+ * What `Module.run` returns for a training model generated with `additionalOutputNames: E`: the
+ * loss alone (a float32 Tensor) when E is empty, else an array: the loss, then one Tensor per
+ * additional output, in that order. For a model whose additional outputs are not known to the
+ * type (E is `string[]`), either.
+ */
+export type RunResult<E extends readonly string[] = readonly string[]> = E extends readonly [] ? Tensor<'float32'> : number extends E['length'] ? Tensor<'float32'> | AllOutputs<E> : AllOutputs<E>;
+
+/** Every output of a training/eval step: the loss, then the additional outputs (`Module.runAll`). */
+export type AllOutputs<E extends readonly string[] = readonly string[]> = [loss: Tensor<'float32'>, ...additional: { -readonly [K in keyof E]: Tensor }];
+
+/**
+ * Runs training steps (forward, backward, gradient accumulation) and eval steps. `R` is what
+ * `run` returns and `A` what `runAll` returns: `RunResult<E>` and `AllOutputs<E>` for a
+ * training model with the additional output names E. `Module.create` infers E from generated
+ * artifacts and takes it as a type argument for models from elsewhere
+ * (`Module.create<['output']>('training_model.onnx', state)`; without one: no additional
+ * outputs). A plain `Module` is any module.
+ */
+export declare class Module<R extends Tensor | Tensor[] = RunResult, A extends Tensor[] = AllOutputs> {
   private constructor();
   /**
    * Creates a module on `state` from the training model and, optionally, the eval model (paths,
-   * URLs or bytes).
+   * URLs, bytes, Blobs, Files or Responses).
    */
-  static create(trainingModel: BytesSource, state: CheckpointState, evalModel?: BytesSource | null, options?: InitOptions): Promise<Module>;
+  static create<const E extends readonly string[] = []>(
+    trainingModel: TrainingModelBytes<E> | BytesSource,
+    state: CheckpointState,
+    evalModel?: TrainingModelBytes<E> | BytesSource | null,
+    options?: InitOptions,
+  ): Promise<Module<RunResult<E>, AllOutputs<E>>>;
   /** The checkpoint state the module trains. */
   readonly state: CheckpointState;
   /** True in training mode (the default), false in eval mode. */
@@ -114,13 +138,14 @@ export declare class Module {
   /**
    * A training step (training mode: forward, backward, gradients accumulated) or an eval step.
    * Inputs positionally (`run(x, labels)`) or by name (`run({ input: x, labels })`). Returns
-   * the output Tensor when the model has one output (the loss), else an array of every output.
+   * the loss Tensor when the model has no additional outputs, else an array: the loss, then the
+   * additional outputs.
    */
-  run(inputs: NamedModuleInputs): Tensor | Tensor[];
-  run(...inputs: ModuleInput[]): Tensor | Tensor[];
-  /** Like `run`, always returning every output as an array. */
-  runAll(inputs: NamedModuleInputs): Tensor[];
-  runAll(...inputs: ModuleInput[]): Tensor[];
+  run(inputs: NamedModuleInputs): R;
+  run(...inputs: ModuleInput[]): R;
+  /** Like `run`, always returning every output as an array: the loss first. */
+  runAll(inputs: NamedModuleInputs): A;
+  runAll(...inputs: ModuleInput[]): A;
   /** Like `run`, returning every output by name. */
   runNamed(inputs: NamedModuleInputs): Record<string, Tensor>;
   runNamed(...inputs: ModuleInput[]): Record<string, Tensor>;

@@ -3,8 +3,8 @@
 import type { InitOptions, Core } from '../js/core.js';
 import type { Tensor, TensorLike } from '../js/tensor.js';
 import type { BytesSource } from '../js/session.js';
-import type { BytesDestination, SaveCheckpointOptions, PropertyValue, ModuleMode, Module } from '../js/training.js';
-import type { GenerateArtifactsOptions, Artifacts } from '../js/artifacts.js';
+import type { BytesDestination, SaveCheckpointOptions, PropertyValue, ModuleMode, Module, RunResult, AllOutputs } from '../js/training.js';
+import type { GenerateArtifactsOptions, Artifacts, TrainingModelBytes } from '../js/artifacts.js';
 
 export * from '../js/index.js';
 
@@ -74,13 +74,14 @@ export declare class RemoteCheckpointState extends RemoteObject {
   isLive(): Promise<boolean>;
 }
 
-export declare class RemoteModule extends RemoteObject {
+/** A Module in the worker; `R` and `A` as for `Module` (what `run` and `runAll` resolve to). */
+export declare class RemoteModule<R extends Tensor | Tensor[] = RunResult, A extends Tensor[] = AllOutputs> extends RemoteObject {
   train(): Promise<void>;
   eval(): Promise<void>;
   isTraining(): Promise<boolean>;
-  run(...inputs: unknown[]): Promise<Tensor | Tensor[]>;
+  run(...inputs: unknown[]): Promise<R>;
   runNamed(...inputs: unknown[]): Promise<Record<string, Tensor>>;
-  runAll(...inputs: unknown[]): Promise<Tensor[]>;
+  runAll(...inputs: unknown[]): Promise<A>;
   lazyResetGrad(): Promise<void>;
   memoryStats(): Promise<ReturnType<Module['memoryStats']>>;
   getParametersSize(trainableOnly?: boolean): Promise<number>;
@@ -116,7 +117,13 @@ export declare class WebtrainWorker extends EventTarget {
     /** Destination: an idb:// location, or null to get the bytes. */
     saveCheckpoint(state: RemoteCheckpointState, destination?: string | URL | null, options?: SaveCheckpointOptions): Promise<Uint8Array>;
   };
-  readonly Module: { create(trainingModel: BytesSource, state: RemoteCheckpointState, evalModel?: BytesSource): Promise<RemoteModule> };
+  readonly Module: {
+    create<const E extends readonly string[] = []>(
+      trainingModel: TrainingModelBytes<E> | BytesSource,
+      state: RemoteCheckpointState,
+      evalModel?: TrainingModelBytes<E> | BytesSource,
+    ): Promise<RemoteModule<RunResult<E>, AllOutputs<E>>>;
+  };
   readonly Optimizer: { create(optimizerModel: BytesSource, module: RemoteModule): Promise<RemoteOptimizer> };
   readonly LinearLRScheduler: { create(optimizer: RemoteOptimizer, warmupStepCount: number, totalStepCount: number, initialLr?: number): Promise<RemoteScheduler> };
   readonly InferenceSession: { create(model: BytesSource): Promise<RemoteInferenceSession> };
@@ -124,7 +131,7 @@ export declare class WebtrainWorker extends EventTarget {
     readonly LossType: typeof import('../js/abi.js').LossType;
     readonly OptimType: typeof import('../js/abi.js').OptimType;
     /** Built-in losses only (an onnxblock.Block cannot be sent to a worker). */
-    generateArtifacts(model: BytesSource, options: GenerateArtifactsOptions): Promise<Artifacts>;
+    generateArtifacts<const O extends GenerateArtifactsOptions = {}>(model: BytesSource, options?: O): Promise<Artifacts<O>>;
   };
   readonly idb: {
     list(prefix?: string): Promise<IdbEntry[]>;

@@ -240,8 +240,37 @@ const n: number = module.getParametersSize() + module.getParametersSize(false);
 const flat: Tensor<'float32'> = module.getContiguousParameters(true);
 module.copyBufferToParameters(flat);
 module.copyBufferToParameters(new Float32Array(n), false);
-// @ts-expect-error run's outputs may be several: narrow before reading data
-module.run(x, labels64).data;
+// A loss-only module's run() is the loss, a float32 Tensor.
+const lossValue: string = module.train().run(x, labels64).data[0].toFixed(4);
+function anyModuleLoss(m: Module): number {
+  // @ts-expect-error a Module of unknown additional outputs may return several: narrow before reading data
+  m.run(x, labels64).data;
+  const r = m.run(x, labels64);
+  return (r instanceof Tensor ? r : r[0]).data[0] + m.runAll(x)[0].data[0];
+}
+anyModuleLoss(module);
+// Additional outputs: run() returns [loss, ...outputs], typed from the artifacts' options or given.
+const withOutput = await artifacts.generateArtifacts('model.onnx', { loss: 'CrossEntropyLoss', additionalOutputNames: ['output'] });
+const outputsModule = await Module.create(withOutput.trainingModel, state, withOutput.evalModel);
+const [lossT, outputT]: [Tensor<'float32'>, Tensor] = outputsModule.run(x, labels64);
+const [lossA, outputA]: [Tensor<'float32'>, Tensor] = (await Module.create<['output']>('training_model.onnx', state)).runAll(x, labels64);
+// @ts-expect-error a module with additional outputs returns an array
+outputsModule.run(x, labels64).data;
+anyModuleLoss(outputsModule);
+// optimizerModel is typed present exactly when an optimizer was asked for.
+const sgd = await artifacts.generateArtifacts('model.onnx', { loss: 'MSELoss', optimizer: 'SGD' });
+await Optimizer.create(sgd.optimizerModel, await Module.create(sgd.trainingModel, state));
+const noOptimizer = await artifacts.generateArtifacts('model.onnx', { loss: 'MSELoss' });
+// @ts-expect-error no optimizer was asked for: there is no optimizer model
+await Optimizer.create(noOptimizer.optimizerModel, outputsModule);
+const nominal: Uint8Array = (await artifacts.generateArtifacts('model.onnx', { nominalCheckpoint: true })).nominalCheckpoint;
+// Sources: Blobs, Files, Responses, URLs, paths, bytes.
+await artifacts.generateArtifacts(new Blob([new Uint8Array(4)]), { loss: 'MSELoss' });
+await CheckpointState.loadCheckpoint(new File([checkpoint.slice()], 'checkpoint'));
+await InferenceSession.create(await fetch('https://example.com/model.onnx'));
+await Module.create(new Response(trainingModel.slice()), state, new DataView(evalModel.buffer));
+// @ts-expect-error a number is no model source
+await InferenceSession.create(42);
 // @ts-expect-error inputs are tensors, tensor-like objects or typed arrays
 module.run('x', 'labels');
 // @ts-expect-error parameters are float32
