@@ -54,6 +54,8 @@ test('the tarball installs the files the package needs and nothing from the work
     assert.ok(existsSync(join(installed, f)), `${f} is not in the installed package`);
   }
   for (const f of ['src', 'tests', 'build', 'scripts', 'node_modules']) assert.ok(!existsSync(join(installed, f)), `${f}/ should not be in the package`);
+  // Test helpers live under tests/, not in the published js/.
+  assert.ok(!existsSync(join(installed, 'js/testing.js')), 'js/testing.js (a test helper) is in the package');
   const pkg = JSON.parse(await readFile(join(project, 'package.json'), 'utf8'));
   assert.ok(pkg.dependencies?.webtrain, 'webtrain is not recorded as a dependency of the project');
 });

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { InferenceSession, Tensor, init } from '../../js/index.js';
-import { decodeTensorProto } from '../../js/testing.js';
+import { decodeTensorProto } from '../tensor-proto.mjs';
 
 const cases = new URL('../golden/cases/', import.meta.url);
 const mlp = new URL('mlp_ce_adamw/model.onnx', cases);

@@ -10,7 +10,7 @@
 import { readFile, readdir } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { InferenceSession, Tensor } from '../../js/index.js';
-import { decodeTensorProto } from '../../js/testing.js';
+import { decodeTensorProto } from '../tensor-proto.mjs';
 
 function parseArgs(argv) {
   const opts = { rtol: 1e-4, atol: 1e-5, dirs: [], allowlist: null, cases: resolve('build/onnx-node-tests') };

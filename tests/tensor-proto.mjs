@@ -1,7 +1,7 @@
-// Helpers for test runners over the ONNX backend-test layout: decode serialized TensorProto
+// A test helper (not part of the package): for test runners over the ONNX backend-test layout: decode serialized TensorProto
 // (.pb) files with the core's own decoder.
-import { init } from './core.js';
-import { readTensor } from './feeds.js';
+import { init } from '../js/core.js';
+import { readTensor } from '../js/feeds.js';
 
 export async function decodeTensorProto(bytes) {
   const core = await init();
