@@ -31,20 +31,21 @@ const PUBLIC = ['js/', 'dist/', 'web/', 'demo/', 'tests/browser/pages/', 'tests/
 
 /**
  * Starts the server on a free port. `aliases` maps extra URL paths to repository files
- * (e.g. { '/elsewhere/core.wasm': 'dist/webtrain-core.wasm' }). Returns { url, close, requests }.
+ * (e.g. { '/elsewhere/core.wasm': 'dist/webtrain-core.wasm' }). With `dir`, serves all of that
+ * folder instead of the repository's public ones. Returns { url, close, requests }.
  */
-export async function serve({ aliases = {} } = {}) {
+export async function serve({ aliases = {}, dir = null } = {}) {
   const requests = [];
   const server = createServer(async (req, res) => {
     const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
     requests.push(path);
     let rel = aliases[path] ?? normalize(path).replace(/^\/+/, '');
     if (rel === '' || rel.endsWith('/')) rel += 'index.html';
-    if (rel.includes('..') || !PUBLIC.some((p) => rel.startsWith(p))) {
+    if (rel.includes('..') || (!dir && !PUBLIC.some((p) => rel.startsWith(p)))) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
       return;
     }
-    const file = join(root, rel);
+    const file = join(dir ?? root, rel);
     try {
       const s = await stat(file);
       if (!s.isFile()) throw new Error('not a file');

@@ -13,12 +13,13 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readmeSnippets } from '../readme.mjs';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const tsc = join(root, 'node_modules/.bin/tsc');
 
 /** The sections whose ```js blocks are checked (a "## " heading and its "### " subsections). */
-export const SECTIONS = ['Quick start: Node', 'Quick start: browser', 'Using it from JavaScript'];
+const SECTIONS = ['Quick start: Node', 'Quick start: browser', 'Using it from JavaScript'];
 
 /** What the snippets may use without defining it: the reader's data and objects. */
 const ASSUMED = {
@@ -32,26 +33,6 @@ const ASSUMED = {
   scheduler: "import('webtrain').LinearLRScheduler",
   state: "import('webtrain').CheckpointState",
 };
-
-/** The ```js blocks of the README's `sections`: [{ section, code }] in order. */
-export function readmeSnippets(readme, sections = SECTIONS) {
-  const out = [];
-  let section = null;
-  let code = null;
-  for (const line of readme.split('\n')) {
-    if (code !== null) {
-      if (line.startsWith('```')) {
-        out.push({ section, code: code.join('\n') });
-        code = null;
-      } else code.push(line);
-      continue;
-    }
-    const h = /^## (.*)$/.exec(line);
-    if (h) section = sections.includes(h[1].trim()) ? h[1].trim() : null;
-    else if (section && /^```js\s*$/.test(line)) code = [];
-  }
-  return out;
-}
 
 let dir;
 let files; // [{ name, section, node }]
@@ -83,7 +64,7 @@ async function writeConfig(name, resolution, group) {
 
 before(async () => {
   assert.ok(existsSync(tsc), `${tsc} is missing: run npm install (typescript is a dev dependency)`);
-  const snippets = readmeSnippets(await readFile(join(root, 'README.md'), 'utf8'));
+  const snippets = readmeSnippets(await readFile(join(root, 'README.md'), 'utf8'), SECTIONS);
   dir = await mkdtemp(join(tmpdir(), 'webtrain-readme-types-'));
   await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'readme-snippets', private: true, type: 'module' }));
   await mkdir(join(dir, 'node_modules'));
