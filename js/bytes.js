@@ -69,7 +69,7 @@ export async function readBytes(source) {
   } catch (err) {
     throw failure(`cannot fetch '${s}': ${err.cause?.message ?? err.message}`, { cause: err });
   }
-  return fromResponse(res, s);
+  return fromResponse(res, res.url || s); // res.url: absolute, after redirects
 }
 
 async function fromFile(s) {
