@@ -7,6 +7,7 @@ import { createReadStream } from 'node:fs';
 import { mkdir, stat } from 'node:fs/promises';
 import { extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { before, after } from 'node:test';
 import { chromium } from 'playwright-core';
 
 export const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -114,4 +115,31 @@ export async function openPage(context, url, page = null) {
   const err = await page.evaluate(() => window.loadError ?? null);
   if (err) throw new Error(`test page failed to load: ${err}\n${page.log.join('\n')}`);
   return page;
+}
+
+/**
+ * For a test file: before its tests, start the server (serve(options)) and Chromium; after
+ * them, stop both. Returns an object whose `server` and `browser` are set once started.
+ */
+export function startBrowser(options) {
+  const env = { server: null, browser: null };
+  before(async () => {
+    env.server = await serve(options);
+    env.browser = await launch();
+  });
+  after(async () => {
+    await env.browser?.close();
+    await env.server?.close();
+  });
+  return env;
+}
+
+/** fn(page, context) on the test page (tests/browser/pages/index.html) in a fresh guarded context, closed afterwards. */
+export async function onTestPage({ server, browser }, fn) {
+  const ctx = await guard(await browser.newContext(), server.url);
+  try {
+    return await fn(await openPage(ctx, `${server.url}/tests/browser/pages/index.html`), ctx);
+  } finally {
+    await ctx.close();
+  }
 }

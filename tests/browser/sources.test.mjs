@@ -2,27 +2,15 @@
 // Node): a File (as from <input type="file">), a Blob and a Response train in the page and in
 // the worker; relative URLs resolve against the page; a wrong URL that the server answers with an
 // HTML page, a 404 and a bogus object get their errors.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { serve, launch, guard, openPage } from './harness.mjs';
+import { startBrowser, onTestPage } from './harness.mjs';
 
-let server;
-let browser;
+const env = startBrowser();
 
-before(async () => {
-  server = await serve();
-  browser = await launch();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
-
-test('Files, Blobs and Responses train in the page and in the worker; wrong sources get clear errors', async () => {
-  const ctx = await guard(await browser.newContext(), server.url);
-  try {
-    const page = await openPage(ctx, `${server.url}/tests/browser/pages/index.html`);
+test('Files, Blobs and Responses train in the page and in the worker; wrong sources get clear errors', () =>
+  onTestPage(env, async (page, ctx) => {
+    const { server } = env;
     const r = await page.evaluate(async () => {
       const { webtrain: wt, t } = window;
       const g = await t.golden();
@@ -65,7 +53,4 @@ test('Files, Blobs and Responses train in the page and in the worker; wrong sour
     assert.equal(r.errors.missing, `WebtrainError: cannot fetch '${server.url}/tests/no-such-model.onnx': HTTP 404 Not Found`);
     assert.equal(r.errors.bogus, 'TypeError: expected a path, URL, Uint8Array, ArrayBuffer, Blob, File, Response or idb:// name; got a plain object');
     assert.deepEqual(ctx.offsite, []);
-  } finally {
-    await ctx.close();
-  }
-});
+  }));
