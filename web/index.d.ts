@@ -34,6 +34,9 @@ import type { TrainProgress, TrainEpochsResult, TrainLoopOptions } from '../js/l
 
 type WorkerInput = Tensor | TensorLike | ArrayBufferView;
 
+/** A model or checkpoint for the worker: any BytesSource but a Response (it cannot be sent to a worker). */
+export type WorkerBytesSource = Exclude<BytesSource, Response>;
+
 /** trainEpochs in the worker: the same loop (js/loop.js) on the worker's objects, batches as an array (the package entry's TrainEpochsOptions, for Node and pages, is js/loop.d.ts's). */
 export interface TrainEpochsOptions extends TrainLoopOptions<WorkerInput> {
   module: RemoteModule;
@@ -113,25 +116,25 @@ export declare class RemoteInferenceSession extends RemoteObject {
 /** The training API running in a Web Worker: every call returns a Promise. */
 export declare class WebtrainWorker extends EventTarget {
   readonly CheckpointState: {
-    loadCheckpoint(source: BytesSource): Promise<RemoteCheckpointState>;
+    loadCheckpoint(source: WorkerBytesSource): Promise<RemoteCheckpointState>;
     /** Destination: an idb:// location, or null to get the bytes. */
     saveCheckpoint(state: RemoteCheckpointState, destination?: string | URL | null, options?: SaveCheckpointOptions): Promise<Uint8Array>;
   };
   readonly Module: {
     create<const E extends readonly string[] = []>(
-      trainingModel: TrainingModelBytes<E> | BytesSource,
+      trainingModel: TrainingModelBytes<E> | WorkerBytesSource,
       state: RemoteCheckpointState,
-      evalModel?: TrainingModelBytes<E> | BytesSource,
+      evalModel?: TrainingModelBytes<E> | WorkerBytesSource,
     ): Promise<RemoteModule<RunResult<E>, AllOutputs<E>>>;
   };
-  readonly Optimizer: { create(optimizerModel: BytesSource, module: RemoteModule): Promise<RemoteOptimizer> };
+  readonly Optimizer: { create(optimizerModel: WorkerBytesSource, module: RemoteModule): Promise<RemoteOptimizer> };
   readonly LinearLRScheduler: { create(optimizer: RemoteOptimizer, warmupStepCount: number, totalStepCount: number, initialLr?: number): Promise<RemoteScheduler> };
-  readonly InferenceSession: { create(model: BytesSource): Promise<RemoteInferenceSession> };
+  readonly InferenceSession: { create(model: WorkerBytesSource): Promise<RemoteInferenceSession> };
   readonly artifacts: {
     readonly LossType: typeof import('../js/abi.js').LossType;
     readonly OptimType: typeof import('../js/abi.js').OptimType;
     /** Built-in losses only (an onnxblock.Block cannot be sent to a worker). */
-    generateArtifacts<const O extends GenerateArtifactsOptions = {}>(model: BytesSource, options?: O): Promise<Artifacts<O>>;
+    generateArtifacts<const O extends GenerateArtifactsOptions = {}>(model: WorkerBytesSource, options?: O): Promise<Artifacts<O>>;
   };
   readonly idb: {
     list(prefix?: string): Promise<IdbEntry[]>;

@@ -35,6 +35,9 @@ export function encode(v, how) {
     return v;
   }
   if (v instanceof URL) return v.href;
+  if (typeof Response !== 'undefined' && v instanceof Response) {
+    throw new WebtrainError(`a Response cannot be sent to the webtrain worker: pass its bytes (await res.arrayBuffer()) or its URL${v.url ? ` ('${v.url}')` : ''}`);
+  }
   return each(v, (x) => encode(x, how));
 }
 

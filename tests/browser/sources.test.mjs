@@ -1,7 +1,8 @@
 // Model and checkpoint sources in Chromium (js/bytes.js, as in tests/js/sources.test.mjs for
-// Node): a File (as from <input type="file">), a Blob and a Response train in the page and in
-// the worker; relative URLs resolve against the page; a wrong URL that the server answers with an
-// HTML page, a 404 and a bogus object get their errors.
+// Node): a File (as from <input type="file">), a Blob and a Response train in the page, Files
+// and Blobs in the worker (a Response cannot cross to it: a clear error); relative URLs resolve
+// against the page; a wrong URL that the server answers with an HTML page, a 404 and a bogus
+// object get their errors.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startBrowser, onTestPage } from './harness.mjs';
@@ -39,6 +40,7 @@ test('Files, Blobs and Responses train in the page and in the worker; wrong sour
         workerHtml: await error(w.InferenceSession.create('index.html')), // relative to the page, not the worker script
         missing: await error(wt.InferenceSession.create('/tests/no-such-model.onnx')),
         bogus: await error(wt.InferenceSession.create({ model: 'x' })),
+        workerResponse: await error((async () => w.InferenceSession.create(new Response(g.model)))()),
       };
       w.terminate();
       t.status('passed: sources');
@@ -52,5 +54,6 @@ test('Files, Blobs and Responses train in the page and in the worker; wrong sour
     assert.match(r.errors.html, new RegExp(`^WebtrainError: '${html}' is an HTML page, not an ONNX model or checkpoint .*: check the URL \\(HTTP status 200 from ${html}\\)$`));
     assert.equal(r.errors.missing, `WebtrainError: cannot fetch '${server.url}/tests/no-such-model.onnx': HTTP 404 Not Found`);
     assert.equal(r.errors.bogus, 'TypeError: expected a path, URL, Uint8Array, ArrayBuffer, Blob, File, Response or idb:// name; got a plain object');
+    assert.equal(r.errors.workerResponse, 'WebtrainError: a Response cannot be sent to the webtrain worker: pass its bytes (await res.arrayBuffer()) or its URL');
     assert.deepEqual(ctx.offsite, []);
   }));
