@@ -4,44 +4,20 @@
 // package's exports, and type-check a TypeScript file against the installed declarations.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { installPacked, root, run, ok } from '../packed.mjs';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 const model = fileURLToPath(new URL('../golden/cases/mlp_ce_adamw/model.onnx', import.meta.url));
 const tsc = join(root, 'node_modules/.bin/tsc');
 
 let dir; // temporary: the tarball, an npm cache, and the user's project
 let project;
 
-function run(cmd, args, cwd, what) {
-  const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', timeout: 60_000, env: { ...process.env, npm_config_update_notifier: 'false' } });
-  if (r.error) throw new Error(`${what}: ${r.error.message}`);
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr, output: `${r.stdout}${r.stderr}`.trim() };
-}
-
-function ok(r, what) {
-  assert.equal(r.status, 0, `${what} exited with ${r.status}:\n${r.output}`);
-  return r;
-}
-
 before(async () => {
-  for (const f of ['dist/webtrain-core.mjs', 'dist/webtrain-core.wasm']) {
-    assert.ok(existsSync(join(root, f)), `${f} is missing: the package ships the WebAssembly build; run \`npm run build\` first`);
-  }
-  dir = await mkdtemp(join(tmpdir(), 'webtrain-package-'));
-  project = join(dir, 'project');
-  // A fresh npm cache: nothing comes from an earlier install or the registry.
-  const npmFlags = ['--cache', join(dir, 'npm-cache'), '--offline', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'];
-  const pack = ok(run('npm', ['pack', '--json', '--pack-destination', dir, ...npmFlags], root, 'npm pack'), 'npm pack');
-  const [{ filename }] = JSON.parse(pack.stdout);
-  await mkdir(project);
-  await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'webtrain-user', version: '1.0.0', private: true, type: 'module' }, null, 2));
-  ok(run('npm', ['install', join(dir, filename), ...npmFlags], project, 'npm install'), `npm install ${filename} --offline`);
+  ({ dir, project } = await installPacked('webtrain-package-'));
 });
 
 after(async () => {
@@ -89,7 +65,7 @@ module.release();
 state.release();
 `;
   await writeFile(join(project, 'train.mjs'), script);
-  const r = ok(run(process.execPath, ['train.mjs'], project, 'node train.mjs'), 'node train.mjs (in the user project)');
+  const r = ok(run(process.execPath, ['train.mjs'], project), 'node train.mjs (in the user project)');
   const losses = [...r.stdout.matchAll(/^loss (\S+)$/gm)].map((m) => Number(m[1]));
   assert.equal(losses.length, 2, `expected two loss lines:\n${r.output}`);
   for (const l of losses) assert.ok(Number.isFinite(l) && l > 0, `loss ${l} is not a positive number`);
@@ -112,7 +88,7 @@ try { import.meta.resolve('webtrain/js/core.js'); internal = 'resolved'; } catch
 console.log(JSON.stringify({ internal }));
 `;
   await writeFile(join(project, 'exports.mjs'), script);
-  const r = ok(run(process.execPath, ['exports.mjs'], project, 'node exports.mjs'), 'node exports.mjs (in the user project)');
+  const r = ok(run(process.execPath, ['exports.mjs'], project), 'node exports.mjs (in the user project)');
   const [first, second] = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
   const own = JSON.parse(await readFile(join(root, 'package.json'), 'utf8'));
   assert.equal(first.name, 'webtrain');
@@ -155,7 +131,7 @@ export { loss, add };
       files: ['main.ts'],
     };
     await writeFile(join(project, `tsconfig.${resolution}.json`), JSON.stringify(config, null, 2));
-    const r = run(tsc, ['-p', `tsconfig.${resolution}.json`, '--traceResolution'], project, 'tsc');
+    const r = run(tsc, ['-p', `tsconfig.${resolution}.json`, '--traceResolution'], project);
     const errors = r.stdout.split('\n').filter((l) => / error TS/.test(l));
     assert.equal(r.status, 0, `tsc (${resolution}) in the user project failed:\n${errors.join('\n')}`);
     // Node's resolution (the "node" condition) gets the Node entry's declarations; a bundler's
