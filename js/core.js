@@ -78,7 +78,7 @@ export const WASM_OPTION = 'init({ wasmUrl })';
 export const WASM_ERROR = 'ERR_WEBTRAIN_WASM';
 
 function wasmError(where, why, isDefault) {
-  const bundlers = isDefault
+  const bundlers = isDefault && !isNode
     ? `; a bundler that does not emit it by itself (esbuild) needs it: import wasmUrl from 'webtrain/webtrain-core.wasm' with esbuild's loader { '.wasm': 'file' }, then ${WASM_OPTION}`
     : '';
   const e = new WebtrainError(`cannot load webtrain's WebAssembly core from ${where}: ${why} (${WASM_OPTION} tells webtrain where the .wasm is served${bundlers})`);
@@ -95,19 +95,19 @@ async function compileOr(where, isDefault, bytesOrResponse) {
 }
 
 /**
- * The core's WebAssembly.Module: from options.wasmBinary; in Node from the file next to this
- * package (or options.wasmUrl, a file: URL); elsewhere fetched from options.wasmUrl or,
- * by default, next to dist/webtrain-core.mjs.
+ * The core's WebAssembly.Module: from options.wasmBinary; in Node read from the file next to
+ * this package (or options.wasmUrl, a file: URL or a path); otherwise fetched from
+ * options.wasmUrl or, by default, next to dist/webtrain-core.mjs.
  */
 async function compileCore(options) {
   if (options.wasmBinary) return compileOr('the given wasmBinary', false, options.wasmBinary);
   const isDefault = !options.wasmUrl;
   const url = isDefault ? new URL('../dist/webtrain-core.wasm', import.meta.url).href : String(options.wasmUrl);
-  if (isNode && url.startsWith('file:')) {
+  if (isNode && !/^(https?|data|blob):/i.test(url)) {
     const { readFile } = await importNode('fs/promises');
     let bytes;
     try {
-      bytes = await readFile(new URL(url));
+      bytes = await readFile(url.startsWith('file:') ? new URL(url) : url);
     } catch (err) {
       throw wasmError(url, err.message, isDefault);
     }
