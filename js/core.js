@@ -59,6 +59,7 @@ async function load(options) {
   });
   const m = await Promise.race([
     createWebtrainCore({
+      locateFile: (path) => path, // (unused: set so the loader does not evaluate import.meta.url, empty in some bundles)
       instantiateWasm(imports, receive) {
         WebAssembly.instantiate(wasm, imports).then(
           (instance) => receive(instance, wasm),
@@ -94,6 +95,15 @@ async function compileOr(where, isDefault, bytesOrResponse) {
   }
 }
 
+/** dist/webtrain-core.wasm next to this package's files (bundlers that follow this expression emit it), or null where import.meta.url is empty. */
+function defaultWasmUrl() {
+  try {
+    return new URL('../dist/webtrain-core.wasm', import.meta.url).href;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * The core's WebAssembly.Module: from options.wasmBinary; in Node read from the file next to
  * this package (or options.wasmUrl, a file: URL or a path); otherwise fetched from
@@ -102,7 +112,8 @@ async function compileOr(where, isDefault, bytesOrResponse) {
 async function compileCore(options) {
   if (options.wasmBinary) return compileOr('the given wasmBinary', false, options.wasmBinary);
   const isDefault = !options.wasmUrl;
-  const url = isDefault ? new URL('../dist/webtrain-core.wasm', import.meta.url).href : String(options.wasmUrl);
+  const url = isDefault ? defaultWasmUrl() : String(options.wasmUrl);
+  if (!url) throw wasmError('its default location', "import.meta.url is empty here (a bundle format without it, such as esbuild's iife: format 'esm' keeps it)", true);
   if (isNode && !/^(https?|data|blob):/i.test(url)) {
     const { readFile } = await importNode('fs/promises');
     let bytes;

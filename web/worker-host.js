@@ -316,9 +316,14 @@ const argEncoding = (transfer) => ({
  */
 export async function worker(options = {}) {
   if (typeof Worker === 'undefined') throw new WebtrainError('webtrain.worker() needs Web Workers (a browser page)');
-  const url = options.workerUrl ? new URL(String(options.workerUrl), base()) : null;
-  // The default as one expression bundlers recognize (Vite, webpack 5 and Parcel bundle the worker).
-  const w = url ? new Worker(url, { type: 'module' }) : new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  const url = options.workerUrl ? location(options.workerUrl) : null;
+  let w;
+  try {
+    // The default as one expression bundlers recognize (Vite, webpack 5 and Parcel bundle the worker).
+    w = url ? new Worker(url, { type: 'module' }) : new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  } catch (err) {
+    throw startError(url, err.message); // an invalid or cross-origin URL; import.meta.url empty (esbuild's iife format)
+  }
   let failedToStart = false; // an 'error' event before the core is loaded: the script did not load or run
   w.addEventListener('error', () => {
     failedToStart = true;
@@ -330,7 +335,7 @@ export async function worker(options = {}) {
     await host._init(initOptions);
   } catch (err) {
     w.terminate();
-    if (failedToStart) throw await startError(url);
+    if (failedToStart) throw startError(url, await whyNotStarted(url ?? defaultWorkerUrl()));
     if (err.code !== WASM_ERROR) throw err;
     const e = new WebtrainError(err.message.replaceAll(WASM_OPTION, 'worker({ wasmUrl })'));
     e.code = err.code;
@@ -339,24 +344,37 @@ export async function worker(options = {}) {
   return host;
 }
 
-/** Why the worker script at `url` (null: the default, next to this module) did not start, and what to set. */
-async function startError(url) {
+/** web/worker.js next to this module, or null where import.meta.url is empty. */
+function defaultWorkerUrl() {
   // Not new URL('./worker.js', import.meta.url): bundlers would emit the unbundled file as an asset.
   const moduleUrl = import.meta.url;
-  const where = url?.href ?? new URL('worker.js', moduleUrl).href;
-  let why;
+  try {
+    return new URL('worker.js', moduleUrl).href;
+  } catch {
+    return null;
+  }
+}
+
+/** What is served at the worker script's URL, when the script did not start. */
+async function whyNotStarted(where) {
+  if (!where) return 'the script did not start';
   try {
     const res = await fetch(where);
     const type = res.headers.get('content-type') ?? '';
     await res.body?.cancel();
-    if (!res.ok) why = `HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`;
-    else if (!/javascript|ecmascript/i.test(type)) why = `it is served as '${type}', not as JavaScript`;
-    else why = 'the script or a module it imports failed to load or run (see the console)';
+    if (!res.ok) return `HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`;
+    if (!/javascript|ecmascript/i.test(type)) return `it is served as '${type}', not as JavaScript`;
+    return 'the script or a module it imports failed to load or run (see the console)';
   } catch (err) {
-    why = `fetching it fails: ${err.message}`;
+    return `fetching it fails: ${err.message}`;
   }
+}
+
+/** The error of a worker script (at `url`; null: the default) that did not start: why, and the option to set. */
+function startError(url, why) {
+  const where = url ?? defaultWorkerUrl();
   const bundlers = url
     ? ''
     : "; a bundler that does not follow new Worker(new URL('./worker.js', import.meta.url)) (esbuild) needs it: add node_modules/webtrain/web/worker.js to esbuild's entryPoints as 'worker' (then it is found next to your bundle) or set workerUrl to where that bundle is served";
-  return new WebtrainError(`cannot start webtrain's worker from ${where}: ${why} (worker({ workerUrl }) tells webtrain where web/worker.js, bundled as an entry point of its own, is served${bundlers})`);
+  return new WebtrainError(`cannot start webtrain's worker${where ? ` from ${where}` : ''}: ${why} (worker({ workerUrl }) tells webtrain where web/worker.js, bundled as an entry point of its own, is served${bundlers})`);
 }

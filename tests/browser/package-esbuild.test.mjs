@@ -3,7 +3,8 @@
 //   - as it is (one entry point, no loader): the first API call on the main thread and
 //     webtrain.worker() each reject with a WebtrainError naming the option to set —
 //     init({ wasmUrl }) and worker({ workerUrl }) — instead of an Emscripten abort; with the
-//     worker bundled but no .wasm given, worker() names worker({ wasmUrl });
+//     worker bundled but no .wasm given, worker() names worker({ wasmUrl }); in esbuild's iife
+//     format (no import.meta), both say that the default location is unknown, and why;
 //   - configured as the README says (`loader: { '.wasm': 'file' }` and
 //     `import wasmUrl from 'webtrain/webtrain-core.wasm'` passed to init() and worker(), the
 //     package's web/worker.js a second entry point named `worker`, next to the page's bundle):
@@ -21,9 +22,18 @@ const USER = {
   workerOptions: '{ wasmUrl }',
 };
 
+// A page in esbuild's iife format (no top-level await there): the first call on each side.
+const IIFE_JS = `import { init, worker } from 'webtrain';
+const show = (id, p) => p.then(() => 'done', (e) => \`error: \${e.name}: \${e.message}\`).then((text) => {
+  document.getElementById(id).textContent = text;
+});
+show('status', init()).then(() => show('worker-status', worker()));
+`;
+
 let installed;
 let bare; // { files, warnings, site } for the page built with no configuration
 let workerOnly; // ... with the worker an entry point, but no .wasm loader
+let iife; // ... in esbuild's iife format
 let configured;
 
 async function bundle(project, outName, options) {
@@ -42,6 +52,8 @@ before(async () => {
   await writeFile(join(p, 'bare.js'), page({ bundler: 'esbuild' }).main);
   bare = await bundle(p, 'out-bare', { entryPoints: { main: 'bare.js' } });
   workerOnly = await bundle(p, 'out-worker-only', { entryPoints: { main: 'bare.js', worker: 'node_modules/webtrain/web/worker.js' } });
+  await writeFile(join(p, 'iife.js'), IIFE_JS);
+  iife = await bundle(p, 'out-iife', { entryPoints: { main: 'iife.js' }, format: 'iife' });
   configured = await bundle(p, 'out', {
     entryPoints: { main: 'main.js', worker: 'node_modules/webtrain/web/worker.js' },
     loader: { '.wasm': 'file' },
@@ -51,6 +63,7 @@ before(async () => {
 after(async () => {
   await bare?.site.close();
   await workerOnly?.site.close();
+  await iife?.site.close();
   await configured?.site.close();
   await installed?.remove();
 });
@@ -81,6 +94,13 @@ test('esbuild with the worker an entry point but no .wasm: worker() names worker
   const r = await workerOnly.site.open('package-esbuild-worker-only');
   assertErrors(r, `${WASM_404} \\(${option('init({ wasmUrl })')} tells`, `${WASM_404} \\(${option('worker({ wasmUrl })')} tells`);
   assert.doesNotMatch(r.workerStatus, /init\(/);
+});
+
+test("esbuild's iife format (import.meta is empty): the errors say why the defaults are unknown", async () => {
+  assert.ok(iife.warnings.every((w) => /import\.meta/.test(w)), iife.warnings.join('\n'));
+  const r = await iife.site.open('package-esbuild-iife');
+  const empty = "import\\.meta\\.url is empty here \\(a bundle format without it, such as esbuild's iife: format 'esm' keeps it\\)";
+  assertErrors(r, `cannot load webtrain's WebAssembly core from its default location: ${empty} \\(${option('init({ wasmUrl })')} tells`, `cannot start webtrain's worker: .* \\(${option('worker({ workerUrl })')} tells`);
 });
 
 test('esbuild configured: emits the .wasm, and the page trains on the main thread and in a worker', async () => {
