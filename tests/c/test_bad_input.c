@@ -923,6 +923,7 @@ static int c_ckpt_empty(void) { return load_ckpt((const uint8_t *)"", 0); }
 static int c_ckpt_truncated_header(void) { return load_ckpt(g_art.checkpoint.data, 6); }
 static int c_ckpt_truncated_half(void) { return load_ckpt(g_art.checkpoint.data, g_art.checkpoint.len / 2); }
 static int c_ckpt_truncated_last(void) { return load_ckpt(g_art.checkpoint.data, g_art.checkpoint.len - 1); }
+static int c_ckpt_truncated_3_4(void) { return load_ckpt(g_art.checkpoint.data, g_art.checkpoint.len * 3 / 4); }
 static int c_ckpt_identifier(void) {
   size_t len;
   uint8_t *c = ckpt_copy(&len);
@@ -1384,15 +1385,16 @@ static const bad_case CASES[] = {
   {"artifacts/garbage", c_artifacts_garbage, WT_ERR_PARSE, "generate_artifacts: not a valid ONNX model"},
   {"artifacts/no-outputs", c_artifacts_no_outputs, WT_ERR_INVALID_ARG, "the model has no output to compute a loss from"},
   /* checkpoints */
-  {"checkpoint/empty", c_ckpt_empty, WT_ERR_PARSE, "checkpoint: 0 bytes is too short for a flatbuffer"},
-  {"checkpoint/truncated-header", c_ckpt_truncated_header, WT_ERR_PARSE, "checkpoint: 6 bytes is too short for a flatbuffer"},
-  {"checkpoint/truncated-half", c_ckpt_truncated_half, WT_ERR_PARSE, "offset is zero or points past the end (at byte 48 of 116)"},
-  {"checkpoint/truncated-last-byte", c_ckpt_truncated_last, WT_ERR_PARSE, "checkpoint: tensor 'B': vector of 12 elements (12 bytes) runs past the end"},
+  {"checkpoint/empty", c_ckpt_empty, WT_ERR_PARSE, "truncated or corrupt checkpoint: 0 bytes, expected at least 8 (0 bytes is too short for a flatbuffer"},
+  {"checkpoint/truncated-header", c_ckpt_truncated_header, WT_ERR_PARSE, "truncated or corrupt checkpoint: 6 bytes, expected at least 8 (6 bytes is too short for a flatbuffer"},
+  {"checkpoint/truncated-half", c_ckpt_truncated_half, WT_ERR_PARSE, "truncated or corrupt checkpoint: 116 bytes, expected at least 180 (tensor #0 of module_state.requires_grad_params: offset is zero or points past the end (at byte 48 of 116))"},
+  {"checkpoint/truncated-last-byte", c_ckpt_truncated_last, WT_ERR_PARSE, "truncated or corrupt checkpoint: 231 bytes, expected at least 232 (tensor 'B': vector of 12 elements (12 bytes) runs past the end"},
+  {"checkpoint/truncated-three-quarters", c_ckpt_truncated_3_4, WT_ERR_PARSE, "truncated or corrupt checkpoint: 174 bytes, expected at least 180 ("},
   {"checkpoint/identifier", c_ckpt_identifier, WT_ERR_PARSE, "checkpoint: file identifier is 'ORTM', expected 'ODTC' (not an ONNX Runtime training checkpoint?)"},
   {"checkpoint/onnx-bytes", c_ckpt_onnx_bytes, WT_ERR_PARSE, "checkpoint: file identifier is 'bad_', expected 'ODTC'"},
-  {"checkpoint/root-offset", c_ckpt_root_offset, WT_ERR_PARSE, "checkpoint: root table: table offset out of bounds or misaligned (at byte 2147483632"},
+  {"checkpoint/root-offset", c_ckpt_root_offset, WT_ERR_PARSE, "truncated or corrupt checkpoint: 232 bytes, expected at least 2147483636 (root table: table offset out of bounds or misaligned (at byte 2147483632"},
   {"checkpoint/root-unaligned", c_ckpt_root_unaligned, WT_ERR_PARSE, "checkpoint: root table: table offset out of bounds or misaligned"},
-  {"checkpoint/vtable-offset", c_ckpt_vtable_offset, WT_ERR_PARSE, "checkpoint: root table: vtable offset out of bounds or misaligned"},
+  {"checkpoint/vtable-offset", c_ckpt_vtable_offset, WT_ERR_PARSE, "truncated or corrupt checkpoint: 232 bytes, expected at least 2147483660 (root table: vtable offset out of bounds or misaligned"},
   {"checkpoint/version-7", c_ckpt_version, WT_ERR_UNSUPPORTED, "checkpoint: format version 7 is not supported (webtrain reads versions 1 and 2)"},
   {"checkpoint/module-state-offset", c_ckpt_module_state_offset, WT_ERR_PARSE, "checkpoint: module_state: offset is zero or points past the end"},
   {"checkpoint/bit-flips", c_ckpt_bitflips, WT_OK, ""},
