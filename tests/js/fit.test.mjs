@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { artifacts, fit, Tensor, WebtrainError } from '../../js/index.js';
 import { permutation, epochSeed } from '../../js/loop.js';
@@ -224,4 +225,10 @@ test('fit: progress is one updating line on a terminal, plain lines otherwise', 
   } finally {
     s.release();
   }
+});
+
+test('fit in webtrain.worker() is typed: w.fit takes the worker objects, built-in metrics, idb:// checkpoints', () => {
+  const root = new URL('../../', import.meta.url).pathname;
+  const r = spawnSync(join(root, 'node_modules/.bin/tsc'), ['--noEmit', '-p', 'tests/types/worker-fit'], { cwd: root, encoding: 'utf8', timeout: 60_000 });
+  assert.equal(r.status, 0, `${r.stdout}${r.stderr}`);
 });
