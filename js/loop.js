@@ -200,6 +200,26 @@ function yieldNow() {
 /** The core's refusal of a non-finite loss (module.run throws it, discarding the gradients). */
 const NON_FINITE = /the loss is (NaN|infinite) at this train step/;
 
+/**
+ * One training step: module.run, then (its loss finite, or onNonFinite 'throw') optimizer.step
+ * and scheduler?.step; lazyResetGrad either way. -> run's outputs, or null for a skipped batch.
+ */
+function trainStep(module, optimizer, scheduler, batch, onNonFinite) {
+  let outs = null;
+  try {
+    outs = outputsOf(module.run(...batch));
+  } catch (e) {
+    if (onNonFinite === 'throw' || !NON_FINITE.test(e?.message)) throw e;
+  }
+  const apply = outs && (onNonFinite === 'throw' || Number.isFinite(scalar(outs[0])));
+  if (apply) {
+    optimizer.step();
+    if (scheduler) scheduler.step();
+  }
+  module.lazyResetGrad();
+  return apply ? outs : null;
+}
+
 /** earlyStopping option -> a judge of each epoch's entry, or null. */
 function earlyStopper(what, es, hasValidation) {
   if (!es) return null;
@@ -314,17 +334,10 @@ export async function fit(module, optimizer, options = {}) {
       for (let b = 0; it ? !next.done : b < count; b++) {
         const batch = asBatch(it ? next.value : batches[b]);
         if (it) next = await it.next();
-        let outs = null;
-        try {
-          outs = outputsOf(module.run(...batch));
-        } catch (e) {
-          if (onNonFinite === 'throw' || !NON_FINITE.test(e?.message)) throw e;
-        }
+        const outs = trainStep(module, optimizer, scheduler, batch, onNonFinite);
         const loss = outs ? scalar(outs[0]) : NaN;
-        const finite = Number.isFinite(loss);
-        if (finite || onNonFinite === 'throw') {
-          optimizer.step();
-          if (scheduler) scheduler.step();
+        const taken = !!outs; // else skipped: a non-finite loss
+        if (taken) {
           losses.push(loss);
           sum += loss;
           applied++;
@@ -336,14 +349,13 @@ export async function fit(module, optimizer, options = {}) {
           epochSkipped++;
           if (onNonFinite === 'stop') stopped = 'nonFinite';
         }
-        module.lazyResetGrad();
         const last = it ? next.done : b === count - 1;
         const info = {
           step, totalSteps, epoch, epochs, batch: b + 1, batches: count ?? (last ? b + 1 : undefined), loss, epochLoss: sum / applied,
-          epochDone: last, elapsedMs: performance.now() - t0, ...(finite ? {} : { skipped: true }), ...metricValues(metrics, means),
+          epochDone: last, elapsedMs: performance.now() - t0, ...(taken ? {} : { skipped: true }), ...metricValues(metrics, means),
         };
         if (bar) bar.batch(info);
-        if (callbacks.onBatchEnd && (step % progressEvery === 0 || last || !finite) && (await callbacks.onBatchEnd(info)) === false) stopped = 'callback';
+        if (callbacks.onBatchEnd && (step % progressEvery === 0 || last || !taken) && (await callbacks.onBatchEnd(info)) === false) stopped = 'callback';
         if (stopped) break;
         await pause();
       }

@@ -142,6 +142,22 @@ test('fit: early stopping restores the best parameters; a callback returning fal
   }
 });
 
+test('fit: x as a tensor, as an array of inputs, and explicit batches train alike', async () => {
+  const slices = [0, 5, 10, 15].map((s) => [0, 1, 2, 3, 4].map((i) => s + i));
+  const runs = [];
+  for (const data of [{ x, y }, { x: [x], y }, { batches: slices.map((idx) => [gather(x, idx), gather(y, idx)]) }]) {
+    const s = await session();
+    try {
+      const r = await fit(s.module, s.optimizer, { ...data, batchSize: 5, epochs: 2, validation: { x: xVal, y: yVal }, metrics: ['accuracy'] });
+      runs.push({ losses: [...r.losses], history: r.history.map(({ seconds, ...e }) => e) });
+    } finally {
+      s.release();
+    }
+  }
+  assert.equal(runs[0].losses.length, 8);
+  for (const r of runs.slice(1)) assert.deepEqual(r, runs[0]);
+});
+
 test('fit: a non-finite batch is skipped (its update never applied) or stops; by default it throws', async () => {
   const bad = new Tensor('float32', x.data.slice(), x.dims);
   bad.data[5 * 784 + 3] = NaN; // sample 5: the second batch of 4
