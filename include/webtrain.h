@@ -177,7 +177,9 @@ void wt_optimizer_free(wt_optimizer *o);
 int wt_optimizer_step(wt_optimizer *o);
 int wt_optimizer_set_lr(wt_optimizer *o, float lr);
 float wt_optimizer_get_lr(const wt_optimizer *o);
-/* LinearLRScheduler: sets lr = initial_lr * factor(0) now; each scheduler step advances it. */
+/* LinearLRScheduler: sets lr = initial_lr * factor(step) now, step being the optimizer's step count
+ * (the checkpoint's, after a reload: the schedule resumes); each scheduler step recomputes it for the
+ * optimizer's current step count, as in ONNX Runtime. */
 int wt_optimizer_set_linear_scheduler(wt_optimizer *o, int64_t warmup_steps, int64_t total_steps,
                                       float initial_lr);
 int wt_optimizer_scheduler_step(wt_optimizer *o);

@@ -8,7 +8,13 @@
 export interface InitOptions {
   /** The bytes of `webtrain-core.wasm`, when you load them yourself. */
   wasmBinary?: Uint8Array | ArrayBuffer | undefined;
-  /** Where to fetch `webtrain-core.wasm` from (default: next to the package's JS files). */
+  /**
+   * Where to fetch `webtrain-core.wasm` from (default: next to the package's JS files, which
+   * Vite and webpack 5 emit by themselves; esbuild does not: there, `import wasmUrl from
+   * 'webtrain/webtrain-core.wasm'` with `loader: { '.wasm': 'file' }` and pass it). Relative
+   * URLs are resolved against the page; in Node, a file path or file: URL is read from disk. Where the .wasm cannot be loaded, the first API call
+   * rejects with a WebtrainError naming this option.
+   */
   wasmUrl?: string | URL | undefined;
 }
 

@@ -1,8 +1,9 @@
 // Loads the WebAssembly core once per process (or page/worker) and wraps its flat C ABI
-// (src/wasm/api.c). Node: the .wasm bytes are read from disk and handed over, so the
-// generated loader never touches Node-specific paths (which break under Node 20 ESM).
-// Browsers: the .wasm is fetched next to the module (import.meta.url) unless
-// `wasmUrl`/`wasmBinary` is given.
+// (src/wasm/api.c). The .wasm is compiled here and handed to the generated loader, which only
+// instantiates it: Node reads the bytes from disk (the loader never touches Node-specific
+// paths, which break under Node 20 ESM); browsers fetch it next to the module
+// (import.meta.url) unless `wasmUrl`/`wasmBinary` is given, and a .wasm that is not there is a
+// WebtrainError naming init({ wasmUrl }), not an Emscripten abort.
 
 import { importNode, isNode } from './node-builtin.js';
 import { Status, HeapStat, readRecord } from './abi.js';
@@ -49,18 +50,94 @@ export function checkSupport() {
 async function load(options) {
   if (!isNode) checkSupport(); // a clear error, not a compile failure, where SIMD is missing
   const { default: createWebtrainCore } = await import('../dist/webtrain-core.mjs');
-  const moduleArg = {};
-  if (options.wasmBinary) {
-    moduleArg.wasmBinary = options.wasmBinary;
-  } else if (isNode && !options.wasmUrl) {
-    const { readFile } = await importNode('fs/promises');
-    moduleArg.wasmBinary = await readFile(new URL('../dist/webtrain-core.wasm', import.meta.url));
-  } else {
-    const url = options.wasmUrl ? String(options.wasmUrl) : new URL('../dist/webtrain-core.wasm', import.meta.url).href;
-    moduleArg.locateFile = () => url;
-  }
-  const m = await createWebtrainCore(moduleArg);
+  // The .wasm is fetched and compiled here, not by the Emscripten loader, so that a .wasm that
+  // is not where it was expected is a WebtrainError naming the option to set, not an abort.
+  const wasm = await compileCore(options);
+  let failed;
+  const instantiateFailed = new Promise((_, reject) => {
+    failed = reject;
+  });
+  const m = await Promise.race([
+    createWebtrainCore({
+      locateFile: (path) => path, // (unused: set so the loader does not evaluate import.meta.url, empty in some bundles)
+      instantiateWasm(imports, receive) {
+        WebAssembly.instantiate(wasm, imports).then(
+          (instance) => receive(instance, wasm),
+          (err) => failed(new WebtrainError(`cannot instantiate webtrain's WebAssembly core: ${err.message}`)),
+        );
+        return {};
+      },
+    }),
+    instantiateFailed,
+  ]);
   return new Core(m);
+}
+
+/** The option that tells webtrain where the .wasm is; worker() replaces it in its errors. */
+export const WASM_OPTION = 'init({ wasmUrl })';
+/** The `code` of the errors of a .wasm that cannot be loaded. */
+export const WASM_ERROR = 'ERR_WEBTRAIN_WASM';
+
+function wasmError(where, why, isDefault) {
+  const bundlers = isDefault && !isNode
+    ? `; a bundler that does not emit it by itself (esbuild) needs it: import wasmUrl from 'webtrain/webtrain-core.wasm' with esbuild's loader { '.wasm': 'file' }, then ${WASM_OPTION}`
+    : '';
+  const e = new WebtrainError(`cannot load webtrain's WebAssembly core from ${where}: ${why} (${WASM_OPTION} tells webtrain where the .wasm is served${bundlers})`);
+  e.code = WASM_ERROR;
+  return e;
+}
+
+async function compileOr(where, isDefault, bytesOrResponse) {
+  try {
+    return await (bytesOrResponse instanceof Response ? WebAssembly.compileStreaming(bytesOrResponse) : WebAssembly.compile(bytesOrResponse));
+  } catch (err) {
+    throw wasmError(where, `not a valid WebAssembly module: ${err.message}`, isDefault);
+  }
+}
+
+/** dist/webtrain-core.wasm next to this package's files (bundlers that follow this expression emit it), or null where import.meta.url is empty. */
+function defaultWasmUrl() {
+  try {
+    return new URL('../dist/webtrain-core.wasm', import.meta.url).href;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The core's WebAssembly.Module: from options.wasmBinary; in Node read from the file next to
+ * this package (or options.wasmUrl, a file: URL or a path); otherwise fetched from
+ * options.wasmUrl or, by default, next to dist/webtrain-core.mjs.
+ */
+async function compileCore(options) {
+  if (options.wasmBinary) return compileOr('the given wasmBinary', false, options.wasmBinary);
+  const isDefault = !options.wasmUrl;
+  const url = isDefault ? defaultWasmUrl() : String(options.wasmUrl);
+  if (!url) throw wasmError('its default location', "import.meta.url is empty here (a bundle format without it, such as esbuild's iife: format 'esm' keeps it)", true);
+  if (isNode && !/^(https?|data|blob):/i.test(url)) {
+    const { readFile } = await importNode('fs/promises');
+    let bytes;
+    try {
+      bytes = await readFile(url.startsWith('file:') ? new URL(url) : url);
+    } catch (err) {
+      throw wasmError(url, err.message, isDefault);
+    }
+    return compileOr(url, isDefault, bytes);
+  }
+  let res;
+  try {
+    res = await fetch(url);
+  } catch (err) {
+    throw wasmError(url, `fetching it fails: ${err.message}`, isDefault);
+  }
+  if (!res.ok) throw wasmError(url, `HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`, isDefault);
+  const type = res.headers.get('content-type') ?? '';
+  if (/^application\/wasm\b/i.test(type)) return compileOr(url, isDefault, res);
+  const bytes = new Uint8Array(await res.arrayBuffer());
+  if (!(bytes[0] === 0 && bytes[1] === 0x61 && bytes[2] === 0x73 && bytes[3] === 0x6d)) {
+    throw wasmError(url, `what is served there is not WebAssembly (content-type '${type}'${/html/i.test(type) ? ': a page, such as a server\'s answer to an unknown path' : ''})`, isDefault);
+  }
+  return compileOr(url, isDefault, bytes);
 }
 
 export class WebtrainError extends Error {

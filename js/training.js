@@ -280,7 +280,9 @@ export class Module extends Handle {
   /**
    * Runs a train step (train mode: forward, backward, gradient accumulation) or an eval step.
    * Inputs positionally (`run(x, labels)`) or by name (`run({ input: x, labels })`). Returns the
-   * loss Tensor when the model has one output, else an array of output Tensors.
+   * loss Tensor alone, or [loss, ...the additionalOutputNames given at generation] when there were
+   * some (outputNames() in that order). BatchNorm running statistics are written back into the
+   * state inside the step, not returned.
    */
   run(...args) {
     const outs = this.runAll(...args);
@@ -419,6 +421,12 @@ export class Optimizer extends Handle {
   }
 }
 
+/**
+ * The learning rate follows the optimizer's step count, as in ONNX Runtime: lr = initialLr *
+ * factor(step), set at creation and by each step() (called after optimizer.step()). A scheduler
+ * made on an optimizer whose state was reloaded from a checkpoint saved with its optimizer state
+ * continues the schedule from the step stored there.
+ */
 export class LinearLRScheduler {
   #o;
   constructor(optimizer, warmupStepCount, totalStepCount, initialLr) {

@@ -28,5 +28,5 @@ node tests/golden/run.mjs tests/golden/cases/*/ tests/golden/cases-models/*/
 echo "== JavaScript tests (node --test)"
 node --test tests/js/
 
-echo "== browser tests (headless Chromium: IndexedDB, worker, crash during save, entry, the demo, the packed package in a Vite page)"
+echo "== browser tests (headless Chromium: IndexedDB, worker, crash during save, entry, the demo, the packed package in Vite, esbuild and webpack pages)"
 node --test tests/browser/

@@ -25,9 +25,15 @@ export * as idb from './idb.js';
 export declare function transfer<T extends object>(x: T): T;
 
 export interface WorkerOptions {
-  /** Where the .wasm is served, if not next to dist/webtrain-core.mjs. */
+  /** Where the .wasm is served, if not next to dist/webtrain-core.mjs (see InitOptions.wasmUrl: esbuild needs it). */
   wasmUrl?: string | URL;
-  /** Where web/worker.js is served, if a bundler moved it. */
+  /**
+   * Where `web/worker.js`, bundled as an entry point of its own, is served. Vite and webpack 5
+   * bundle the worker by themselves; esbuild does not: add `node_modules/webtrain/web/worker.js`
+   * to its `entryPoints` as `worker` (found next to your bundle without this option) or pass
+   * that bundle's URL here. Relative URLs are resolved against the page. Where the worker
+   * does not start, worker() rejects with a WebtrainError naming this option.
+   */
   workerUrl?: string | URL;
 }
 

@@ -4,7 +4,10 @@
 //   - `worker()`: the training API in a Web Worker, asynchronous — web/worker-host.js;
 //   - `init({ wasmUrl, wasmBinary })`: loads the core, checking WebAssembly SIMD first.
 // Works from a plain <script type="module"> (import '/web/index.js' served statically) and from
-// bundlers: the .wasm is found next to dist/webtrain-core.mjs through import.meta.url.
+// bundlers: the .wasm is found next to dist/webtrain-core.mjs and the worker next to
+// web/worker-host.js through new URL(..., import.meta.url), which Vite and webpack 5 follow;
+// with esbuild, init({ wasmUrl }) / worker({ wasmUrl, workerUrl }) say where they are (the
+// first call that needs one names it in its error).
 import * as idb from './idb.js';
 
 export * from '../js/index.js';

@@ -59,7 +59,7 @@
 // Worker objects cross as { __ref: id, kind }, Tensors as { __tensor: { type, data, dims } }
 // (web/wire.js, both ends).
 import { Tensor } from '../js/tensor.js';
-import { WebtrainError } from '../js/core.js';
+import { WebtrainError, WASM_ERROR, WASM_OPTION } from '../js/core.js';
 import { LossType, OptimType } from '../js/abi.js';
 import { PROXIED, STATICS, IDB_FUNCTIONS } from './proxies.js';
 import { encode, decode } from './wire.js';
@@ -351,14 +351,25 @@ const argEncoding = (transfer) => ({
 
 /**
  * Starts a worker running webtrain and loads the core in it. Options: { wasmUrl } (where the
- * .wasm is, if not next to dist/webtrain-core.mjs), { workerUrl } (where web/worker.js is served,
- * if a bundler moved it).
+ * .wasm is, if not next to dist/webtrain-core.mjs), { workerUrl } (where web/worker.js, bundled
+ * as an entry point of its own, is served, if a bundler did not follow
+ * new Worker(new URL('./worker.js', import.meta.url))). Where either cannot be loaded, rejects
+ * with a WebtrainError naming the option to set.
  */
 export async function worker(options = {}) {
   if (typeof Worker === 'undefined') throw new WebtrainError('webtrain.worker() needs Web Workers (a browser page)');
-  const w = options.workerUrl
-    ? new Worker(new URL(String(options.workerUrl), base()), { type: 'module' })
-    : new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  const url = options.workerUrl ? location(options.workerUrl) : null;
+  let w;
+  try {
+    // The default as one expression bundlers recognize (Vite, webpack 5 and Parcel bundle the worker).
+    w = url ? new Worker(url, { type: 'module' }) : new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  } catch (err) {
+    throw startError(url, err.message); // an invalid or cross-origin URL; import.meta.url empty (esbuild's iife format)
+  }
+  let failedToStart = false; // an 'error' event before the core is loaded: the script did not load or run
+  w.addEventListener('error', () => {
+    failedToStart = true;
+  });
   const host = new WebtrainWorker(w);
   const initOptions = {};
   if (options.wasmUrl) initOptions.wasmUrl = location(options.wasmUrl);
@@ -366,7 +377,46 @@ export async function worker(options = {}) {
     await host._init(initOptions);
   } catch (err) {
     w.terminate();
-    throw err;
+    if (failedToStart) throw startError(url, await whyNotStarted(url ?? defaultWorkerUrl()));
+    if (err.code !== WASM_ERROR) throw err;
+    const e = new WebtrainError(err.message.replaceAll(WASM_OPTION, 'worker({ wasmUrl })'));
+    e.code = err.code;
+    throw e;
   }
   return host;
+}
+
+/** web/worker.js next to this module, or null where import.meta.url is empty. */
+function defaultWorkerUrl() {
+  // Not new URL('./worker.js', import.meta.url): bundlers would emit the unbundled file as an asset.
+  const moduleUrl = import.meta.url;
+  try {
+    return new URL('worker.js', moduleUrl).href;
+  } catch {
+    return null;
+  }
+}
+
+/** What is served at the worker script's URL, when the script did not start. */
+async function whyNotStarted(where) {
+  if (!where) return 'the script did not start';
+  try {
+    const res = await fetch(where);
+    const type = res.headers.get('content-type') ?? '';
+    await res.body?.cancel();
+    if (!res.ok) return `HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`;
+    if (!/javascript|ecmascript/i.test(type)) return `it is served as '${type}', not as JavaScript`;
+    return 'the script or a module it imports failed to load or run (see the console)';
+  } catch (err) {
+    return `fetching it fails: ${err.message}`;
+  }
+}
+
+/** The error of a worker script (at `url`; null: the default) that did not start: why, and the option to set. */
+function startError(url, why) {
+  const where = url ?? defaultWorkerUrl();
+  const bundlers = url
+    ? ''
+    : "; a bundler that does not follow new Worker(new URL('./worker.js', import.meta.url)) (esbuild) needs it: add node_modules/webtrain/web/worker.js to esbuild's entryPoints as 'worker' (then it is found next to your bundle) or set workerUrl to where that bundle is served";
+  return new WebtrainError(`cannot start webtrain's worker${where ? ` from ${where}` : ''}: ${why} (worker({ workerUrl }) tells webtrain where web/worker.js, bundled as an entry point of its own, is served${bundlers})`);
 }

@@ -1,6 +1,7 @@
 /* generate_artifacts: forward model -> training model, eval model, optimizer model and
  * checkpoint (ONNX Runtime's conventions, ORT-COMPAT.md). Steps: pick the parameters, add the
  * loss, derive the eval model, differentiate, add the gradient accumulators, write. */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,16 +31,117 @@ static int is_bn_running_stat(const wt_graph *g, int v) {
   return 0;
 }
 
+/* How to export a PyTorch model whose weights stay named initializers (said when they did not). */
+#define EXPORT_FOR_TRAINING "export it for training: torch.onnx.export(..., " \
+  "training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)"
+
+/* A float initializer: what can be trained. */
+static int is_float_param(const wt_graph *g, int v) {
+  return (g->values[v].flags & WT_VALUE_INITIALIZER) && g->values[v].dtype == WT_FLOAT;
+}
+
+/* PyTorch's name for a value it made up ("onnx::MatMul_123"): a weight constant folding rewrote. */
+static int is_anonymous(const char *name) { return !strncmp(name, "onnx::", 6); }
+
+/* Levenshtein distance in half steps, capped (anything beyond `cap` counts as cap + 1): an
+ * insertion, deletion or substitution costs 2, a change of case only 1 ('w' is nearer 'W' than 'B'). */
+static int edit_distance(const char *a, const char *b, int cap) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (2 * (la > lb ? la - lb : lb - la) > (size_t)cap) return cap + 1;
+  int *row = malloc(sizeof(int) * (lb + 1));
+  if (!row) return cap + 1;
+  for (size_t j = 0; j <= lb; j++) row[j] = 2 * (int)j;
+  for (size_t i = 1; i <= la; i++) {
+    int diag = row[0];
+    row[0] = 2 * (int)i;
+    for (size_t j = 1; j <= lb; j++) {
+      char x = a[i - 1], y = b[j - 1];
+      int up = row[j], best = diag + (x == y ? 0 : tolower((unsigned char)x) == tolower((unsigned char)y) ? 1 : 2);
+      if (up + 2 < best) best = up + 2;
+      if (row[j - 1] + 2 < best) best = row[j - 1] + 2;
+      diag = up;
+      row[j] = best;
+    }
+  }
+  int d = row[lb];
+  free(row);
+  return d > cap ? cap + 1 : d;
+}
+
+/* "; did you mean 'a' or 'b'? (parameters: a, b, c, ... 12 more)" for a name that is no
+ * parameter: the float initializers nearest to it by edit distance, then the first few; the
+ * export advice when they are anonymous (folded) constants. */
+static void suggest_params(const wt_graph *g, const char *name, char *buf, size_t cap) {
+  enum { LISTED = 8, TIES = 3 };
+  /* near: at most a third of the name's characters (2 at least) edited, in half steps, and
+   * fewer edits than the name has characters (an 'X' is near no 'W') */
+  int len = (int)strlen(name), limit = 2 * (len / 3 > 2 ? len / 3 : 2);
+  if (limit > 2 * len - 1) limit = 2 * len - 1;
+  int best = limit + 1, n = 0, anonymous = 0;
+  for (int v = 0; v < g->n_values; v++) {
+    if (!is_float_param(g, v)) continue;
+    int d = edit_distance(name, g->values[v].name, limit);
+    if (d < best) best = d;
+    n++;
+    anonymous += is_anonymous(g->values[v].name);
+  }
+  size_t k = 0;
+#define PUT(...) (k += (size_t)snprintf(buf + k, k < cap ? cap - k : 0, __VA_ARGS__), k = k < cap ? k : cap)
+  buf[0] = 0;
+  if (best <= limit) {
+    int shown = 0;
+    PUT("; did you mean");
+    for (int v = 0; v < g->n_values && shown < TIES; v++)
+      if (is_float_param(g, v) && edit_distance(name, g->values[v].name, limit) == best)
+        PUT("%s '%s'", shown++ ? " or" : "", g->values[v].name);
+    PUT("?");
+  }
+  if (n == 0) {
+    PUT("; the model has no float initializers (its weights were folded into constants: " EXPORT_FOR_TRAINING ")");
+    return;
+  }
+  PUT(" (parameters: ");
+  int shown = 0;
+  for (int v = 0; v < g->n_values && shown < LISTED; v++)
+    if (is_float_param(g, v)) PUT("%s%s", shown++ ? ", " : "", g->values[v].name);
+  if (n > LISTED) PUT(", ... %d more", n - LISTED);
+  PUT(")");
+  if (anonymous == n) PUT("; these are anonymous constants, not named weights: " EXPORT_FOR_TRAINING);
+#undef PUT
+}
+
 static int check_names(const wt_graph *g, const char *what, const char *const *names, int n) {
   for (int i = 0; i < n; i++) {
     int v = wt_graph_find(g, names[i]);
-    if (v < 0 || !(g->values[v].flags & WT_VALUE_INITIALIZER))
-      return wt_errorf(WT_ERR_INVALID_ARG, "%s: '%s' is not an initializer (parameter) of the model",
-                       what, names[i]);
+    if (v < 0 || !(g->values[v].flags & WT_VALUE_INITIALIZER)) {
+      char hint[1024];
+      suggest_params(g, names[i], hint, sizeof hint);
+      return wt_errorf(WT_ERR_INVALID_ARG, "%s: '%s' is not an initializer (parameter) of the model%s",
+                       what, names[i], hint);
+    }
     if (g->values[v].dtype != WT_FLOAT)
       return wt_errorf(WT_ERR_INVALID_ARG, "%s: parameter '%s' is %s; only float parameters can be "
                        "trained", what, names[i], wt_dtype_name(g->values[v].dtype));
   }
+  return WT_OK;
+}
+
+/* With no requires_grad list, every float initializer is trained: none, or only anonymous ones,
+ * means the weights were folded away at export (eval mode, constant folding). */
+static int check_trainable(const wt_graph *g, const int *trainable, int n) {
+  int anonymous = 0, constants = 0, floats = 0;
+  for (int i = 0; i < n; i++) anonymous += is_anonymous(g->values[trainable[i]].name);
+  for (int v = 0; v < g->n_values; v++) floats += is_float_param(g, v);
+  for (int i = 0; i < g->n_nodes; i++) constants += !strcmp(g->nodes[i].op_type, "Constant") && !g->nodes[i].domain[0];
+  if (floats == 0)
+    return wt_errorf(WT_ERR_INVALID_ARG, "the model has no float initializers to train%s: its weights were "
+                     "folded into constants (exported in eval mode or with constant folding?); "
+                     EXPORT_FOR_TRAINING, constants ? " (only Constant nodes)" : "");
+  if (n > 0 && anonymous == n)
+    return wt_errorf(WT_ERR_INVALID_ARG, "the model's %d float initializers all have made-up names such as "
+                     "'%s': its weights were folded into anonymous constants (exported in eval mode or "
+                     "with constant folding?); %s, or name the ones to train in requires_grad", n,
+                     g->values[trainable[0]].name, EXPORT_FOR_TRAINING);
   return WT_OK;
 }
 
@@ -62,6 +164,7 @@ static int select_params(const wt_graph *g, const wt_artifacts_opts *o, int *tra
     else if (is_bn_running_stat(g, v)) frozen[(*n_fr)++] = v;
     else if (all && val->dtype == WT_FLOAT) trainable[(*n_tr)++] = v;
   }
+  if (all) WT_TRY(check_trainable(g, trainable, *n_tr));
   return WT_OK;
 }
 

@@ -343,10 +343,27 @@ static int read_properties(ck_reader *cr, const wt_fb_table *root, wt_checkpoint
   return WT_OK;
 }
 
+static int checkpoint_read(const uint8_t *bytes, size_t len, uint64_t *need, wt_checkpoint **out);
+
 int wt_checkpoint_read(const uint8_t *bytes, size_t len, wt_checkpoint **out) {
   *out = NULL;
   if (!bytes && len) return wt_errorf(WT_ERR_INVALID_ARG, "checkpoint: NULL buffer");
-  ck_reader cr = {{bytes, len, "checkpoint"}, len};
+  uint64_t need = 0;
+  int rc = checkpoint_read(bytes, len, &need, out);
+  if (rc == WT_ERR_PARSE && need > len) {
+    /* a read past the end: most likely a file cut short (an interrupted download or save) */
+    char detail[512];
+    const char *msg = wt_error_message();
+    if (!strncmp(msg, "checkpoint: ", 12)) msg += 12;
+    snprintf(detail, sizeof detail, "%s", msg);
+    return wt_errorf(WT_ERR_PARSE, "truncated or corrupt checkpoint: %zu bytes, expected at least %llu "
+                     "(%s)", len, (unsigned long long)need, detail);
+  }
+  return rc;
+}
+
+static int checkpoint_read(const uint8_t *bytes, size_t len, uint64_t *need, wt_checkpoint **out) {
+  ck_reader cr = {{bytes, len, "checkpoint", need}, len};
   wt_fb_table root, ms;
   uint64_t v;
   int present;

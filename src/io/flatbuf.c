@@ -26,7 +26,15 @@ static int fb_err(const wt_fb_reader *r, const char *what, const char *problem, 
                    (unsigned long long)at, (unsigned long long)r->len);
 }
 
+/* A read past the end: also records the size the buffer would have needed (a truncated file). */
+static int fb_short(const wt_fb_reader *r, const char *what, const char *problem, uint64_t at,
+                    uint64_t need) {
+  if (r->need && need > *r->need) *r->need = need;
+  return fb_err(r, what, problem, at);
+}
+
 int wt_fb_root(const wt_fb_reader *r, const char *ident, wt_fb_table *root) {
+  if (r->len < 8 && r->need && *r->need < 8) *r->need = 8;
   if (r->len < 8)
     return wt_errorf(WT_ERR_PARSE, "%s: %llu bytes is too short for a flatbuffer (needs a root "
                      "offset and a file identifier)", r->prefix, (unsigned long long)r->len);
@@ -49,18 +57,19 @@ int wt_fb_root(const wt_fb_reader *r, const char *ident, wt_fb_table *root) {
 }
 
 int wt_fb_table_at(const wt_fb_reader *r, uint64_t pos, const char *what, wt_fb_table *t) {
-  if (pos % 4 || pos + 4 > r->len) return fb_err(r, what, "table offset out of bounds or misaligned", pos);
+  if (pos % 4 || pos + 4 > r->len)
+    return fb_short(r, what, "table offset out of bounds or misaligned", pos, pos % 4 ? 0 : pos + 4);
   int64_t vt = (int64_t)pos - (int64_t)(int32_t)wt_fb_u32(r->p + pos);
   if (vt < 0 || vt % 2 || (uint64_t)vt + 4 > r->len)
-    return fb_err(r, what, "vtable offset out of bounds or misaligned", pos);
+    return fb_short(r, what, "vtable offset out of bounds or misaligned", pos, vt < 0 || vt % 2 ? 0 : (uint64_t)vt + 4);
   t->pos = pos;
   t->vt = (uint64_t)vt;
   t->vt_size = wt_fb_u16(r->p + t->vt);
   t->obj_size = wt_fb_u16(r->p + t->vt + 2);
   if (t->vt_size < 4 || t->vt_size % 2 || t->vt + t->vt_size > r->len)
-    return fb_err(r, what, "vtable size is invalid or runs past the end", t->vt);
+    return fb_short(r, what, "vtable size is invalid or runs past the end", t->vt, t->vt + t->vt_size);
   if (t->obj_size < 4 || pos + t->obj_size > r->len)
-    return fb_err(r, what, "table size is invalid or runs past the end", pos);
+    return fb_short(r, what, "table size is invalid or runs past the end", pos, pos + t->obj_size);
   return WT_OK;
 }
 
@@ -104,7 +113,7 @@ int wt_fb_ref(const wt_fb_reader *r, const wt_fb_table *t, int id, const char *w
   uint32_t off = wt_fb_u32(r->p + at);
   /* as flatbuffers' verifier: an offset is non-zero and below 2^31 */
   if (off == 0 || off > FB_MAX_SIZE || at + off >= r->len)
-    return fb_err(r, what, "offset is zero or points past the end", at);
+    return fb_short(r, what, "offset is zero or points past the end", at, off && off <= FB_MAX_SIZE ? at + off + 4 : 0);
   *target = at + off;
   return WT_OK;
 }
@@ -121,7 +130,7 @@ int wt_fb_subtable(const wt_fb_reader *r, const wt_fb_table *t, int id, const ch
 static int fb_vector_at(const wt_fb_reader *r, uint64_t target, uint32_t elem_size,
                         const char *what, wt_fb_vec *out) {
   if (target % 4 || target + 4 > r->len)
-    return fb_err(r, what, "vector offset out of bounds or misaligned", target);
+    return fb_short(r, what, "vector offset out of bounds or misaligned", target, target % 4 ? 0 : target + 4);
   out->n = wt_fb_u32(r->p + target);
   out->pos = target + 4;
   uint64_t bytes = (uint64_t)out->n * elem_size;
@@ -129,7 +138,7 @@ static int fb_vector_at(const wt_fb_reader *r, uint64_t target, uint32_t elem_si
     char msg[96];
     snprintf(msg, sizeof msg, "vector of %u elements (%llu bytes) runs past the end", out->n,
              (unsigned long long)bytes);
-    return fb_err(r, what, msg, target);
+    return fb_short(r, what, msg, target, out->pos + bytes);
   }
   if (elem_size > 4 && out->pos % elem_size) return fb_err(r, what, "vector is misaligned", target);
   return WT_OK;
@@ -156,7 +165,7 @@ int wt_fb_string(const wt_fb_reader *r, const wt_fb_table *t, int id, const char
   if (!target) return WT_OK;
   WT_TRY(fb_vector_at(r, target, 1, what, &v));
   if (v.pos + v.n >= r->len || r->p[v.pos + v.n] != 0)
-    return fb_err(r, what, "string is not NUL-terminated", target);
+    return fb_short(r, what, "string is not NUL-terminated", target, v.pos + v.n + 1);
   if (memchr(r->p + v.pos, 0, v.n)) return fb_err(r, what, "string contains a NUL byte", target);
   *s = (const char *)(r->p + v.pos);
   *len = v.n;
@@ -168,7 +177,8 @@ int wt_fb_vec_table(const wt_fb_reader *r, const wt_fb_vec *v, uint32_t i, const
   uint64_t at = v->pos + 4 * (uint64_t)i;  /* within bounds: the vector was checked */
   if (v->pos % 4) return fb_err(r, what, "offset vector is misaligned", v->pos);
   uint32_t off = wt_fb_u32(r->p + at);
-  if (off == 0 || at + off >= r->len) return fb_err(r, what, "offset is zero or points past the end", at);
+  if (off == 0 || at + off >= r->len)
+    return fb_short(r, what, "offset is zero or points past the end", at, off ? at + off + 4 : 0);
   uint64_t target = at + off;
   return wt_fb_table_at(r, target, what, out);
 }

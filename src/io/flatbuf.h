@@ -15,6 +15,7 @@ typedef struct wt_fb_reader {
   const uint8_t *p;
   uint64_t len;
   const char *prefix;  /* message prefix, e.g. "checkpoint" */
+  uint64_t *need;      /* optional: raised to the buffer size a read past the end needed */
 } wt_fb_reader;
 
 typedef struct wt_fb_table {

@@ -138,6 +138,19 @@ static int gather_run(const wt_run_ctx *ctx) {
 
 /* ---- GatherElements / ScatterElements --------------------------------------------------- */
 
+/* The element ops' indices fit x (called `what`): x's rank, no longer than x but along axis. */
+static int indices_fit(const wt_tensor *ind, const wt_tensor *x, int axis, const char *what) {
+  char a[160], b[160];
+  wt_shape_str(ind->rank, ind->dims, a, sizeof a);
+  wt_shape_str(x->rank, x->dims, b, sizeof b);
+  if (ind->rank != x->rank)
+    return wt_errorf(WT_ERR_SHAPE, "'indices' %s must have the rank of %s %s", a, what, b);
+  for (int i = 0; i < x->rank; i++)
+    if (i != axis && ind->dims[i] > x->dims[i])
+      return wt_errorf(WT_ERR_SHAPE, "'indices' %s exceeds %s %s on axis %d", a, what, b, i);
+  return WT_OK;
+}
+
 /* Checks that indices (input ii) and updates (input ui, or -1) fit data for the element ops. */
 static int elements_check(wt_infer_ctx *ctx, int ii, int ui) {
   const wt_tensor *x = &ctx->in[0], *ind = &ctx->in[ii];
@@ -146,16 +159,11 @@ static int elements_check(wt_infer_ctx *ctx, int ii, int ui) {
   WT_TRY(wt_su_index_dtype(ctx, ii, "indices"));
   if (x->rank < 1) return wt_errorf(WT_ERR_SHAPE, "input 'data' is a scalar; expected rank >= 1");
   WT_TRY(get_axis(ctx, x->rank, &p->axis));
-  char a[160], b[160];
-  wt_shape_str(ind->rank, ind->dims, a, sizeof a);
-  wt_shape_str(x->rank, x->dims, b, sizeof b);
-  if (ind->rank != x->rank)
-    return wt_errorf(WT_ERR_SHAPE, "'indices' %s must have the rank of 'data' %s", a, b);
-  for (int i = 0; i < x->rank; i++)
-    if (i != p->axis && ind->dims[i] > x->dims[i])
-      return wt_errorf(WT_ERR_SHAPE, "'indices' %s exceeds 'data' %s on axis %d", a, b, i);
+  WT_TRY(indices_fit(ind, x, p->axis, "'data'"));
   if (ui >= 0) {
     const wt_tensor *u = &ctx->in[ui];
+    char a[160], b[160];
+    wt_shape_str(ind->rank, ind->dims, a, sizeof a);
     if (u->dtype != x->dtype)
       return wt_errorf(WT_ERR_SHAPE, "'updates' has dtype %s; expected %s like 'data'",
                        wt_dtype_name(u->dtype), wt_dtype_name(x->dtype));
@@ -430,16 +438,7 @@ static int gather_elements_grad_op_infer(wt_infer_ctx *ctx) {
   WT_TRY(grad_shape(ctx, 1, 0, &x));
   WT_TRY(wt_su_index_dtype(ctx, 2, "indices"));
   WT_TRY(get_axis(ctx, x.rank, &p->axis));
-  char a[160], b[160];
-  if (ind->rank != x.rank)
-    return wt_errorf(WT_ERR_SHAPE, "'indices' %s must have the rank of the data shape %s",
-                     wt_shape_str(ind->rank, ind->dims, a, sizeof a),
-                     wt_shape_str(x.rank, x.dims, b, sizeof b));
-  for (int i = 0; i < x.rank; i++)
-    if (i != p->axis && ind->dims[i] > x.dims[i])
-      return wt_errorf(WT_ERR_SHAPE, "'indices' %s exceeds the data shape %s on axis %d",
-                       wt_shape_str(ind->rank, ind->dims, a, sizeof a),
-                       wt_shape_str(x.rank, x.dims, b, sizeof b), i);
+  WT_TRY(indices_fit(ind, &x, p->axis, "the data shape"));
   WT_TRY(check_dy(&ctx->in[0], ind->rank, ind->dims));
   wt_set_shape(&ctx->out[0], WT_FLOAT, x.rank, x.dims);
   return WT_OK;

@@ -26,6 +26,7 @@ typedef struct mode {
   int n_in, n_out;
   int *in;                      /* graph input index of user input i */
   int *out;                     /* graph output index of user output i */
+  int n_model_out;              /* the model's own outputs (the BatchNorm write-back adds more after them) */
   int ran;
 } mode;
 
@@ -83,7 +84,9 @@ static int bind_inputs(wt_module *mod, mode *md, int train) {
     }
     md->in[md->n_in++] = k;
   }
-  for (int k = 0; k < g->n_outputs; k++)
+  /* The user's outputs: the model's own (the loss, then the additional outputs), without the
+   * gradient accumulators' flags and the running statistics the module added for itself. */
+  for (int k = 0; k < md->n_model_out; k++)
     if (!ends_with(g->values[g->outputs[k]].name, SUFFIX_OUT)) md->out[md->n_out++] = k;
   return WT_OK;
 }
@@ -193,6 +196,7 @@ static int write_back_bn(wt_module *mod) {
 static int load_mode(wt_module *mod, int eval, const uint8_t *bytes, size_t len, int owned) {
   wt_graph *g;
   WT_TRY(owned ? wt_onnx_read_owned((uint8_t *)bytes, len, NULL, &g) : wt_onnx_read(bytes, len, NULL, &g));
+  mod->m[eval].n_model_out = g->n_outputs;
   if (!eval) {
     int rc = plan_bn_writeback(mod, g);
     if (rc) {

@@ -1,7 +1,9 @@
 /* Optimizer: reads the optimizer model's single AdamWOptimizer / SGDOptimizerV2 node (and an
  * optional InplaceClipGradNorm) for its hyperparameters, then updates every trainable
  * parameter of the state in one pass with the fused kernels of src/kernels/optim.c.
- * LinearLRScheduler lives here too: it only moves the learning rate. */
+ * LinearLRScheduler lives here too: it only moves the learning rate, following the optimizer's
+ * step count as ONNX Runtime's does (so a scheduler made after reloading a checkpoint saved with
+ * its optimizer state continues the schedule where it was). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +24,7 @@ struct wt_optimizer {
   int fixed_lr;                 /* the model feeds its optimizer node a constant learning rate */
   float fixed_lr_value;
   int scheduler;                /* a linear schedule is registered */
-  int64_t sched_step, warmup, total;
+  int64_t warmup, total;
   float sched_initial_lr;
 };
 
@@ -158,18 +160,16 @@ int wt_optimizer_set_linear_scheduler(wt_optimizer *o, int64_t warmup_steps, int
     return wt_errorf(WT_ERR_INVALID_ARG, "LinearLRScheduler: the optimizer model fixes the learning rate at %g "
                      "(a constant in the graph)", o->fixed_lr_value);
   o->scheduler = 1;
-  o->sched_step = 0;
   o->warmup = warmup_steps;
   o->total = total_steps;
   o->sched_initial_lr = initial_lr;
   o->s->initial_lr = initial_lr;
-  o->lr = (float)(initial_lr * wt_linear_lr_factor(0, warmup_steps, total_steps));
-  return WT_OK;
+  return wt_optimizer_scheduler_step(o);
 }
 
+/* The rate for the optimizer's step count (the state's: a reloaded checkpoint's step counts). */
 int wt_optimizer_scheduler_step(wt_optimizer *o) {
   if (!o->scheduler) return wt_errorf(WT_ERR_INVALID_ARG, "no learning-rate scheduler is registered");
-  o->sched_step++;
-  o->lr = (float)(o->sched_initial_lr * wt_linear_lr_factor(o->sched_step, o->warmup, o->total));
+  o->lr = (float)(o->sched_initial_lr * wt_linear_lr_factor(o->s->step, o->warmup, o->total));
   return WT_OK;
 }

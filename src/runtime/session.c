@@ -7,6 +7,7 @@
 
 #include "io/onnx_io.h"
 #include "kernels/simd.h"
+#include "ops/op.h"
 #include "runtime/planner.h"
 #include "runtime/session.h"
 #include "shape/shape.h"
@@ -43,6 +44,12 @@ const char *wt_last_error(void) { return wt_error_message(); }
 const char *wt_simd_name(void) { return WT_SIMD_NAME; }
 
 int wt_session_create_from_graph(wt_graph *g, wt_session **out) {
+  /* every op the model lacks is named now, not at the first run */
+  int rc = wt_graph_check_ops(g);
+  if (rc) {
+    wt_graph_free(g);
+    return rc;
+  }
   wt_session *s = calloc(1, sizeof *s);
   if (!s) {
     wt_graph_free(g);

@@ -1,6 +1,7 @@
 // The browser entry (web/index.js) from a plain <script type="module">: the .wasm is found next
 // to dist/webtrain-core.mjs by default, init({ wasmUrl }) overrides it (page and worker), a
-// .wasm that cannot be fetched and an engine without WebAssembly SIMD give clear errors.
+// .wasm that cannot be fetched, a page served where the .wasm or the worker script should be (a
+// server's fallback for unknown paths) and an engine without WebAssembly SIMD give clear errors.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { serve, launch, guard, openPage, screenshot } from './harness.mjs';
@@ -9,7 +10,9 @@ let server;
 let browser;
 
 before(async () => {
-  server = await serve({ aliases: { '/elsewhere/core.wasm': 'dist/webtrain-core.wasm' } });
+  server = await serve({
+    aliases: { '/elsewhere/core.wasm': 'dist/webtrain-core.wasm', '/fallback/core.wasm': 'tests/browser/pages/index.html', '/fallback/worker.js': 'tests/browser/pages/index.html' },
+  });
   browser = await launch();
 });
 
@@ -88,6 +91,31 @@ test('a .wasm that cannot be fetched: a clear error, and a later init can succee
     assert.match(r.err, /^WebtrainError: cannot load webtrain's WebAssembly core from http:\/\/127\.0\.0\.1:\d+\/nowhere\/core\.wasm: HTTP 404 Not Found \(init\(\{ wasmUrl \}\)/);
     assert.equal(r.ok, 'wasm-simd128');
     await screenshot(page, 'entry-missing-wasm');
+  } finally {
+    await ctx.close();
+  }
+});
+
+test('a page where the .wasm or the worker should be: errors naming wasmUrl and workerUrl', async () => {
+  const ctx = await guard(await browser.newContext(), server.url);
+  try {
+    const page = await openPage(ctx, `${server.url}/tests/browser/pages/index.html`);
+    const r = await page.evaluate(async () => {
+      const { webtrain: wt, t } = window;
+      const error = (p) => p.then(() => 'no error', (e) => `${e.name}: ${e.message}`);
+      const wasm = await error(wt.init({ wasmUrl: '/fallback/core.wasm' }));
+      const workerWasm = await error(wt.worker({ wasmUrl: '/fallback/core.wasm' }));
+      const worker = await error(wt.worker({ workerUrl: '/fallback/worker.js' }));
+      t.log(`a page for the .wasm: ${wasm}\nin a worker: ${workerWasm}\na page for the worker: ${worker}`);
+      t.status('passed: a page served for the .wasm and the worker reported');
+      return { wasm, workerWasm, worker };
+    });
+    const page404 = ": what is served there is not WebAssembly \\(content-type 'text/html; charset=utf-8': a page, such as a server's answer to an unknown path\\)";
+    const at = (path) => `http://127\\.0\\.0\\.1:\\d+/fallback/${path}`;
+    assert.match(r.wasm, new RegExp(`^WebtrainError: cannot load webtrain's WebAssembly core from ${at('core\\.wasm')}${page404} \\(init\\(\\{ wasmUrl \\}\\) tells webtrain where the \\.wasm is served\\)$`));
+    assert.match(r.workerWasm, new RegExp(`^WebtrainError: cannot load webtrain's WebAssembly core from ${at('core\\.wasm')}${page404} \\(worker\\(\\{ wasmUrl \\}\\) tells webtrain where the \\.wasm is served\\)$`));
+    assert.match(r.worker, new RegExp(`^WebtrainError: cannot start webtrain's worker from ${at('worker\\.js')}: it is served as 'text/html; charset=utf-8', not as JavaScript \\(worker\\(\\{ workerUrl \\}\\) tells webtrain where web/worker\\.js, bundled as an entry point of its own, is served\\)$`));
+    await screenshot(page, 'entry-fallback-page');
   } finally {
     await ctx.close();
   }

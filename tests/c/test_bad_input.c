@@ -713,6 +713,17 @@ static int c_unknown_op(void) {
   b->g.node[1]->op_type = S("Frobnicate");
   return run_model(b);
 }
+static int c_unknown_op_at_create(void) {
+  model *b = base_model();
+  b->g.node[0]->op_type = S("Frobnicate");
+  b->g.node[1]->op_type = S("Frobnicate");
+  size_t len;
+  uint8_t *bytes = pack(b, &len);
+  wt_session *s = NULL;
+  int rc = wt_session_create(bytes, len, &s); /* fails here, before any input is given */
+  wt_session_free(s);
+  return rc;
+}
 static int c_unknown_domain(void) {
   model *b = base_model();
   b->g.node[1]->domain = S("com.example");
@@ -830,6 +841,46 @@ static int c_huge_batch(void) {
 
 /* -- generate_artifacts options -- */
 static int c_rg_unknown(void) { return gen_with((const char *[]){"W", "nope"}, 2, NULL, 0); }
+static int c_rg_typo(void) { return gen_with((const char *[]){"w"}, 1, NULL, 0); }
+/* The base model as exported in eval mode with constant folding: its weights are Constant nodes. */
+static int c_no_float_initializers(void) {
+  model *b = base_model();
+  b->g.n_initializer = 0;
+  Onnx__NodeProto *w = node("Constant", "w", 0, NULL, 1, (const char *[]){"W"});
+  attr(w, "value", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR)->t = tensor("", WT_FLOAT, 2, (int64_t[]){4, 3}, W_DATA);
+  Onnx__NodeProto *bias = node("Constant", "b", 0, NULL, 1, (const char *[]){"B"});
+  attr(bias, "value", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR)->t = tensor("", WT_FLOAT, 1, (int64_t[]){3}, B_DATA);
+  Onnx__NodeProto **nodes = A(sizeof *nodes * 4);
+  nodes[0] = w, nodes[1] = bias, nodes[2] = b->g.node[0], nodes[3] = b->g.node[1];
+  b->g.node = nodes;
+  b->g.n_node = 4;
+  wt_artifacts_opts o = {.loss = {.type = WT_LOSS_TYPE_MSE}, .optimizer = {.type = WT_OPTIM_SGD}};
+  return gen(b, &o);
+}
+/* ... or whose folded weights became initializers with names PyTorch made up. */
+static model *anonymous_weights(void) {
+  model *b = base_model();
+  b->g.initializer[0]->name = S("onnx::MatMul_7");
+  b->g.initializer[1]->name = S("onnx::Add_8");
+  b->g.node[0]->input[1] = S("onnx::MatMul_7");
+  b->g.node[1]->input[1] = S("onnx::Add_8");
+  return b;
+}
+static int c_anonymous_initializers(void) {
+  wt_artifacts_opts o = {.loss = {.type = WT_LOSS_TYPE_MSE}, .optimizer = {.type = WT_OPTIM_SGD}};
+  return gen(anonymous_weights(), &o);
+}
+static int c_anonymous_initializers_named(void) {
+  wt_artifacts_opts o = {.requires_grad = (const char *[]){"fc.weight"}, .n_requires_grad = 1,
+                         .loss = {.type = WT_LOSS_TYPE_MSE}, .optimizer = {.type = WT_OPTIM_SGD}};
+  return gen(anonymous_weights(), &o);
+}
+static int c_anonymous_initializers_listed(void) {
+  /* naming them in requires_grad is a deliberate choice: it trains */
+  wt_artifacts_opts o = {.requires_grad = (const char *[]){"onnx::MatMul_7", "onnx::Add_8"}, .n_requires_grad = 2,
+                         .loss = {.type = WT_LOSS_TYPE_MSE}, .optimizer = {.type = WT_OPTIM_SGD}};
+  return gen(anonymous_weights(), &o);
+}
 static int c_frozen_unknown(void) { return gen_with(NULL, 0, (const char *[]){"ghost"}, 1); }
 static int c_rg_frozen_overlap(void) { return gen_with((const char *[]){"W", "B"}, 2, (const char *[]){"B"}, 1); }
 static int c_rg_input_not_param(void) { return gen_with((const char *[]){"X"}, 1, NULL, 0); }
@@ -923,6 +974,7 @@ static int c_ckpt_empty(void) { return load_ckpt((const uint8_t *)"", 0); }
 static int c_ckpt_truncated_header(void) { return load_ckpt(g_art.checkpoint.data, 6); }
 static int c_ckpt_truncated_half(void) { return load_ckpt(g_art.checkpoint.data, g_art.checkpoint.len / 2); }
 static int c_ckpt_truncated_last(void) { return load_ckpt(g_art.checkpoint.data, g_art.checkpoint.len - 1); }
+static int c_ckpt_truncated_3_4(void) { return load_ckpt(g_art.checkpoint.data, g_art.checkpoint.len * 3 / 4); }
 static int c_ckpt_identifier(void) {
   size_t len;
   uint8_t *c = ckpt_copy(&len);
@@ -1267,11 +1319,32 @@ static int c_fuzz_loss_on_bn_stat(void) {
   uint8_t *b;
   size_t len;
   WT_TRY(wt_read_file(FILES "artifacts_loss_on_bn_stat.onnx", &b, &len));
+  wt_graph *g;
+  int rc = wt_onnx_read(b, len, NULL, &g);
+  free(b);
+  if (rc) return rc;
+  /* The ONNX node test feeds every tensor as an input: a model with no float initializer at all
+   * is refused up front (artifacts/no-float-initializers), so its bias becomes one to train. */
+  int v = wt_graph_find(g, "bias"), kept = 0;
+  if (v < 0) rc = wt_errorf(WT_ERR_INVALID_ARG, "test model: no 'bias'");
+  for (int k = 0; rc == WT_OK && k < g->n_inputs; k++)
+    if (g->inputs[k] != v) g->inputs[kept++] = g->inputs[k];
+  if (rc == WT_OK) {
+    g->n_inputs = kept;
+    wt_value *bias = &g->values[v];
+    bias->flags = (bias->flags & ~(uint32_t)WT_VALUE_GRAPH_INPUT) | WT_VALUE_INITIALIZER;
+    bias->nbytes = sizeof(float) * (size_t)bias->dims[0];
+    bias->data = calloc(1, bias->nbytes);
+    if (!bias->data) abort();
+  }
+  if (rc) {
+    wt_graph_free(g);
+    return rc;
+  }
   wt_artifacts_opts o = {.loss = {.type = WT_LOSS_TYPE_L1}};
   wt_artifacts a;
-  int rc = wt_generate_artifacts(b, len, &o, &a);
+  rc = wt_generate_artifacts_graph(g, &o, &a);
   if (rc == WT_OK) wt_artifacts_free(&a);
-  free(b);
   return rc;
 }
 
@@ -1341,6 +1414,7 @@ static const bad_case CASES[] = {
   {"model/sparse-initializer", c_sparse_initializer, WT_ERR_UNSUPPORTED, "graph has 1 sparse initializers (not supported)"},
   {"model/map-input", c_map_input, WT_ERR_UNSUPPORTED, "graph input 'X' is not a tensor or a sequence of tensors"},
   {"model/unknown-op", c_unknown_op, WT_ERR_UNSUPPORTED, "webtrain does not support 1 op of this model: Frobnicate (ai.onnx, opset 17; node 'add')"},
+  {"model/unknown-op-at-create", c_unknown_op_at_create, WT_ERR_UNSUPPORTED, "webtrain does not support 1 op of this model: Frobnicate (ai.onnx, opset 17; node 'mm', 'add')"},
   {"model/unknown-domain", c_unknown_domain, WT_ERR_UNSUPPORTED, "webtrain does not support 1 op of this model: Add (com.example, opset 0; node 'add')"},
   {"model/wrong-arity", c_wrong_arity, WT_ERR_INVALID_ARG, "has 1 inputs and 1 outputs; expected 2..2 inputs"},
   {"model/matmul-mismatch", c_matmul_mismatch, WT_ERR_SHAPE, "MatMul node 'mm'"},
@@ -1362,10 +1436,15 @@ static const bad_case CASES[] = {
   {"run/output-before-run", c_output_before_run, WT_ERR_INVALID_ARG, "no successful run yet: outputs are not available"},
   {"run/huge-batch", c_huge_batch, WT_ERR_NO_MEMORY, "out of memory: the plan needs an arena of 1649267441664 bytes"},
   /* generate_artifacts */
-  {"artifacts/requires-grad-unknown", c_rg_unknown, WT_ERR_INVALID_ARG, "requires_grad: 'nope' is not an initializer (parameter) of the model"},
-  {"artifacts/frozen-unknown", c_frozen_unknown, WT_ERR_INVALID_ARG, "frozen_params: 'ghost' is not an initializer (parameter) of the model"},
+  {"artifacts/requires-grad-unknown", c_rg_unknown, WT_ERR_INVALID_ARG, "requires_grad: 'nope' is not an initializer (parameter) of the model (parameters: W, B)"},
+  {"artifacts/requires-grad-typo", c_rg_typo, WT_ERR_INVALID_ARG, "requires_grad: 'w' is not an initializer (parameter) of the model; did you mean 'W'? (parameters: W, B)"},
+  {"artifacts/frozen-unknown", c_frozen_unknown, WT_ERR_INVALID_ARG, "frozen_params: 'ghost' is not an initializer (parameter) of the model (parameters: W, B)"},
+  {"artifacts/no-float-initializers", c_no_float_initializers, WT_ERR_INVALID_ARG, "generate_artifacts: the model has no float initializers to train (only Constant nodes): its weights were folded into constants (exported in eval mode or with constant folding?); export it for training: torch.onnx.export(..., training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)"},
+  {"artifacts/anonymous-initializers", c_anonymous_initializers, WT_ERR_INVALID_ARG, "the model's 2 float initializers all have made-up names such as 'onnx::MatMul_7': its weights were folded into anonymous constants (exported in eval mode or with constant folding?); export it for training: torch.onnx.export(..., training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False), or name the ones to train in requires_grad"},
+  {"artifacts/anonymous-initializers-named", c_anonymous_initializers_named, WT_ERR_INVALID_ARG, "requires_grad: 'fc.weight' is not an initializer (parameter) of the model (parameters: onnx::MatMul_7, onnx::Add_8); these are anonymous constants, not named weights: export it for training: torch.onnx.export(..., training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)"},
+  {"artifacts/anonymous-initializers-listed", c_anonymous_initializers_listed, WT_OK, ""},
   {"artifacts/requires-grad-frozen-overlap", c_rg_frozen_overlap, WT_ERR_INVALID_ARG, "parameter 'B' is listed in both requires_grad and frozen_params"},
-  {"artifacts/requires-grad-input", c_rg_input_not_param, WT_ERR_INVALID_ARG, "requires_grad: 'X' is not an initializer (parameter) of the model"},
+  {"artifacts/requires-grad-input", c_rg_input_not_param, WT_ERR_INVALID_ARG, "requires_grad: 'X' is not an initializer (parameter) of the model (parameters: W, B)"},
   {"artifacts/requires-grad-int64", c_rg_int_param, WT_ERR_INVALID_ARG, "requires_grad: parameter 'K' is int64; only float parameters can be trained"},
   {"artifacts/requires-grad-duplicate", c_rg_duplicate, WT_OK, ""},
   {"artifacts/ort-format", c_ort_format, WT_ERR_UNSUPPORTED, "ort_format: webtrain writes ONNX artifacts only (ORT format is not supported)"},
@@ -1384,15 +1463,16 @@ static const bad_case CASES[] = {
   {"artifacts/garbage", c_artifacts_garbage, WT_ERR_PARSE, "generate_artifacts: not a valid ONNX model"},
   {"artifacts/no-outputs", c_artifacts_no_outputs, WT_ERR_INVALID_ARG, "the model has no output to compute a loss from"},
   /* checkpoints */
-  {"checkpoint/empty", c_ckpt_empty, WT_ERR_PARSE, "checkpoint: 0 bytes is too short for a flatbuffer"},
-  {"checkpoint/truncated-header", c_ckpt_truncated_header, WT_ERR_PARSE, "checkpoint: 6 bytes is too short for a flatbuffer"},
-  {"checkpoint/truncated-half", c_ckpt_truncated_half, WT_ERR_PARSE, "offset is zero or points past the end (at byte 48 of 116)"},
-  {"checkpoint/truncated-last-byte", c_ckpt_truncated_last, WT_ERR_PARSE, "checkpoint: tensor 'B': vector of 12 elements (12 bytes) runs past the end"},
+  {"checkpoint/empty", c_ckpt_empty, WT_ERR_PARSE, "truncated or corrupt checkpoint: 0 bytes, expected at least 8 (0 bytes is too short for a flatbuffer"},
+  {"checkpoint/truncated-header", c_ckpt_truncated_header, WT_ERR_PARSE, "truncated or corrupt checkpoint: 6 bytes, expected at least 8 (6 bytes is too short for a flatbuffer"},
+  {"checkpoint/truncated-half", c_ckpt_truncated_half, WT_ERR_PARSE, "truncated or corrupt checkpoint: 116 bytes, expected at least 180 (tensor #0 of module_state.requires_grad_params: offset is zero or points past the end (at byte 48 of 116))"},
+  {"checkpoint/truncated-last-byte", c_ckpt_truncated_last, WT_ERR_PARSE, "truncated or corrupt checkpoint: 231 bytes, expected at least 232 (tensor 'B': vector of 12 elements (12 bytes) runs past the end"},
+  {"checkpoint/truncated-three-quarters", c_ckpt_truncated_3_4, WT_ERR_PARSE, "truncated or corrupt checkpoint: 174 bytes, expected at least 180 ("},
   {"checkpoint/identifier", c_ckpt_identifier, WT_ERR_PARSE, "checkpoint: file identifier is 'ORTM', expected 'ODTC' (not an ONNX Runtime training checkpoint?)"},
   {"checkpoint/onnx-bytes", c_ckpt_onnx_bytes, WT_ERR_PARSE, "checkpoint: file identifier is 'bad_', expected 'ODTC'"},
-  {"checkpoint/root-offset", c_ckpt_root_offset, WT_ERR_PARSE, "checkpoint: root table: table offset out of bounds or misaligned (at byte 2147483632"},
+  {"checkpoint/root-offset", c_ckpt_root_offset, WT_ERR_PARSE, "truncated or corrupt checkpoint: 232 bytes, expected at least 2147483636 (root table: table offset out of bounds or misaligned (at byte 2147483632"},
   {"checkpoint/root-unaligned", c_ckpt_root_unaligned, WT_ERR_PARSE, "checkpoint: root table: table offset out of bounds or misaligned"},
-  {"checkpoint/vtable-offset", c_ckpt_vtable_offset, WT_ERR_PARSE, "checkpoint: root table: vtable offset out of bounds or misaligned"},
+  {"checkpoint/vtable-offset", c_ckpt_vtable_offset, WT_ERR_PARSE, "truncated or corrupt checkpoint: 232 bytes, expected at least 2147483660 (root table: vtable offset out of bounds or misaligned"},
   {"checkpoint/version-7", c_ckpt_version, WT_ERR_UNSUPPORTED, "checkpoint: format version 7 is not supported (webtrain reads versions 1 and 2)"},
   {"checkpoint/module-state-offset", c_ckpt_module_state_offset, WT_ERR_PARSE, "checkpoint: module_state: offset is zero or points past the end"},
   {"checkpoint/bit-flips", c_ckpt_bitflips, WT_OK, ""},

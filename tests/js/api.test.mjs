@@ -297,21 +297,31 @@ test('learning rate: set/get, validation, lr 0 leaves parameters, LinearLRSchedu
     assert.deepEqual(module.getContiguousParameters().data, before);
     assert.notDeepEqual(state.parameters.get('fc2.bias').grad, new Float32Array(10)); // gradients were there
 
-    // factor(s) = s / warmup for s < warmup, else max(0, (total - s) / (total - warmup))
+    // factor(s) = s / warmup for s < warmup, else max(0, (total - s) / (total - warmup)), s being
+    // the optimizer's step count (as in ONNX Runtime): one optimizer step was taken above.
     const lrAt = (s, warmup, total, lr0) => lr0 * (s < warmup ? s / warmup : total > warmup ? Math.max(0, (total - s) / (total - warmup)) : 0);
+    let steps = 1;
     for (const [warmup, total, lr0] of [[2, 6, 0.01], [0, 4, 0.1], [3, 3, 0.5], [1, 10, 1e-3]]) {
-      const sch = new LinearLRScheduler(optimizer, warmup, total, lr0);
+      const end = total + steps; // the schedule counts from step 0: it runs `total` steps from here
+      const sch = new LinearLRScheduler(optimizer, warmup, end, lr0);
       for (let s = 0; s <= total + 2; s++) {
-        close(optimizer.getLearningRate(), lrAt(s, warmup, total, lr0), `lr after ${s} scheduler steps (warmup ${warmup}, total ${total})`, 1e-6, 1e-9);
+        close(optimizer.getLearningRate(), lrAt(steps, warmup, end, lr0), `lr after ${steps} optimizer steps (warmup ${warmup}, total ${end})`, 1e-6, 1e-9);
+        optimizer.step();
+        steps++;
         sch.step();
       }
+      // a scheduler step without an optimizer step leaves the rate (the step count did not move)
+      const lr = optimizer.getLearningRate();
+      sch.step();
+      assert.equal(optimizer.getLearningRate(), lr);
     }
     // without initialLr: the optimizer's current rate
     optimizer.setLearningRate(0.02);
-    const sch = new LinearLRScheduler(optimizer, 0, 2);
-    close(optimizer.getLearningRate(), 0.02, 'lr(0) with warmup 0', 1e-6, 0);
+    const sch = new LinearLRScheduler(optimizer, 0, steps + 2);
+    close(optimizer.getLearningRate(), lrAt(steps, 0, steps + 2, 0.02), 'initial rate 0.02, 2 steps before the end', 1e-6, 0);
+    optimizer.step();
     sch.step();
-    close(optimizer.getLearningRate(), 0.01, 'lr(1)', 1e-6, 0);
+    close(optimizer.getLearningRate(), lrAt(steps + 1, 0, steps + 2, 0.02), 'initial rate 0.02, 1 step before the end', 1e-6, 0);
     assert.throws(() => new LinearLRScheduler(optimizer, -1, 5, 0.1), /LinearLRScheduler: warmupStepCount/);
     assert.throws(() => new LinearLRScheduler(optimizer, 1, 0, 0.1), /LinearLRScheduler: totalStepCount/);
     assert.throws(() => new LinearLRScheduler(optimizer, 1, 5, -0.1), /LinearLRScheduler: initialLr/);

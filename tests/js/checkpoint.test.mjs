@@ -8,7 +8,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { CheckpointState, Module, Optimizer, Tensor, artifacts } from '../../js/index.js';
+import { CheckpointState, Module, Optimizer, Tensor, WebtrainError, artifacts } from '../../js/index.js';
 import { readCase, loadRef, inputsOf, artifactOptions } from '../golden/golden.mjs';
 
 const casesDir = new URL('../golden/cases/', import.meta.url).pathname;
@@ -275,5 +275,10 @@ test('loading garbage or a missing file is a clear error', async () => {
   await assert.rejects(CheckpointState.loadCheckpoint(new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8])), /cannot load checkpoint/);
   await assert.rejects(CheckpointState.loadCheckpoint('/nonexistent/ckpt'), /nonexistent\/ckpt/);
   // a truncated checkpoint
-  await assert.rejects(CheckpointState.loadCheckpoint(art.checkpoint.slice(0, art.checkpoint.byteLength >> 1)), /cannot load checkpoint/);
+  const half = art.checkpoint.byteLength >> 1;
+  await assert.rejects(CheckpointState.loadCheckpoint(art.checkpoint.slice(0, half)), (e) => {
+    assert.ok(e instanceof WebtrainError, `a WebtrainError: ${e}`);
+    assert.match(e.message, new RegExp(`cannot load checkpoint: truncated or corrupt checkpoint: ${half} bytes, expected at least \\d+ \\(`));
+    return true;
+  });
 });
