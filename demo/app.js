@@ -5,8 +5,8 @@
 //               "Resume" when a checkpoint saved by this page is in IndexedDB.
 //   2 Samples   draw digits (demo/digits.js turns strokes into sklearn-style 8x8 inputs) and/or
 //               add the bundled "my handwriting" set (the personal train split).
-//   3 Fine-tune trainEpochs in the worker, one epoch per call, evaluating on the personal test
-//               split between epochs: progress bar, live loss/accuracy chart, before/after.
+//   3 Fine-tune fit in the worker (w.fit), validating on the personal test split after each
+//               epoch: progress bar, live loss/accuracy chart, before/after.
 //   4 Save      the checkpoint (with optimizer state, and this page's session as a string
 //               property: one IndexedDB transaction) to idb://webtrain-demo/checkpoint; export
 //               the inference model as a download.
@@ -545,46 +545,45 @@ async function fineTune() {
       if (app.scheduler) await app.scheduler.release();
       app.scheduler = await app.w.LinearLRScheduler.create(app.optimizer, 0, totalSteps, lr);
     });
-    let last = null;
-    for (let e = 0; e < epochs; e++) {
-      const base = e * perEpoch;
-      try {
-        await exclusive(() =>
-          app.w.trainEpochs({
-            module: app.module,
-            optimizer: app.optimizer,
-            scheduler: app.scheduler,
-            inputs: [new Tensor('float32', x, [n, 64]), new Tensor('int32', y, [n])],
-            batchSize: BATCH,
-            epochs: 1,
-            shuffle: true,
-            seed: 1 + app.epochsTrained,
-            signal: ac.signal,
-            onProgress: (p) => {
-              done = base + p.step;
+    // fit in the worker (js/loop.js): each epoch ends with the held-out personal digits through
+    // the eval model (valAccuracy); the shuffles go on from the epochs already trained.
+    const first = app.epochsTrained;
+    const { test } = app.data;
+    try {
+      await exclusive(() =>
+        app.w.fit(app.module, app.optimizer, {
+          x: new Tensor('float32', x, [n, 64]),
+          y: new Tensor('int32', y, [n]),
+          batchSize: BATCH,
+          initialEpoch: first,
+          epochs: first + epochs,
+          shuffle: true,
+          seed: 1,
+          scheduler: app.scheduler,
+          validation: { x: new Tensor('float32', test.x.slice(), [test.n, 64]), y: new Tensor('int32', test.y.slice(), [test.n]) },
+          validationBatchSize: test.n,
+          metrics: ['accuracy'],
+          signal: ac.signal,
+          callbacks: {
+            onBatchEnd: (p) => {
+              done = (p.epoch - first) * perEpoch + p.batch;
               chart.addLoss(done, p.loss);
               const secs = (performance.now() - t0) / 1000;
-              setProgress(done / totalSteps, `Epoch ${e + 1}/${epochs} · step ${done}/${totalSteps} · loss ${p.epochLoss.toFixed(3)} · ${secs.toFixed(1)} s`);
+              setProgress(done / totalSteps, `Epoch ${p.epoch - first + 1}/${epochs} · step ${done}/${totalSteps} · loss ${p.epochLoss.toFixed(3)} · ${secs.toFixed(1)} s`);
             },
-          }),
-        );
-      } catch (err) {
-        if (err.code === 'AbortError') {
-          stopped = true;
-          break;
-        }
-        throw err;
-      }
-      app.epochsTrained++;
-      last = await evaluate();
-      chart.addAccuracy(done, last.accuracy);
-      $('acc-after').textContent = pct(last.accuracy);
-      if (ac.signal.aborted) {
-        stopped = true;
-        break;
-      }
+            onEpochEnd: (e) => {
+              app.epochsTrained++;
+              chart.addAccuracy(done, e.valAccuracy);
+              $('acc-after').textContent = pct(e.valAccuracy);
+            },
+          },
+        }),
+      );
+    } catch (err) {
+      if (err.code !== 'AbortError') throw err;
+      stopped = true;
     }
-    if (!last || stopped) last = await evaluate();
+    const last = await evaluate();
     app.result = { ...last, epochs: app.epochsTrained };
     app.savedAt = null;
     const secs = ((performance.now() - t0) / 1000).toFixed(1);

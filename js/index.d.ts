@@ -20,7 +20,8 @@ export type {
   RunResult,
   AllOutputs,
 } from './training.js';
-export { trainEpochs } from './loop.js';
+export { fit, trainEpochs } from './loop.js';
 export type { TrainEpochsOptions, TrainEpochsResult, TrainProgress, TrainLoopOptions } from './loop.js';
+export type { FitOptions, FitResult, FitEpoch, FitBatch, Metric, EarlyStoppingOptions } from './loop.js';
 export * as artifacts from './artifacts.js';
 export * as onnxblock from './onnxblock.js';

@@ -3,6 +3,6 @@ export { init, WebtrainError } from './core.js';
 export { Tensor } from './tensor.js';
 export { InferenceSession } from './session.js';
 export { CheckpointState, Module, Optimizer, LinearLRScheduler } from './training.js';
-export { trainEpochs } from './loop.js';
+export { fit, trainEpochs } from './loop.js';
 export * as artifacts from './artifacts.js';
 export * as onnxblock from './onnxblock.js';

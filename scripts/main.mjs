@@ -18,7 +18,7 @@
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CheckpointState, InferenceSession, LinearLRScheduler, Module, Optimizer, Tensor, artifacts, init, trainEpochs } from '../js/index.js';
+import { CheckpointState, InferenceSession, LinearLRScheduler, Module, Optimizer, Tensor, artifacts, fit, init } from '../js/index.js';
 
 const EPOCHS = 8;
 const BATCH = 32;
@@ -31,7 +31,6 @@ const path = (rel) => fileURLToPath(new URL(rel, root));
 const show = (p) => relative(process.cwd(), p) || '.';
 const step = (msg) => console.log(`[webtrain] ${msg}`);
 const pct = (a) => `${(100 * a).toFixed(1)}%`;
-const tty = Boolean(process.stdout.isTTY);
 
 const demoDir = path('demo/models/digits/');
 const outDir = path('out/digits/');
@@ -127,17 +126,6 @@ async function inferenceAccuracy(model, split) {
   }
 }
 
-function progress(epoch, done, total, loss, final) {
-  if (!tty) {
-    if (final) console.log(`  epoch ${epoch}/${EPOCHS}  ${total}/${total} batches  loss ${loss.toFixed(4)}`);
-    return;
-  }
-  const width = 30;
-  const fill = Math.round((width * done) / total);
-  const bar = `${'#'.repeat(fill)}${'.'.repeat(width - fill)}`;
-  process.stdout.write(`\r  epoch ${epoch}/${EPOCHS} [${bar}] ${done}/${total}  loss ${loss.toFixed(4)}${final ? '\n' : ''}`);
-}
-
 // ---- the job ---------------------------------------------------------------------------------
 step('loading the WebAssembly core');
 const core = await init();
@@ -177,26 +165,20 @@ try {
   step(`fine-tuning: ${EPOCHS} epochs x ${perEpoch} minibatches of ${BATCH}, AdamW, learning rate ${LR} decaying linearly to 0`);
   const rand = rng(SEED);
   const tTrain = performance.now();
-  // The package's training loop (js/loop.js, as in the browser's worker); the batches of each
-  // epoch in this job's own shuffled order, the progress a mean weighted by batch size.
-  let sum = 0;
-  let seen = 0;
-  await trainEpochs({
-    module,
-    optimizer,
+  // The package's training loop (js/loop.js's fit, as in the browser's worker), the batches of
+  // each epoch in this job's own shuffled order, the personal test split validating each epoch;
+  // its progress line on stderr (updating in place on a terminal, a line per epoch otherwise).
+  const testAll = batchOf(test, Array.from({ length: test.n }, (_, i) => i));
+  await fit(module, optimizer, {
     scheduler,
     epochs: EPOCHS,
     batches: () => {
       const order = shuffled(train.n, rand);
       return Array.from({ length: perEpoch }, (_, b) => batchOf(train, order.slice(b * BATCH, (b + 1) * BATCH)));
     },
-    onProgress: ({ epoch, batch, batches, loss, epochDone }) => {
-      const size = Math.min(BATCH, train.n - (batch - 1) * BATCH);
-      if (batch === 1) sum = seen = 0;
-      sum += loss * size;
-      seen += size;
-      progress(epoch + 1, batch, batches, sum / seen, epochDone);
-    },
+    validation: { x: testAll[0], y: testAll[1] },
+    metrics: ['accuracy'],
+    progress: true,
   });
   const trainMs = performance.now() - tTrain;
 

@@ -7,6 +7,7 @@ import type { BytesDestination, SaveCheckpointOptions, PropertyValue, ModuleMode
 import type { GenerateArtifactsOptions, Artifacts, TrainingModelBytes } from '../js/artifacts.js';
 
 export * from '../js/index.js';
+export type { WorkerFitOptions, WorkerFitProgress } from './worker-fit.js';
 
 /** Loads the core (implicit in every API call), checking WebAssembly SIMD first. */
 export declare function init(options?: InitOptions): Promise<Core>;

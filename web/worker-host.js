@@ -9,9 +9,10 @@
 //   const optimizer = await w.Optimizer.create(art.optimizerModel, module);
 //   const loss = await module.run(x, labels);           // a Tensor, as in the synchronous API
 //   await optimizer.step(); await module.lazyResetGrad();
-//   // many steps inside the worker, with progress:
-//   const r = await w.trainEpochs({ module, optimizer, scheduler, inputs: [x, labels], batchSize: 32,
-//     epochs: 5, shuffle: true, onProgress: ({ step, totalSteps, epoch, loss, epochLoss }) => ..., signal });
+//   // many steps inside the worker (js/loop.js's fit), with validation and progress:
+//   const { history } = await w.fit(module, optimizer, { x, y: labels, batchSize: 32, epochs: 5,
+//     shuffle: true, validation: { x: xVal, y: yVal }, metrics: ['accuracy'], scheduler, signal,
+//     callbacks: { onBatchEnd: ({ step, loss }) => ..., onEpochEnd: ({ epoch, valAccuracy }) => ... } });
 //   await w.CheckpointState.saveCheckpoint(state, 'idb://my-model', { includeOptimizerState: true });
 //   w.terminate();
 //
@@ -22,7 +23,8 @@
 //   w.LinearLRScheduler.create(optimizer, warmup, total, initialLr?)  (a constructor cannot be async)
 //   w.InferenceSession.create(model)  w.artifacts.generateArtifacts(model, opts) (built-in losses
 //   only: an onnxblock.Block cannot cross to a worker)  w.artifacts.LossType / OptimType
-//   w.idb.list/load/save/has/delete/clear   w.trainEpochs(opts)   w.terminate()
+//   w.idb.list/load/save/has/delete/clear   w.fit(module, optimizer, opts)   w.trainEpochs(opts)
+//   w.terminate()
 // Remote objects: proxies whose methods are listed in web/proxies.js (PROXIED): state.parameters
 // .get/set/has/keys/values/entries/size(), state.properties.get/set/has/entries/size(),
 // state.toBytes(), module.train/eval/run/runNamed/runAll/lazyResetGrad/memoryStats/
@@ -37,16 +39,23 @@
 // Relative URLs are resolved against the page (document.baseURI), not the worker script.
 // idb:// locations work inside the worker (same origin, same database).
 //
-// Progress: trainEpochs (the package's loop, js/loop.js, run in the worker) posts { step,
-// totalSteps, epoch, epochs, batch, batches, loss, epochLoss, epochDone, elapsedMs } every
-// `progressEvery` steps (default 1) and at the end of each epoch, to opts.onProgress and as a
-// 'progress' CustomEvent (event.detail) on `w`, which is an EventTarget. opts.signal (an
-// AbortSignal) cancels between steps.
+// Progress: fit and trainEpochs (the package's loop, js/loop.js, run in the worker) post { step,
+// totalSteps, epoch, epochs, batch, batches, loss, epochLoss, epochDone, elapsedMs, <metrics> }
+// every `progressEvery` steps (default 1) and at the end of each epoch, fit also each epoch's
+// history entry; they go to fit's callbacks.onBatchEnd / onEpochEnd (trainEpochs' onProgress)
+// and, as a 'progress' CustomEvent, to listeners on `w`, which is an EventTarget (fit's
+// event.detail has type 'batch' or 'epoch'). opts.signal (an AbortSignal) cancels between
+// steps; a callback returning false (or a Promise of false) stops fit: onEpochEnd's before the
+// next epoch (the worker waits for its answer), onBatchEnd's when its message arrives (a few
+// batches later).
+// fit's metrics are built-in names only and its checkpoint an idb:// location.
 //
 // Protocol (host <-> web/worker.js), one message per call, answered by id:
 //   host -> worker: { id, op: 'init', options } | { id, op: 'static', name, args }
-//                   | { id, op: 'call', ref, path, args } | { cancel: id }
-//   worker -> host: { id, value } | { id, error: { name, message, code } } | { progress: id, detail }
+//                   | { id, op: 'call', ref, path, args } | { cancel: id } | { stop: id }
+//                   | { answer: id, stop }   (to a progress message with wait: true)
+//   worker -> host: { id, value } | { id, error: { name, message, code, history? } }
+//                   | { progress: id, detail, wait? }
 // Worker objects cross as { __ref: id, kind }, Tensors as { __tensor: { type, data, dims } }
 // (web/wire.js, both ends).
 import { Tensor } from '../js/tensor.js';
@@ -196,8 +205,28 @@ export class WebtrainWorker extends EventTarget {
   /** Runs many training steps in the worker; see the comment at the top of this file. */
   trainEpochs(options = {}) {
     const { onProgress, signal, ...rest } = options;
-    if (signal?.aborted) return Promise.reject(abortError());
-    const p = this.#static('trainEpochs', [rest], onProgress ?? null);
+    return this.#loop('trainEpochs', [rest], onProgress ? (p) => void onProgress(p) : null, signal);
+  }
+
+  /**
+   * fit (js/loop.js) in the worker: the callbacks run here, on the worker's progress messages
+   * (a false from one stops the loop at its next batch); metrics are built-in names only.
+   */
+  fit(module, optimizer, options = {}) {
+    const { callbacks = {}, signal, ...rest } = options;
+    const metrics = Array.isArray(rest.metrics) ? rest.metrics : Object.values(rest.metrics ?? {});
+    if (metrics.some((m) => typeof m === 'function')) return Promise.reject(new WebtrainError("fit in a worker: a metric function cannot be sent to a worker; use built-in metrics ('accuracy') or run fit on this thread"));
+    const path = typeof rest.checkpoint === 'string' ? rest.checkpoint : rest.checkpoint?.path;
+    if (typeof path === 'string' && !path.startsWith('idb://')) return Promise.reject(new WebtrainError('fit in a worker: checkpoint.path must be an idb:// location'));
+    const onProgress = ({ type, ...detail }) => (type === 'epoch' ? callbacks.onEpochEnd?.(detail) : callbacks.onBatchEnd?.(detail));
+    // With an onEpochEnd here, the worker waits for its answer at the end of each epoch.
+    return this.#loop('fit', [module, optimizer, rest, { waitEpochEnd: !!callbacks.onEpochEnd }], onProgress, signal);
+  }
+
+  /** A training loop in the worker: progress to onProgress and as events; signal -> { cancel }; a false from onProgress -> { stop }. */
+  #loop(name, args, onProgress, signal) {
+    if (signal?.aborted) return Promise.reject(abortError(name));
+    const p = this.#static(name, args, onProgress);
     if (signal) {
       const id = this.#nextId - 1;
       const onAbort = () => this.#worker.postMessage({ cancel: id });
@@ -251,12 +280,24 @@ export class WebtrainWorker extends EventTarget {
     if (msg.progress !== undefined) {
       const p = this.#pending.get(msg.progress);
       if (p?.onProgress) {
-        try {
-          p.onProgress(msg.detail);
-        } catch (err) {
+        // A progress message with `wait` is answered ({ answer, stop }); otherwise false -> { stop }.
+        const stop = (v) => {
+          if (this.#dead) return;
+          if (msg.wait) this.#worker.postMessage({ answer: msg.progress, stop: v === false });
+          else if (v === false) this.#worker.postMessage({ stop: msg.progress });
+        };
+        const rethrow = (err) => {
+          stop(undefined);
           setTimeout(() => {
             throw err;
           });
+        };
+        try {
+          const r = p.onProgress(msg.detail);
+          if (r && typeof r.then === 'function') r.then(stop, rethrow);
+          else stop(r);
+        } catch (err) {
+          rethrow(err);
         }
       }
       this.dispatchEvent(new CustomEvent('progress', { detail: msg.detail }));
@@ -269,6 +310,7 @@ export class WebtrainWorker extends EventTarget {
       const e = msg.error.name === 'WebtrainError' ? new WebtrainError(msg.error.message) : new Error(msg.error.message);
       if (msg.error.name !== 'WebtrainError') e.name = msg.error.name;
       if (msg.error.code) e.code = msg.error.code;
+      if (msg.error.history) e.history = msg.error.history;
       p.reject(e);
     } else {
       p.resolve(this.#decode(msg.value));
@@ -293,8 +335,8 @@ export class WebtrainWorker extends EventTarget {
   }
 }
 
-function abortError() {
-  const e = new WebtrainError('trainEpochs: cancelled before it started');
+function abortError(name) {
+  const e = new WebtrainError(`${name}: cancelled before it started`);
   e.code = 'AbortError';
   return e;
 }

@@ -1,6 +1,6 @@
 // The Web Worker side of webtrain.worker() (protocol: see the comment at the top of
 // web/worker-host.js). Runs the ordinary synchronous API; keeps the objects it creates in a
-// table and answers calls on them by id. trainEpochs is the package's loop (js/loop.js).
+// table and answers calls on them by id. fit and trainEpochs are the package's loop (js/loop.js).
 import * as api from '../js/index.js';
 import * as idb from './idb.js';
 import { init } from './init.js';
@@ -9,12 +9,12 @@ import { STATICS, IDB_FUNCTIONS } from './proxies.js';
 
 const wt = { ...api, idb, init };
 
-const { LinearLRScheduler, Tensor, artifacts, WebtrainError, trainEpochs } = api;
+const { LinearLRScheduler, Tensor, artifacts, WebtrainError, trainEpochs, fit } = api;
 
 const objects = new Map(); // id -> object
 const ids = new WeakMap(); // object -> id
 let nextId = 1;
-const aborts = new Map(); // call id -> AbortController of a trainEpochs call in progress
+const aborts = new Map(); // call id -> AbortController of a training loop (trainEpochs, fit) in progress
 
 /** The class (a key of web/proxies.js STATICS) of an object that stays in the worker, or null. */
 function kindOf(v) {
@@ -84,18 +84,53 @@ async function callMethod(obj, path, args) {
   return member; // a getter: size, isTraining, isLive
 }
 
-/** trainEpochs (js/loop.js) in the worker: progress posted to the host, cancelled by its { cancel } message. */
-function trainInWorker(options, callId) {
+const stops = new Set(); // call ids of fit calls the host asked to stop (a callback returned false)
+const answers = new Map(); // call id -> resolve(stop) of a progress message waiting for the host's answer
+
+/**
+ * The training loops (js/loop.js) in the worker, by name: progress posted to the host,
+ * cancelled by its { cancel } message; fit's callbacks stop the loop after the host's { stop }.
+ */
+const LOOPS = {
+  trainEpochs: ([options = {}], signal, post) => trainEpochs({ ...options, onProgress: post(null), signal }),
+  fit: ([module, optimizer, options = {}, { waitEpochEnd = false } = {}], signal, post, callId) => {
+    const report = (type) => (detail) => (post(type)(detail), !stops.has(callId));
+    // The host's onEpochEnd answers before the next epoch starts.
+    const onEpochEnd = !waitEpochEnd
+      ? report('epoch')
+      : (detail) => {
+          const answer = new Promise((resolve) => answers.set(callId, resolve));
+          postMessage({ progress: callId, detail: { type: 'epoch', ...detail }, wait: true });
+          return answer.then((stop) => !stop && !stops.has(callId));
+        };
+    const onBatchEnd = report('batch');
+    return fit(module, optimizer, { ...options, signal, callbacks: { onBatchEnd, onEpochEnd } });
+  },
+};
+
+function loopInWorker(name, args, callId) {
   const controller = new AbortController();
   aborts.set(callId, controller);
-  const progress = (detail) => postMessage({ progress: callId, detail });
-  return trainEpochs({ ...options, onProgress: progress, signal: controller.signal }).finally(() => aborts.delete(callId));
+  const post = (type) => (detail) => postMessage({ progress: callId, detail: type ? { type, ...detail } : detail });
+  return LOOPS[name](args, controller.signal, post, callId).finally(() => {
+    aborts.delete(callId);
+    stops.delete(callId);
+  });
 }
 
 self.onmessage = async (ev) => {
   const msg = ev.data;
   if (msg.cancel !== undefined) {
     aborts.get(msg.cancel)?.abort();
+    return;
+  }
+  if (msg.answer !== undefined) {
+    answers.get(msg.answer)?.(msg.stop);
+    answers.delete(msg.answer);
+    return;
+  }
+  if (msg.stop !== undefined) {
+    if (aborts.has(msg.stop)) stops.add(msg.stop);
     return;
   }
   const { id } = msg;
@@ -106,9 +141,10 @@ self.onmessage = async (ev) => {
       result = { simd: core.simdName() };
     } else if (msg.op === 'static') {
       const fn = statics[msg.name];
-      if (!fn && msg.name !== 'trainEpochs') throw new WebtrainError(`worker: unknown function '${msg.name}'`);
+      const loop = Object.hasOwn(LOOPS, msg.name);
+      if (!fn && !loop) throw new WebtrainError(`worker: unknown function '${msg.name}'`);
       const args = decodeArgs(msg.args);
-      result = msg.name === 'trainEpochs' ? await trainInWorker(args[0] ?? {}, id) : await fn(...args);
+      result = loop ? await loopInWorker(msg.name, args, id) : await fn(...args);
     } else if (msg.op === 'call') {
       result = await callMethod(deref(msg.ref), msg.path, decodeArgs(msg.args));
     } else {
@@ -118,6 +154,6 @@ self.onmessage = async (ev) => {
     const value = encode(result, resultEncoding(transfer));
     postMessage({ id, value }, [...transfer]);
   } catch (err) {
-    postMessage({ id, error: { name: err?.name ?? 'Error', message: err?.message ?? String(err), code: err?.code } });
+    postMessage({ id, error: { name: err?.name ?? 'Error', message: err?.message ?? String(err), code: err?.code, history: err?.history } });
   }
 };

@@ -2,7 +2,10 @@
 // responsive (a setInterval timer keeps firing while the worker trains), progress events
 // arrive, the result is bit-identical to the same training on the main thread, transfer()
 // moves buffers, cancellation works, and a checkpoint saved to idb:// in the worker loads on
-// the main thread.
+// the main thread. fit in the worker (w.fit): the same loop as on the main thread (js/loop.js),
+// bit for bit (history with validation loss and accuracy, parameters); progress events per
+// batch and per epoch; a checkpoint per epoch in IndexedDB; a callback returning false stops;
+// abort rejects with the history so far; a metric function is refused (it cannot cross).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { serve, launch, guard, openPage, screenshot } from './harness.mjs';
@@ -146,6 +149,110 @@ test('worker training: main thread responsive, progress, same result as the main
     assert.match(r.cancelled, /^WebtrainError AbortError: trainEpochs: cancelled after \d+ of \d+ steps/);
     assert.match(r.badInput, /^WebtrainError: the training model takes 2 inputs/);
     await screenshot(page, 'worker-training');
+    assert.deepEqual(ctx.offsite, []);
+  } finally {
+    await ctx.close();
+  }
+});
+
+test('fit in a worker: validation, progress events, checkpoints, stop and abort; the same as on the main thread', async () => {
+  const ctx = await guard(await browser.newContext(), server.url);
+  try {
+    const page = await openPage(ctx, `${server.url}/tests/browser/pages/index.html`);
+    const r = await page.evaluate(async () => {
+      const { webtrain: wt, t } = window;
+      t.status('fit in a worker…');
+      const g = await t.golden();
+      const options = { ...g.options, additionalOutputNames: ['output'] };
+      const art = await wt.artifacts.generateArtifacts(g.model, options);
+      // 4 golden batches (32 samples) to train on, the 5th (8 samples) to validate on.
+      const x = new Float32Array(32 * 784);
+      const y = new Int32Array(32);
+      g.steps.slice(0, 4).forEach(([inp, lab], k) => {
+        x.set(inp.data, k * 8 * 784);
+        y.set(lab.data, k * 8);
+      });
+      const [xVal, yVal] = g.steps[4];
+      const data = () => ({ x: new wt.Tensor(x, [32, 784]), y: new wt.Tensor(y, [32]), validation: { x: xVal, y: yVal } });
+      const fitOptions = { batchSize: 8, epochs: 12, shuffle: true, seed: 3, metrics: ['accuracy'] };
+
+      const w = await wt.worker();
+      const state = await w.CheckpointState.loadCheckpoint(art.checkpoint);
+      const module = await w.Module.create(art.trainingModel, state, art.evalModel);
+      const optimizer = await w.Optimizer.create(art.optimizerModel, module);
+      const batches = [];
+      const epochs = [];
+      const events = { batch: 0, epoch: 0 };
+      w.addEventListener('progress', (ev) => events[ev.detail.type]++);
+      const res = await w.fit(module, optimizer, {
+        ...data(), ...fitOptions,
+        checkpoint: { path: 'idb://fit-run', every: 'epoch' },
+        callbacks: { onBatchEnd: (b) => void batches.push(b), onEpochEnd: (e) => void epochs.push(e) },
+      });
+      const eventsOfFirst = { ...events };
+      const workerParams = {};
+      for (const [name, p] of await state.parameters.entries()) workerParams[name] = p.data;
+      const fromIdb = await wt.CheckpointState.loadCheckpoint('idb://fit-run');
+      const idbDiff = t.bitDiff(workerParams, t.params(fromIdb));
+
+      // The same fit on the main thread.
+      const local = await t.session(art);
+      const mainRes = await wt.fit(local.module, local.optimizer, { ...data(), ...fitOptions });
+      const diff = t.bitDiff(workerParams, t.params(local.state));
+      const strip = (h) => h.map(({ seconds, ...e }) => e);
+      const historyMatches = JSON.stringify(strip(res.history)) === JSON.stringify(strip(mainRes.history));
+      const lossDiff = res.losses.findIndex((v, i) => v !== mainRes.losses[i]);
+
+      // onEpochEnd returning false stops before the next epoch; abort rejects, with the history so far.
+      const stopped = await w.fit(module, optimizer, { ...data(), batchSize: 8, epochs: 50, callbacks: { onEpochEnd: (e) => e.epoch < 2 } });
+      const ac = new AbortController();
+      let cancelled = null;
+      try {
+        await w.fit(module, optimizer, { ...data(), batchSize: 8, epochs: 100000, signal: ac.signal, callbacks: { onBatchEnd: (b) => void (b.step === 30 && ac.abort()) } });
+      } catch (e) {
+        cancelled = { text: `${e.name} ${e.code}: ${e.message}`, epochs: e.history?.length };
+      }
+      let refused = null;
+      try {
+        await w.fit(module, optimizer, { ...data(), metrics: [() => 1] });
+      } catch (e) {
+        refused = e.message;
+      }
+      await optimizer.release();
+      await module.release();
+      await state.release();
+      w.terminate();
+      const last = res.history.at(-1);
+      t.log(`worker fit: ${res.steps} steps, loss ${res.history[0].loss.toFixed(4)} -> ${last.loss.toFixed(4)}, val accuracy ${res.history[0].valAccuracy} -> ${last.valAccuracy}`);
+      t.log(`worker vs main thread: ${diff ?? 'bit-identical parameters'}, history ${historyMatches ? 'identical' : 'differs'}; idb checkpoint: ${idbDiff ?? 'bit-identical'}`);
+      t.log(`stopped: ${stopped.stopped} after ${stopped.epochs} epochs; cancel: ${cancelled?.text}`);
+      t.status(diff || !historyMatches ? 'FAILED' : 'passed: fit in a worker');
+      return {
+        steps: res.steps, history: res.history, diff, idbDiff, historyMatches, lossDiff, events: eventsOfFirst, batches: batches.length, epochs,
+        lastBatch: batches.at(-1), stopped: { stopped: stopped.stopped, epochs: stopped.epochs }, cancelled, refused,
+      };
+    });
+    assert.equal(r.steps, 48);
+    assert.equal(r.diff, null, 'worker and main-thread fit differ');
+    assert.equal(r.historyMatches, true);
+    assert.equal(r.lossDiff, -1);
+    assert.equal(r.idbDiff, null, 'the last idb:// checkpoint is not the final state');
+    assert.equal(r.history.length, 12);
+    for (const e of r.history) for (const k of ['loss', 'valLoss', 'accuracy', 'valAccuracy']) assert.equal(typeof e[k], 'number', `${k} of epoch ${e.epoch}`);
+    assert.ok(r.history.at(-1).loss < r.history[0].loss, 'the training loss did not go down');
+    // (The golden batches are random: the validation numbers are checked against the main thread's, not for progress.)
+    assert.ok(r.history.every((e) => Number.isFinite(e.valLoss) && e.valAccuracy >= 0 && e.valAccuracy <= 1));
+    assert.deepEqual(r.events, { batch: 48, epoch: 12 });
+    assert.equal(r.batches, 48);
+    assert.deepEqual(r.epochs.map(({ seconds, ...e }) => e), r.history.map(({ seconds, ...e }) => e));
+    assert.deepEqual({ step: r.lastBatch.step, epoch: r.lastBatch.epoch, epochDone: r.lastBatch.epochDone, type: r.lastBatch.type }, { step: 48, epoch: 11, epochDone: true, type: undefined });
+    assert.equal(typeof r.lastBatch.accuracy, 'number');
+    assert.equal(r.stopped.stopped, 'callback');
+    assert.equal(r.stopped.epochs, 3, 'onEpochEnd returned false after epoch 2');
+    assert.match(r.cancelled.text, /^WebtrainError AbortError: fit: cancelled after \d+ of 400000 steps$/);
+    assert.ok(r.cancelled.epochs >= 7, `history of ${r.cancelled.epochs} epochs at the abort`);
+    assert.match(r.refused, /a metric function cannot be sent to a worker/);
+    await screenshot(page, 'worker-fit');
     assert.deepEqual(ctx.offsite, []);
   } finally {
     await ctx.close();

@@ -32,10 +32,10 @@ test('the main job fine-tunes the digit classifier and improves accuracy', async
   assert.ok(hitsAfter > hitsBefore, `accuracy did not improve: ${hitsBefore} -> ${hitsAfter} of ${n}`);
   assert.match(stdout, new RegExp(`accuracy on personal test set: ${before[1]}% -> ${after[1]}% \\(improved\\)`));
 
-  // Non-TTY progress: one line per epoch, with the loss; no carriage returns.
-  const epochs = stdout.match(/^ {2}epoch \d+\/\d+ .*loss \d+\.\d+$/gm) ?? [];
-  assert.ok(epochs.length >= 2, `expected a progress line per epoch\n${log}`);
-  assert.ok(!stdout.includes('\r'), 'carriage returns in non-TTY output');
+  // Non-TTY progress (fit's, on stderr): one line per epoch, with the loss and the accuracies; no carriage returns.
+  const epochs = stderr.match(/^epoch \d+\/8 loss \d+\.\d{4} accuracy \d\.\d{4} valLoss \d+\.\d{4} valAccuracy \d\.\d{4} \d+\.\ds$/gm) ?? [];
+  assert.equal(epochs.length, 8, `expected a progress line per epoch\n${log}`);
+  assert.ok(!stdout.includes('\r') && !stderr.includes('\r'), 'carriage returns in non-TTY output');
 
   // The pretrained accuracy agrees with PyTorch's (meta.json, written by make_digits_model.py).
   const meta = JSON.parse(await readFile(`${demo}meta.json`, 'utf8'));

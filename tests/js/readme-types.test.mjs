@@ -32,6 +32,11 @@ const ASSUMED = {
   optimizer: "import('webtrain').Optimizer",
   scheduler: "import('webtrain').LinearLRScheduler",
   state: "import('webtrain').CheckpointState",
+  y: "import('webtrain').Tensor",
+  xVal: "import('webtrain').Tensor",
+  yVal: "import('webtrain').Tensor",
+  onBatchEnd: "(batch: import('webtrain').FitBatch) => void",
+  onEpochEnd: "(epoch: import('webtrain').FitEpoch) => boolean",
 };
 
 let dir;

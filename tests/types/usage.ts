@@ -338,3 +338,28 @@ export { builtModel };
   };
   void run;
 }
+
+// fit (js/loop.js): the loop with validation, metrics, early stopping, checkpoints.
+{
+  const run = async (module: webtrain.Module, optimizer: webtrain.Optimizer, x: webtrain.Tensor, y: webtrain.Tensor) => {
+    const r: webtrain.FitResult = await webtrain.fit(module, optimizer, {
+      x, y, batchSize: 32, epochs: 10, shuffle: true, seed: 1,
+      validation: { x, y },
+      metrics: ['accuracy', (outputs: webtrain.Tensor[], labels: webtrain.Tensor) => outputs.length + labels.size],
+      callbacks: { onBatchEnd: (b: webtrain.FitBatch) => b.loss < 10, onEpochEnd: async (e: webtrain.FitEpoch) => e.valLoss !== undefined },
+      earlyStopping: { monitor: 'valLoss', patience: 3, restoreBest: true },
+      checkpoint: { path: 'run.ckpt', every: 'epoch' },
+      signal: new AbortController().signal,
+      onNonFinite: 'skip',
+      progress: true,
+    });
+    const h: webtrain.FitEpoch[] = r.history;
+    const stopped: null | string = r.stopped;
+    // @ts-expect-error onNonFinite is 'throw', 'skip' or 'stop'
+    await webtrain.fit(module, optimizer, { x, y, onNonFinite: 'ignore' });
+    // @ts-expect-error metrics are names of built-in metrics or functions
+    await webtrain.fit(module, optimizer, { x, y, metrics: ['f1'] });
+    return [h.length, stopped, r.skipped];
+  };
+  void run;
+}
