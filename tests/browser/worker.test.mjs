@@ -5,7 +5,9 @@
 // the main thread. fit in the worker (w.fit): the same loop as on the main thread (js/loop.js),
 // bit for bit (history with validation loss and accuracy, parameters); progress events per
 // batch and per epoch; a checkpoint per epoch in IndexedDB; a callback returning false stops;
-// abort rejects with the history so far; a metric function is refused (it cannot cross).
+// abort rejects with the history so far; a metric function is refused (it cannot cross). fit on a
+// small CNN with BatchNorm in the worker: validation accuracy, early stopping with the best
+// parameters restored, a checkpoint per epoch; the same as on the main thread.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { serve, launch, guard, openPage, screenshot } from './harness.mjs';
@@ -253,6 +255,70 @@ test('fit in a worker: validation, progress events, checkpoints, stop and abort;
     assert.ok(r.cancelled.epochs >= 7, `history of ${r.cancelled.epochs} epochs at the abort`);
     assert.match(r.refused, /a metric function cannot be sent to a worker/);
     await screenshot(page, 'worker-fit');
+    assert.deepEqual(ctx.offsite, []);
+  } finally {
+    await ctx.close();
+  }
+});
+
+test('fit on a CNN in a worker: validation accuracy, early stopping restoring the best epoch, a checkpoint per epoch', async () => {
+  const ctx = await guard(await browser.newContext(), server.url);
+  try {
+    const page = await openPage(ctx, `${server.url}/tests/browser/pages/index.html`);
+    const r = await page.evaluate(async () => {
+      const { webtrain: wt, t } = window;
+      t.status('fit on a CNN in a worker…');
+      const g = await t.golden('cnn_bn_ce_sgd'); // Conv-BatchNorm-ReLU-MaxPool-Conv-ReLU-GAP-Linear
+      const art = await wt.artifacts.generateArtifacts(g.model, { ...g.options, additionalOutputNames: ['output'] });
+      // 4 golden batches of 4 images [1, 28, 28] to train on, the 5th to validate on.
+      const x = new Float32Array(16 * 784);
+      const y = new Int32Array(16);
+      g.steps.slice(0, 4).forEach(([inp, lab], k) => {
+        x.set(inp.data, k * 4 * 784);
+        y.set(Array.from(lab.data, Number), k * 4);
+      });
+      const [xVal, lVal] = g.steps[4];
+      const yVal = new wt.Tensor(Int32Array.from(lVal.data, Number), [4]);
+      const options = () => ({
+        x: new wt.Tensor(x, [16, 1, 28, 28]), y: new wt.Tensor(y, [16]), validation: { x: xVal, y: yVal },
+        batchSize: 4, epochs: 60, shuffle: true, seed: 5, metrics: ['accuracy'],
+        earlyStopping: { monitor: 'valLoss', patience: 2, restoreBest: true },
+      });
+      const w = await wt.worker();
+      const state = await w.CheckpointState.loadCheckpoint(art.checkpoint);
+      const module = await w.Module.create(art.trainingModel, state, art.evalModel);
+      const optimizer = await w.Optimizer.create(art.optimizerModel, module);
+      const res = await w.fit(module, optimizer, { ...options(), checkpoint: { path: 'idb://fit-cnn-{epoch}', every: 'epoch' } });
+      const workerParams = {};
+      for (const [name, p] of await state.parameters.entries()) workerParams[name] = p.data;
+      const lastSaved = await wt.CheckpointState.loadCheckpoint(`idb://fit-cnn-${res.history.at(-1).epoch}`);
+      const local = await t.session(art);
+      const mainRes = await wt.fit(local.module, local.optimizer, options());
+      const strip = (h) => h.map(({ seconds, ...e }) => e);
+      const out = {
+        stopped: res.stopped, bestEpoch: res.bestEpoch, restored: res.restored, history: strip(res.history),
+        same: JSON.stringify(strip(res.history)) === JSON.stringify(strip(mainRes.history)) && res.bestEpoch === mainRes.bestEpoch,
+        diff: t.bitDiff(workerParams, t.params(local.state)),
+        savedDiffers: t.bitDiff(workerParams, t.params(lastSaved)) !== null,
+      };
+      await optimizer.release();
+      await module.release();
+      await state.release();
+      w.terminate();
+      t.log(`CNN fit in a worker: stopped by ${out.stopped} after ${out.history.length} epochs, best epoch ${out.bestEpoch}, val accuracy ${out.history[0].valAccuracy} -> ${out.history.at(-1).valAccuracy}`);
+      return out;
+    });
+    assert.equal(r.stopped, 'earlyStopping');
+    assert.ok(r.history.length < 60, `${r.history.length} epochs`);
+    assert.equal(r.restored, true);
+    const best = r.history.find((e) => e.epoch === r.bestEpoch);
+    assert.equal(best.valLoss, Math.min(...r.history.map((e) => e.valLoss)), 'the best epoch has the lowest validation loss');
+    for (const e of r.history) assert.ok(e.valAccuracy >= 0 && e.valAccuracy <= 1 && Number.isFinite(e.valLoss), `epoch ${e.epoch}`);
+    assert.ok(r.history.at(-1).loss < r.history[0].loss, 'the training loss went down');
+    assert.equal(r.same, true, 'worker and main-thread histories differ');
+    assert.equal(r.diff, null, 'worker and main-thread parameters differ');
+    // The last epoch's checkpoint holds that epoch's parameters; restoring the best epoch changed them.
+    assert.equal(r.savedDiffers, r.bestEpoch !== r.history.at(-1).epoch);
     assert.deepEqual(ctx.offsite, []);
   } finally {
     await ctx.close();
