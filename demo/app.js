@@ -201,8 +201,15 @@ async function load() {
   checklist('core', 'active');
   app.w = await worker();
   const simd = await app.w.simdName();
-  $('fact-core').textContent = `WebAssembly ${simd.replace(/^wasm-?/, '').toUpperCase() || 'SIMD'}`;
-  checklist('core', 'done', `(${simd})`);
+  // Threads: the threaded build where the page is crossOriginIsolated (demo/serve.mjs sends
+  // COOP/COEP), one thread otherwise.
+  app.runtime = await app.w.runtimeInfo();
+  const threads = `${app.runtime.threads} thread${app.runtime.threads === 1 ? '' : 's'}`;
+  $('fact-core').textContent = `WebAssembly ${simd.replace(/^wasm-?/, '').toUpperCase() || 'SIMD'} · ${threads}`;
+  $('fact-core').title = app.runtime.build === 'threaded'
+    ? `threaded build (cross-origin isolated): ${threads}`
+    : 'single-threaded build (this page is not cross-origin isolated: serve it with COOP/COEP for threads)';
+  checklist('core', 'done', `(${simd}, ${threads}, ${app.runtime.build} build)`);
 
   checklist('artifacts', 'active');
   const t1 = performance.now();

@@ -5,6 +5,9 @@
 // (never the rest of the checkout), with correct MIME types (application/wasm for the core,
 // text/javascript for modules). Binds 127.0.0.1; without --port it takes 8080, or a free port
 // when 8080 is taken. Prints the URL and serves until Ctrl-C. No dependencies.
+// Every answer carries COOP/COEP (Cross-Origin-Opener-Policy: same-origin,
+// Cross-Origin-Embedder-Policy: require-corp): the page is crossOriginIsolated, so webtrain
+// loads its threaded build (dist/mt/) and trains on several cores.
 //
 // Also usable from code: `const { url, close } = await startServer({ port: 0 })`.
 import { createServer } from 'node:http';
@@ -31,6 +34,8 @@ const MIME = {
   '.md': 'text/plain; charset=utf-8',
 };
 const PUBLIC = ['demo/', 'web/', 'js/', 'dist/'];
+/** Cross-origin isolation: SharedArrayBuffer, hence webtrain's threaded build, in the page and its workers. */
+const ISOLATION = { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' };
 
 /** Starts the server; resolves { url, port, server, close }. port 0 = a free port. */
 export function startServer({ port = 0, host = '127.0.0.1', log = null } = {}) {
@@ -39,22 +44,22 @@ export function startServer({ port = 0, host = '127.0.0.1', log = null } = {}) {
     try {
       path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
     } catch {
-      res.writeHead(400, { 'content-type': 'text/plain' }).end('bad request');
+      res.writeHead(400, { 'content-type': 'text/plain', ...ISOLATION }).end('bad request');
       return;
     }
     log?.(`${req.method} ${path}`);
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.writeHead(405, { 'content-type': 'text/plain', allow: 'GET, HEAD' }).end('method not allowed');
+      res.writeHead(405, { 'content-type': 'text/plain', allow: 'GET, HEAD', ...ISOLATION }).end('method not allowed');
       return;
     }
     if (path === '/' || path === '/demo') {
-      res.writeHead(302, { location: '/demo/' }).end();
+      res.writeHead(302, { location: '/demo/', ...ISOLATION }).end();
       return;
     }
     let rel = normalize(path).split(sep).join('/').replace(/^\/+/, '');
     if (rel.endsWith('/')) rel += 'index.html';
     if (rel.split('/').includes('..') || !PUBLIC.some((p) => rel.startsWith(p))) {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+      res.writeHead(404, { 'content-type': 'text/plain', ...ISOLATION }).end('not found');
       return;
     }
     const file = join(root, rel);
@@ -66,11 +71,12 @@ export function startServer({ port = 0, host = '127.0.0.1', log = null } = {}) {
         'content-length': s.size,
         'cache-control': 'no-cache',
         'x-content-type-options': 'nosniff',
+        ...ISOLATION,
       });
       if (req.method === 'HEAD') res.end();
       else createReadStream(file).pipe(res);
     } catch {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+      res.writeHead(404, { 'content-type': 'text/plain', ...ISOLATION }).end('not found');
     }
   });
   return new Promise((resolve, reject) => {

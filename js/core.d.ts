@@ -16,6 +16,36 @@ export interface InitOptions {
    * rejects with a WebtrainError naming this option.
    */
   wasmUrl?: string | URL | undefined;
+  /**
+   * How many threads the core uses (default `'auto'`: the cores the platform reports —
+   * `os.availableParallelism()` in Node, `navigator.hardwareConcurrency` in browsers — capped at
+   * 8; a number is capped at 8 too). More than 1 loads the threaded build where it can run:
+   * Node, or a page or worker that is `crossOriginIsolated` (served with
+   * `Cross-Origin-Opener-Policy: same-origin` and `Cross-Origin-Embedder-Policy: require-corp`).
+   * Elsewhere the single-threaded build loads, never an error. `1` always loads the
+   * single-threaded build. See {@link runtimeInfo} for what was loaded.
+   */
+  threads?: 'auto' | number | undefined;
+  /**
+   * Where the threaded build's `webtrain-core-mt.mjs` is served (its `.wasm` and
+   * `webtrain-core-mt.worker.js` beside it): default `dist/mt/` next to the package's files.
+   * Bundlers do not emit these files: copy `node_modules/webtrain/dist/mt/` to where your app is
+   * served and pass its URL here. Without it, a bundled app (or one that gave `wasmUrl` or
+   * `wasmBinary`) loads the single-threaded build.
+   */
+  threadedUrl?: string | URL | undefined;
+}
+
+/** What the loaded core runs with, as {@link runtimeInfo} returns it. */
+export interface RuntimeInfo {
+  /** Threads the core's kernels use (1 in the single-threaded build). */
+  threads: number;
+  /** The vector instruction set the core was built with, e.g. `'wasm-simd128'`. */
+  simd: string;
+  /** Whether this page or worker is cross-origin isolated (always false in Node). */
+  crossOriginIsolated: boolean;
+  /** Which build was loaded: `'threaded'` (dist/mt/) or `'single'`. */
+  build: 'single' | 'threaded';
 }
 
 /** The loaded WebAssembly core, as `init()` resolves it. */
@@ -41,6 +71,9 @@ export declare class Core {
  * core on every call.
  */
 export declare function init(options?: InitOptions): Promise<Core>;
+
+/** What the loaded core runs with, or null before it is loaded (await {@link init} first). */
+export declare function runtimeInfo(): RuntimeInfo | null;
 
 /** The error webtrain throws; its message names what was wrong and what was expected. */
 export declare class WebtrainError extends Error {

@@ -10,10 +10,15 @@ import { Status, HeapStat, readRecord } from './abi.js';
 
 
 let corePromise = null;
+let runtime = null; // runtimeInfo()'s answer once the core is loaded
+
+/** The most threads init() uses (and the pthread pool it starts): 'auto' is the cores reported, capped here. */
+export const MAX_THREADS = 8;
 
 /**
  * Initializes the core. Optional: every API entry point calls it. Options apply to the first
- * call only: { wasmBinary?: Uint8Array|ArrayBuffer, wasmUrl?: string|URL }.
+ * call only: { wasmBinary?: Uint8Array|ArrayBuffer, wasmUrl?: string|URL, threads?: 'auto'|number,
+ * threadedUrl?: string|URL }.
  */
 export function init(options = {}) {
   if (!corePromise) corePromise = load(options).catch((err) => {
@@ -21,6 +26,37 @@ export function init(options = {}) {
     throw err;
   });
   return corePromise;
+}
+
+/**
+ * What the loaded core runs with: { threads, simd, crossOriginIsolated, build: 'single' |
+ * 'threaded' }, or null before the core is loaded (init() resolves it).
+ */
+export function runtimeInfo() {
+  return runtime ? { ...runtime } : null;
+}
+
+/** Whether this realm can run the threaded build: Node, or a page/worker that is crossOriginIsolated (SharedArrayBuffer). */
+export function threadsAvailable() {
+  if (isNode) return typeof SharedArrayBuffer === 'function';
+  return globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function' && typeof Worker === 'function';
+}
+
+async function coresReported() {
+  if (isNode) {
+    const os = await importNode('os');
+    return os.availableParallelism?.() ?? os.cpus().length;
+  }
+  return globalThis.navigator?.hardwareConcurrency ?? 1;
+}
+
+/** init's `threads` option -> the number of threads wanted (1..MAX_THREADS). */
+async function wantedThreads(threads = 'auto') {
+  if (threads === 'auto') return Math.max(1, Math.min(MAX_THREADS, Math.floor(await coresReported()) || 1));
+  if (!Number.isInteger(threads) || threads < 1) {
+    throw new WebtrainError(`init({ threads }): expected 'auto' or a whole number >= 1, got ${typeof threads === 'string' ? `'${threads}'` : String(threads)}`);
+  }
+  return Math.min(threads, MAX_THREADS);
 }
 
 // (module (func (result v128) (v128.const i32x4 0 0 0 0)))
@@ -49,17 +85,97 @@ export function checkSupport() {
 
 async function load(options) {
   if (!isNode) checkSupport(); // a clear error, not a compile failure, where SIMD is missing
+  const threads = await wantedThreads(options.threads);
+  // The threaded build where it can run and more than one thread is wanted; its location is
+  // known by default (next to this package's files) unless the single build's was given
+  // (wasmUrl/wasmBinary: a bundle or a custom host), where threadedUrl says where it is.
+  const explicit = options.threadedUrl != null;
+  if (threads > 1 && threadsAvailable() && (explicit || (!options.wasmUrl && !options.wasmBinary))) {
+    try {
+      return await loadThreaded(options, threads);
+    } catch (err) {
+      // Not there (a bundle that did not copy dist/mt/): the single-threaded build, unless its
+      // location was given explicitly.
+      if (explicit || err?.code !== WASM_ERROR) throw err;
+    }
+  }
+  return loadSingle(options);
+}
+
+async function loadSingle(options) {
   const { default: createWebtrainCore } = await import('../dist/webtrain-core.mjs');
   // The .wasm is fetched and compiled here, not by the Emscripten loader, so that a .wasm that
   // is not where it was expected is a WebtrainError naming the option to set, not an abort.
   const wasm = await compileCore(options);
+  const m = await instantiate(createWebtrainCore, wasm, {
+    locateFile: (path) => path, // (unused: set so the loader does not evaluate import.meta.url, empty in some bundles)
+  });
+  return finish(m, 'single', 1);
+}
+
+/**
+ * dist/mt/webtrain-core-mt.mjs next to this package's files, or null where import.meta.url is
+ * empty. Not new URL('...', import.meta.url): bundlers would follow it and bundle the threaded
+ * build's Node branch; a bundled app that wants threads copies dist/mt/ and passes threadedUrl.
+ */
+function defaultThreadedUrl() {
+  const moduleUrl = import.meta.url;
+  try {
+    return new URL('../dist/mt/webtrain-core-mt.mjs', moduleUrl).href;
+  } catch {
+    return null;
+  }
+}
+
+/** The threaded build (dist/mt/): its .wasm and worker script are next to its .mjs. */
+async function loadThreaded(options, threads) {
+  const url = options.threadedUrl != null ? String(options.threadedUrl) : defaultThreadedUrl();
+  if (!url) throw wasmError('its default location', 'import.meta.url is empty here', true);
+  const mjsUrl = isNode && !/^[a-z][a-z0-9+.-]*:/i.test(url) ? (await importNode('url')).pathToFileURL(url).href : url;
+  const wasmUrl = new URL('webtrain-core-mt.wasm', mjsUrl).href;
+  const wasm = await compileCore({ wasmUrl });
+  let createWebtrainCore;
+  try {
+    ({ default: createWebtrainCore } = await import(/* @vite-ignore */ /* webpackIgnore: true */ mjsUrl));
+  } catch (err) {
+    throw wasmError(mjsUrl, `importing it fails: ${err.message}`, options.threadedUrl == null);
+  }
+  const toPath = isNode ? (await importNode('url')).fileURLToPath : null;
+  const hadWorker = Object.hasOwn(globalThis, 'Worker');
+  const userWorker = globalThis.Worker;
+  let m;
+  try {
+    m = await instantiate(createWebtrainCore, wasm, {
+      wtUrl: mjsUrl, // (the pre-js derives require/__dirname from it in Node: cmake/wasm-mt-pre.js)
+      wtPool: threads, // pthread workers started (and loaded) before the module resolves
+      mainScriptUrlOrBlob: mjsUrl, // what each pthread worker imports
+      locateFile: (path) => {
+        const u = new URL(path, mjsUrl);
+        return toPath && u.protocol === 'file:' ? toPath(u) : u.href;
+      },
+    });
+  } finally {
+    // Emscripten 3.1.6's Node branch sets global.Worker to worker_threads' Worker: put back what the user had.
+    if (isNode) {
+      if (hadWorker) globalThis.Worker = userWorker;
+      else delete globalThis.Worker;
+    }
+  }
+  // Node: the pool's workers must not keep the process alive once the user's code is done.
+  if (isNode) for (const w of m.PThread?.unusedWorkers ?? []) w.unref?.();
+  if (typeof m._wt_set_threads === 'function') m._wt_set_threads(threads);
+  return finish(m, 'threaded', typeof m._wt_get_threads === 'function' ? m._wt_get_threads() : 1);
+}
+
+/** Runs an Emscripten factory with our compiled module; an instantiation failure rejects with a WebtrainError. */
+async function instantiate(factory, wasm, moduleArgs) {
   let failed;
   const instantiateFailed = new Promise((_, reject) => {
     failed = reject;
   });
-  const m = await Promise.race([
-    createWebtrainCore({
-      locateFile: (path) => path, // (unused: set so the loader does not evaluate import.meta.url, empty in some bundles)
+  return Promise.race([
+    factory({
+      ...moduleArgs,
       instantiateWasm(imports, receive) {
         WebAssembly.instantiate(wasm, imports).then(
           (instance) => receive(instance, wasm),
@@ -70,7 +186,17 @@ async function load(options) {
     }),
     instantiateFailed,
   ]);
-  return new Core(m);
+}
+
+function finish(m, build, threads) {
+  const core = new Core(m);
+  runtime = {
+    threads,
+    simd: core.simdName(),
+    crossOriginIsolated: isNode ? false : globalThis.crossOriginIsolated === true,
+    build,
+  };
+  return core;
 }
 
 /** The option that tells webtrain where the .wasm is; worker() replaces it in its errors. */
@@ -155,7 +281,12 @@ export class Core {
 
   /** Current heap bytes (re-read after every call that can allocate: memory may grow). */
   get heap() {
-    return this.m.HEAPU8;
+    const h = this.m.HEAPU8;
+    // The threaded build's memory is a SharedArrayBuffer: growing it does not detach the old
+    // view, which then is merely short. Re-read the view from the Memory when it grew.
+    const mem = this.m.wasmMemory;
+    if (mem && h.buffer !== mem.buffer) return (this.m.HEAPU8 = new Uint8Array(mem.buffer));
+    return h;
   }
 
   string(ptr) {

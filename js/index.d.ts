@@ -1,7 +1,7 @@
 // webtrain: train ONNX models in WebAssembly, in the browser or in Node.js.
 // Type declarations of the package's public API (js/index.js).
-export { init, WebtrainError } from './core.js';
-export type { InitOptions, Core } from './core.js';
+export { init, runtimeInfo, WebtrainError } from './core.js';
+export type { InitOptions, RuntimeInfo, Core } from './core.js';
 export { Tensor } from './tensor.js';
 export type { TensorType, TensorData, TensorDataTypeMap, TensorElementTypeMap, TensorLike, TensorConstructor } from './tensor.js';
 export { InferenceSession } from './session.js';

@@ -1,5 +1,5 @@
 // webtrain: train ONNX models in WebAssembly, in the browser or in Node.js.
-export { init, WebtrainError } from './core.js';
+export { init, runtimeInfo, WebtrainError } from './core.js';
 export { Tensor } from './tensor.js';
 export { InferenceSession } from './session.js';
 export { CheckpointState, Module, Optimizer, LinearLRScheduler } from './training.js';

@@ -1,6 +1,6 @@
 // Type declarations of webtrain's browser entry (web/index.js): the whole package API plus
 // IndexedDB (`idb`), Web Worker training (`worker`) and the SIMD-checking `init`.
-import type { InitOptions, Core } from '../js/core.js';
+import type { InitOptions, Core, RuntimeInfo } from '../js/core.js';
 import type { Tensor, TensorLike } from '../js/tensor.js';
 import type { BytesSource } from '../js/session.js';
 import type { BytesDestination, SaveCheckpointOptions, PropertyValue, ModuleMode, Module, RunResult, AllOutputs } from '../js/training.js';
@@ -35,6 +35,10 @@ export interface WorkerOptions {
    * does not start, worker() rejects with a WebtrainError naming this option.
    */
   workerUrl?: string | URL;
+  /** Threads in the worker (InitOptions.threads): the threaded build where the page is crossOriginIsolated. */
+  threads?: 'auto' | number;
+  /** Where the threaded build's webtrain-core-mt.mjs is served (InitOptions.threadedUrl). */
+  threadedUrl?: string | URL;
 }
 
 import type { TrainProgress, TrainEpochsResult, TrainLoopOptions } from '../js/loop.js';
@@ -152,6 +156,8 @@ export declare class WebtrainWorker extends EventTarget {
     clear(prefix?: string): Promise<number>;
   };
   simdName(): Promise<string>;
+  /** What the worker's core runs with (threads, build, ...): see runtimeInfo(). */
+  runtimeInfo(): Promise<RuntimeInfo>;
   trainEpochs(options: TrainEpochsOptions): Promise<TrainEpochsResult>;
   terminate(): void;
   addEventListener(type: 'progress', listener: (ev: CustomEvent<TrainProgress>) => void, options?: boolean | AddEventListenerOptions): void;

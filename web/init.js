@@ -6,13 +6,15 @@ export { simdSupported, checkSupport };
 
 /**
  * Loads the core once (every API call does it implicitly; call it first to choose the .wasm):
- * { wasmUrl?: string | URL, wasmBinary?: Uint8Array | ArrayBuffer }. Rejects with a clear
+ * { wasmUrl?: string | URL, wasmBinary?: Uint8Array | ArrayBuffer, threads?: 'auto' | number,
+ * threadedUrl?: string | URL }: the threaded build where the page is crossOriginIsolated. Rejects with a clear
  * WebtrainError where WebAssembly SIMD is missing or the .wasm cannot be fetched (js/core.js).
  */
 export async function init(options = {}) {
   checkSupport();
   const opts = { ...options };
   if (opts.wasmUrl && !opts.wasmBinary) opts.wasmUrl = resolve(opts.wasmUrl);
+  if (opts.threadedUrl) opts.threadedUrl = resolve(opts.threadedUrl);
   return coreInit(opts);
 }
 

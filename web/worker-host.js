@@ -202,6 +202,11 @@ export class WebtrainWorker extends EventTarget {
     return this.#static('simdName', []);
   }
 
+  /** What the worker's core runs with: { threads, simd, crossOriginIsolated, build: 'single' | 'threaded' } (see runtimeInfo()). */
+  runtimeInfo() {
+    return this.#static('runtimeInfo', []);
+  }
+
   /** Runs many training steps in the worker; see the comment at the top of this file. */
   trainEpochs(options = {}) {
     const { onProgress, signal, ...rest } = options;
@@ -351,7 +356,8 @@ const argEncoding = (transfer) => ({
 
 /**
  * Starts a worker running webtrain and loads the core in it. Options: { wasmUrl } (where the
- * .wasm is, if not next to dist/webtrain-core.mjs), { workerUrl } (where web/worker.js, bundled
+ * .wasm is, if not next to dist/webtrain-core.mjs), { threads, threadedUrl } (as init()'s: the
+ * worker loads the threaded build where it is crossOriginIsolated), { workerUrl } (where web/worker.js, bundled
  * as an entry point of its own, is served, if a bundler did not follow
  * new Worker(new URL('./worker.js', import.meta.url))). Where either cannot be loaded, rejects
  * with a WebtrainError naming the option to set.
@@ -373,6 +379,8 @@ export async function worker(options = {}) {
   const host = new WebtrainWorker(w);
   const initOptions = {};
   if (options.wasmUrl) initOptions.wasmUrl = location(options.wasmUrl);
+  if (options.threadedUrl) initOptions.threadedUrl = location(options.threadedUrl);
+  if (options.threads !== undefined) initOptions.threads = options.threads; // the worker's init() checks it
   try {
     await host._init(initOptions);
   } catch (err) {

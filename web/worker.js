@@ -60,6 +60,10 @@ const statics = {
   ...Object.fromEntries(IDB_FUNCTIONS.map((n) => [`idb.${n}`, (...a) => idb[n](...a)])),
   'artifacts.generateArtifacts': (m, o) => artifacts.generateArtifacts(m, o),
   simdName: async () => (await wt.init()).simdName(),
+  runtimeInfo: async () => {
+    await wt.init();
+    return api.runtimeInfo();
+  },
 };
 
 /** Instance calls: path 'run', 'parameters.get', ... on the object with that id. */
@@ -138,7 +142,7 @@ self.onmessage = async (ev) => {
     let result;
     if (msg.op === 'init') {
       const core = await wt.init(msg.options ?? {});
-      result = { simd: core.simdName() };
+      result = { simd: core.simdName(), runtime: api.runtimeInfo() };
     } else if (msg.op === 'static') {
       const fn = statics[msg.name];
       const loop = Object.hasOwn(LOOPS, msg.name);

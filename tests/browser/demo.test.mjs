@@ -101,6 +101,13 @@ test('demo: draw, fine-tune, save, reload and resume, export', async () => {
     await page.goto(server.url);
     await readyPage(page);
     await settle();
+    // demo/serve.mjs sends COOP/COEP: the page is cross-origin isolated, its worker loads the
+    // threaded build, and the page says how many threads it uses.
+    const runtime = await page.evaluate(() => ({ isolated: globalThis.crossOriginIsolated, ...window.demo.runtime }));
+    assert.equal(runtime.isolated, true, 'demo/serve.mjs does not make the page cross-origin isolated');
+    assert.equal(runtime.build, 'threaded');
+    assert.equal(runtime.crossOriginIsolated, true);
+    assert.match(await page.textContent('#fact-core'), new RegExp(`· ${runtime.threads} threads?$`));
     const servedAtLoad = served.length;
     const seenAtLoad = seen.length;
     const before = Number(await page.locator('#acc-before').getAttribute('data-value'));

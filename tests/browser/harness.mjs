@@ -30,12 +30,18 @@ const MIME = {
 // Only these folders are served (never the whole checkout).
 const PUBLIC = ['js/', 'dist/', 'web/', 'demo/', 'tests/browser/pages/', 'tests/golden/cases/'];
 
+/** The headers that make a page cross-origin isolated (SharedArrayBuffer, hence threads). */
+export const ISOLATION_HEADERS = Object.freeze({ 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' });
+
 /**
  * Starts the server on a free port. `aliases` maps extra URL paths to repository files
  * (e.g. { '/elsewhere/core.wasm': 'dist/webtrain-core.wasm' }). With `dir`, serves all of that
- * folder instead of the repository's public ones. Returns { url, close, requests }.
+ * folder instead of the repository's public ones. With `isolated`, every answer carries
+ * COOP/COEP (ISOLATION_HEADERS): pages are crossOriginIsolated and get the threaded build.
+ * Returns { url, close, requests }.
  */
-export async function serve({ aliases = {}, dir = null } = {}) {
+export async function serve({ aliases = {}, dir = null, isolated = false } = {}) {
+  const extra = isolated ? ISOLATION_HEADERS : {};
   const requests = [];
   const server = createServer(async (req, res) => {
     const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
@@ -43,17 +49,17 @@ export async function serve({ aliases = {}, dir = null } = {}) {
     let rel = aliases[path] ?? normalize(path).replace(/^\/+/, '');
     if (rel === '' || rel.endsWith('/')) rel += 'index.html';
     if (rel.includes('..') || (!dir && !PUBLIC.some((p) => rel.startsWith(p)))) {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+      res.writeHead(404, { 'content-type': 'text/plain', ...extra }).end('not found');
       return;
     }
     const file = join(dir ?? root, rel);
     try {
       const s = await stat(file);
       if (!s.isFile()) throw new Error('not a file');
-      res.writeHead(200, { 'content-type': MIME[extname(file)] ?? 'application/octet-stream', 'content-length': s.size, 'cache-control': 'no-store' });
+      res.writeHead(200, { 'content-type': MIME[extname(file)] ?? 'application/octet-stream', 'content-length': s.size, 'cache-control': 'no-store', ...extra });
       createReadStream(file).pipe(res);
     } catch {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+      res.writeHead(404, { 'content-type': 'text/plain', ...extra }).end('not found');
     }
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));

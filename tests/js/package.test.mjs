@@ -26,7 +26,7 @@ after(async () => {
 
 test('the tarball installs the files the package needs and nothing from the work tree', async () => {
   const installed = join(project, 'node_modules/webtrain');
-  for (const f of ['package.json', 'README.md', 'js/index.js', 'js/index.d.ts', 'dist/webtrain-core.mjs', 'dist/webtrain-core.wasm']) {
+  for (const f of ['package.json', 'README.md', 'js/index.js', 'js/index.d.ts', 'dist/webtrain-core.mjs', 'dist/webtrain-core.wasm', 'dist/mt/package.json', 'dist/mt/webtrain-core-mt.mjs', 'dist/mt/webtrain-core-mt.wasm', 'dist/mt/webtrain-core-mt.worker.js']) {
     assert.ok(existsSync(join(installed, f)), `${f} is not in the installed package`);
   }
   for (const f of ['src', 'tests', 'build', 'scripts', 'node_modules']) assert.ok(!existsSync(join(installed, f)), `${f}/ should not be in the package`);
@@ -38,7 +38,9 @@ test('the tarball installs the files the package needs and nothing from the work
 
 test('a user script trains through `import "webtrain"`', async () => {
   const script = `
-import { CheckpointState, Module, Optimizer, Tensor, artifacts } from 'webtrain';
+import { CheckpointState, Module, Optimizer, Tensor, artifacts, init, runtimeInfo } from 'webtrain';
+await init({ threads: 2 });
+console.log('build', runtimeInfo().build);
 const art = await artifacts.generateArtifacts(${JSON.stringify(model)}, {
   requiresGrad: ['fc1.weight', 'fc1.bias', 'fc2.weight', 'fc2.bias'],
   loss: artifacts.LossType.CrossEntropyLoss,
@@ -68,6 +70,8 @@ state.release();
   const r = ok(run(process.execPath, ['train.mjs'], project), 'node train.mjs (in the user project)');
   const losses = [...r.stdout.matchAll(/^loss (\S+)$/gm)].map((m) => Number(m[1]));
   assert.equal(losses.length, 2, `expected two loss lines:\n${r.output}`);
+  // The installed package's threaded build (dist/mt/, CommonJS worker beside an ESM package) runs in Node without flags.
+  assert.match(r.stdout, /^build threaded$/m, r.output);
   for (const l of losses) assert.ok(Number.isFinite(l) && l > 0, `loss ${l} is not a positive number`);
   // Random labels over 10 classes start near ln(10); AdamW at lr 0.001 lowers the loss on the same batch.
   assert.ok(losses[0] > 1 && losses[0] < 5, `first loss ${losses[0]} is far from ln(10)`);

@@ -13,6 +13,7 @@ import {
   artifacts,
   init,
   onnxblock,
+  runtimeInfo,
 } from 'webtrain';
 import type {
   BytesDestination,
@@ -22,6 +23,7 @@ import type {
   ModuleInput,
   Parameter,
   PropertyValue,
+  RuntimeInfo,
   TensorLike,
   TensorType,
 } from 'webtrain';
@@ -33,6 +35,18 @@ const initOptions: InitOptions = { wasmUrl: new URL('https://example.com/webtrai
 const core: Core = await init(initOptions);
 const simd: string = core.simdName();
 await init({ wasmBinary: new Uint8Array(8) });
+await init({ threads: 'auto' });
+await init({ threads: 4, threadedUrl: '/assets/webtrain-mt/webtrain-core-mt.mjs' });
+// @ts-expect-error threads is 'auto' or a number
+await init({ threads: 'max' });
+const info: RuntimeInfo | null = runtimeInfo();
+if (info) {
+  const threadCount: number = info.threads;
+  const build: 'single' | 'threaded' = info.build;
+  const isolated: boolean = info.crossOriginIsolated;
+  const simdName: string = info.simd;
+  void [threadCount, build, isolated, simdName];
+}
 
 // ---- Tensor ------------------------------------------------------------------------------------
 const x = new Tensor('float32', new Float32Array(8 * 784), [8, 784]);

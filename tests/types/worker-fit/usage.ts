@@ -3,6 +3,10 @@
 import * as webtrain from '../../../web/index.js';
 async function run() {
   const w = await webtrain.worker();
+  const w2 = await webtrain.worker({ threads: 'auto', threadedUrl: '/mt/webtrain-core-mt.mjs' });
+  const info: webtrain.RuntimeInfo = await w2.runtimeInfo();
+  const threads: number = info.threads;
+  void threads;
   const state = await w.CheckpointState.loadCheckpoint('idb://x');
   const module = await w.Module.create('a.onnx', state, 'b.onnx');
   const optimizer = await w.Optimizer.create('c.onnx', module);
