@@ -141,12 +141,14 @@ async function loadThreaded(options, threads) {
     throw wasmError(mjsUrl, `importing it fails: ${err.message}`, options.threadedUrl == null);
   }
   const toPath = isNode ? (await importNode('url')).fileURLToPath : null;
+  const nodeRequire = isNode ? (await importNode('module')).createRequire(mjsUrl) : undefined;
   const hadWorker = Object.hasOwn(globalThis, 'Worker');
   const userWorker = globalThis.Worker;
   let m;
   try {
     m = await instantiate(createWebtrainCore, wasm, {
-      wtUrl: mjsUrl, // (the pre-js derives require/__dirname from it in Node: cmake/wasm-mt-pre.js)
+      wtUrl: mjsUrl, // (Node: the pre-js, cmake/wasm-mt-pre.js, derives __dirname from it ...
+      wtRequire: nodeRequire, // ... and gives the loader this require: Node 20's ESM has neither)
       wtPool: threads, // pthread workers started (and loaded) before the module resolves
       mainScriptUrlOrBlob: mjsUrl, // what each pthread worker imports
       locateFile: (path) => {
