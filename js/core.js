@@ -94,9 +94,10 @@ async function load(options) {
     try {
       return await loadThreaded(options, threads);
     } catch (err) {
-      // Not there (a bundle that did not copy dist/mt/): the single-threaded build, unless its
-      // location was given explicitly.
-      if (explicit || err?.code !== WASM_ERROR) throw err;
+      // Not there (a bundle that did not copy dist/mt/), or it cannot run here (a thread worker
+      // that does not start, a shared Memory the engine refuses): the single-threaded build,
+      // unless the threaded build's location was given explicitly.
+      if (explicit) throw err;
     }
   }
   return loadSingle(options);
@@ -144,18 +145,24 @@ async function loadThreaded(options, threads) {
   const nodeRequire = isNode ? (await importNode('module')).createRequire(mjsUrl) : undefined;
   const hadWorker = Object.hasOwn(globalThis, 'Worker');
   const userWorker = globalThis.Worker;
+  const moduleArgs = {
+    wtUrl: mjsUrl, // (Node: the pre-js, cmake/wasm-mt-pre.js, derives __dirname from it ...
+    wtRequire: nodeRequire, // ... and gives the loader this require: Node 20's ESM has neither)
+    wtPool: threads, // pthread workers started (and loaded) before the module resolves
+    mainScriptUrlOrBlob: mjsUrl, // what each pthread worker imports
+    locateFile: (path) => {
+      const u = new URL(path, mjsUrl);
+      return toPath && u.protocol === 'file:' ? toPath(u) : u.href;
+    },
+  };
+  const workerUrl = new URL('webtrain-core-mt.worker.js', mjsUrl).href;
+  const workerError = (e) => wasmError(workerUrl, `its thread worker did not start: ${e?.message || 'the script failed to load'}`, options.threadedUrl == null);
   let m;
   try {
-    m = await instantiate(createWebtrainCore, wasm, {
-      wtUrl: mjsUrl, // (Node: the pre-js, cmake/wasm-mt-pre.js, derives __dirname from it ...
-      wtRequire: nodeRequire, // ... and gives the loader this require: Node 20's ESM has neither)
-      wtPool: threads, // pthread workers started (and loaded) before the module resolves
-      mainScriptUrlOrBlob: mjsUrl, // what each pthread worker imports
-      locateFile: (path) => {
-        const u = new URL(path, mjsUrl);
-        return toPath && u.protocol === 'file:' ? toPath(u) : u.href;
-      },
-    });
+    m = await instantiate(createWebtrainCore, wasm, moduleArgs, workerError);
+  } catch (err) {
+    for (const w of moduleArgs.PThread?.unusedWorkers ?? []) w.terminate();
+    throw err;
   } finally {
     // Emscripten 3.1.6's Node branch sets global.Worker to worker_threads' Worker: put back what the user had.
     if (isNode) {
@@ -163,31 +170,34 @@ async function loadThreaded(options, threads) {
       else delete globalThis.Worker;
     }
   }
+  m.wtOnWorkerError = null; // loaded: a thread worker's error from now on is the loader's (cmake/wasm-mt-pre.js)
   // Node: the pool's workers must not keep the process alive once the user's code is done.
   if (isNode) for (const w of m.PThread?.unusedWorkers ?? []) w.unref?.();
   if (typeof m._wt_set_threads === 'function') m._wt_set_threads(threads);
   return finish(m, 'threaded', typeof m._wt_get_threads === 'function' ? m._wt_get_threads() : 1);
 }
 
-/** Runs an Emscripten factory with our compiled module; an instantiation failure rejects with a WebtrainError. */
-async function instantiate(factory, wasm, moduleArgs) {
+/**
+ * Runs an Emscripten factory with our compiled module; an instantiation failure rejects with a
+ * WebtrainError. `moduleArgs` becomes the module object (MODULARIZE), so the caller can reach
+ * what the loader put on it (PThread) even when it fails; moduleArgs.wtOnWorkerError, set here,
+ * rejects with `workerError(event)` when a pthread worker fails (cmake/wasm-mt-pre.js), where the
+ * loader would otherwise wait for it forever.
+ */
+async function instantiate(factory, wasm, moduleArgs, workerError = null) {
   let failed;
   const instantiateFailed = new Promise((_, reject) => {
     failed = reject;
   });
-  return Promise.race([
-    factory({
-      ...moduleArgs,
-      instantiateWasm(imports, receive) {
-        WebAssembly.instantiate(wasm, imports).then(
-          (instance) => receive(instance, wasm),
-          (err) => failed(new WebtrainError(`cannot instantiate webtrain's WebAssembly core: ${err.message}`)),
-        );
-        return {};
-      },
-    }),
-    instantiateFailed,
-  ]);
+  if (workerError) moduleArgs.wtOnWorkerError = (event) => failed(workerError(event));
+  moduleArgs.instantiateWasm = (imports, receive) => {
+    WebAssembly.instantiate(wasm, imports).then(
+      (instance) => receive(instance, wasm),
+      (err) => failed(new WebtrainError(`cannot instantiate webtrain's WebAssembly core: ${err.message}`)),
+    );
+    return {};
+  };
+  return Promise.race([factory(moduleArgs), instantiateFailed]);
 }
 
 function finish(m, build, threads) {

@@ -138,3 +138,16 @@ test('webtrain.worker() in an isolated page: the threaded build in the worker, s
   assert.equal(not.losses, reference.losses);
   assert.equal(not.params, reference.params);
 });
+
+test('an isolated page whose thread worker script is missing loads the single-threaded build (no hang, no error), same bits', async () => {
+  const broken = await serve({ isolated: true, aliases: { '/dist/mt/webtrain-core-mt.worker.js': 'dist/mt/no-such-worker.js' } });
+  try {
+    const r = await train(broken);
+    assert.equal(r.pageIsolated, true);
+    assert.deepEqual(r.info, { threads: 1, simd: 'wasm-simd128', crossOriginIsolated: true, build: 'single' });
+    assert.equal(r.losses, reference.losses);
+    assert.ok(broken.requests.includes('/dist/mt/webtrain-core-mt.worker.js'), 'the threaded build was not tried');
+  } finally {
+    await broken.close();
+  }
+});

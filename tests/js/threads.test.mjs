@@ -137,3 +137,20 @@ try { await wt.init({ threads: 2, threadedUrl: ${JSON.stringify(join(dir, 'dist/
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a threaded build whose thread worker does not start: the single-threaded build by default, an error naming it with threadedUrl', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'webtrain-noworker-'));
+  try {
+    cpSync(join(root, 'js'), join(dir, 'js'), { recursive: true });
+    cpSync(join(root, 'dist'), join(dir, 'dist'), { recursive: true });
+    cpSync(join(root, 'package.json'), join(dir, 'package.json'));
+    rmSync(join(dir, 'dist/mt/webtrain-core-mt.worker.js'));
+    const out = run(`const opts = { threads: 2 }; ${INFO}`, dir);
+    assert.deepEqual(out.info, { threads: 1, simd: 'wasm-simd128', crossOriginIsolated: false, build: 'single' });
+    const bad = run(`
+try { await wt.init({ threads: 2, threadedUrl: ${JSON.stringify(join(dir, 'dist/mt/webtrain-core-mt.mjs'))} }); out.r = wt.runtimeInfo(); } catch (e) { out.r = e.name + ': ' + e.message; }`, dir);
+    assert.match(String(bad.r), /^WebtrainError: cannot load webtrain's WebAssembly core from .*webtrain-core-mt\.worker\.js: its thread worker did not start/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
