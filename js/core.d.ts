@@ -31,7 +31,9 @@ export interface InitOptions {
    * `webtrain-core-mt.worker.js` beside it): default `dist/mt/` next to the package's files.
    * Bundlers do not emit these files: copy `node_modules/webtrain/dist/mt/` to where your app is
    * served and pass its URL here. Without it, a bundled app (or one that gave `wasmUrl` or
-   * `wasmBinary`) loads the single-threaded build.
+   * `wasmBinary`) loads the single-threaded build, as does any page where the default
+   * location's threaded build cannot load. Given, where threads can run, a threaded build that
+   * cannot be loaded from there is a WebtrainError naming this option.
    */
   threadedUrl?: string | URL | undefined;
 }

@@ -97,7 +97,10 @@ async function load(options) {
       // Not there (a bundle that did not copy dist/mt/), or it cannot run here (a thread worker
       // that does not start, a shared Memory the engine refuses): the single-threaded build,
       // unless the threaded build's location was given explicitly.
-      if (explicit) throw err;
+      if (explicit) {
+        if (err?.code === WASM_ERROR) err.message = err.message.replace(`${WASM_OPTION} tells webtrain where the .wasm is served`, `${THREADED_OPTION} tells webtrain where webtrain-core-mt.mjs is served, its .wasm and worker script beside it`);
+        throw err;
+      }
     }
   }
   return loadSingle(options);
@@ -213,6 +216,8 @@ function finish(m, build, threads) {
 
 /** The option that tells webtrain where the .wasm is; worker() replaces it in its errors. */
 export const WASM_OPTION = 'init({ wasmUrl })';
+/** The option that tells webtrain where the threaded build is; worker() replaces it too. */
+export const THREADED_OPTION = 'init({ threadedUrl })';
 /** The `code` of the errors of a .wasm that cannot be loaded. */
 export const WASM_ERROR = 'ERR_WEBTRAIN_WASM';
 

@@ -59,7 +59,7 @@
 // Worker objects cross as { __ref: id, kind }, Tensors as { __tensor: { type, data, dims } }
 // (web/wire.js, both ends).
 import { Tensor } from '../js/tensor.js';
-import { WebtrainError, WASM_ERROR, WASM_OPTION } from '../js/core.js';
+import { WebtrainError, WASM_ERROR, WASM_OPTION, THREADED_OPTION } from '../js/core.js';
 import { LossType, OptimType } from '../js/abi.js';
 import { PROXIED, STATICS, IDB_FUNCTIONS } from './proxies.js';
 import { encode, decode } from './wire.js';
@@ -387,7 +387,7 @@ export async function worker(options = {}) {
     w.terminate();
     if (failedToStart) throw startError(url, await whyNotStarted(url ?? defaultWorkerUrl()));
     if (err.code !== WASM_ERROR) throw err;
-    const e = new WebtrainError(err.message.replaceAll(WASM_OPTION, 'worker({ wasmUrl })'));
+    const e = new WebtrainError(err.message.replaceAll(WASM_OPTION, 'worker({ wasmUrl })').replaceAll(THREADED_OPTION, 'worker({ threadedUrl })'));
     e.code = err.code;
     throw e;
   }

@@ -151,3 +151,32 @@ test('an isolated page whose thread worker script is missing loads the single-th
     await broken.close();
   }
 });
+
+test('worker({ threadedUrl }) where nothing is served: an error naming worker({ threadedUrl }) in an isolated page; ignored in a page that is not', async () => {
+  for (const [server, isIsolated] of [[isolated, true], [plain, false]]) {
+    const ctx = await guard(await browser.newContext(), server.url);
+    try {
+      const page = await openPage(ctx, `${server.url}/tests/browser/pages/index.html`);
+      const r = await page.evaluate(async () => {
+        try {
+          const w = await window.webtrain.worker({ threads: 2, threadedUrl: '/nowhere/webtrain-core-mt.mjs' });
+          const info = await w.runtimeInfo();
+          w.terminate();
+          return { info };
+        } catch (e) {
+          return { error: `${e.name}: ${e.message}`, code: e.code };
+        }
+      });
+      if (isIsolated) {
+        assert.match(r.error ?? '', /^WebtrainError: cannot load webtrain's WebAssembly core from .*\/nowhere\/webtrain-core-mt\.wasm: HTTP 404/);
+        assert.match(r.error, /\(worker\(\{ threadedUrl \}\) tells webtrain where webtrain-core-mt\.mjs is served/);
+        assert.equal(r.code, 'ERR_WEBTRAIN_WASM');
+      } else {
+        assert.equal(r.error, undefined);
+        assert.equal(r.info.build, 'single');
+      }
+    } finally {
+      await ctx.close();
+    }
+  }
+});

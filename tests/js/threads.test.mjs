@@ -132,7 +132,7 @@ test('a copy of the package without dist/mt/ loads the single-threaded build; an
     assert.deepEqual(out.info, { threads: 1, simd: 'wasm-simd128', crossOriginIsolated: false, build: 'single' });
     const bad = run(`
 try { await wt.init({ threads: 2, threadedUrl: ${JSON.stringify(join(dir, 'dist/mt/webtrain-core-mt.mjs'))} }); out.r = wt.runtimeInfo(); } catch (e) { out.r = e.name + ': ' + e.message; }`, dir);
-    assert.match(String(bad.r), /^WebtrainError: cannot load webtrain's WebAssembly core from .*webtrain-core-mt\.wasm/);
+    assert.match(String(bad.r), /^WebtrainError: cannot load webtrain's WebAssembly core from .*webtrain-core-mt\.wasm: .*\(init\(\{ threadedUrl \}\) tells webtrain where webtrain-core-mt\.mjs is served/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
