@@ -2,7 +2,8 @@
  *   C[M,N] = alpha * op(A) * op(B) + beta * C,  op(A) is [M,K], op(B) is [K,N].
  * A is [M,K] (lda >= K), or [K,M] when trans_a (lda >= M); B is [K,N] (ldb >= N), or [N,K]
  * when trans_b (ldb >= K). beta == 0 means C is not read (NaN in C does not propagate).
- * No allocation: packing buffers are static (the wasm build is single-threaded). */
+ * No allocation: packing buffers are static or the pool threads' scratch. Large shapes run on the
+ * thread pool (base/pool.h), bit-identical at any thread count. */
 #ifndef WT_KERNELS_GEMM_H
 #define WT_KERNELS_GEMM_H
 
