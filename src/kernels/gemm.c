@@ -561,6 +561,33 @@ static void packed_task(void *ctx, int64_t block, int32_t thread) {
  * than 4 register tiles. */
 #define WT_GEMM_BLOCKS 8
 
+/* Fewest multiply-adds for which the unpacked (direct) path splits its rows over threads. */
+#ifndef WT_GEMM_DIRECT_THREAD_MIN
+#define WT_GEMM_DIRECT_THREAD_MIN ((int64_t)1 << 18)
+#endif
+
+typedef struct direct_job {
+  int trans_a, relu;
+  int64_t M, N, K;
+  float alpha, beta;
+  const float *A;
+  int64_t lda;
+  const float *B; /* k-major */
+  int64_t ldb;
+  float *C;
+  int64_t ldc, rows;
+} direct_job;
+
+static void direct_task(void *ctx, int64_t block, int32_t thread) {
+  (void)thread;
+  const direct_job *d = ctx;
+  int64_t i0 = block * d->rows, m = min64(d->rows, d->M - i0);
+  const float *a = d->A + (d->trans_a ? i0 : i0 * d->lda);
+  float *c = d->C + i0 * d->ldc;
+  direct_gemm(d->trans_a, m, d->N, d->K, d->alpha, a, d->lda, d->B, d->ldb, d->beta, c, d->ldc);
+  if (d->relu) relu_block(c, m, d->N, d->ldc);
+}
+
 /* The unpacked paths (thin or small shapes) write all of C at once: small enough to be in
  * cache for the epilogue. The packed path applies it per MC x NC block after its last K slice. */
 static void sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
@@ -588,6 +615,14 @@ static void sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, flo
       B = copy;
       ldb = N;
     }
+    if (M >= 16 && (M * N * K >= WT_GEMM_DIRECT_THREAD_MIN || wt_pool_split_small())) {
+      /* Blocks of rows (a multiple of 8, at most WT_GEMM_BLOCKS of them): every element gets
+       * the same tile arithmetic whichever rows it shares a block with. */
+      int64_t groups = (M + 7) / 8, per = (groups + WT_GEMM_BLOCKS - 1) / WT_GEMM_BLOCKS;
+      direct_job d = {trans_a, relu, M, N, K, alpha, beta, A, lda, B, ldb, C, ldc, 8 * per};
+      wt_parallel_for((M + d.rows - 1) / d.rows, direct_task, &d);
+      return;
+    }
     direct_gemm(trans_a, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     if (relu) relu_block(C, M, N, ldc);
     return;
@@ -606,4 +641,36 @@ static void sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, flo
   }
   int64_t blocks = g.mblocks * ((N + g.nb - 1) / g.nb);
   wt_parallel_for(blocks, packed_task, &g);
+}
+
+typedef struct batch_job {
+  gemm_job g; /* one product's arguments (its block fields unused) */
+  wt_gemm_offsets_fn offsets;
+  const void *ctx;
+} batch_job;
+
+static void batch_task(void *ctx, int64_t t, int32_t thread) {
+  (void)thread; /* a nested wt_parallel_for inside runs on this thread, with its buffers */
+  const batch_job *b = ctx;
+  const gemm_job *g = &b->g;
+  int64_t off[3];
+  b->offsets(b->ctx, t, off);
+  sgemm(g->trans_a, g->trans_b, g->M, g->N, g->K, g->alpha, g->A + off[0], g->lda, g->B + off[1],
+        g->ldb, g->beta, g->C + off[2], g->ldc, g->relu);
+}
+
+void wt_sgemm_batch(int trans_a, int trans_b, int64_t nbatch, int64_t M, int64_t N, int64_t K,
+                    float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
+                    float beta, float *C, int64_t ldc, int relu, wt_gemm_offsets_fn offsets,
+                    const void *ctx) {
+  batch_job b = {{trans_a, trans_b, relu, M, N, K, alpha, beta, A, B, lda, ldb, ldc, C, 0, 0, 0},
+                 offsets, ctx};
+  int64_t work = M * N * K;
+  /* Products that split themselves (or one alone, or too little work) go one after another. */
+  if (nbatch > 1 && work < WT_GEMM_THREAD_MIN &&
+      (nbatch * work >= WT_GEMM_THREAD_MIN || wt_pool_split_small())) {
+    wt_parallel_for(nbatch, batch_task, &b);
+    return;
+  }
+  for (int64_t t = 0; t < nbatch; t++) batch_task(&b, t, wt_pool_thread_index());
 }

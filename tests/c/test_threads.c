@@ -79,7 +79,8 @@ static void test_gemm(void) {
   /* packed (several blocks along M and N, edges, K over two KC slices), direct, thin */
   static const shape shapes[] = {{64, 256, 784}, {200, 130, 70},  {513, 67, 1030}, {128, 128, 128},
                                  {8, 784, 128},  {300, 300, 300}, {16, 12, 16},    {3, 512, 512},
-                                 {128, 1, 784},  {1000, 40, 9},   {37, 999, 260}};
+                                 {128, 1, 784},  {1000, 40, 9},   {37, 999, 260},
+                                 {128, 128, 64}, {96, 52, 100},   {61, 35, 256}};
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
     int64_t M = shapes[s].M, N = shapes[s].N, K = shapes[s].K;
     float *A = malloc(sizeof(float) * (size_t)(M * K)), *B = malloc(sizeof(float) * (size_t)(K * N));
@@ -124,6 +125,51 @@ static void test_gemm(void) {
     free(C0);
     free(C1);
     free(R);
+  }
+}
+
+/* Batched products (MatMul's batch dims, attention heads): item t at t * size of each. */
+static void batch_offsets(const void *ctx, int64_t t, int64_t off[3]) {
+  const shape *s = ctx;
+  off[0] = t * s->M * s->K;
+  off[1] = t * s->K * s->N;
+  off[2] = t * s->M * s->N;
+}
+
+static void test_gemm_batch(void) {
+  static const shape shapes[] = {{128, 128, 64}, {12, 12, 16}, {64, 300, 64}};
+  const int64_t nbatch = 6;
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+    int64_t M = shapes[s].M, N = shapes[s].N, K = shapes[s].K;
+    float *A = malloc(sizeof(float) * (size_t)(nbatch * M * K));
+    float *B = malloc(sizeof(float) * (size_t)(nbatch * K * N));
+    float *C0 = malloc(sizeof(float) * (size_t)(nbatch * M * N));
+    float *C1 = malloc(sizeof(float) * (size_t)(nbatch * M * N));
+    fill(A, nbatch * M * K, 11);
+    fill(B, nbatch * K * N, 12);
+    for (int tb = 0; tb < 2; tb++) {
+      /* one product at a time, one thread: the reference */
+      wt_set_threads(1);
+      for (int64_t t = 0; t < nbatch; t++)
+        wt_sgemm_relu(0, tb, M, N, K, 1.0f, A + t * M * K, K, B + t * K * N, tb ? K : N, 0.0f,
+                      C0 + t * M * N, N);
+      int same = 1;
+      for (int split = 0; split < 2; split++)
+        for (int32_t threads = 1; threads <= 4; threads++) {
+          wt_pool_set_split_small(split);
+          wt_set_threads(threads);
+          memset(C1, 0xff, sizeof(float) * (size_t)(nbatch * M * N));
+          wt_sgemm_batch(0, tb, nbatch, M, N, K, 1.0f, A, K, B, tb ? K : N, 0.0f, C1, N, 1,
+                         batch_offsets, &shapes[s]);
+          same &= !memcmp(C0, C1, sizeof(float) * (size_t)(nbatch * M * N));
+        }
+      wt_pool_set_split_small(0);
+      CHECK(same);
+    }
+    free(A);
+    free(B);
+    free(C0);
+    free(C1);
   }
 }
 
@@ -183,6 +229,7 @@ static void test_optim(void) {
 int main(void) {
   test_pool();
   test_gemm();
+  test_gemm_batch();
   test_optim();
   wt_set_threads(1);
   CHECK_DONE();
