@@ -209,3 +209,26 @@ static int g_split_small;
 void wt_pool_set_split_small(int on) { g_split_small = on; }
 
 int wt_pool_split_small(void) { return g_split_small; }
+
+typedef struct range_job {
+  int64_t n, block;
+  wt_range_fn fn;
+  void *ctx;
+} range_job;
+
+static void range_block(void *ctx, int64_t b, int32_t thread) {
+  (void)thread;
+  const range_job *r = ctx;
+  int64_t i0 = b * r->block, count = r->n - i0 < r->block ? r->n - i0 : r->block;
+  r->fn(r->ctx, i0, count);
+}
+
+void wt_parallel_range(int64_t n, int64_t block, int64_t min_n, wt_range_fn fn, void *ctx) {
+  if (n <= 0) return;
+  if (n < min_n && !g_split_small) {
+    fn(ctx, 0, n);
+    return;
+  }
+  range_job r = {n, block, fn, ctx};
+  wt_parallel_for(wt_pool_blocks(n, block), range_block, &r);
+}

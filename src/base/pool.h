@@ -40,6 +40,13 @@ int32_t wt_pool_thread_index(void);
 /* A worker's scratch (thread >= 1): WT_POOL_SCRATCH_BYTES, 64-byte aligned. NULL for 0. */
 void *wt_pool_scratch(int32_t thread);
 
+/* n items in blocks of `block` (a multiple of the kernel's vector width, so every item takes
+ * the path it takes in one pass): fn(ctx, i0, count) per block on the pool when n >= min_n (or
+ * wt_pool_split_small), else fn(ctx, 0, n) on the calling thread. For elementwise kernels, whose
+ * items do not depend on one another. */
+typedef void (*wt_range_fn)(void *ctx, int64_t i0, int64_t count);
+void wt_parallel_range(int64_t n, int64_t block, int64_t min_n, wt_range_fn fn, void *ctx);
+
 /* Tests: with on != 0, kernels split work below their cut-overs too (into the same fixed
  * blocks), so small models exercise the threaded paths. Set while no job runs. */
 void wt_pool_set_split_small(int on);

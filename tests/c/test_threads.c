@@ -7,6 +7,7 @@
 
 #include "base/pool.h"
 #include "check.h"
+#include "kernels/elementwise.h"
 #include "kernels/gemm.h"
 #include "kernels/optim.h"
 #include "webtrain.h"
@@ -226,11 +227,40 @@ static void test_optim(void) {
   free(g);
 }
 
+/* ---- elementwise maps --------------------------------------------------------------------- */
+
+static void test_elementwise(void) {
+  const int64_t n = 4 * WT_EW_BLOCK + 1234 + 3; /* above the cut-over, a scalar tail */
+  float *x = malloc(sizeof(float) * n), *dy = malloc(sizeof(float) * n);
+  float *y0 = malloc(sizeof(float) * n), *y1 = malloc(sizeof(float) * n);
+  fill(x, n, 21);
+  fill(dy, n, 22);
+  static const wt_ew_unop un[] = {WT_EW_ERF, WT_EW_TANH, WT_EW_SIGMOID, WT_EW_EXP, WT_EW_RELU, WT_EW_LOG};
+  static const wt_ew_gradop gr[] = {WT_EW_GELU_GRAD, WT_EW_TANH_GRAD, WT_EW_RELU_GRAD};
+  for (size_t k = 0; k < sizeof un / sizeof un[0] + sizeof gr / sizeof gr[0]; k++) {
+    int same = 1;
+    for (int32_t t = 1; t <= 4; t++) {
+      wt_set_threads(t);
+      float *y = t == 1 ? y0 : y1;
+      if (k < sizeof un / sizeof un[0]) wt_ew_unary_f32(un[k], n, x, y, 0.0f, 0.0f);
+      else wt_ew_grad_f32(gr[k - sizeof un / sizeof un[0]], n, dy, x, y, 0.0f);
+      if (t > 1) same &= !memcmp(y0, y1, sizeof(float) * n);
+    }
+    if (!same) fprintf(stderr, "elementwise map %zu differs across threads\n", k);
+    CHECK(same);
+  }
+  free(x);
+  free(dy);
+  free(y0);
+  free(y1);
+}
+
 int main(void) {
   test_pool();
   test_gemm();
   test_gemm_batch();
   test_optim();
+  test_elementwise();
   wt_set_threads(1);
   CHECK_DONE();
 }
