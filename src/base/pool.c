@@ -121,7 +121,7 @@ static int32_t start_workers(int32_t n) {
   if (n > WT_POOL_MAX_THREADS) n = WT_POOL_MAX_THREADS;
   int32_t t = 1;
   for (; t < n; t++) {
-    void *s = aligned_alloc(64, WT_POOL_SCRATCH_BYTES);
+    void *s = aligned_alloc(64, WT_POOL_SCRATCH_BYTES + WT_POOL_OUTER_BYTES);
     if (!s) break;
     g_pool.scratch[t] = s;
     if (pthread_create(&g_pool.tids[t], NULL, worker, (void *)(intptr_t)t) != 0) {
@@ -158,6 +158,11 @@ void *wt_pool_scratch(int32_t thread) {
   return thread > 0 && thread < WT_POOL_MAX_THREADS ? g_pool.scratch[thread] : NULL;
 }
 
+void *wt_pool_scratch_outer(int32_t thread) {
+  char *s = wt_pool_scratch(thread);
+  return s ? s + WT_POOL_SCRATCH_BYTES : NULL;
+}
+
 void wt_parallel_for(int64_t n_blocks, wt_block_fn fn, void *ctx) {
   if (n_blocks <= 0) return;
   int32_t threads = n_blocks > 1 ? wt_pool_threads() : 1;
@@ -192,6 +197,11 @@ int32_t wt_set_threads(int32_t n) {
 int32_t wt_pool_threads(void) { return 1; }
 
 void *wt_pool_scratch(int32_t thread) {
+  (void)thread;
+  return NULL;
+}
+
+void *wt_pool_scratch_outer(int32_t thread) {
   (void)thread;
   return NULL;
 }

@@ -19,9 +19,12 @@
 #define WT_POOL_MAX_THREADS 16
 /* Cores used when asked for "auto" (n <= 0), at most. */
 #define WT_POOL_AUTO_MAX 8
-/* Bytes of 64-byte-aligned scratch each worker (thread 1 ..) owns, for a kernel's packing
- * buffers; thread 0 is the caller, whose kernels use their own static buffers. */
+/* Bytes of 64-byte-aligned scratch each worker (thread 1 ..) owns, in two parts: the inner
+ * part for a leaf kernel's buffers (GEMM packing), the outer part for a kernel whose blocks call
+ * a leaf kernel (Conv's im2col columns around its GEMM). Thread 0 is the caller, whose kernels
+ * use their own static or arena buffers. */
 #define WT_POOL_SCRATCH_BYTES ((size_t)768 * 1024)
+#define WT_POOL_OUTER_BYTES ((size_t)1280 * 1024)
 
 typedef void (*wt_block_fn)(void *ctx, int64_t block, int32_t thread);
 
@@ -37,8 +40,10 @@ int32_t wt_pool_threads(void);
 /* Index of the calling thread in the pool: 0 for the caller of wt_parallel_for (or any thread
  * outside the pool), 1 .. threads-1 for workers. */
 int32_t wt_pool_thread_index(void);
-/* A worker's scratch (thread >= 1): WT_POOL_SCRATCH_BYTES, 64-byte aligned. NULL for 0. */
+/* A worker's scratch (thread >= 1), 64-byte aligned: the inner part (WT_POOL_SCRATCH_BYTES) and
+ * the outer part (WT_POOL_OUTER_BYTES). NULL for thread 0. */
 void *wt_pool_scratch(int32_t thread);
+void *wt_pool_scratch_outer(int32_t thread);
 
 /* n items in blocks of `block` (a multiple of the kernel's vector width, so every item takes
  * the path it takes in one pass): fn(ctx, i0, count) per block on the pool when n >= min_n (or

@@ -49,6 +49,20 @@ void wt_im2col(const wt_conv_geom *g, int64_t channels, const float *x, float *c
 /* The adjoint of im2col: x[...] += col[...] for every in-image position (x is accumulated). */
 void wt_col2im(const wt_conv_geom *g, int64_t channels, const float *col, float *x);
 
+/* Whether a Conv (or its dX) runs its `items` (image, group) products, per_item multiply-adds
+ * each, on the thread pool: when there is enough work, one product is too small to split
+ * itself, and the col_floats of im2col columns fit in a worker's outer scratch. */
+int wt_conv_items_threaded(const wt_conv_geom *g, int64_t items, int64_t per_item,
+                           size_t col_floats);
+/* The arguments of one such product: what the forward pass reads (in = x) and writes (out = y),
+ * or ConvGrad's dX (in = dY, out = dX); col is the caller's im2col scratch (thread 0's). */
+typedef struct wt_conv_job {
+  const wt_conv_geom *g;
+  int64_t C, M, group;
+  const float *in, *w, *bias;
+  float *out, *col;
+} wt_conv_job;
+
 /* Conv forward. x [N, C, img...], w [M, C/group, k...], bias [M] or NULL, y [N, M, grid...].
  * col: scratch of wt_conv_scratch_floats(...) floats (may be NULL when that is 0). */
 size_t wt_conv_scratch_floats(const wt_conv_geom *g, int64_t C, int64_t group);

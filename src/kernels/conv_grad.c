@@ -3,6 +3,7 @@
  * Only the requested outputs are computed (NULL pointers are skipped). */
 #include <string.h>
 
+#include "base/pool.h"
 #include "kernels/conv.h"
 #include "kernels/gemm.h"
 #include "kernels/simd.h"
@@ -27,6 +28,24 @@ void wt_channel_sums(const float *y, int64_t N, int64_t M, int64_t S, float *sum
   }
 }
 
+/* dX of one (image, group): col = W_g^T [CK, Mg] * dY_g [Mg, G], folded back onto the image. */
+static void conv_dx_item(void *ctx, int64_t item, int32_t thread) {
+  const wt_conv_job *j = ctx;
+  const wt_conv_geom *g = j->g;
+  const int64_t Cg = j->C / j->group, Mg = j->M / j->group, n = item / j->group, gi = item % j->group;
+  const int64_t G = wt_conv_grid_size(g), I = wt_conv_img_size(g), CK = Cg * wt_conv_kernel_size(g);
+  const float *dyg = j->in + (n * j->M + gi * Mg) * G, *wg = j->w + gi * Mg * CK;
+  float *dxg = j->out + (n * j->C + gi * Cg) * I;
+  if (wt_conv_is_pointwise(g)) {
+    wt_sgemm(1, 0, CK, G, Mg, 1.0f, wg, CK, dyg, G, 0.0f, dxg, G);
+  } else {
+    float *col = thread > 0 ? wt_pool_scratch_outer(thread) : j->col;
+    wt_sgemm(1, 0, CK, G, Mg, 1.0f, wg, CK, dyg, G, 0.0f, col, G);
+    memset(dxg, 0, sizeof(float) * (size_t)(Cg * I));
+    wt_col2im(g, Cg, col, dxg);
+  }
+}
+
 void wt_conv_grad(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group,
                   const float *dy, const float *x, const float *w, float *dx, float *dw,
                   float *db, float *col) {
@@ -36,32 +55,26 @@ void wt_conv_grad(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_
   const int pointwise = wt_conv_is_pointwise(g);
   if (db) wt_channel_sums(dy, N, M, G, db);
   if (dw && N == 0) memset(dw, 0, sizeof(float) * (size_t)(M * CK));
-  for (int64_t n = 0; n < N; n++)
+  /* dW_g [Mg, CK] += dY_g [Mg, G] * col(X_g)^T, image after image (a sum in a fixed order). */
+  for (int64_t n = 0; dw && n < N; n++)
     for (int64_t gi = 0; gi < group; gi++) {
       const float *dyg = dy + (n * M + gi * Mg) * G;
-      const float *wg = w + gi * Mg * CK;
-      if (dw) {
-        /* dW_g [Mg, CK] += dY_g [Mg, G] * col(X_g)^T */
-        const float *xg = x + (n * C + gi * Cg) * I;
-        const float *B = xg;
-        if (!pointwise) {
-          wt_im2col(g, Cg, xg, col);
-          B = col;
-        }
-        wt_sgemm(0, 1, Mg, CK, G, 1.0f, dyg, G, B, G, n ? 1.0f : 0.0f, dw + gi * Mg * CK, CK);
+      const float *xg = x + (n * C + gi * Cg) * I;
+      const float *B = xg;
+      if (!pointwise) {
+        wt_im2col(g, Cg, xg, col);
+        B = col;
       }
-      if (dx) {
-        /* col = W_g^T [CK, Mg] * dY_g [Mg, G], then folded back onto the image. */
-        float *dxg = dx + (n * C + gi * Cg) * I;
-        if (pointwise) {
-          wt_sgemm(1, 0, CK, G, Mg, 1.0f, wg, CK, dyg, G, 0.0f, dxg, G);
-        } else {
-          wt_sgemm(1, 0, CK, G, Mg, 1.0f, wg, CK, dyg, G, 0.0f, col, G);
-          memset(dxg, 0, sizeof(float) * (size_t)(Cg * I));
-          wt_col2im(g, Cg, col, dxg);
-        }
-      }
+      wt_sgemm(0, 1, Mg, CK, G, 1.0f, dyg, G, B, G, n ? 1.0f : 0.0f, dw + gi * Mg * CK, CK);
     }
+  if (!dx) return;
+  /* dX: independent per (image, group), so on the pool as the forward pass (conv.c). */
+  wt_conv_job j = {g, C, M, group, dy, w, NULL, dx, col};
+  if (wt_conv_items_threaded(g, N * group, Mg * G * CK, wt_conv_scratch_floats(g, C, group))) {
+    wt_parallel_for(N * group, conv_dx_item, &j);
+    return;
+  }
+  for (int64_t i = 0; i < N * group; i++) conv_dx_item(&j, i, 0); /* 0: col is the caller's */
 }
 
 void wt_conv_transpose_grad(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M,

@@ -498,7 +498,7 @@ typedef struct gemm_job {
   int64_t mblocks;     /* blocks along M */
 } gemm_job;
 
-_Static_assert(sizeof(float) * (MC * KC + KC * NC) + 64 <= WT_POOL_SCRATCH_BYTES,
+_Static_assert(sizeof(float) * (MC * KC + KC * NC) <= WT_POOL_SCRATCH_BYTES,
                "GEMM packing buffers fit in a pool thread's scratch");
 
 static void thread_buffers(int32_t thread, float **pa, float **pb) {
