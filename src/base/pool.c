@@ -49,7 +49,7 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 /* A worker polls this many times for the next job before it sleeps on the condition variable:
  * steps issue jobs back to back, and waking a sleeping thread costs tens of microseconds. */
-#define WT_POOL_SPIN 20000
+#define WT_POOL_SPIN 2000
 
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
