@@ -52,6 +52,17 @@ void *wt_pool_scratch_outer(int32_t thread);
 typedef void (*wt_range_fn)(void *ctx, int64_t i0, int64_t count);
 void wt_parallel_range(int64_t n, int64_t block, int64_t min_n, wt_range_fn fn, void *ctx);
 
+/* Rows of n elements each, for row-wise kernels (softmax, normalization): blocks of about
+ * `block` elements (whole rows, at least one), on the pool from about min_n elements. The
+ * row kernels use WT_ROWS_BLOCK and WT_ROWS_THREAD_MIN. */
+#define WT_ROWS_BLOCK 16384
+#define WT_ROWS_THREAD_MIN 65536
+static inline void wt_parallel_rows(int64_t rows, int64_t n, int64_t block, int64_t min_n,
+                                    wt_range_fn fn, void *ctx) {
+  int64_t per = n > 0 && n < block ? block / n : 1;
+  wt_parallel_range(rows, per, n > 0 ? (min_n + n - 1) / n : rows + 1, fn, ctx);
+}
+
 /* Tests: with on != 0, kernels split work below their cut-overs too (into the same fixed
  * blocks), so small models exercise the threaded paths. Set while no job runs. */
 void wt_pool_set_split_small(int on);

@@ -9,6 +9,8 @@
 #include "check.h"
 #include "kernels/elementwise.h"
 #include "kernels/gemm.h"
+#include "kernels/norm.h"
+#include "kernels/softmax.h"
 #include "kernels/optim.h"
 #include "webtrain.h"
 
@@ -255,12 +257,42 @@ static void test_elementwise(void) {
   free(y1);
 }
 
+/* ---- row kernels: softmax, log-softmax, layer normalization ------------------------------ */
+
+static void test_rows(void) {
+  const int64_t rows = 301, n = 515; /* above the cut-over; rows not a multiple of the block */
+  float *x = malloc(sizeof(float) * rows * n), *sc = malloc(sizeof(float) * n), *bi = malloc(sizeof(float) * n);
+  float *y0 = malloc(sizeof(float) * rows * n), *y1 = malloc(sizeof(float) * rows * n);
+  float st0[2 * 301], st1[2 * 301];
+  fill(x, rows * n, 31);
+  fill(sc, n, 32);
+  fill(bi, n, 33);
+  for (int k = 0; k < 3; k++) {
+    int same = 1;
+    for (int32_t t = 1; t <= 4; t++) {
+      wt_set_threads(t);
+      float *y = t == 1 ? y0 : y1, *st = t == 1 ? st0 : st1;
+      if (k < 2) wt_softmax_f32(x, y, rows, n, 1, k, NULL);
+      else wt_layernorm_f32(x, y, rows, n, sc, bi, 1e-5f, st, st + rows);
+      if (t > 1) same &= !memcmp(y0, y1, sizeof(float) * rows * n) && (k < 2 || !memcmp(st0, st1, sizeof st0));
+    }
+    if (!same) fprintf(stderr, "row kernel %d differs across threads\n", k);
+    CHECK(same);
+  }
+  free(x);
+  free(sc);
+  free(bi);
+  free(y0);
+  free(y1);
+}
+
 int main(void) {
   test_pool();
   test_gemm();
   test_gemm_batch();
   test_optim();
   test_elementwise();
+  test_rows();
   wt_set_threads(1);
   CHECK_DONE();
 }
