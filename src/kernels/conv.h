@@ -77,8 +77,15 @@ void wt_conv_transpose_forward(const wt_conv_geom *g, int64_t N, int64_t C, int6
                                float *y, float *col);
 
 /* Backward passes (kernels/conv_grad.c), same layouts as the forwards; dx / dw / db may each
- * be NULL (not computed). dx, dw and db are overwritten. col: the forward's scratch size.
- * ConvGrad: dy [N, M, grid...] -> dx like x, dw like w [M, C/group, k...], db [M]. */
+ * be NULL (not computed). dx, dw and db are overwritten. col: the forward's scratch size, and
+ * for ConvGrad's dw wt_conv_grad_scratch_floats.
+ * ConvGrad: dy [N, M, grid...] -> dx like x, dw like w [M, C/group, k...], db [M]. ConvGrad's
+ * dW is a sum over images cut into wt_conv_dw_chunks(N) chunks of consecutive images (a
+ * function of N alone): each chunk sums its images in order into its own partial (the first
+ * into dw), on the thread pool, then dw adds the partials in chunk order. */
+int64_t wt_conv_dw_chunks(int64_t N);
+size_t wt_conv_grad_scratch_floats(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M,
+                                   int64_t group);
 void wt_conv_grad(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group,
                   const float *dy, const float *x, const float *w, float *dx, float *dw,
                   float *db, float *col);

@@ -7,6 +7,7 @@
 
 #include "base/pool.h"
 #include "check.h"
+#include "kernels/conv.h"
 #include "kernels/elementwise.h"
 #include "kernels/gemm.h"
 #include "kernels/norm.h"
@@ -286,6 +287,70 @@ static void test_rows(void) {
   free(y1);
 }
 
+/* ---- Conv and ConvGrad: (image, group) products and dW's chunked sum over images ------------ */
+
+static void test_conv(void) {
+  /* 3x3, pad 1, stride 1 over 9x9 images; two groups; N = 11: three dW chunks of 4, 4, 3 */
+  const wt_conv_geom g = {.img = {1, 9, 9}, .grid = {1, 9, 9}, .k = {1, 3, 3},
+                          .stride = {1, 1, 1}, .dil = {1, 1, 1}, .pad = {0, 1, 1}};
+  const int64_t N = 11, C = 4, M = 6, group = 2, I = 81, CK = (C / group) * 9;
+  CHECK(wt_conv_dw_chunks(N) == 3 && wt_conv_dw_chunks(4) == 1 && wt_conv_dw_chunks(64) == 8);
+  float *x = malloc(sizeof(float) * N * C * I), *w = malloc(sizeof(float) * M * CK);
+  float *dy = malloc(sizeof(float) * N * M * I), *b = malloc(sizeof(float) * M);
+  float *col = malloc(sizeof(float) * wt_conv_grad_scratch_floats(&g, N, C, M, group));
+  float *out[2][4];
+  for (int r = 0; r < 2; r++) {
+    out[r][0] = malloc(sizeof(float) * N * M * I); /* y */
+    out[r][1] = malloc(sizeof(float) * N * C * I); /* dx */
+    out[r][2] = malloc(sizeof(float) * M * CK);    /* dw */
+    out[r][3] = malloc(sizeof(float) * M);         /* db */
+  }
+  fill(x, N * C * I, 41);
+  fill(w, M * CK, 42);
+  fill(dy, N * M * I, 43);
+  fill(b, M, 44);
+  int same = 1;
+  for (int split = 0; split < 2; split++)
+    for (int32_t t = 1; t <= 4; t++) {
+      wt_pool_set_split_small(split);
+      wt_set_threads(t);
+      float **o = out[t == 1 && split == 0 ? 0 : 1];
+      wt_conv_forward(&g, N, C, M, group, x, w, b, o[0], col);
+      wt_conv_grad(&g, N, C, M, group, dy, x, w, o[1], o[2], o[3], col);
+      if (o == out[1])
+        same &= !memcmp(out[0][0], out[1][0], sizeof(float) * N * M * I) &&
+                !memcmp(out[0][1], out[1][1], sizeof(float) * N * C * I) &&
+                !memcmp(out[0][2], out[1][2], sizeof(float) * M * CK) &&
+                !memcmp(out[0][3], out[1][3], sizeof(float) * M);
+    }
+  wt_pool_set_split_small(0);
+  CHECK(same);
+  /* dW against a float64 sum over images, pixels and the window */
+  double worst = 0;
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t ck = 0; ck < CK; ck++) {
+      int64_t gi = m / (M / group), c = gi * (C / group) + ck / 9, kh = ck % 9 / 3, kw = ck % 3;
+      double s = 0;
+      for (int64_t n = 0; n < N; n++)
+        for (int64_t oh = 0; oh < 9; oh++)
+          for (int64_t ow = 0; ow < 9; ow++) {
+            int64_t ih = oh - 1 + kh, iw = ow - 1 + kw;
+            if (ih < 0 || ih >= 9 || iw < 0 || iw >= 9) continue;
+            s += (double)dy[(n * M + m) * I + oh * 9 + ow] * x[(n * C + c) * I + ih * 9 + iw];
+          }
+      double e = fabs(out[0][2][m * CK + ck] - s) / (1.0 + fabs(s));
+      if (e > worst) worst = e;
+    }
+  CHECK(worst < 1e-5);
+  for (int r = 0; r < 2; r++)
+    for (int k = 0; k < 4; k++) free(out[r][k]);
+  free(x);
+  free(w);
+  free(dy);
+  free(b);
+  free(col);
+}
+
 int main(void) {
   test_pool();
   test_gemm();
@@ -293,6 +358,7 @@ int main(void) {
   test_optim();
   test_elementwise();
   test_rows();
+  test_conv();
   wt_set_threads(1);
   CHECK_DONE();
 }
