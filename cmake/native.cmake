@@ -48,3 +48,8 @@ if(EXISTS "${CMAKE_SOURCE_DIR}/tests/onnx/case_runner.c")
   target_link_libraries(wt_onnx_case PRIVATE webtrain_core)
   include(cmake/onnx_tests.cmake)
 endif()
+
+# Benchmarks (not tests): the native training step at several thread counts.
+add_executable(wt_step_bench tests/bench/step_bench.c)
+target_compile_options(wt_step_bench PRIVATE ${WT_WARNINGS})
+target_link_libraries(wt_step_bench PRIVATE webtrain_core)

@@ -60,6 +60,13 @@ const char *wt_last_error(void);
 /* Which vector path the kernels were built with: "wasm-simd128", "gnu-vector-128" or "scalar". */
 const char *wt_simd_name(void);
 
+/* Threads the kernels use (DESIGN.md "Threads"): n <= 0 asks for the cores the platform reports
+ * (at most 8); n is clamped to 16. Returns the count in effect: 1 in a single-threaded build.
+ * Natively the default is the environment variable WT_THREADS (else n = 0). Results are
+ * bit-identical at any count. Not to be called while a step runs on another thread. */
+int32_t wt_set_threads(int32_t n);
+int32_t wt_get_threads(void);
+
 /* An inference session over an ONNX model (bytes are copied; external data is not available
  * from bytes — use wt_session_create_from_file natively). */
 int wt_session_create(const uint8_t *model, size_t len, wt_session **out);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Every test, bottom up (DESIGN.md "Tests"): native unit + ONNX node tests, the same under
-# AddressSanitizer + UndefinedBehaviorSanitizer with warnings as errors, the ONNX node tests
+# Every test, bottom up (DESIGN.md "Tests"): native unit + ONNX node tests (also at 1 and 4
+# threads), the same under ThreadSanitizer at 2 threads and under AddressSanitizer +
+# UndefinedBehaviorSanitizer with warnings as errors, the ONNX node tests
 # and PyTorch forward vectors in WebAssembly under Node, then the JavaScript tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,6 +10,17 @@ jobs=$(nproc 2>/dev/null || echo 2)
 
 echo "== native: unit tests and ONNX node tests (ctest)"
 (cd build/native && ctest -j"$jobs" --output-on-failure | grep -Ev '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed')
+
+echo "== native at 1 and 4 threads (WT_THREADS; the run above used the machine's cores)"
+for t in 1 4; do
+  (cd build/native && WT_THREADS=$t ctest -j"$jobs" --output-on-failure | grep -Ev '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed')
+done
+
+echo "== native under ThreadSanitizer at 2 threads, -Werror (build/tsan)"
+cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWT_TSAN=ON -DWT_WERROR=ON >/dev/null
+cmake --build build/tsan -j"$jobs"
+(cd build/tsan && WT_THREADS=2 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+   ctest -j"$jobs" --output-on-failure | grep -Ev '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed')
 
 echo "== native under ASan + UBSan, -Werror (build/sanitize)"
 cmake -S . -B build/sanitize -DCMAKE_BUILD_TYPE=Debug -DWT_SANITIZE=ON -DWT_WERROR=ON >/dev/null

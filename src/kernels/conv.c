@@ -1,5 +1,6 @@
 /* Convolution kernels: im2col / col2im over 3-D-normalized geometry and the Conv /
  * ConvTranspose forward passes as one wt_sgemm per (image, group). See conv.h. */
+#include "base/pool.h"
 #include "kernels/conv.h"
 
 #include <string.h>
@@ -123,27 +124,49 @@ size_t wt_conv_scratch_floats(const wt_conv_geom *g, int64_t C, int64_t group) {
   return (size_t)((C / group) * wt_conv_kernel_size(g) * wt_conv_grid_size(g));
 }
 
-void wt_conv_forward(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group,
-                     const float *x, const float *w, const float *bias, float *y, float *col) {
-  const int64_t Cg = C / group, Mg = M / group;
+/* One (image, group) of the forward pass: bias rows, im2col into col, one GEMM. */
+static void conv_item(void *ctx, int64_t item, int32_t thread) {
+  const wt_conv_job *j = ctx;
+  const wt_conv_geom *g = j->g;
+  const int64_t Cg = j->C / j->group, Mg = j->M / j->group, n = item / j->group, gi = item % j->group;
   const int64_t K = wt_conv_kernel_size(g), G = wt_conv_grid_size(g), I = wt_conv_img_size(g);
   const int64_t CK = Cg * K;
-  const int pointwise = wt_conv_is_pointwise(g);
-  for (int64_t n = 0; n < N; n++) {
-    float *yn = y + n * M * G;
-    /* The bias is written first and the GEMM accumulates onto it (beta = 1). */
-    if (bias) wt_fill_rows(yn, M, G, bias);
-    for (int64_t gi = 0; gi < group; gi++) {
-      const float *xg = x + (n * C + gi * Cg) * I;
-      const float *B = xg;
-      if (!pointwise) {
-        wt_im2col(g, Cg, xg, col);
-        B = col;
-      }
-      wt_sgemm(0, 0, Mg, G, CK, 1.0f, w + gi * Mg * CK, CK, B, G, bias ? 1.0f : 0.0f,
-               yn + gi * Mg * G, G);
-    }
+  float *yg = j->out + (n * j->M + gi * Mg) * G;
+  /* The bias is written first and the GEMM accumulates onto it (beta = 1). */
+  if (j->bias) wt_fill_rows(yg, Mg, G, j->bias + gi * Mg);
+  const float *xg = j->in + (n * j->C + gi * Cg) * I;
+  const float *B = xg;
+  if (!wt_conv_is_pointwise(g)) {
+    float *col = thread > 0 ? wt_pool_scratch_outer(thread) : j->col;
+    wt_im2col(g, Cg, xg, col);
+    B = col;
   }
+  wt_sgemm(0, 0, Mg, G, CK, 1.0f, j->w + gi * Mg * CK, CK, B, G, j->bias ? 1.0f : 0.0f, yg, G);
+}
+
+/* Fewest multiply-adds of a whole Conv worth running its (image, group) products on the pool
+ * (when one product is too small to split itself): as the unpacked GEMM's cut-over. */
+#define WT_CONV_THREAD_MIN ((int64_t)1 << 18)
+
+int wt_conv_items_threaded(const wt_conv_geom *g, int64_t items, int64_t per_item,
+                           size_t col_floats) {
+  (void)g;
+  /* Workers put their columns in their pool scratch; each item's bits are the same anywhere. */
+  return items > 1 && per_item < ((int64_t)1 << 20) &&
+         col_floats * sizeof(float) <= WT_POOL_OUTER_BYTES &&
+         (items * per_item >= WT_CONV_THREAD_MIN || wt_pool_split_small());
+}
+
+void wt_conv_forward(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group,
+                     const float *x, const float *w, const float *bias, float *y, float *col) {
+  wt_conv_job j = {g, C, M, group, x, w, bias, y, col};
+  const int64_t items = N * group;
+  const int64_t per = (M / group) * wt_conv_grid_size(g) * (C / group) * wt_conv_kernel_size(g);
+  if (wt_conv_items_threaded(g, items, per, wt_conv_scratch_floats(g, C, group))) {
+    wt_parallel_for(items, conv_item, &j);
+    return;
+  }
+  for (int64_t i = 0; i < items; i++) conv_item(&j, i, 0); /* 0: col is the caller's */
 }
 
 size_t wt_conv_transpose_scratch_floats(const wt_conv_geom *g, int64_t M, int64_t group) {

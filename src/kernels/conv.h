@@ -49,6 +49,20 @@ void wt_im2col(const wt_conv_geom *g, int64_t channels, const float *x, float *c
 /* The adjoint of im2col: x[...] += col[...] for every in-image position (x is accumulated). */
 void wt_col2im(const wt_conv_geom *g, int64_t channels, const float *col, float *x);
 
+/* Whether a Conv (or its dX) runs its `items` (image, group) products, per_item multiply-adds
+ * each, on the thread pool: when there is enough work, one product is too small to split
+ * itself, and the col_floats of im2col columns fit in a worker's outer scratch. */
+int wt_conv_items_threaded(const wt_conv_geom *g, int64_t items, int64_t per_item,
+                           size_t col_floats);
+/* The arguments of one such product: what the forward pass reads (in = x) and writes (out = y),
+ * or ConvGrad's dX (in = dY, out = dX); col is the caller's im2col scratch (thread 0's). */
+typedef struct wt_conv_job {
+  const wt_conv_geom *g;
+  int64_t C, M, group;
+  const float *in, *w, *bias;
+  float *out, *col;
+} wt_conv_job;
+
 /* Conv forward. x [N, C, img...], w [M, C/group, k...], bias [M] or NULL, y [N, M, grid...].
  * col: scratch of wt_conv_scratch_floats(...) floats (may be NULL when that is 0). */
 size_t wt_conv_scratch_floats(const wt_conv_geom *g, int64_t C, int64_t group);
@@ -63,8 +77,15 @@ void wt_conv_transpose_forward(const wt_conv_geom *g, int64_t N, int64_t C, int6
                                float *y, float *col);
 
 /* Backward passes (kernels/conv_grad.c), same layouts as the forwards; dx / dw / db may each
- * be NULL (not computed). dx, dw and db are overwritten. col: the forward's scratch size.
- * ConvGrad: dy [N, M, grid...] -> dx like x, dw like w [M, C/group, k...], db [M]. */
+ * be NULL (not computed). dx, dw and db are overwritten. col: the forward's scratch size, and
+ * for ConvGrad's dw wt_conv_grad_scratch_floats.
+ * ConvGrad: dy [N, M, grid...] -> dx like x, dw like w [M, C/group, k...], db [M]. ConvGrad's
+ * dW is a sum over images cut into wt_conv_dw_chunks(N) chunks of consecutive images (a
+ * function of N alone): each chunk sums its images in order into its own partial (the first
+ * into dw), on the thread pool, then dw adds the partials in chunk order. */
+int64_t wt_conv_dw_chunks(int64_t N);
+size_t wt_conv_grad_scratch_floats(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M,
+                                   int64_t group);
 void wt_conv_grad(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group,
                   const float *dy, const float *x, const float *w, float *dx, float *dw,
                   float *db, float *col);

@@ -3,8 +3,10 @@
  * Only the requested outputs are computed (NULL pointers are skipped). */
 #include <string.h>
 
+#include "base/pool.h"
 #include "kernels/conv.h"
 #include "kernels/gemm.h"
+#include "kernels/optim.h"
 #include "kernels/simd.h"
 
 void wt_channel_sums(const float *y, int64_t N, int64_t M, int64_t S, float *sums) {
@@ -27,41 +29,97 @@ void wt_channel_sums(const float *y, int64_t N, int64_t M, int64_t S, float *sum
   }
 }
 
+/* dX of one (image, group): col = W_g^T [CK, Mg] * dY_g [Mg, G], folded back onto the image. */
+static void conv_dx_item(void *ctx, int64_t item, int32_t thread) {
+  const wt_conv_job *j = ctx;
+  const wt_conv_geom *g = j->g;
+  const int64_t Cg = j->C / j->group, Mg = j->M / j->group, n = item / j->group, gi = item % j->group;
+  const int64_t G = wt_conv_grid_size(g), I = wt_conv_img_size(g), CK = Cg * wt_conv_kernel_size(g);
+  const float *dyg = j->in + (n * j->M + gi * Mg) * G, *wg = j->w + gi * Mg * CK;
+  float *dxg = j->out + (n * j->C + gi * Cg) * I;
+  if (wt_conv_is_pointwise(g)) {
+    wt_sgemm(1, 0, CK, G, Mg, 1.0f, wg, CK, dyg, G, 0.0f, dxg, G);
+  } else {
+    float *col = thread > 0 ? wt_pool_scratch_outer(thread) : j->col;
+    wt_sgemm(1, 0, CK, G, Mg, 1.0f, wg, CK, dyg, G, 0.0f, col, G);
+    memset(dxg, 0, sizeof(float) * (size_t)(Cg * I));
+    wt_col2im(g, Cg, col, dxg);
+  }
+}
+
+/* Images per dW chunk: at least 4 (a batch of up to 4 is one chunk: one sum in image order),
+ * at most 8 chunks (the partials' memory). */
+static int64_t dw_chunk_images(int64_t N) {
+  int64_t c = (N + 7) / 8;
+  return c < 4 ? 4 : c;
+}
+
+int64_t wt_conv_dw_chunks(int64_t N) {
+  return N <= 0 ? 0 : (N + dw_chunk_images(N) - 1) / dw_chunk_images(N);
+}
+
+size_t wt_conv_grad_scratch_floats(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M,
+                                   int64_t group) {
+  int64_t chunks = wt_conv_dw_chunks(N), partial = M * (C / group) * wt_conv_kernel_size(g);
+  return wt_conv_scratch_floats(g, C, group) + (size_t)((chunks > 1 ? chunks - 1 : 0) * partial);
+}
+
+typedef struct dw_job {
+  const wt_conv_geom *g;
+  int64_t N, C, M, group;
+  const float *dy, *x;
+  float *dw, *col, *partials;
+} dw_job;
+
+/* Chunk b of dW: its images in order, summed into dw (b = 0) or partial b - 1. */
+static void conv_dw_chunk(void *ctx, int64_t b, int32_t thread) {
+  const dw_job *j = ctx;
+  const wt_conv_geom *g = j->g;
+  const int64_t Cg = j->C / j->group, Mg = j->M / j->group;
+  const int64_t G = wt_conv_grid_size(g), I = wt_conv_img_size(g), CK = Cg * wt_conv_kernel_size(g);
+  const int64_t per = dw_chunk_images(j->N), n0 = b * per, n1 = n0 + per < j->N ? n0 + per : j->N;
+  float *dst = b == 0 ? j->dw : j->partials + (b - 1) * j->M * CK;
+  float *col = thread > 0 ? wt_pool_scratch_outer(thread) : j->col;
+  for (int64_t n = n0; n < n1; n++)
+    for (int64_t gi = 0; gi < j->group; gi++) {
+      /* dW_g [Mg, CK] += dY_g [Mg, G] * col(X_g)^T */
+      const float *dyg = j->dy + (n * j->M + gi * Mg) * G;
+      const float *xg = j->x + (n * j->C + gi * Cg) * I;
+      const float *B = xg;
+      if (!wt_conv_is_pointwise(g)) {
+        wt_im2col(g, Cg, xg, col);
+        B = col;
+      }
+      wt_sgemm(0, 1, Mg, CK, G, 1.0f, dyg, G, B, G, n > n0 ? 1.0f : 0.0f, dst + gi * Mg * CK, CK);
+    }
+}
+
 void wt_conv_grad(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group,
                   const float *dy, const float *x, const float *w, float *dx, float *dw,
                   float *db, float *col) {
   const int64_t Cg = C / group, Mg = M / group;
-  const int64_t K = wt_conv_kernel_size(g), G = wt_conv_grid_size(g), I = wt_conv_img_size(g);
+  const int64_t K = wt_conv_kernel_size(g), G = wt_conv_grid_size(g);
   const int64_t CK = Cg * K;
-  const int pointwise = wt_conv_is_pointwise(g);
   if (db) wt_channel_sums(dy, N, M, G, db);
   if (dw && N == 0) memset(dw, 0, sizeof(float) * (size_t)(M * CK));
-  for (int64_t n = 0; n < N; n++)
-    for (int64_t gi = 0; gi < group; gi++) {
-      const float *dyg = dy + (n * M + gi * Mg) * G;
-      const float *wg = w + gi * Mg * CK;
-      if (dw) {
-        /* dW_g [Mg, CK] += dY_g [Mg, G] * col(X_g)^T */
-        const float *xg = x + (n * C + gi * Cg) * I;
-        const float *B = xg;
-        if (!pointwise) {
-          wt_im2col(g, Cg, xg, col);
-          B = col;
-        }
-        wt_sgemm(0, 1, Mg, CK, G, 1.0f, dyg, G, B, G, n ? 1.0f : 0.0f, dw + gi * Mg * CK, CK);
-      }
-      if (dx) {
-        /* col = W_g^T [CK, Mg] * dY_g [Mg, G], then folded back onto the image. */
-        float *dxg = dx + (n * C + gi * Cg) * I;
-        if (pointwise) {
-          wt_sgemm(1, 0, CK, G, Mg, 1.0f, wg, CK, dyg, G, 0.0f, dxg, G);
-        } else {
-          wt_sgemm(1, 0, CK, G, Mg, 1.0f, wg, CK, dyg, G, 0.0f, col, G);
-          memset(dxg, 0, sizeof(float) * (size_t)(Cg * I));
-          wt_col2im(g, Cg, col, dxg);
-        }
-      }
-    }
+  if (dw && N > 0) {
+    const int64_t chunks = wt_conv_dw_chunks(N);
+    float *partials = chunks > 1 ? col + wt_conv_scratch_floats(g, C, group) : NULL;
+    dw_job d = {g, N, C, M, group, dy, x, dw, col, partials};
+    if (wt_conv_items_threaded(g, chunks, dw_chunk_images(N) * M * G * CK, wt_conv_scratch_floats(g, C, group)))
+      wt_parallel_for(chunks, conv_dw_chunk, &d);
+    else
+      for (int64_t b = 0; b < chunks; b++) conv_dw_chunk(&d, b, 0); /* 0: col is the caller's */
+    for (int64_t b = 1; b < chunks; b++) wt_accumulate_f32(dw, d.partials + (b - 1) * M * CK, M * CK);
+  }
+  if (!dx) return;
+  /* dX: independent per (image, group), so on the pool as the forward pass (conv.c). */
+  wt_conv_job j = {g, C, M, group, dy, w, NULL, dx, col};
+  if (wt_conv_items_threaded(g, N * group, Mg * G * CK, wt_conv_scratch_floats(g, C, group))) {
+    wt_parallel_for(N * group, conv_dx_item, &j);
+    return;
+  }
+  for (int64_t i = 0; i < N * group; i++) conv_dx_item(&j, i, 0); /* 0: col is the caller's */
 }
 
 void wt_conv_transpose_grad(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M,

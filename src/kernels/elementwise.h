@@ -71,6 +71,13 @@ typedef enum wt_ew_logicop { WT_EW_AND, WT_EW_OR, WT_EW_XOR } wt_ew_logicop;
 void wt_ew_logic(wt_ew_logicop op, int64_t n, const uint8_t *a, int sa, const uint8_t *b, int sb,
                  uint8_t *out);
 
+/* wt_ew_unary_f32 and wt_ew_grad_f32 split maps of at least WT_EW_THREAD_MIN elements into
+ * blocks of WT_EW_BLOCK on the thread pool (base/pool.h); the bits do not depend on it. */
+#define WT_EW_BLOCK 16384
+#ifndef WT_EW_THREAD_MIN
+#define WT_EW_THREAD_MIN (4 * WT_EW_BLOCK)
+#endif
+
 /* Float unary maps y = f(x); x == y (in place) is allowed. */
 typedef enum wt_ew_unop {
   WT_EW_NEG, WT_EW_ABS, WT_EW_SQRT, WT_EW_RELU, WT_EW_RECIPROCAL,

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/pool.h"
 #include "kernels/elementwise.h"
 #include "kernels/simd.h"
 #include "kernels/vmath.h"
@@ -70,8 +71,8 @@ static inline wt_f32x4 quickgelu_d(wt_f32x4 x, wt_f32x4 alpha) {
     }                                                              \
   } while (0)
 
-void wt_ew_grad_f32(wt_ew_gradop op, int64_t n, const float *dy, const float *t, float *dx,
-                    float alpha) {
+static void grad(wt_ew_gradop op, int64_t n, const float *dy, const float *t, float *dx,
+                 float alpha) {
   wt_f32x4 zero = wt_f32x4_zero(), one = wt_f32x4_splat(1.0f);
   switch (op) {
     case WT_EW_RELU_GRAD:
@@ -97,6 +98,25 @@ void wt_ew_grad_f32(wt_ew_gradop op, int64_t n, const float *dy, const float *t,
       return;
     }
   }
+}
+
+typedef struct grad_job {
+  wt_ew_gradop op;
+  const float *dy, *t;
+  float *dx;
+  float alpha;
+} grad_job;
+
+static void grad_range(void *ctx, int64_t i0, int64_t n) {
+  const grad_job *j = ctx;
+  grad(j->op, n, j->dy + i0, j->t ? j->t + i0 : NULL, j->dx + i0, j->alpha);
+}
+
+/* On the thread pool above WT_EW_THREAD_MIN, as wt_ew_unary_f32. */
+void wt_ew_grad_f32(wt_ew_gradop op, int64_t n, const float *dy, const float *t, float *dx,
+                    float alpha) {
+  grad_job j = {op, dy, t, dx, alpha};
+  wt_parallel_range(n, WT_EW_BLOCK, WT_EW_THREAD_MIN, grad_range, &j);
 }
 
 void wt_ew_add_bias_f32(int64_t n, const float *x, const float *b, int64_t nb, float *y) {

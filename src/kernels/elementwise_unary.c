@@ -3,6 +3,7 @@
  * vector math of vmath.h; the rest call libm per element. */
 #include <math.h>
 
+#include "base/pool.h"
 #include "kernels/elementwise.h"
 #include "kernels/simd.h"
 #include "kernels/vmath.h"
@@ -38,7 +39,7 @@ static inline float clampf_(float s, float lo, float hi) {
   return hi < s ? hi : s;
 }
 
-void wt_ew_unary_f32(wt_ew_unop op, int64_t n, const float *x, float *y, float alpha, float beta) {
+static void unary(wt_ew_unop op, int64_t n, const float *x, float *y, float alpha, float beta) {
   wt_f32x4 zero = wt_f32x4_zero();
   switch (op) {
     case WT_EW_NEG: VMAP(wt_f32x4_neg(v), -s); return;
@@ -115,4 +116,23 @@ void wt_ew_unary_f32(wt_ew_unop op, int64_t n, const float *x, float *y, float a
     }
     case WT_EW_UNOP_COUNT: return;
   }
+}
+
+/* Large maps run on the thread pool in blocks of WT_EW_BLOCK elements (a multiple of 4: each
+ * element takes the vector or scalar path it takes in one pass, so the bits are the same). */
+typedef struct unary_job {
+  wt_ew_unop op;
+  const float *x;
+  float *y;
+  float alpha, beta;
+} unary_job;
+
+static void unary_range(void *ctx, int64_t i0, int64_t n) {
+  const unary_job *j = ctx;
+  unary(j->op, n, j->x + i0, j->y + i0, j->alpha, j->beta);
+}
+
+void wt_ew_unary_f32(wt_ew_unop op, int64_t n, const float *x, float *y, float alpha, float beta) {
+  unary_job j = {op, x, y, alpha, beta};
+  wt_parallel_range(n, WT_EW_BLOCK, WT_EW_THREAD_MIN, unary_range, &j);
 }

@@ -15,10 +15,12 @@
  * small hot function called many times is optimized early, and the register allocator sees
  * one loop with MR * NR / 4 accumulators (8 here; 16 spill in V8 on x64).
  *
- * No allocation: the packing buffers are static. This is safe because the wasm build is
- * single-threaded and nothing in webtrain calls wt_sgemm concurrently or re-entrantly. */
+ * No allocation: the caller's packing buffers are static, a pool worker's are its scratch
+ * (allocated when the pool starts). Large shapes are split over blocks of C on the pool
+ * (packed_task); nothing in webtrain calls wt_sgemm from two threads outside the pool. */
 #include "kernels/gemm.h"
 
+#include "base/pool.h"
 #include "kernels/simd.h"
 
 /* Register tile: MR rows x NR columns (NR / 4 vectors per row). 4 x 8 = 8 accumulators, 2 B
@@ -478,6 +480,114 @@ void wt_sgemm_relu(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, fl
   sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 1);
 }
 
+/* ---- The packed path, split over blocks of C for the thread pool ------------------------
+ * Every element of C gets the same arithmetic whichever block (and thread) computes it: the K
+ * slices are the global KC slices, and the full and edge tiles sum the same products in the same
+ * order (edge_tile is micro_kernel into a local tile, then the same alpha / beta merge). So the
+ * block grid may be anything; it is a function of the shape alone, so the same blocks run at
+ * any thread count. Each block packs its own rows of op(A) and columns of op(B) into its
+ * thread's buffers: thread 0 (the caller) uses the static ones, workers their pool scratch. */
+typedef struct gemm_job {
+  int trans_a, trans_b, relu;
+  int64_t M, N, K;
+  float alpha, beta;
+  const float *A, *B;
+  int64_t lda, ldb, ldc;
+  float *C;
+  int64_t mb, nb;      /* block of C: mb rows (a multiple of MC or all of M), nb columns */
+  int64_t mblocks;     /* blocks along M */
+} gemm_job;
+
+_Static_assert(sizeof(float) * (MC * KC + KC * NC) <= WT_POOL_SCRATCH_BYTES,
+               "GEMM packing buffers fit in a pool thread's scratch");
+
+static void thread_buffers(int32_t thread, float **pa, float **pb) {
+  float *s = thread > 0 ? (float *)wt_pool_scratch(thread) : NULL;
+  if (!s) {
+    *pa = g_pack_a;
+    *pb = g_pack_b;
+    return;
+  }
+  *pa = s;
+  *pb = s + MC * KC; /* MC * KC floats: a multiple of 16, so still 64-byte aligned */
+}
+
+/* C[i0 .. i1, j0 .. j1] by the Goto loop nest. */
+static void packed_block(const gemm_job *g, int64_t i0, int64_t i1, int64_t j0, int64_t j1,
+                         float *buf_a, float *buf_b) {
+  for (int64_t jc = j0; jc < j1; jc += NC) {
+    int64_t nc = min64(NC, j1 - jc);
+    for (int64_t pc = 0; pc < g->K; pc += KC) {
+      int64_t kc = min64(KC, g->K - pc);
+      float beta_k = pc == 0 ? g->beta : 1.0f;
+      pack_b(g->trans_b, g->B, g->ldb, pc, jc, kc, nc, buf_b);
+      for (int64_t ic = i0; ic < i1; ic += MC) {
+        int64_t mc = min64(MC, i1 - ic);
+        pack_a(g->trans_a, g->A, g->lda, ic, pc, mc, kc, buf_a);
+        for (int64_t jr = 0; jr < nc; jr += NR) {
+          int64_t n = min64(NR, nc - jr);
+          const float *pb = buf_b + jr * kc;
+          for (int64_t ir = 0; ir < mc; ir += MR) {
+            int64_t m = min64(MR, mc - ir);
+            const float *pa = buf_a + ir * kc;
+            float *c = g->C + (ic + ir) * g->ldc + jc + jr;
+            if (m == MR && n == NR)
+              micro_kernel(kc, pa, pb, c, g->ldc, g->alpha, beta_k);
+            else
+              edge_tile(kc, pa, pb, c, g->ldc, m, n, g->alpha, beta_k);
+          }
+        }
+        if (g->relu && pc + kc == g->K) relu_block(g->C + ic * g->ldc + jc, mc, nc, g->ldc);
+      }
+    }
+  }
+}
+
+static void packed_task(void *ctx, int64_t block, int32_t thread) {
+  const gemm_job *g = ctx;
+  int64_t bi = block % g->mblocks, bj = block / g->mblocks;
+  int64_t i0 = bi * g->mb, j0 = bj * g->nb;
+  float *pa, *pb;
+  thread_buffers(thread, &pa, &pb);
+  packed_block(g, i0, min64(i0 + g->mb, g->M), j0, min64(j0 + g->nb, g->N), pa, pb);
+}
+
+/* Fewest multiply-adds (M * N * K) worth splitting over threads. Measured natively with
+ * tests/bench/gemm_bench.c at 2 threads (see the commit). */
+#ifndef WT_GEMM_THREAD_MIN
+#define WT_GEMM_THREAD_MIN ((int64_t)1 << 20)
+#endif
+/* Blocks of C the packed path aims for (enough for 4 threads to share evenly); never narrower
+ * than 4 register tiles. */
+#define WT_GEMM_BLOCKS 8
+
+/* Fewest multiply-adds for which the unpacked (direct) path splits its rows over threads. */
+#ifndef WT_GEMM_DIRECT_THREAD_MIN
+#define WT_GEMM_DIRECT_THREAD_MIN ((int64_t)1 << 18)
+#endif
+
+typedef struct direct_job {
+  int trans_a, relu;
+  int64_t M, N, K;
+  float alpha, beta;
+  const float *A;
+  int64_t lda;
+  const float *B; /* k-major */
+  int64_t ldb;
+  float *C;
+  int64_t ldc, rows;
+} direct_job;
+
+static void direct_task(void *ctx, int64_t block, int32_t thread) {
+  (void)thread;
+  const direct_job *d = ctx;
+  int64_t i0 = block * d->rows, m = min64(d->rows, d->M - i0);
+  const float *a = d->A + (d->trans_a ? i0 : i0 * d->lda);
+  float *c = d->C + i0 * d->ldc;
+  direct_gemm(d->trans_a, m, d->N, d->K, d->alpha, a, d->lda, d->B, d->ldb, d->beta, c, d->ldc);
+  if (d->relu) relu_block(c, m, d->N, d->ldc);
+}
+
 /* The unpacked paths (thin or small shapes) write all of C at once: small enough to be in
  * cache for the epilogue. The packed path applies it per MC x NC block after its last K slice. */
 static void sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
@@ -496,41 +606,71 @@ static void sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, flo
   if (K <= DIRECT_KMAX && K * N <= KC * NC && M * N * K <= (trans_a ? WT_GEMM_DIRECT_MAX / 4 : WT_GEMM_DIRECT_MAX)) {
     if (trans_b) {
       /* B is [N, K]: a k-major copy (K x N) for the tiles; 4 rows of B per pass. */
+      float *pa, *copy;
+      thread_buffers(wt_pool_thread_index(), &pa, &copy);
       int64_t j = 0;
-      for (; j + 4 <= N; j += 4) interleave4(g_pack_b + j, N, B + j * ldb, ldb, K);
+      for (; j + 4 <= N; j += 4) interleave4(copy + j, N, B + j * ldb, ldb, K);
       for (; j < N; j++)
-        for (int64_t k = 0; k < K; k++) g_pack_b[k * N + j] = B[j * ldb + k];
-      B = g_pack_b;
+        for (int64_t k = 0; k < K; k++) copy[k * N + j] = B[j * ldb + k];
+      B = copy;
       ldb = N;
+    }
+    if (M >= 16 && (M * N * K >= WT_GEMM_DIRECT_THREAD_MIN || wt_pool_split_small())) {
+      /* Blocks of rows (a multiple of 8, at most WT_GEMM_BLOCKS of them): every element gets
+       * the same tile arithmetic whichever rows it shares a block with. */
+      int64_t groups = (M + 7) / 8, per = (groups + WT_GEMM_BLOCKS - 1) / WT_GEMM_BLOCKS;
+      direct_job d = {trans_a, relu, M, N, K, alpha, beta, A, lda, B, ldb, C, ldc, 8 * per};
+      wt_parallel_for((M + d.rows - 1) / d.rows, direct_task, &d);
+      return;
     }
     direct_gemm(trans_a, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     if (relu) relu_block(C, M, N, ldc);
     return;
   }
-  for (int64_t jc = 0; jc < N; jc += NC) {
-    int64_t nc = min64(NC, N - jc);
-    for (int64_t pc = 0; pc < K; pc += KC) {
-      int64_t kc = min64(KC, K - pc);
-      float beta_k = pc == 0 ? beta : 1.0f;
-      pack_b(trans_b, B, ldb, pc, jc, kc, nc, g_pack_b);
-      for (int64_t ic = 0; ic < M; ic += MC) {
-        int64_t mc = min64(MC, M - ic);
-        pack_a(trans_a, A, lda, ic, pc, mc, kc, g_pack_a);
-        for (int64_t jr = 0; jr < nc; jr += NR) {
-          int64_t n = min64(NR, nc - jr);
-          const float *pb = g_pack_b + jr * kc;
-          for (int64_t ir = 0; ir < mc; ir += MR) {
-            int64_t m = min64(MR, mc - ir);
-            const float *pa = g_pack_a + ir * kc;
-            float *c = C + (ic + ir) * ldc + jc + jr;
-            if (m == MR && n == NR)
-              micro_kernel(kc, pa, pb, c, ldc, alpha, beta_k);
-            else
-              edge_tile(kc, pa, pb, c, ldc, m, n, alpha, beta_k);
-          }
-        }
-        if (relu && pc + kc == K) relu_block(C + ic * ldc + jc, mc, nc, ldc);
-      }
-    }
+  gemm_job g = {trans_a, trans_b, relu, M, N, K, alpha, beta, A, B, lda, ldb, ldc, C,
+                M, N, 1};
+  if (M * N * K >= WT_GEMM_THREAD_MIN || wt_pool_split_small()) {
+    /* Blocks of MC rows; the columns cut as well until there are about WT_GEMM_BLOCKS. */
+    g.mb = MC;
+    g.mblocks = (M + MC - 1) / MC;
+    int64_t nsplit = (WT_GEMM_BLOCKS + g.mblocks - 1) / g.mblocks;
+    int64_t nb = (N + nsplit - 1) / nsplit;
+    nb = (nb + NR - 1) / NR * NR;
+    if (nb < 4 * NR) nb = 4 * NR;
+    g.nb = nb < N ? nb : N;
   }
+  int64_t blocks = g.mblocks * ((N + g.nb - 1) / g.nb);
+  wt_parallel_for(blocks, packed_task, &g);
+}
+
+typedef struct batch_job {
+  gemm_job g; /* one product's arguments (its block fields unused) */
+  wt_gemm_offsets_fn offsets;
+  const void *ctx;
+} batch_job;
+
+static void batch_task(void *ctx, int64_t t, int32_t thread) {
+  (void)thread; /* a nested wt_parallel_for inside runs on this thread, with its buffers */
+  const batch_job *b = ctx;
+  const gemm_job *g = &b->g;
+  int64_t off[3];
+  b->offsets(b->ctx, t, off);
+  sgemm(g->trans_a, g->trans_b, g->M, g->N, g->K, g->alpha, g->A + off[0], g->lda, g->B + off[1],
+        g->ldb, g->beta, g->C + off[2], g->ldc, g->relu);
+}
+
+void wt_sgemm_batch(int trans_a, int trans_b, int64_t nbatch, int64_t M, int64_t N, int64_t K,
+                    float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
+                    float beta, float *C, int64_t ldc, int relu, wt_gemm_offsets_fn offsets,
+                    const void *ctx) {
+  batch_job b = {{trans_a, trans_b, relu, M, N, K, alpha, beta, A, B, lda, ldb, ldc, C, 0, 0, 0},
+                 offsets, ctx};
+  int64_t work = M * N * K;
+  /* Products that split themselves (or one alone, or too little work) go one after another. */
+  if (nbatch > 1 && work < WT_GEMM_THREAD_MIN &&
+      (nbatch * work >= WT_GEMM_THREAD_MIN || wt_pool_split_small())) {
+    wt_parallel_for(nbatch, batch_task, &b);
+    return;
+  }
+  for (int64_t t = 0; t < nbatch; t++) batch_task(&b, t, wt_pool_thread_index());
 }

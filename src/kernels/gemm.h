@@ -2,7 +2,8 @@
  *   C[M,N] = alpha * op(A) * op(B) + beta * C,  op(A) is [M,K], op(B) is [K,N].
  * A is [M,K] (lda >= K), or [K,M] when trans_a (lda >= M); B is [K,N] (ldb >= N), or [N,K]
  * when trans_b (ldb >= K). beta == 0 means C is not read (NaN in C does not propagate).
- * No allocation: packing buffers are static (the wasm build is single-threaded). */
+ * No allocation: packing buffers are static or the pool threads' scratch. Large shapes run on the
+ * thread pool (base/pool.h), bit-identical at any thread count. */
 #ifndef WT_KERNELS_GEMM_H
 #define WT_KERNELS_GEMM_H
 
@@ -16,6 +17,16 @@ void wt_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float a
 void wt_sgemm_relu(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
                    const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
                    int64_t ldc);
+
+/* nbatch products of the same shape, C_t = alpha * op(A_t) op(B_t) + beta * C_t (ReLU after when
+ * relu), with A_t = A + off[0], B_t = B + off[1], C_t = C + off[2] as offsets(ctx, t, off) gives
+ * them (in elements). Products too small to be split themselves run one per block on the thread
+ * pool; each is computed as wt_sgemm computes it alone, so the bits do not depend on threads. */
+typedef void (*wt_gemm_offsets_fn)(const void *ctx, int64_t t, int64_t off[3]);
+void wt_sgemm_batch(int trans_a, int trans_b, int64_t nbatch, int64_t M, int64_t N, int64_t K,
+                    float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
+                    float beta, float *C, int64_t ldc, int relu, wt_gemm_offsets_fn offsets,
+                    const void *ctx);
 
 /* The scalar reference the fast kernel is tested against (same contract, plain loops). */
 void wt_sgemm_ref(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,

@@ -5,6 +5,7 @@
 
 #include <math.h>
 
+#include "base/pool.h"
 #include "kernels/simd.h"
 
 /* y[i] = x[i] * a + b */
@@ -87,9 +88,31 @@ void wt_batchnorm_train_f32(const float *x, float *y, int64_t N, int64_t C, int6
   wt_batchnorm_apply_f32(x, y, N, C, S, scale, bias, batch_mean, batch_var, eps);
 }
 
+typedef struct ln_job {
+  const float *x;
+  float *y;
+  int64_t n;
+  const float *scale, *bias;
+  float eps;
+  float *mean_out, *invstd_out;
+} ln_job;
+
+static void layernorm_rows(void *ctx, int64_t r0, int64_t rows);
+
+/* Rows are independent: large ones run on the thread pool, each row as it runs alone. */
 void wt_layernorm_f32(const float *x, float *y, int64_t rows, int64_t n, const float *scale,
                       const float *bias, float eps, float *mean_out, float *invstd_out) {
-  for (int64_t r = 0; r < rows; r++) {
+  ln_job j = {x, y, n, scale, bias, eps, mean_out, invstd_out};
+  wt_parallel_rows(rows, n, WT_ROWS_BLOCK, WT_ROWS_THREAD_MIN, layernorm_rows, &j);
+}
+
+static void layernorm_rows(void *ctx, int64_t r0, int64_t count) {
+  const ln_job *j = ctx;
+  const float *x = j->x, *scale = j->scale, *bias = j->bias;
+  float *y = j->y, *mean_out = j->mean_out, *invstd_out = j->invstd_out;
+  const int64_t n = j->n;
+  const float eps = j->eps;
+  for (int64_t r = r0; r < r0 + count; r++) {
     const float *xr = x + r * n;
     float *yr = y + r * n;
     float mu = n ? row_sum(xr, n) / (float)n : 0.0f;

@@ -4,8 +4,38 @@
 #include "kernels/optim.h"
 
 #include <math.h>
+#include <string.h>
 
+#include "base/pool.h"
 #include "kernels/simd.h"
+
+/* Large tensors are cut into blocks of WT_OPTIM_BLOCK elements (a multiple of the vector width,
+ * so every element takes the same path as in one pass) run on the thread pool: each element's
+ * update reads and writes only its own p, g, m, v, so the bits do not depend on the split.
+ * Below WT_OPTIM_THREAD_MIN elements one thread is faster (measured natively, see the commit). */
+#define WT_OPTIM_BLOCK 16384
+#ifndef WT_OPTIM_THREAD_MIN
+#define WT_OPTIM_THREAD_MIN (4 * WT_OPTIM_BLOCK)
+#endif
+
+typedef struct optim_job {
+  int kind; /* 0: AdamW mode 0, 1: AdamW mode 1, 2: SGD, 3: scale, 4: accumulate */
+  float *p, *m, *v;
+  const float *g;
+  int64_t n;
+  float f[8];
+  int decay;
+} optim_job;
+
+static void optim_block(void *ctx, int64_t block, int32_t thread);
+
+static void optim_run(optim_job *j) {
+  if (j->n < WT_OPTIM_THREAD_MIN && !wt_pool_split_small()) {
+    optim_block(j, -1, 0);
+    return;
+  }
+  wt_parallel_for(wt_pool_blocks(j->n, WT_OPTIM_BLOCK), optim_block, j);
+}
 
 /* Mode 0 follows torch.optim.AdamW (PyTorch 1.13, single-tensor path) operation by operation:
  *   p = p * (1 - lr*wd)
@@ -95,17 +125,24 @@ void wt_adamw_update_f32(float *p, const float *g, float *m, float *v, int64_t n
     bc2 = 1.0 - pow(b2, (double)hp->t);
   }
   const float omb1 = (float)(1.0 - b1), omb2 = (float)(1.0 - b2);
+  optim_job j = {.p = p, .g = g, .m = m, .v = v, .n = n};
   if (hp->adam_mode == 0) {
-    adamw_mode0(p, g, m, v, n, (float)(1.0 - lr * wd), hp->beta1, omb1, hp->beta2, omb2,
-                (float)(-(lr / bc1)), (float)sqrt(bc2), hp->eps);
+    j.kind = 0;
+    float f[8] = {(float)(1.0 - lr * wd), hp->beta1, omb1, hp->beta2, omb2,
+                  (float)(-(lr / bc1)), (float)sqrt(bc2), hp->eps};
+    memcpy(j.f, f, sizeof f);
   } else {
     /* Weight decay 0 skips the decay term, so p stays exact even if it is not finite. */
-    adamw_mode1(p, g, m, v, n, hp->beta1, omb1, hp->beta2, omb2,
-                -(float)(lr * sqrt(bc2) / bc1), hp->eps, (float)(-lr * wd), wd != 0.0);
+    j.kind = 1;
+    float f[8] = {hp->beta1, omb1, hp->beta2, omb2, -(float)(lr * sqrt(bc2) / bc1), hp->eps,
+                  (float)(-lr * wd), 0.0f};
+    memcpy(j.f, f, sizeof f);
+    j.decay = wd != 0.0;
   }
+  optim_run(&j);
 }
 
-void wt_sgd_update_f32(float *p, const float *g, int64_t n, float lr) {
+static void sgd_update(float *p, const float *g, int64_t n, float lr) {
   int64_t i = 0;
   const wt_f32x4 vlr = wt_f32x4_splat(lr);
   for (; i + 4 <= n; i += 4)
@@ -120,7 +157,7 @@ double wt_sum_squares_f32(const float *g, int64_t n) {
   return s;
 }
 
-void wt_scale_f32(float *g, int64_t n, float coef) {
+static void scale(float *g, int64_t n, float coef) {
   int64_t i = 0;
   const wt_f32x4 c = wt_f32x4_splat(coef);
   for (; i + 4 <= n; i += 4) wt_f32x4_store(g + i, wt_f32x4_mul(wt_f32x4_load(g + i), c));
@@ -142,8 +179,40 @@ double wt_linear_lr_factor(int64_t s, int64_t warmup, int64_t total) {
   return f > 0.0 ? f : 0.0;
 }
 
-void wt_accumulate_f32(float *buf, const float *g, int64_t n) {
+static void accumulate(float *buf, const float *g, int64_t n) {
   int64_t i = 0;
   for (; i + 4 <= n; i += 4) wt_f32x4_store(buf + i, wt_f32x4_add(wt_f32x4_load(buf + i), wt_f32x4_load(g + i)));
   for (; i < n; i++) buf[i] += g[i];
+}
+
+static void optim_block(void *ctx, int64_t block, int32_t thread) {
+  (void)thread;
+  const optim_job *j = ctx;
+  int64_t i0 = block < 0 ? 0 : block * WT_OPTIM_BLOCK;
+  int64_t n = block < 0 || j->n - i0 < WT_OPTIM_BLOCK ? j->n - i0 : WT_OPTIM_BLOCK;
+  float *p = j->p ? j->p + i0 : NULL, *m = j->m ? j->m + i0 : NULL, *v = j->v ? j->v + i0 : NULL;
+  const float *g = j->g ? j->g + i0 : NULL;
+  const float *f = j->f;
+  switch (j->kind) {
+  case 0: adamw_mode0(p, g, m, v, n, f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7]); break;
+  case 1: adamw_mode1(p, g, m, v, n, f[0], f[1], f[2], f[3], f[4], f[5], f[6], j->decay); break;
+  case 2: sgd_update(p, g, n, f[0]); break;
+  case 3: scale(p, n, f[0]); break;
+  default: accumulate(p, g, n); break;
+  }
+}
+
+void wt_sgd_update_f32(float *p, const float *g, int64_t n, float lr) {
+  optim_job j = {.kind = 2, .p = p, .g = g, .n = n, .f = {lr}};
+  optim_run(&j);
+}
+
+void wt_scale_f32(float *g, int64_t n, float coef) {
+  optim_job j = {.kind = 3, .p = g, .n = n, .f = {coef}};
+  optim_run(&j);
+}
+
+void wt_accumulate_f32(float *buf, const float *g, int64_t n) {
+  optim_job j = {.kind = 4, .p = buf, .g = g, .n = n};
+  optim_run(&j);
 }

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/pool.h"
 #include "kernels/simd.h"
 #include "kernels/vmath.h"
 
@@ -71,10 +72,24 @@ static void softmax_row(const float *x, float *y, int64_t n, int log_out) {
   }
 }
 
+typedef struct rows_job {
+  const float *x;
+  float *y;
+  int64_t n;
+  int log_out;
+} rows_job;
+
+static void softmax_rows(void *ctx, int64_t r0, int64_t rows) {
+  const rows_job *j = ctx;
+  for (int64_t o = r0; o < r0 + rows; o++) softmax_row(j->x + o * j->n, j->y + o * j->n, j->n, j->log_out);
+}
+
 void wt_softmax_f32(const float *x, float *y, int64_t outer, int64_t n, int64_t inner,
                     int log_out, float *tmp) {
   if (inner == 1) {
-    for (int64_t o = 0; o < outer; o++) softmax_row(x + o * n, y + o * n, n, log_out);
+    /* Rows are independent: large ones run on the thread pool, each row as it runs alone. */
+    rows_job j = {x, y, n, log_out};
+    wt_parallel_rows(outer, n, WT_ROWS_BLOCK, WT_ROWS_THREAD_MIN, softmax_rows, &j);
     return;
   }
   /* Columns: vectorize across inner, walking the n rows of each outer block. */

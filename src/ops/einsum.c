@@ -325,6 +325,14 @@ static void gather_layout(const es_params *p, const int64_t *st, const int8_t *g
   *rank = r;
 }
 
+/* Batch t of the [B, M, K] x [B, K, N] products, all laid out contiguously. */
+static void einsum_offsets(const void *ctx, int64_t t, int64_t off[3]) {
+  const es_params *p = ctx;
+  off[0] = t * p->m * p->k;
+  off[1] = t * p->k * p->n;
+  off[2] = t * p->m * p->n;
+}
+
 static int es_run(const wt_run_ctx *ctx) {
   const es_params *p = ctx->params;
   int64_t st[WT_EINSUM_MAX_OPS][WT_EINSUM_MAX_IDS];
@@ -354,9 +362,8 @@ static int es_run(const wt_run_ctx *ctx) {
   }
   float *c = p->copy_c ? (float *)(scr + p->off_c) : ctx->out[0].data;
   int64_t m = p->m, n = p->n, k = p->k;
-  for (int64_t bi = 0; bi < p->nb; bi++)
-    wt_sgemm(p->trans_a, p->trans_b, m, n, k, 1.0f, a + bi * m * k, p->trans_a ? m : k,
-             b + bi * k * n, p->trans_b ? k : n, 0.0f, c + bi * m * n, n);
+  wt_sgemm_batch(p->trans_a, p->trans_b, p->nb, m, n, k, 1.0f, a, p->trans_a ? m : k, b,
+                 p->trans_b ? k : n, 0.0f, c, n, 0, einsum_offsets, p);
   if (p->copy_c) {
     /* C is [B, M, N]; the output walks its ids in output order (compact ids 0..n_out-1). */
     int64_t cst[WT_EINSUM_MAX_IDS] = {0}, s = 1;

@@ -79,6 +79,19 @@ static int matmul_infer(wt_infer_ctx *ctx) {
   return WT_OK;
 }
 
+/* Batch t's matrices: t in mixed radix over the batch dims, each digit times its strides. */
+static void matmul_offsets(const void *ctx, int64_t t, int64_t off[3]) {
+  const mm_params *p = ctx;
+  off[0] = off[1] = 0;
+  off[2] = t * p->M * p->N;
+  for (int i = p->nb - 1; i >= 0; i--) {
+    int64_t d = t % p->batch[i];
+    t /= p->batch[i];
+    off[0] += d * p->a_stride[i];
+    off[1] += d * p->b_stride[i];
+  }
+}
+
 static int matmul_run(const wt_run_ctx *ctx) {
   const mm_params *p = ctx->params;
   const float *A = ctx->in[0].data, *B = ctx->in[1].data;
@@ -100,20 +113,7 @@ static int matmul_run(const wt_run_ctx *ctx) {
       return WT_OK;
     }
   }
-  int64_t idx[MM_MAX_BATCH] = {0};
-  int64_t aoff = 0, boff = 0;
-  for (int64_t t = 0; t < nbatch; t++) {
-    (p->relu ? wt_sgemm_relu : wt_sgemm)(0, 0, M, N, K, 1.0f, A + aoff, K, B + boff, N, 0.0f, Y + t * M * N, N);
-    /* Odometer increment over the batch dims, adjusting both operand offsets. */
-    for (int i = p->nb - 1; i >= 0; i--) {
-      aoff += p->a_stride[i];
-      boff += p->b_stride[i];
-      if (++idx[i] < p->batch[i]) break;
-      aoff -= p->a_stride[i] * p->batch[i];
-      boff -= p->b_stride[i] * p->batch[i];
-      idx[i] = 0;
-    }
-  }
+  wt_sgemm_batch(0, 0, nbatch, M, N, K, 1.0f, A, K, B, N, 0.0f, Y, N, p->relu, matmul_offsets, p);
   return WT_OK;
 }
 

@@ -1,10 +1,11 @@
 /* SGEMM micro-benchmark (not a ctest): GFLOP/s of wt_sgemm on square sizes and on the
  * MLP training shapes (784-128-10 at batch 64, forward and backward), each checked once
  * against wt_sgemm_ref.
- *   native: cc -O3 -Isrc tests/bench/gemm_bench.c src/kernels/gemm.c src/kernels/gemm_ref.c \
- *             -o build/gemm_bench -lm
- *   wasm:   NODE_PATH=/usr/share/nodejs emcc -O3 -msimd128 -Isrc tests/bench/gemm_bench.c \
- *             src/kernels/gemm.c src/kernels/gemm_ref.c -sINITIAL_MEMORY=64MB \
+ *   native: cc -O3 -Isrc -Iinclude tests/bench/gemm_bench.c src/kernels/gemm.c \
+ *             src/kernels/gemm_ref.c src/base/pool.c -o build/gemm_bench -lm -lpthread
+ *           (threads: WT_THREADS=2 build/gemm_bench; the default is the machine's cores)
+ *   wasm:   NODE_PATH=/usr/share/nodejs emcc -O3 -msimd128 -Isrc -Iinclude tests/bench/gemm_bench.c \
+ *             src/kernels/gemm.c src/kernels/gemm_ref.c src/base/pool.c -sINITIAL_MEMORY=64MB \
  *             -o /tmp/gemm_bench.js && node --no-experimental-fetch /tmp/gemm_bench.js
  *   (outside the repo: its package.json makes Node treat .js files there as ES modules)
  * An argument runs only the rows whose label starts with it (e.g. `square`). */

@@ -1,0 +1,364 @@
+/* The thread pool (src/base/pool.c) and the threaded kernels: every block runs exactly once on
+ * a thread of the pool, nested calls run inline, and GEMM (every path, several shapes) and the
+ * optimizer updates give the same bits at 1, 2, 3 and 4 threads, with and without the cut-overs. */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/pool.h"
+#include "check.h"
+#include "kernels/conv.h"
+#include "kernels/elementwise.h"
+#include "kernels/gemm.h"
+#include "kernels/norm.h"
+#include "kernels/softmax.h"
+#include "kernels/optim.h"
+#include "webtrain.h"
+
+/* ---- the pool ----------------------------------------------------------------------------- */
+
+#define NB 1000
+static atomic_int g_runs[NB];
+static atomic_int g_bad_thread, g_nested_ok;
+
+static void count_block(void *ctx, int64_t b, int32_t thread) {
+  int32_t threads = *(const int32_t *)ctx;
+  if (thread < 0 || thread >= threads || thread != wt_pool_thread_index()) atomic_fetch_add(&g_bad_thread, 1);
+  if (thread > 0 && wt_pool_scratch(thread) == NULL) atomic_fetch_add(&g_bad_thread, 1);
+  atomic_fetch_add(&g_runs[b], 1);
+}
+
+static void inner_block(void *ctx, int64_t b, int32_t thread) {
+  (void)b;
+  if (thread == *(const int32_t *)ctx) atomic_fetch_add(&g_nested_ok, 1);
+}
+
+static void outer_block(void *ctx, int64_t b, int32_t thread) {
+  (void)ctx;
+  (void)b;
+  /* nested: runs inline, on this thread */
+  wt_parallel_for(3, inner_block, &thread);
+}
+
+static void test_pool(void) {
+  for (int32_t t = 1; t <= 4; t++) {
+    CHECK(wt_set_threads(t) == t);
+    CHECK(wt_get_threads() == t);
+    for (int rep = 0; rep < 50; rep++) {
+      int64_t n = rep % 7 == 0 ? 1 : NB - rep;
+      for (int i = 0; i < NB; i++) atomic_store(&g_runs[i], 0);
+      wt_parallel_for(n, count_block, &t);
+      int ok = 1;
+      for (int64_t i = 0; i < NB; i++) ok &= atomic_load(&g_runs[i]) == (i < n ? 1 : 0);
+      CHECK(ok);
+    }
+    wt_parallel_for(0, count_block, &t);
+    CHECK(atomic_load(&g_bad_thread) == 0);
+    atomic_store(&g_nested_ok, 0);
+    wt_parallel_for(10, outer_block, NULL);
+    CHECK(atomic_load(&g_nested_ok) == 30);
+  }
+  /* auto: the platform's cores, at least 1, at most WT_POOL_AUTO_MAX; clamped requests */
+  int32_t a = wt_set_threads(0);
+  CHECK(a >= 1 && a <= WT_POOL_AUTO_MAX);
+  CHECK(wt_set_threads(-3) == a);
+  CHECK(wt_set_threads(1000) == WT_POOL_MAX_THREADS);
+  CHECK(wt_pool_thread_index() == 0 && wt_pool_scratch(0) == NULL);
+}
+
+/* ---- GEMM --------------------------------------------------------------------------------- */
+
+static void fill(float *p, int64_t n, unsigned seed) {
+  for (int64_t i = 0; i < n; i++) {
+    seed = seed * 1664525u + 1013904223u;
+    p[i] = (float)((seed >> 8) & 0xffff) / 32768.0f - 1.0f;
+  }
+}
+
+typedef struct shape {
+  int64_t M, N, K;
+} shape;
+
+static void test_gemm(void) {
+  /* packed (several blocks along M and N, edges, K over two KC slices), direct, thin */
+  static const shape shapes[] = {{64, 256, 784}, {200, 130, 70},  {513, 67, 1030}, {128, 128, 128},
+                                 {8, 784, 128},  {300, 300, 300}, {16, 12, 16},    {3, 512, 512},
+                                 {128, 1, 784},  {1000, 40, 9},   {37, 999, 260},
+                                 {128, 128, 64}, {96, 52, 100},   {61, 35, 256}};
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+    int64_t M = shapes[s].M, N = shapes[s].N, K = shapes[s].K;
+    float *A = malloc(sizeof(float) * (size_t)(M * K)), *B = malloc(sizeof(float) * (size_t)(K * N));
+    float *C0 = malloc(sizeof(float) * (size_t)(M * N)), *C1 = malloc(sizeof(float) * (size_t)(M * N));
+    float *R = malloc(sizeof(float) * (size_t)(M * N));
+    fill(A, M * K, 1u + (unsigned)s);
+    fill(B, K * N, 7u + (unsigned)s);
+    for (int variant = 0; variant < 12; variant++) {
+      int ta = variant & 1, tb = (variant >> 1) & 1, relu = variant >= 8;
+      float beta = (variant >> 2) & 1 ? 0.5f : 0.0f;
+      int64_t lda = ta ? M : K, ldb = tb ? K : N;
+      int same = 1;
+      for (int split = 0; split < 2; split++) {
+        wt_pool_set_split_small(split);
+        for (int32_t t = 1; t <= 4; t++) {
+          wt_set_threads(t);
+          float *C = t == 1 && split == 0 ? C0 : C1;
+          fill(C, M * N, 99u); /* read when beta != 0 */
+          if (relu) wt_sgemm_relu(ta, tb, M, N, K, 1.25f, A, lda, B, ldb, beta, C, N);
+          else wt_sgemm(ta, tb, M, N, K, 1.25f, A, lda, B, ldb, beta, C, N);
+          if (C != C0) same &= memcmp(C0, C1, sizeof(float) * (size_t)(M * N)) == 0;
+        }
+      }
+      wt_pool_set_split_small(0);
+      if (!same)
+        fprintf(stderr, "gemm %lldx%lldx%lld ta=%d tb=%d beta=%g relu=%d differs across threads\n",
+                (long long)M, (long long)N, (long long)K, ta, tb, beta, relu);
+      CHECK(same);
+      /* and right: against the scalar reference */
+      fill(R, M * N, 99u);
+      wt_sgemm_ref(ta, tb, M, N, K, 1.25f, A, lda, B, ldb, beta, R, N);
+      double worst = 0;
+      for (int64_t i = 0; i < M * N; i++) {
+        float r = relu && R[i] < 0 ? 0.0f : R[i];
+        double e = fabs((double)C0[i] - r) / (1.0 + fabs((double)r));
+        if (e > worst) worst = e;
+      }
+      CHECK(worst < 1e-4);
+    }
+    free(A);
+    free(B);
+    free(C0);
+    free(C1);
+    free(R);
+  }
+}
+
+/* Batched products (MatMul's batch dims, attention heads): item t at t * size of each. */
+static void batch_offsets(const void *ctx, int64_t t, int64_t off[3]) {
+  const shape *s = ctx;
+  off[0] = t * s->M * s->K;
+  off[1] = t * s->K * s->N;
+  off[2] = t * s->M * s->N;
+}
+
+static void test_gemm_batch(void) {
+  static const shape shapes[] = {{128, 128, 64}, {12, 12, 16}, {64, 300, 64}};
+  const int64_t nbatch = 6;
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+    int64_t M = shapes[s].M, N = shapes[s].N, K = shapes[s].K;
+    float *A = malloc(sizeof(float) * (size_t)(nbatch * M * K));
+    float *B = malloc(sizeof(float) * (size_t)(nbatch * K * N));
+    float *C0 = malloc(sizeof(float) * (size_t)(nbatch * M * N));
+    float *C1 = malloc(sizeof(float) * (size_t)(nbatch * M * N));
+    fill(A, nbatch * M * K, 11);
+    fill(B, nbatch * K * N, 12);
+    for (int tb = 0; tb < 2; tb++) {
+      /* one product at a time, one thread: the reference */
+      wt_set_threads(1);
+      for (int64_t t = 0; t < nbatch; t++)
+        wt_sgemm_relu(0, tb, M, N, K, 1.0f, A + t * M * K, K, B + t * K * N, tb ? K : N, 0.0f,
+                      C0 + t * M * N, N);
+      int same = 1;
+      for (int split = 0; split < 2; split++)
+        for (int32_t threads = 1; threads <= 4; threads++) {
+          wt_pool_set_split_small(split);
+          wt_set_threads(threads);
+          memset(C1, 0xff, sizeof(float) * (size_t)(nbatch * M * N));
+          wt_sgemm_batch(0, tb, nbatch, M, N, K, 1.0f, A, K, B, tb ? K : N, 0.0f, C1, N, 1,
+                         batch_offsets, &shapes[s]);
+          same &= !memcmp(C0, C1, sizeof(float) * (size_t)(nbatch * M * N));
+        }
+      wt_pool_set_split_small(0);
+      CHECK(same);
+    }
+    free(A);
+    free(B);
+    free(C0);
+    free(C1);
+  }
+}
+
+/* ---- optimizer kernels -------------------------------------------------------------------- */
+
+static void test_optim(void) {
+  const int64_t n = 5 * 16384 + 4099; /* above the cut-over, a short last block, a scalar tail */
+  float *p0 = malloc(sizeof(float) * n), *m0 = malloc(sizeof(float) * n), *v0 = malloc(sizeof(float) * n);
+  float *g = malloc(sizeof(float) * n);
+  float *p[2], *m[2], *v[2];
+  for (int r = 0; r < 2; r++) {
+    p[r] = malloc(sizeof(float) * n);
+    m[r] = malloc(sizeof(float) * n);
+    v[r] = malloc(sizeof(float) * n);
+  }
+  fill(p0, n, 3);
+  fill(m0, n, 4);
+  fill(g, n, 5);
+  fill(v0, n, 6);
+  for (int64_t i = 0; i < n; i++) v0[i] = v0[i] * v0[i];
+  for (int mode = 0; mode < 5; mode++) {
+    int same = 1;
+    for (int32_t t = 1; t <= 4; t++) {
+      wt_set_threads(t);
+      int r = t == 1 ? 0 : 1;
+      memcpy(p[r], p0, sizeof(float) * n);
+      memcpy(m[r], m0, sizeof(float) * n);
+      memcpy(v[r], v0, sizeof(float) * n);
+      for (int step = 1; step <= 3; step++) {
+        wt_adamw_params hp = {.lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f,
+                              .weight_decay = 0.01f, .adam_mode = mode & 1, .correct_bias = 1,
+                              .t = step};
+        if (mode < 2) wt_adamw_update_f32(p[r], g, m[r], v[r], n, &hp);
+        else if (mode == 2) wt_sgd_update_f32(p[r], g, n, 0.05f);
+        else if (mode == 3) wt_scale_f32(p[r], n, 0.75f);
+        else wt_accumulate_f32(p[r], g, n);
+      }
+      if (r)
+        same &= !memcmp(p[0], p[1], sizeof(float) * n) && !memcmp(m[0], m[1], sizeof(float) * n) &&
+                !memcmp(v[0], v[1], sizeof(float) * n);
+    }
+    if (!same) fprintf(stderr, "optimizer kernel %d differs across threads\n", mode);
+    CHECK(same);
+    CHECK(memcmp(p[0], p0, sizeof(float) * n) != 0);
+  }
+  for (int r = 0; r < 2; r++) {
+    free(p[r]);
+    free(m[r]);
+    free(v[r]);
+  }
+  free(p0);
+  free(m0);
+  free(v0);
+  free(g);
+}
+
+/* ---- elementwise maps --------------------------------------------------------------------- */
+
+static void test_elementwise(void) {
+  const int64_t n = 4 * WT_EW_BLOCK + 1234 + 3; /* above the cut-over, a scalar tail */
+  float *x = malloc(sizeof(float) * n), *dy = malloc(sizeof(float) * n);
+  float *y0 = malloc(sizeof(float) * n), *y1 = malloc(sizeof(float) * n);
+  fill(x, n, 21);
+  fill(dy, n, 22);
+  static const wt_ew_unop un[] = {WT_EW_ERF, WT_EW_TANH, WT_EW_SIGMOID, WT_EW_EXP, WT_EW_RELU, WT_EW_LOG};
+  static const wt_ew_gradop gr[] = {WT_EW_GELU_GRAD, WT_EW_TANH_GRAD, WT_EW_RELU_GRAD};
+  for (size_t k = 0; k < sizeof un / sizeof un[0] + sizeof gr / sizeof gr[0]; k++) {
+    int same = 1;
+    for (int32_t t = 1; t <= 4; t++) {
+      wt_set_threads(t);
+      float *y = t == 1 ? y0 : y1;
+      if (k < sizeof un / sizeof un[0]) wt_ew_unary_f32(un[k], n, x, y, 0.0f, 0.0f);
+      else wt_ew_grad_f32(gr[k - sizeof un / sizeof un[0]], n, dy, x, y, 0.0f);
+      if (t > 1) same &= !memcmp(y0, y1, sizeof(float) * n);
+    }
+    if (!same) fprintf(stderr, "elementwise map %zu differs across threads\n", k);
+    CHECK(same);
+  }
+  free(x);
+  free(dy);
+  free(y0);
+  free(y1);
+}
+
+/* ---- row kernels: softmax, log-softmax, layer normalization ------------------------------ */
+
+static void test_rows(void) {
+  const int64_t rows = 301, n = 515; /* above the cut-over; rows not a multiple of the block */
+  float *x = malloc(sizeof(float) * rows * n), *sc = malloc(sizeof(float) * n), *bi = malloc(sizeof(float) * n);
+  float *y0 = malloc(sizeof(float) * rows * n), *y1 = malloc(sizeof(float) * rows * n);
+  float st0[2 * 301], st1[2 * 301];
+  fill(x, rows * n, 31);
+  fill(sc, n, 32);
+  fill(bi, n, 33);
+  for (int k = 0; k < 3; k++) {
+    int same = 1;
+    for (int32_t t = 1; t <= 4; t++) {
+      wt_set_threads(t);
+      float *y = t == 1 ? y0 : y1, *st = t == 1 ? st0 : st1;
+      if (k < 2) wt_softmax_f32(x, y, rows, n, 1, k, NULL);
+      else wt_layernorm_f32(x, y, rows, n, sc, bi, 1e-5f, st, st + rows);
+      if (t > 1) same &= !memcmp(y0, y1, sizeof(float) * rows * n) && (k < 2 || !memcmp(st0, st1, sizeof st0));
+    }
+    if (!same) fprintf(stderr, "row kernel %d differs across threads\n", k);
+    CHECK(same);
+  }
+  free(x);
+  free(sc);
+  free(bi);
+  free(y0);
+  free(y1);
+}
+
+/* ---- Conv and ConvGrad: (image, group) products and dW's chunked sum over images ------------ */
+
+static void test_conv(void) {
+  /* 3x3, pad 1, stride 1 over 9x9 images; two groups; N = 11: three dW chunks of 4, 4, 3 */
+  const wt_conv_geom g = {.img = {1, 9, 9}, .grid = {1, 9, 9}, .k = {1, 3, 3},
+                          .stride = {1, 1, 1}, .dil = {1, 1, 1}, .pad = {0, 1, 1}};
+  const int64_t N = 11, C = 4, M = 6, group = 2, I = 81, CK = (C / group) * 9;
+  CHECK(wt_conv_dw_chunks(N) == 3 && wt_conv_dw_chunks(4) == 1 && wt_conv_dw_chunks(64) == 8);
+  float *x = malloc(sizeof(float) * N * C * I), *w = malloc(sizeof(float) * M * CK);
+  float *dy = malloc(sizeof(float) * N * M * I), *b = malloc(sizeof(float) * M);
+  float *col = malloc(sizeof(float) * wt_conv_grad_scratch_floats(&g, N, C, M, group));
+  float *out[2][4];
+  for (int r = 0; r < 2; r++) {
+    out[r][0] = malloc(sizeof(float) * N * M * I); /* y */
+    out[r][1] = malloc(sizeof(float) * N * C * I); /* dx */
+    out[r][2] = malloc(sizeof(float) * M * CK);    /* dw */
+    out[r][3] = malloc(sizeof(float) * M);         /* db */
+  }
+  fill(x, N * C * I, 41);
+  fill(w, M * CK, 42);
+  fill(dy, N * M * I, 43);
+  fill(b, M, 44);
+  int same = 1;
+  for (int split = 0; split < 2; split++)
+    for (int32_t t = 1; t <= 4; t++) {
+      wt_pool_set_split_small(split);
+      wt_set_threads(t);
+      float **o = out[t == 1 && split == 0 ? 0 : 1];
+      wt_conv_forward(&g, N, C, M, group, x, w, b, o[0], col);
+      wt_conv_grad(&g, N, C, M, group, dy, x, w, o[1], o[2], o[3], col);
+      if (o == out[1])
+        same &= !memcmp(out[0][0], out[1][0], sizeof(float) * N * M * I) &&
+                !memcmp(out[0][1], out[1][1], sizeof(float) * N * C * I) &&
+                !memcmp(out[0][2], out[1][2], sizeof(float) * M * CK) &&
+                !memcmp(out[0][3], out[1][3], sizeof(float) * M);
+    }
+  wt_pool_set_split_small(0);
+  CHECK(same);
+  /* dW against a float64 sum over images, pixels and the window */
+  double worst = 0;
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t ck = 0; ck < CK; ck++) {
+      int64_t gi = m / (M / group), c = gi * (C / group) + ck / 9, kh = ck % 9 / 3, kw = ck % 3;
+      double s = 0;
+      for (int64_t n = 0; n < N; n++)
+        for (int64_t oh = 0; oh < 9; oh++)
+          for (int64_t ow = 0; ow < 9; ow++) {
+            int64_t ih = oh - 1 + kh, iw = ow - 1 + kw;
+            if (ih < 0 || ih >= 9 || iw < 0 || iw >= 9) continue;
+            s += (double)dy[(n * M + m) * I + oh * 9 + ow] * x[(n * C + c) * I + ih * 9 + iw];
+          }
+      double e = fabs(out[0][2][m * CK + ck] - s) / (1.0 + fabs(s));
+      if (e > worst) worst = e;
+    }
+  CHECK(worst < 1e-5);
+  for (int r = 0; r < 2; r++)
+    for (int k = 0; k < 4; k++) free(out[r][k]);
+  free(x);
+  free(w);
+  free(dy);
+  free(b);
+  free(col);
+}
+
+int main(void) {
+  test_pool();
+  test_gemm();
+  test_gemm_batch();
+  test_optim();
+  test_elementwise();
+  test_rows();
+  test_conv();
+  wt_set_threads(1);
+  CHECK_DONE();
+}

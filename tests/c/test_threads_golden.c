@@ -1,0 +1,251 @@
+/* Every golden model (tests/golden/cases/<name>/model.onnx, with its loss, optimizer, frozen
+ * parameters and recorded step inputs from case.json) trained natively for 3 steps at 1, 2, 3
+ * and 4 threads: the losses, every gradient, and every parameter and buffer after each
+ * optimizer step are bit-identical to the single-threaded run. The threaded runs split even
+ * small kernels (wt_pool_set_split_small), so these small models take the threaded paths. */
+#include <ctype.h>
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "artifacts/artifacts.h"
+#include "base/pool.h"
+#include "check.h"
+#include "io/onnx_io.h"
+#include "webtrain.h"
+
+#define CASES WT_SOURCE_DIR "/tests/golden/cases/"
+#define STEPS 3
+
+/* ---- just enough of case.json --------------------------------------------------------------- */
+
+/* The string value after `"key": "` at or after p, copied into out; NULL when absent. */
+static const char *json_string(const char *p, const char *key, char *out, size_t cap) {
+  char pat[96];
+  snprintf(pat, sizeof pat, "\"%s\": \"", key);
+  const char *q = strstr(p, pat);
+  if (!q) return NULL;
+  q += strlen(pat);
+  size_t n = 0;
+  while (q[n] && q[n] != '"' && n + 1 < cap) n++;
+  memcpy(out, q, n);
+  out[n] = 0;
+  return q + n;
+}
+
+/* The strings of the list `"key": [...]` (names without quotes or escapes), at most max. */
+static int json_strings(const char *p, const char *key, char names[][64], int max) {
+  char pat[96];
+  snprintf(pat, sizeof pat, "\"%s\": [", key);
+  const char *q = strstr(p, pat);
+  if (!q) return 0;
+  q += strlen(pat);
+  int n = 0;
+  while (*q && *q != ']' && n < max) {
+    const char *a = strchr(q, '"');
+    if (!a || a > strchr(q, ']')) break;
+    const char *b = strchr(a + 1, '"');
+    size_t len = (size_t)(b - a - 1) < 63 ? (size_t)(b - a - 1) : 63;
+    memcpy(names[n], a + 1, len);
+    names[n++][len] = 0;
+    q = b + 1;
+  }
+  return n;
+}
+
+typedef struct feed {
+  int32_t dtype, rank;
+  int64_t dims[8];
+  void *data;
+} feed;
+
+static int dtype_code(const char *s) {
+  if (!strcmp(s, "float32")) return WT_FLOAT;
+  if (!strcmp(s, "int32")) return WT_INT32;
+  if (!strcmp(s, "int64")) return WT_INT64;
+  return 0;
+}
+
+/* Input `name` of step k: "file": "step<k>__<name>.bin", then its dtype and shape. */
+static int load_feed(const char *dir, const char *json, int k, const char *name, feed *f) {
+  char file[160], pat[200], dt[32], path[512];
+  snprintf(file, sizeof file, "step%d__%s.bin", k, name);
+  snprintf(pat, sizeof pat, "\"file\": \"%s\"", file);
+  const char *q = strstr(json, pat);
+  if (!q || !json_string(q, "dtype", dt, sizeof dt)) return -1;
+  f->dtype = dtype_code(dt);
+  const char *sh = strstr(q, "\"shape\": [");
+  if (!f->dtype || !sh) return -1;
+  sh += strlen("\"shape\": [");
+  f->rank = 0;
+  while (isspace((unsigned char)*sh)) sh++;
+  while (*sh != ']' && f->rank < 8) {
+    f->dims[f->rank++] = strtoll(sh, (char **)&sh, 10);
+    while (*sh == ',' || isspace((unsigned char)*sh)) sh++;
+  }
+  snprintf(path, sizeof path, "%s%s", dir, file);
+  uint8_t *bytes;
+  size_t len;
+  if (wt_read_file(path, &bytes, &len)) return -1;
+  f->data = bytes;
+  return 0;
+}
+
+/* ---- one run -------------------------------------------------------------------------------- */
+
+typedef struct trace {
+  float *v;
+  int64_t n, cap;
+} trace;
+
+static void record(trace *t, const float *v, int64_t n) {
+  if (t->n + n > t->cap) {
+    t->cap = (t->n + n) * 2;
+    t->v = realloc(t->v, sizeof(float) * (size_t)t->cap);
+  }
+  memcpy(t->v + t->n, v, sizeof(float) * (size_t)n);
+  t->n += n;
+}
+
+static int64_t numel(const wt_state *s, int32_t i) {
+  int64_t n = 1;
+  for (int32_t a = 0; a < wt_state_param_rank(s, i); a++) n *= wt_state_param_dim(s, i, a);
+  return n;
+}
+
+static int train(const wt_artifacts *art, const char *dir, const char *json, trace *t) {
+  wt_state *s = NULL;
+  wt_module *m = NULL;
+  wt_optimizer *o = NULL;
+  int rc = wt_state_load(art->checkpoint.data, art->checkpoint.len, &s);
+  if (!rc) rc = wt_module_create(s, art->training_model.data, art->training_model.len,
+                                 art->eval_model.data, art->eval_model.len, &m);
+  if (!rc) rc = wt_optimizer_create(s, art->optimizer_model.data, art->optimizer_model.len, &o);
+  if (!rc) rc = wt_optimizer_set_lr(o, 1e-2f);
+  for (int k = 0; k < STEPS && !rc; k++) {
+    feed f[8] = {{0}};
+    int32_t n_in = wt_module_input_count(m, WT_MODE_TRAIN);
+    for (int32_t i = 0; i < n_in && i < 8 && !rc; i++) {
+      rc = load_feed(dir, json, k, wt_module_input_name(m, WT_MODE_TRAIN, i), &f[i]);
+      if (rc) {
+        fprintf(stderr, "%s: no step %d input %s\n", dir, k, wt_module_input_name(m, WT_MODE_TRAIN, i));
+        break;
+      }
+      rc = wt_module_set_input(m, WT_MODE_TRAIN, i, f[i].dtype, f[i].rank, f[i].dims, f[i].data);
+    }
+    if (!rc) rc = wt_module_train_step(m);
+    for (int32_t i = 0; i < 8; i++) free(f[i].data);
+    for (int32_t i = 0; i < wt_module_output_count(m, WT_MODE_TRAIN) && !rc; i++) {
+      int32_t dtype, rank;
+      const int64_t *dims;
+      const void *data;
+      rc = wt_module_output(m, WT_MODE_TRAIN, i, &dtype, &rank, &dims, &data);
+      int64_t n = 1;
+      for (int32_t a = 0; a < rank; a++) n *= dims[a];
+      if (!rc && dtype == WT_FLOAT) record(t, data, n);
+    }
+    for (int32_t i = 0; i < wt_state_param_count(s) && !rc; i++)
+      if (wt_state_param_grad(s, i)) record(t, wt_state_param_grad(s, i), numel(s, i));
+    if (!rc) rc = wt_optimizer_step(o);
+    if (!rc) rc = wt_module_lazy_reset_grad(m);
+    for (int32_t i = 0; i < wt_state_param_count(s) && !rc; i++)
+      record(t, wt_state_param_data(s, i), numel(s, i));
+  }
+  wt_optimizer_free(o);
+  wt_module_free(m);
+  wt_state_free(s);
+  return rc;
+}
+
+/* ---- every case ----------------------------------------------------------------------------- */
+
+static int loss_type(const char *json) {
+  char loss[64];
+  if (!json_string(json, "loss", loss, sizeof loss)) return WT_LOSS_TYPE_NONE;
+  if (!strcmp(loss, "CrossEntropyLoss")) return WT_LOSS_TYPE_CE;
+  if (!strcmp(loss, "MSELoss")) return WT_LOSS_TYPE_MSE;
+  if (!strcmp(loss, "L1Loss")) return WT_LOSS_TYPE_L1;
+  if (!strcmp(loss, "BCEWithLogitsLoss")) return WT_LOSS_TYPE_BCE;
+  return WT_LOSS_TYPE_NONE;
+}
+
+/* 0: trained (or not a case), 1: skipped. */
+static int test_case(const char *name, int *trained) {
+  char dir[512], path[600];
+  snprintf(dir, sizeof dir, CASES "%s/", name);
+  snprintf(path, sizeof path, "%scase.json", dir);
+  uint8_t *raw, *model;
+  size_t raw_len, model_len;
+  if (wt_read_file(path, &raw, &raw_len)) return 0; /* not a case */
+  char *json = realloc(raw, raw_len + 1);
+  json[raw_len] = 0;
+  snprintf(path, sizeof path, "%smodel.onnx", dir);
+  CHECK_OK(wt_read_file(path, &model, &model_len));
+
+  static char frozen[32][64], trained_names[64][64];
+  const char *frozen_p[32], *trained_p[64];
+  int n_frozen = json_strings(json, "frozen_params", frozen, 32);
+  int n_trained = json_strings(json, "requires_grad", trained_names, 64);
+  for (int i = 0; i < n_frozen; i++) frozen_p[i] = frozen[i];
+  for (int i = 0; i < n_trained; i++) trained_p[i] = trained_names[i];
+  wt_artifacts_opts o = {.requires_grad = trained_p, .n_requires_grad = n_trained,
+                         .frozen_params = frozen_p, .n_frozen_params = n_frozen};
+  o.loss.type = loss_type(json);
+  if (o.loss.type == WT_LOSS_TYPE_NONE) {
+    /* A custom loss (two_output_custom_loss: built with onnxblock in tests/golden/golden.mjs). */
+    printf("%s: custom loss, not trained here\n", name);
+    free(model);
+    free(json);
+    return 1;
+  }
+  const char *opt = strstr(json, "\"optimizer\"");
+  o.optimizer.type = opt && !strncmp(strstr(opt, "\"type\": ") + 8, "\"SGD\"", 5) ? WT_OPTIM_SGD : WT_OPTIM_ADAMW;
+  wt_artifacts art;
+  int rc = wt_generate_artifacts(model, model_len, &o, &art);
+  free(model);
+  if (rc) {
+    fprintf(stderr, "%s: artifacts not generated (%s): not trained\n", name, wt_error_message());
+    free(json);
+    return 0;
+  }
+  trace ref = {0}, t = {0};
+  wt_set_threads(1);
+  wt_pool_set_split_small(0);
+  CHECK_OK(train(&art, dir, json, &ref));
+  CHECK(ref.n > 0);
+  for (int32_t threads = 2; threads <= 4; threads++) {
+    wt_set_threads(threads);
+    for (int split = 0; split < 2; split++) {
+      wt_pool_set_split_small(split);
+      t.n = 0;
+      CHECK_OK(train(&art, dir, json, &t));
+      int same = t.n == ref.n && !memcmp(t.v, ref.v, sizeof(float) * (size_t)ref.n);
+      if (!same) fprintf(stderr, "%s: %d threads (split %d) differ from 1 thread\n", name, threads, split);
+      CHECK(same);
+    }
+  }
+  wt_pool_set_split_small(0);
+  printf("%s: %lld values bit-identical at 1, 2, 3, 4 threads\n", name, (long long)ref.n);
+  (*trained)++;
+  free(ref.v);
+  free(t.v);
+  wt_artifacts_free(&art);
+  free(json);
+  return 0;
+}
+
+int main(void) {
+  DIR *d = opendir(CASES);
+  CHECK(d != NULL);
+  int trained = 0, cases = 0, skipped = 0;
+  struct dirent *e;
+  while (d && (e = readdir(d))) {
+    if (e->d_name[0] == '.') continue;
+    cases++;
+    skipped += test_case(e->d_name, &trained);
+  }
+  if (d) closedir(d);
+  CHECK(cases > 0 && trained + skipped == cases && skipped <= 1);
+  wt_set_threads(1);
+  CHECK_DONE();
+}
