@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // Speed and memory benchmark (issue 6), not part of the test suite:
-//   node tests/bench/run.mjs [--quick] [--models a,b] [--runtimes webtrain,ort,tfjs] [--rounds N] [--no-gemm] [--tiering]
+//   node tests/bench/run.mjs [--quick] [--models a,b] [--runtimes webtrain,ort,tfjs] [--rounds N] [--no-gemm] [--tiering] [--threads N]
 // Trains each model with webtrain, onnxruntime-web 1.19.2's training build (webtrain's generated
 // artifacts; for the MNIST MLP also ONNX Runtime's own artifacts) and TensorFlow.js's wasm
-// backend, single-threaded, one process per (model, runtime), and prints a table; every
+// backend, single-threaded (--threads N: webtrain's threaded build and onnxruntime-web at N threads), one process per (model, runtime), and prints a table; every
 // measurement is also a JSON line appended to build/bench/results.jsonl. See tests/bench/README.md.
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
@@ -20,6 +20,8 @@ const quick = flag('--quick');
 const onlyModels = opt('--models')?.split(',');
 const onlyRuntimes = opt('--runtimes')?.split(',');
 const rounds = Math.max(1, Number(opt('--rounds') ?? (quick ? 1 : 2)));
+const threads = Math.max(1, Number(opt('--threads') ?? 1));
+process.env.WT_BENCH_THREADS = String(threads); // read by worker.mjs (webtrain's init, ORT's numThreads)
 const PY = '/usr/bin/python3';
 const WORKER = `${ROOT}tests/bench/worker.mjs`;
 const t0 = Date.now();
@@ -49,6 +51,7 @@ function snapshot() {
   mkdirSync(`${snap}dist`, { recursive: true });
   for (const f of readdirSync(`${ROOT}js`)) if (f.endsWith('.js')) cpSync(`${ROOT}js/${f}`, `${snap}js/${f}`);
   for (const f of files) cpSync(dist + f, `${snap}dist/${f}`);
+  if (existsSync(`${dist}mt`)) cpSync(`${dist}mt`, `${snap}dist/mt`, { recursive: true }); // the threaded build
   writeFileSync(`${snap}package.json`, '{"type":"module"}\n');
   return { js: `${snap}js/`, wasmMtime: new Date(statSync(`${dist}webtrain-core.wasm`).mtimeMs).toISOString() };
 }
@@ -102,6 +105,7 @@ const mb = (b) => (b ? (b / 1048576).toFixed(1) : 'n/a');
 
 async function main() {
   log(`node ${process.version} ${NODE_FLAGS.join(' ')}, ${cpus().length} cpus (${cpus()[0]?.model}), load ${loadavg().map((x) => x.toFixed(2)).join(' ')}${quick ? ', --quick' : ''}`);
+  log(`threads: ${threads} (webtrain init({ threads }), onnxruntime-web numThreads)`);
   mkdirSync(OUT_DIR, { recursive: true });
   const mm = sh(PY, [`${ROOT}tests/bench/make_models.py`, MODELS_DIR]);
   if (!mm.ok) throw new Error(`make_models.py failed: ${mm.err}`);

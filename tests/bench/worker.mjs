@@ -14,6 +14,7 @@ const [cmd, ...args] = process.argv.slice(2);
 // webtrain's js/ + dist/ as run.mjs snapshotted them (the repository's dist/ may be rebuilt by
 // someone else during a run); falls back to the repository's own.
 const WT_JS = process.env.WT_BENCH_JS ?? `${ROOT}js/`;
+const THREADS = Number(process.env.WT_BENCH_THREADS ?? 1); // run.mjs --threads
 
 // Every wasm Memory any runtime instantiates (exported or imported), to read its size after a run.
 const memories = [];
@@ -118,7 +119,7 @@ function labelsAs(labels, dtype) {
 async function runWebtrain(s, art, labelType, o) {
   const wt = await import(`${WT_JS}index.js`);
   const { init } = await import(`${WT_JS}core.js`);
-  const core = await init();
+  const core = await init({ threads: THREADS });
   // Builds with wtw_heap_stats report malloc's own figures; older ones are probed by a malloc
   // (which itself grows the heap by 8 MB, so their Memory size is not comparable).
   const stats = typeof core.heapStats === 'function' && core.m._wtw_heap_stats ? () => core.heapStats() : null;
@@ -175,7 +176,7 @@ async function runWebtrain(s, art, labelType, o) {
 async function loadOrt() {
   const dist = `${ROOT}node_modules/onnxruntime-web/dist/`;
   const ort = await import(`${dist}ort.training.wasm.min.mjs`);
-  ort.env.wasm.numThreads = 1;
+  ort.env.wasm.numThreads = THREADS;
   ort.env.wasm.wasmPaths = dist;
   ort.env.wasm.proxy = false;
   // ORT infers a scalar for SGDOptimizerV2's flag while its kernel returns shape [1]: without
