@@ -615,7 +615,8 @@ static void sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, flo
       B = copy;
       ldb = N;
     }
-    if (M >= 16 && (M * N * K >= WT_GEMM_DIRECT_THREAD_MIN || wt_pool_split_small())) {
+    if (M >= 16 && ((M * N * K >= WT_GEMM_DIRECT_THREAD_MIN && wt_pool_threads() > 1) ||
+                    wt_pool_split_small())) {
       /* Blocks of rows (a multiple of 8, at most WT_GEMM_BLOCKS of them): every element gets
        * the same tile arithmetic whichever rows it shares a block with. */
       int64_t groups = (M + 7) / 8, per = (groups + WT_GEMM_BLOCKS - 1) / WT_GEMM_BLOCKS;
@@ -629,7 +630,9 @@ static void sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, flo
   }
   gemm_job g = {trans_a, trans_b, relu, M, N, K, alpha, beta, A, B, lda, ldb, ldc, C,
                 M, N, 1};
-  if (M * N * K >= WT_GEMM_THREAD_MIN || wt_pool_split_small()) {
+  /* One thread: one block, so each packed panel of op(B) serves all of M (blocks of C would pack
+   * it again per block; the bits are the same either way, see above). */
+  if ((M * N * K >= WT_GEMM_THREAD_MIN && wt_pool_threads() > 1) || wt_pool_split_small()) {
     /* Blocks of MC rows; the columns cut as well until there are about WT_GEMM_BLOCKS. */
     g.mb = MC;
     g.mblocks = (M + MC - 1) / MC;
