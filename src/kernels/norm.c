@@ -16,14 +16,41 @@ static void affine_row(const float *x, float *y, int64_t n, float a, float b) {
   for (; i < n; i++) y[i] = x[i] * a + b;
 }
 
+/* The batch-norm kernels work channel by channel, each channel whole on one thread in the order
+ * one thread would take: channels are split over the pool (about WT_ROWS_BLOCK elements a
+ * block, from WT_ROWS_THREAD_MIN in all) with the same bits at any thread count. */
+typedef struct bn_job {
+  const float *x, *dy;
+  float *y, *dx;
+  int64_t N, C, S;
+  const float *scale, *bias, *mean, *var;  /* grad: var is invstd */
+  float eps;
+  int unbiased;
+  float *out_mean, *out_var, *dscale, *dbias;
+} bn_job;
+
+static void bn_channels(bn_job *j, wt_range_fn fn) {
+  int64_t per_channel = j->N * j->S;
+  wt_parallel_rows(j->C, per_channel, WT_ROWS_BLOCK, WT_ROWS_THREAD_MIN, fn, j);
+}
+
+static void bn_apply_channels(void *ctx, int64_t c0, int64_t count) {
+  const bn_job *j = ctx;
+  int64_t N = j->N, C = j->C, S = j->S;
+  for (int64_t c = c0; c < c0 + count; c++) {
+    float a = j->scale[c] / sqrtf(j->var[c] + j->eps);
+    float b = j->bias[c] - j->mean[c] * a;
+    for (int64_t n = 0; n < N; n++)
+      affine_row(j->x + (n * C + c) * S, j->y + (n * C + c) * S, S, a, b);
+  }
+}
+
 void wt_batchnorm_apply_f32(const float *x, float *y, int64_t N, int64_t C, int64_t S,
                             const float *scale, const float *bias, const float *mean,
                             const float *var, float eps) {
-  for (int64_t c = 0; c < C; c++) {
-    float a = scale[c] / sqrtf(var[c] + eps);
-    float b = bias[c] - mean[c] * a;
-    for (int64_t n = 0; n < N; n++) affine_row(x + (n * C + c) * S, y + (n * C + c) * S, S, a, b);
-  }
+  bn_job j = {.x = x, .y = y, .N = N, .C = C, .S = S, .scale = scale, .bias = bias, .mean = mean,
+              .var = var, .eps = eps};
+  bn_channels(&j, bn_apply_channels);
 }
 
 /* Sum of x[0..n) in float lanes; double across rows is done by the callers. */
@@ -54,19 +81,26 @@ static float row_sqdev(const float *x, int64_t n, float m) {
   return s;
 }
 
-void wt_batchnorm_stats_f32(const float *x, int64_t N, int64_t C, int64_t S, int unbiased,
-                            float *mean, float *var) {
-  int64_t m = N * S;
-  for (int64_t c = 0; c < C; c++) {
+static void bn_stats_channels(void *ctx, int64_t c0, int64_t count) {
+  const bn_job *j = ctx;
+  int64_t N = j->N, C = j->C, S = j->S, m = N * S;
+  for (int64_t c = c0; c < c0 + count; c++) {
     double s = 0;
-    for (int64_t n = 0; n < N; n++) s += row_sum(x + (n * C + c) * S, S);
+    for (int64_t n = 0; n < N; n++) s += row_sum(j->x + (n * C + c) * S, S);
     float mu = m ? (float)(s / (double)m) : 0.0f;
     double q = 0;
-    for (int64_t n = 0; n < N; n++) q += row_sqdev(x + (n * C + c) * S, S, mu);
-    int64_t div = unbiased ? m - 1 : m;
-    mean[c] = mu;
-    var[c] = div > 0 ? (float)(q / (double)div) : 0.0f;
+    for (int64_t n = 0; n < N; n++) q += row_sqdev(j->x + (n * C + c) * S, S, mu);
+    int64_t div = j->unbiased ? m - 1 : m;
+    j->out_mean[c] = mu;
+    j->out_var[c] = div > 0 ? (float)(q / (double)div) : 0.0f;
   }
+}
+
+void wt_batchnorm_stats_f32(const float *x, int64_t N, int64_t C, int64_t S, int unbiased,
+                            float *mean, float *var) {
+  bn_job j = {.x = x, .N = N, .C = C, .S = S, .unbiased = unbiased, .out_mean = mean,
+              .out_var = var};
+  bn_channels(&j, bn_stats_channels);
 }
 
 void wt_batchnorm_train_f32(const float *x, float *y, int64_t N, int64_t C, int64_t S,
@@ -138,12 +172,13 @@ static void layernorm_rows(void *ctx, int64_t r0, int64_t count) {
 
 /* ---- backward ---------------------------------------------------------------------------- */
 
-void wt_batchnorm_grad_f32(const float *dy, const float *x, int64_t N, int64_t C, int64_t S,
-                           const float *scale, const float *mean, const float *invstd, float *dx,
-                           float *dscale, float *dbias) {
-  int64_t m = N * S;
-  for (int64_t c = 0; c < C; c++) {
-    float mu = mean[c], inv = invstd[c];
+static void bn_grad_channels(void *ctx, int64_t c0, int64_t count) {
+  const bn_job *j = ctx;
+  const float *dy = j->dy, *x = j->x, *scale = j->scale;
+  float *dx = j->dx, *dscale = j->dscale, *dbias = j->dbias;
+  int64_t N = j->N, C = j->C, S = j->S, m = N * S;
+  for (int64_t c = c0; c < c0 + count; c++) {
+    float mu = j->mean[c], inv = j->var[c];
     double sb = 0, sx = 0; /* sum dy, sum dy * (x - mu) */
     for (int64_t n = 0; n < N; n++) {
       const float *g = dy + (n * C + c) * S, *xr = x + (n * C + c) * S;
@@ -180,6 +215,14 @@ void wt_batchnorm_grad_f32(const float *dy, const float *x, int64_t N, int64_t C
       for (; i < S; i++) d[i] = g[i] * a + b0 + xr[i] * b;
     }
   }
+}
+
+void wt_batchnorm_grad_f32(const float *dy, const float *x, int64_t N, int64_t C, int64_t S,
+                           const float *scale, const float *mean, const float *invstd, float *dx,
+                           float *dscale, float *dbias) {
+  bn_job j = {.x = x, .dy = dy, .dx = dx, .N = N, .C = C, .S = S, .scale = scale, .mean = mean,
+              .var = invstd, .dscale = dscale, .dbias = dbias};
+  bn_channels(&j, bn_grad_channels);
 }
 
 void wt_layernorm_grad_f32(const float *dy, const float *x, const float *scale,
