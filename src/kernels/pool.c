@@ -6,6 +6,7 @@
 #include <float.h>
 #include <string.h>
 
+#include "base/pool.h"
 #include "kernels/simd.h"
 
 int64_t wt_pool_scratch_floats(const wt_conv_geom *g) { return g->img[2]; }
@@ -148,12 +149,13 @@ static void max_direct(const wt_conv_geom *g, const float *const *rows, int64_t 
   }
 }
 
-void wt_maxpool(const wt_conv_geom *g, int64_t NC, const float *x, float *y, float *tmp) {
+static void maxpool_planes(const wt_conv_geom *g, int64_t nc0, int64_t nc1, const float *x, float *y,
+                           float *tmp) {
   const int64_t G0 = g->grid[0], G1 = g->grid[1], G2 = g->grid[2];
   const int64_t isize = wt_conv_img_size(g), gsize = wt_conv_grid_size(g);
   int64_t lo, hi;
   interior_cols(g, &lo, &hi);
-  for (int64_t nc = 0; nc < NC; nc++) {
+  for (int64_t nc = nc0; nc < nc1; nc++) {
     const float *xp = x + nc * isize;
     for (int64_t od = 0; od < G0; od++)
       for (int64_t oh = 0; oh < G1; oh++) {
@@ -199,14 +201,14 @@ static int64_t argmax_window(const wt_conv_geom *g, const float *xp, int storage
 
 #define WT_POOL_MAX_ROWS 64
 
-void wt_maxpool_indices(const wt_conv_geom *g, int64_t NC, int storage_order, const float *x,
-                        float *y, int64_t *indices) {
+static void maxpool_indices_planes(const wt_conv_geom *g, int64_t nc0, int64_t nc1, int storage_order,
+                                   const float *x, float *y, int64_t *indices) {
   const int64_t G0 = g->grid[0], G1 = g->grid[1], G2 = g->grid[2];
   const int64_t k2 = g->k[2], s2 = g->stride[2], d2 = g->dil[2], p2 = g->pad[2];
   const int64_t isize = wt_conv_img_size(g), gsize = wt_conv_grid_size(g);
   int64_t lo, hi;
   interior_cols(g, &lo, &hi);
-  for (int64_t nc = 0; nc < NC; nc++) {
+  for (int64_t nc = nc0; nc < nc1; nc++) {
     const float *xp = x + nc * isize;
     for (int64_t od = 0; od < G0; od++)
       for (int64_t oh = 0; oh < G1; oh++) {
@@ -283,14 +285,14 @@ void wt_maxpool_indices(const wt_conv_geom *g, int64_t NC, int storage_order, co
   }
 }
 
-void wt_avgpool(const wt_conv_geom *g, const int64_t *pad_end, int count_include_pad,
-                int64_t NC, const float *x, float *y, float *tmp) {
+static void avgpool_planes(const wt_conv_geom *g, const int64_t *pad_end, int count_include_pad,
+                           int64_t nc0, int64_t nc1, const float *x, float *y, float *tmp) {
   const int64_t G0 = g->grid[0], G1 = g->grid[1], G2 = g->grid[2], I2 = g->img[2];
   const int64_t k2 = g->k[2], s2 = g->stride[2], d2 = g->dil[2], p2 = g->pad[2];
   const int64_t isize = wt_conv_img_size(g), gsize = wt_conv_grid_size(g);
   int64_t lo, hi;
   interior_cols(g, &lo, &hi);
-  for (int64_t nc = 0; nc < NC; nc++) {
+  for (int64_t nc = nc0; nc < nc1; nc++) {
     const float *xp = x + nc * isize;
     for (int64_t od = 0; od < G0; od++)
       for (int64_t oh = 0; oh < G1; oh++) {
@@ -338,6 +340,75 @@ void wt_avgpool(const wt_conv_geom *g, const int64_t *pad_end, int count_include
         }
       }
   }
+}
+
+/* ---- planes on the thread pool --------------------------------------------------------------
+ * The pooling kernels work plane by plane (one (n, c) image each): planes are split over the
+ * pool, each whole on one thread, so the bits do not depend on the thread count. A row buffer
+ * (tmp) is the caller's on the calling thread and a worker's scratch elsewhere. */
+typedef struct planes_job {
+  wt_planes_fn fn;
+  void *ctx;
+  float *tmp;
+} planes_job;
+
+static void planes_task(void *ctx, int64_t nc0, int64_t count) {
+  const planes_job *j = ctx;
+  int32_t t = wt_pool_thread_index();
+  float *tmp = t > 0 ? wt_pool_scratch(t) : j->tmp;
+  j->fn(j->ctx, nc0, nc0 + count, tmp ? tmp : j->tmp);
+}
+
+void wt_pool_planes(int64_t NC, int64_t plane_elems, int64_t tmp_floats, float *tmp, wt_planes_fn fn,
+                    void *ctx) {
+  planes_job j = {fn, ctx, tmp};
+  if ((size_t)tmp_floats * sizeof(float) > WT_POOL_SCRATCH_BYTES) { /* no worker could hold it */
+    fn(ctx, 0, NC, tmp);
+    return;
+  }
+  wt_parallel_rows(NC, plane_elems, WT_ROWS_BLOCK, WT_ROWS_THREAD_MIN, planes_task, &j);
+}
+
+typedef struct pool_args {
+  const wt_conv_geom *g;
+  const int64_t *pad_end;
+  int count_include_pad, storage_order;
+  const float *x;
+  float *y;
+  int64_t *indices;
+} pool_args;
+
+static void maxpool_task(void *ctx, int64_t nc0, int64_t nc1, float *tmp) {
+  const pool_args *a = ctx;
+  maxpool_planes(a->g, nc0, nc1, a->x, a->y, tmp);
+}
+
+void wt_maxpool(const wt_conv_geom *g, int64_t NC, const float *x, float *y, float *tmp) {
+  pool_args a = {.g = g, .x = x, .y = y};
+  wt_pool_planes(NC, wt_conv_img_size(g), g->img[2], tmp, maxpool_task, &a);
+}
+
+static void maxpool_indices_task(void *ctx, int64_t nc0, int64_t nc1, float *tmp) {
+  (void)tmp;
+  const pool_args *a = ctx;
+  maxpool_indices_planes(a->g, nc0, nc1, a->storage_order, a->x, a->y, a->indices);
+}
+
+void wt_maxpool_indices(const wt_conv_geom *g, int64_t NC, int storage_order, const float *x,
+                        float *y, int64_t *indices) {
+  pool_args a = {.g = g, .storage_order = storage_order, .x = x, .y = y, .indices = indices};
+  wt_pool_planes(NC, wt_conv_img_size(g), 0, NULL, maxpool_indices_task, &a);
+}
+
+static void avgpool_task(void *ctx, int64_t nc0, int64_t nc1, float *tmp) {
+  const pool_args *a = ctx;
+  avgpool_planes(a->g, a->pad_end, a->count_include_pad, nc0, nc1, a->x, a->y, tmp);
+}
+
+void wt_avgpool(const wt_conv_geom *g, const int64_t *pad_end, int count_include_pad,
+                int64_t NC, const float *x, float *y, float *tmp) {
+  pool_args a = {.g = g, .pad_end = pad_end, .count_include_pad = count_include_pad, .x = x, .y = y};
+  wt_pool_planes(NC, wt_conv_img_size(g), g->img[2], tmp, avgpool_task, &a);
 }
 
 /* Sum of p[0..n) in float SIMD blocks folded into a double, so long planes stay accurate. */

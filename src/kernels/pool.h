@@ -38,6 +38,13 @@ void wt_avgpool_grad(const wt_conv_geom *g, const int64_t *pad_end, int count_in
 void wt_global_avgpool(int64_t NC, int64_t S, const float *x, float *y);
 void wt_global_maxpool(int64_t NC, int64_t S, const float *x, float *y);
 
+/* Runs fn over planes [nc0, nc1) of NC (each plane_elems elements), split over the thread pool
+ * (each plane whole on one thread); tmp: a row buffer of tmp_floats floats, the caller's on the
+ * calling thread, a worker's scratch on the others. For the pooling kernels. */
+typedef void (*wt_planes_fn)(void *ctx, int64_t nc0, int64_t nc1, float *tmp);
+void wt_pool_planes(int64_t NC, int64_t plane_elems, int64_t tmp_floats, float *tmp, wt_planes_fn fn,
+                    void *ctx);
+
 /* The taps k of a window (tap k at start + k*dil, k < kn) that fall inside [0, n): [*k0, *k1). */
 static inline void wt_pool_taps(int64_t start, int64_t kn, int64_t dil, int64_t n, int64_t *k0,
                                 int64_t *k1) {

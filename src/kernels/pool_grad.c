@@ -17,14 +17,28 @@ int64_t wt_maxpool_grad(int64_t n_dy, const float *dy, const int64_t *indices, i
   return -1;
 }
 
-void wt_avgpool_grad(const wt_conv_geom *g, const int64_t *pad_end, int count_include_pad,
-                     int64_t NC, const float *dy, float *dx, float *tmp) {
+typedef struct avg_grad_args {
+  const wt_conv_geom *g;
+  const int64_t *pad_end;
+  int count_include_pad;
+  const float *dy;
+  float *dx;
+} avg_grad_args;
+
+/* Planes [nc0, nc1) (wt_pool_planes runs them on the thread pool). */
+static void avgpool_grad_planes(void *ctx, int64_t nc0, int64_t nc1, float *tmp) {
+  const avg_grad_args *a = ctx;
+  const wt_conv_geom *g = a->g;
+  const int64_t *pad_end = a->pad_end;
+  const int count_include_pad = a->count_include_pad;
+  const float *dy = a->dy;
+  float *dx = a->dx;
   const int64_t G0 = g->grid[0], G1 = g->grid[1], G2 = g->grid[2];
   const int64_t I2 = g->img[2];
   const int64_t k2 = g->k[2], s2 = g->stride[2], d2 = g->dil[2], p2 = g->pad[2];
   const int64_t isize = wt_conv_img_size(g), gsize = wt_conv_grid_size(g);
-  memset(dx, 0, sizeof(float) * (size_t)(NC * isize));
-  for (int64_t nc = 0; nc < NC; nc++) {
+  memset(dx + nc0 * isize, 0, sizeof(float) * (size_t)((nc1 - nc0) * isize));
+  for (int64_t nc = nc0; nc < nc1; nc++) {
     float *xp = dx + nc * isize;
     for (int64_t od = 0; od < G0; od++)
       for (int64_t oh = 0; oh < G1; oh++) {
@@ -54,4 +68,10 @@ void wt_avgpool_grad(const wt_conv_geom *g, const int64_t *pad_end, int count_in
         }
       }
   }
+}
+
+void wt_avgpool_grad(const wt_conv_geom *g, const int64_t *pad_end, int count_include_pad,
+                     int64_t NC, const float *dy, float *dx, float *tmp) {
+  avg_grad_args a = {g, pad_end, count_include_pad, dy, dx};
+  wt_pool_planes(NC, wt_conv_img_size(g), g->img[2], tmp, avgpool_grad_planes, &a);
 }

@@ -11,6 +11,7 @@
 #include "kernels/elementwise.h"
 #include "kernels/gemm.h"
 #include "kernels/norm.h"
+#include "kernels/pool.h"
 #include "kernels/softmax.h"
 #include "kernels/optim.h"
 #include "webtrain.h"
@@ -287,6 +288,45 @@ static void test_rows(void) {
   free(y1);
 }
 
+/* ---- pooling: planes on the pool ------------------------------------------------------------ */
+
+static void test_pooling(void) {
+  /* 3x3 windows, stride 2, pad 1 over 30x30 planes; 97 planes (above the cut-over, odd count) */
+  const wt_conv_geom g = {.img = {1, 30, 30}, .grid = {1, 15, 15}, .k = {1, 3, 3},
+                          .stride = {1, 2, 2}, .dil = {1, 1, 1}, .pad = {0, 1, 1}};
+  const int64_t NC = 97, I = 900, G = 225, pad_end[3] = {0, 1, 1};
+  float *x = malloc(sizeof(float) * NC * I), *tmp = malloc(sizeof(float) * 30);
+  float *y[2], *dx[2];
+  int64_t *ind[2];
+  for (int k = 0; k < 2; k++) {
+    y[k] = malloc(sizeof(float) * NC * G * 3);
+    dx[k] = malloc(sizeof(float) * NC * I);
+    ind[k] = malloc(sizeof(int64_t) * NC * G);
+  }
+  fill(x, NC * I, 41);
+  int same = 1;
+  for (int32_t t = 1; t <= 4; t++) {
+    int k = t > 1;
+    wt_set_threads(t);
+    wt_maxpool(&g, NC, x, y[k], tmp);
+    wt_maxpool_indices(&g, NC, 0, x, y[k] + NC * G, ind[k]);
+    wt_avgpool(&g, pad_end, 1, NC, x, y[k] + 2 * NC * G, tmp);
+    wt_avgpool_grad(&g, pad_end, 0, NC, y[k], dx[k], tmp);
+    if (k)
+      same &= !memcmp(y[0], y[1], sizeof(float) * NC * G * 3) && !memcmp(dx[0], dx[1], sizeof(float) * NC * I) &&
+              !memcmp(ind[0], ind[1], sizeof(int64_t) * NC * G);
+  }
+  if (!same) fprintf(stderr, "pooling differs across threads\n");
+  CHECK(same);
+  free(x);
+  free(tmp);
+  for (int k = 0; k < 2; k++) {
+    free(y[k]);
+    free(dx[k]);
+    free(ind[k]);
+  }
+}
+
 /* ---- Conv and ConvGrad: (image, group) products and dW's chunked sum over images ------------ */
 
 static void test_conv(void) {
@@ -358,6 +398,7 @@ int main(void) {
   test_optim();
   test_elementwise();
   test_rows();
+  test_pooling();
   test_conv();
   wt_set_threads(1);
   CHECK_DONE();
