@@ -117,6 +117,15 @@ async function loadSingle(options) {
   return finish(m, 'single', 1);
 }
 
+/** `relative` resolved against `base` (a module's import.meta.url), or null where that is empty. */
+export function urlOrNull(relative, base) {
+  try {
+    return new URL(relative, base).href;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * dist/mt/webtrain-core-mt.mjs next to this package's files, or null where import.meta.url is
  * empty. Not new URL('...', import.meta.url): bundlers would follow it and bundle the threaded
@@ -124,11 +133,7 @@ async function loadSingle(options) {
  */
 function defaultThreadedUrl() {
   const moduleUrl = import.meta.url;
-  try {
-    return new URL('../dist/mt/webtrain-core-mt.mjs', moduleUrl).href;
-  } catch {
-    return null;
-  }
+  return urlOrNull('../dist/mt/webtrain-core-mt.mjs', moduleUrl);
 }
 
 /** The threaded build (dist/mt/): its .wasm and worker script are next to its .mjs. */

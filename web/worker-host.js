@@ -59,7 +59,7 @@
 // Worker objects cross as { __ref: id, kind }, Tensors as { __tensor: { type, data, dims } }
 // (web/wire.js, both ends).
 import { Tensor } from '../js/tensor.js';
-import { WebtrainError, WASM_ERROR, WASM_OPTION, THREADED_OPTION } from '../js/core.js';
+import { WebtrainError, WASM_ERROR, WASM_OPTION, THREADED_OPTION, urlOrNull } from '../js/core.js';
 import { LossType, OptimType } from '../js/abi.js';
 import { PROXIED, STATICS, IDB_FUNCTIONS } from './proxies.js';
 import { encode, decode } from './wire.js';
@@ -398,11 +398,7 @@ export async function worker(options = {}) {
 function defaultWorkerUrl() {
   // Not new URL('./worker.js', import.meta.url): bundlers would emit the unbundled file as an asset.
   const moduleUrl = import.meta.url;
-  try {
-    return new URL('worker.js', moduleUrl).href;
-  } catch {
-    return null;
-  }
+  return urlOrNull('worker.js', moduleUrl);
 }
 
 /** What is served at the worker script's URL, when the script did not start. */

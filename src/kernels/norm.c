@@ -23,7 +23,7 @@ typedef struct bn_job {
   const float *x, *dy;
   float *y, *dx;
   int64_t N, C, S;
-  const float *scale, *bias, *mean, *var;  /* grad: var is invstd */
+  const float *scale, *bias, *mean, *var, *invstd;
   float eps;
   int unbiased;
   float *out_mean, *out_var, *dscale, *dbias;
@@ -178,7 +178,7 @@ static void bn_grad_channels(void *ctx, int64_t c0, int64_t count) {
   float *dx = j->dx, *dscale = j->dscale, *dbias = j->dbias;
   int64_t N = j->N, C = j->C, S = j->S, m = N * S;
   for (int64_t c = c0; c < c0 + count; c++) {
-    float mu = j->mean[c], inv = j->var[c];
+    float mu = j->mean[c], inv = j->invstd[c];
     double sb = 0, sx = 0; /* sum dy, sum dy * (x - mu) */
     for (int64_t n = 0; n < N; n++) {
       const float *g = dy + (n * C + c) * S, *xr = x + (n * C + c) * S;
@@ -221,7 +221,7 @@ void wt_batchnorm_grad_f32(const float *dy, const float *x, int64_t N, int64_t C
                            const float *scale, const float *mean, const float *invstd, float *dx,
                            float *dscale, float *dbias) {
   bn_job j = {.x = x, .dy = dy, .dx = dx, .N = N, .C = C, .S = S, .scale = scale, .mean = mean,
-              .var = invstd, .dscale = dscale, .dbias = dbias};
+              .invstd = invstd, .dscale = dscale, .dbias = dbias};
   bn_channels(&j, bn_grad_channels);
 }
 

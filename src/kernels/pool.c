@@ -355,8 +355,7 @@ typedef struct planes_job {
 static void planes_task(void *ctx, int64_t nc0, int64_t count) {
   const planes_job *j = ctx;
   int32_t t = wt_pool_thread_index();
-  float *tmp = t > 0 ? wt_pool_scratch(t) : j->tmp;
-  j->fn(j->ctx, nc0, nc0 + count, tmp ? tmp : j->tmp);
+  j->fn(j->ctx, nc0, nc0 + count, t > 0 ? wt_pool_scratch(t) : j->tmp);
 }
 
 void wt_pool_planes(int64_t NC, int64_t plane_elems, int64_t tmp_floats, float *tmp, wt_planes_fn fn,

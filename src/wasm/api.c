@@ -22,8 +22,6 @@ extern unsigned char __heap_base;
 
 const char *wtw_last_error(void) { return wt_last_error(); }
 const char *wtw_simd_name(void) { return wt_simd_name(); }
-/* Exported as the public API names themselves (exports.txt), defined with the pool in
- * src/base/pool.c: int32_t wt_set_threads(int32_t n) and int32_t wt_get_threads(void). */
 void *wtw_malloc(size_t n) { return malloc(n ? n : 1); }
 void wtw_free(void *p) { free(p); }
 
