@@ -19,6 +19,12 @@ foreach(src ${WT_UNIT_TESTS})
   if(NOT name STREQUAL "test_grad_coverage")
     add_test(NAME unit/${name} COMMAND ${name})
   endif()
+  # test_threads_golden also asserts that no training step allocates, counting malloc and its
+  # kin (tests/c/alloc_count.c) in this tree; the sanitizer trees keep their own allocators.
+  if(name STREQUAL "test_threads_golden" AND NOT WT_SANITIZE AND NOT WT_TSAN)
+    target_sources(${name} PRIVATE tests/c/alloc_count.c)
+    target_compile_definitions(${name} PRIVATE WT_COUNT_ALLOCS)
+  endif()
   if(name MATCHES "^test_grad_" AND NOT name STREQUAL "test_grad_coverage")
     list(APPEND WT_GRAD_TEST_BINARIES "$<TARGET_FILE:${name}>")
     # One ctest per differentiated op (grad/Conv ...), discovered from the binary at test time.

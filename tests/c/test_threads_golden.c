@@ -2,7 +2,9 @@
  * parameters and recorded step inputs from case.json) trained natively for 3 steps at 1, 2, 3
  * and 4 threads: the losses, every gradient, and every parameter and buffer after each
  * optimizer step are bit-identical to the single-threaded run. The threaded runs split even
- * small kernels (wt_pool_set_split_small), so these small models take the threaded paths. */
+ * small kernels (wt_pool_set_split_small), so these small models take the threaded paths.
+ * In the plain native tree (WT_COUNT_ALLOCS) it also counts heap allocations on every thread
+ * during each step after the first (train step, optimizer step, gradient reset): none. */
 #include <ctype.h>
 #include <dirent.h>
 #include <stdlib.h>
@@ -11,6 +13,14 @@
 #include "artifacts/artifacts.h"
 #include "base/pool.h"
 #include "check.h"
+#ifdef WT_COUNT_ALLOCS
+#include "alloc_count.h"
+#define COUNTED "; no step after the first allocates"
+#else /* a sanitizer tree: its allocator stays */
+static void wt_alloc_count_start(void) {}
+static long wt_alloc_count_stop(void) { return 0; }
+#define COUNTED ""
+#endif
 #include "io/onnx_io.h"
 #include "webtrain.h"
 
@@ -99,7 +109,7 @@ typedef struct trace {
 } trace;
 
 static void record(trace *t, const float *v, int64_t n) {
-  if (t->n + n > t->cap) {
+  if (t->n + n > t->cap) { /* outside the counted calls */
     t->cap = (t->n + n) * 2;
     t->v = realloc(t->v, sizeof(float) * (size_t)t->cap);
   }
@@ -113,7 +123,8 @@ static int64_t numel(const wt_state *s, int32_t i) {
   return n;
 }
 
-static int train(const wt_artifacts *art, const char *dir, const char *json, trace *t) {
+/* The allocations of steps after the first are added to *allocs (where they are counted). */
+static int train(const wt_artifacts *art, const char *dir, const char *json, trace *t, long *allocs) {
   wt_state *s = NULL;
   wt_module *m = NULL;
   wt_optimizer *o = NULL;
@@ -133,7 +144,9 @@ static int train(const wt_artifacts *art, const char *dir, const char *json, tra
       }
       rc = wt_module_set_input(m, WT_MODE_TRAIN, i, f[i].dtype, f[i].rank, f[i].dims, f[i].data);
     }
+    if (k > 0) wt_alloc_count_start();
     if (!rc) rc = wt_module_train_step(m);
+    if (k > 0) *allocs += wt_alloc_count_stop();
     for (int32_t i = 0; i < 8; i++) free(f[i].data);
     for (int32_t i = 0; i < wt_module_output_count(m, WT_MODE_TRAIN) && !rc; i++) {
       int32_t dtype, rank;
@@ -146,8 +159,10 @@ static int train(const wt_artifacts *art, const char *dir, const char *json, tra
     }
     for (int32_t i = 0; i < wt_state_param_count(s) && !rc; i++)
       if (wt_state_param_grad(s, i)) record(t, wt_state_param_grad(s, i), numel(s, i));
+    if (k > 0) wt_alloc_count_start();
     if (!rc) rc = wt_optimizer_step(o);
     if (!rc) rc = wt_module_lazy_reset_grad(m);
+    if (k > 0) *allocs += wt_alloc_count_stop();
     for (int32_t i = 0; i < wt_state_param_count(s) && !rc; i++)
       record(t, wt_state_param_data(s, i), numel(s, i));
   }
@@ -211,21 +226,24 @@ static int test_case(const char *name, int *trained) {
   trace ref = {0}, t = {0};
   wt_set_threads(1);
   wt_pool_set_split_small(0);
-  CHECK_OK(train(&art, dir, json, &ref));
+  long allocs = 0;
+  CHECK_OK(train(&art, dir, json, &ref, &allocs));
   CHECK(ref.n > 0);
   for (int32_t threads = 2; threads <= 4; threads++) {
     wt_set_threads(threads);
     for (int split = 0; split < 2; split++) {
       wt_pool_set_split_small(split);
       t.n = 0;
-      CHECK_OK(train(&art, dir, json, &t));
+      CHECK_OK(train(&art, dir, json, &t, &allocs));
       int same = t.n == ref.n && !memcmp(t.v, ref.v, sizeof(float) * (size_t)ref.n);
       if (!same) fprintf(stderr, "%s: %d threads (split %d) differ from 1 thread\n", name, threads, split);
       CHECK(same);
     }
   }
   wt_pool_set_split_small(0);
-  printf("%s: %lld values bit-identical at 1, 2, 3, 4 threads\n", name, (long long)ref.n);
+  if (allocs) fprintf(stderr, "%s: %ld heap allocations in steps after the first\n", name, allocs);
+  CHECK(allocs == 0);
+  printf("%s: %lld values bit-identical at 1, 2, 3, 4 threads" COUNTED "\n", name, (long long)ref.n);
   (*trained)++;
   free(ref.v);
   free(t.v);
