@@ -82,6 +82,7 @@ void wt_checkpoint_free(wt_checkpoint *c) {
   free(c->ints);
   free(c->floats);
   free(c->strings);
+  free(c->segments);
   free(c);
 }
 
@@ -91,6 +92,11 @@ typedef struct ck_reader {
   wt_fb_reader r;
   uint64_t budget;  /* bytes still allowed to be copied out: shared (aliased) strings or data
                      * cannot make the decoded checkpoint larger than the file */
+  int external;             /* module_state.has_external_data */
+  uint64_t ext_len;         /* the external data file's size (0: none given) */
+  uint64_t ext_budget;      /* its bytes not yet claimed by a tensor */
+  wt_ckpt_segment *segs;    /* the tensors read from it so far */
+  int n_segs, cap_segs;
 } ck_reader;
 
 static int ck_oom(void) { return wt_errorf(WT_ERR_NO_MEMORY, "checkpoint: out of memory"); }
@@ -132,6 +138,41 @@ static int ck_table_vector(ck_reader *cr, const wt_fb_table *t, int id, const ch
   return WT_OK;
 }
 
+/* A tensor whose `need` bytes are at `offset` of the external data file: its buffer is
+ * allocated and listed for the caller to fill. */
+static int read_external(ck_reader *cr, wt_const_tensor *out, const char *what, const char *shape,
+                         uint64_t offset, uint32_t raw_n, uint64_t need, int nominal) {
+  if (!cr->external)
+    return wt_errorf(WT_ERR_PARSE, "checkpoint: %s has external_data_offset %" PRIu64 " but "
+                     "module_state.has_external_data is not set", what, offset);
+  if (raw_n || nominal)
+    return wt_errorf(WT_ERR_PARSE, "checkpoint: %s has both external_data_offset and %s", what,
+                     nominal ? "a nominal state" : "raw_data");
+  if (!cr->ext_len)
+    return wt_errorf(WT_ERR_INVALID_ARG, "checkpoint: its tensors (%s, ...) are stored in its "
+                     "external data file, the checkpoint's name + '.data': keep that file beside "
+                     "the checkpoint, or pass its bytes (externalData)", what);
+  if (offset > cr->ext_len || need > cr->ext_len - offset)
+    return wt_errorf(WT_ERR_PARSE, "checkpoint: %s (%s, %" PRIu64 " bytes) lies at offset %" PRIu64
+                     " of the external data file, past its end (%" PRIu64 " bytes): the file is "
+                     "truncated or belongs to another checkpoint", what, shape, need, offset, cr->ext_len);
+  if (need > cr->ext_budget)
+    return wt_errorf(WT_ERR_PARSE, "checkpoint: %s: tensors claim more bytes of the external data "
+                     "file than it has (%" PRIu64 ")", what, cr->ext_len);
+  cr->ext_budget -= need;
+  if (need == 0) return WT_OK;
+  if (cr->n_segs == cr->cap_segs) {
+    int cap = cr->cap_segs ? 2 * cr->cap_segs : 16;
+    wt_ckpt_segment *s = realloc(cr->segs, sizeof *s * (size_t)cap);
+    if (!s) return ck_oom();
+    cr->segs = s;
+    cr->cap_segs = cap;
+  }
+  if (need > SIZE_MAX || !(out->t.data = malloc((size_t)need))) return ck_oom();
+  cr->segs[cr->n_segs++] = (wt_ckpt_segment){out->name, out->t.data, offset, need};
+  return WT_OK;
+}
+
 static int read_tensor(ck_reader *cr, const wt_fb_table *t, int nominal, const char *where,
                        uint32_t index, wt_const_tensor *out) {
   char what[200], name_what[96];
@@ -142,9 +183,7 @@ static int read_tensor(ck_reader *cr, const wt_fb_table *t, int nominal, const c
   snprintf(what, sizeof what, "tensor '%.120s'", out->name);
 
   WT_TRY(wt_fb_scalar(&cr->r, t, T_EXTERNAL_DATA_OFFSET, 8, what, &v, &present));
-  if (present && (int64_t)v >= 0)
-    return wt_errorf(WT_ERR_UNSUPPORTED, "checkpoint: %s stores its data in an external file; "
-                     "not supported yet", what);
+  int64_t ext_offset = present ? (int64_t)v : -1;
   WT_TRY(wt_fb_scalar(&cr->r, t, T_DATA_TYPE, 4, what, &v, &present));
   int dtype = (int)(int32_t)v;
   if (!wt_dtype_supported(dtype))
@@ -181,6 +220,8 @@ static int read_tensor(ck_reader *cr, const wt_fb_table *t, int nominal, const c
 
   wt_fb_vec raw;
   WT_TRY(wt_fb_vector(&cr->r, t, T_RAW_DATA, 1, what, &raw, &present));
+  if (ext_offset >= 0) return read_external(cr, out, what, shape, (uint64_t)ext_offset, raw.n,
+                                            count * wt_dtype_size(dtype), nominal);
   if (nominal) {
     if (raw.n)
       return wt_errorf(WT_ERR_PARSE, "checkpoint: %s: nominal state tensor has %u bytes of data",
@@ -243,9 +284,7 @@ static int read_module_state(ck_reader *cr, const wt_fb_table *ms, wt_checkpoint
   int present;
   WT_TRY(wt_fb_scalar(&cr->r, ms, MS_HAS_EXTERNAL, 1, "module_state.has_external_data", &v,
                       &present));
-  if (v)
-    return wt_errorf(WT_ERR_UNSUPPORTED, "checkpoint: module state stores its tensors in an "
-                     "external data file; not supported yet");
+  cr->external = c->has_external_data = v != 0;
   WT_TRY(wt_fb_scalar(&cr->r, ms, MS_IS_NOMINAL, 1, "module_state.is_nominal_state", &v,
                       &present));
   if (present && c->version < 2)
@@ -343,13 +382,18 @@ static int read_properties(ck_reader *cr, const wt_fb_table *root, wt_checkpoint
   return WT_OK;
 }
 
-static int checkpoint_read(const uint8_t *bytes, size_t len, uint64_t *need, wt_checkpoint **out);
+static int checkpoint_read(const uint8_t *bytes, size_t len, uint64_t ext_len, uint64_t *need,
+                           wt_checkpoint **out);
 
 int wt_checkpoint_read(const uint8_t *bytes, size_t len, wt_checkpoint **out) {
+  return wt_checkpoint_read_ext(bytes, len, 0, out);
+}
+
+int wt_checkpoint_read_ext(const uint8_t *bytes, size_t len, uint64_t ext_len, wt_checkpoint **out) {
   *out = NULL;
   if (!bytes && len) return wt_errorf(WT_ERR_INVALID_ARG, "checkpoint: NULL buffer");
   uint64_t need = 0;
-  int rc = checkpoint_read(bytes, len, &need, out);
+  int rc = checkpoint_read(bytes, len, ext_len, &need, out);
   if (rc == WT_ERR_PARSE && need > len) {
     /* a read past the end: most likely a file cut short (an interrupted download or save) */
     char detail[512];
@@ -362,8 +406,9 @@ int wt_checkpoint_read(const uint8_t *bytes, size_t len, wt_checkpoint **out) {
   return rc;
 }
 
-static int checkpoint_read(const uint8_t *bytes, size_t len, uint64_t *need, wt_checkpoint **out) {
-  ck_reader cr = {{bytes, len, "checkpoint", need}, len};
+static int checkpoint_read(const uint8_t *bytes, size_t len, uint64_t ext_len, uint64_t *need,
+                           wt_checkpoint **out) {
+  ck_reader cr = {{bytes, len, "checkpoint", need}, len, .ext_len = ext_len, .ext_budget = ext_len};
   wt_fb_table root, ms;
   uint64_t v;
   int present;
@@ -382,6 +427,8 @@ static int checkpoint_read(const uint8_t *bytes, size_t len, uint64_t *need, wt_
   int rc = read_module_state(&cr, &ms, c);
   if (rc == WT_OK) rc = read_optimizer(&cr, &root, c);
   if (rc == WT_OK) rc = read_properties(&cr, &root, c);
+  c->segments = cr.segs;
+  c->n_segments = cr.n_segs;
   if (rc != WT_OK) {
     wt_checkpoint_free(c);
     return rc;
@@ -424,12 +471,41 @@ static int check_tensor(const wt_const_tensor *t, int nominal, const char *where
   return WT_OK;
 }
 
-static wt_fb_ref_t write_tensor(wt_fb_builder *b, const wt_const_tensor *t, int nominal) {
+/* Where the tensors of an external-data checkpoint go in its external data file. */
+typedef struct ck_ext_writer {
+  wt_ckpt_segment *segs;
+  int n, cap;
+  uint64_t pos;  /* the file's length so far */
+} ck_ext_writer;
+
+/* Appends t's bytes to the external data file at the next multiple of 4 (8 for 8-byte
+ * types); -1 when out of memory. */
+static int64_t ext_place(ck_ext_writer *x, const wt_const_tensor *t, uint64_t bytes) {
+  if (x->n == x->cap) {
+    int cap = x->cap ? 2 * x->cap : 16;
+    wt_ckpt_segment *s = realloc(x->segs, sizeof *s * (size_t)cap);
+    if (!s) return -1;
+    x->segs = s;
+    x->cap = cap;
+  }
+  uint64_t align = wt_dtype_size(t->t.dtype) == 8 ? 8 : 4;
+  uint64_t at = (x->pos + align - 1) / align * align;
+  x->segs[x->n++] = (wt_ckpt_segment){t->name, t->t.data, at, bytes};
+  x->pos = at + bytes;
+  return (int64_t)at;
+}
+
+static wt_fb_ref_t write_tensor(wt_fb_builder *b, const wt_const_tensor *t, int nominal,
+                                ck_ext_writer *ext) {
   uint64_t n = 0;
   element_count(&t->t, &n);  /* checked by check_tensor */
   uint64_t bytes = n * wt_dtype_size(t->t.dtype);
   wt_fb_ref_t raw = 0;
-  if (!nominal) {
+  int64_t offset = -1;
+  if (!nominal && ext && bytes >= WT_CKPT_EXTERNAL_MIN) {
+    offset = ext_place(ext, t, bytes);
+    if (offset < 0) b->failed = 1;
+  } else if (!nominal) {
     if (bytes > UINT32_MAX) b->failed = 1;
     else raw = wt_fb_create_vector(b, t->t.data, (uint32_t)bytes, 1);
   }
@@ -437,7 +513,8 @@ static wt_fb_ref_t write_tensor(wt_fb_builder *b, const wt_const_tensor *t, int 
   wt_fb_ref_t name = wt_fb_create_string(b, t->name);
   int32_t dtype = t->t.dtype;
   wt_fb_start_table(b);
-  if (!nominal) wt_fb_add_ref(b, T_RAW_DATA, raw);
+  if (offset >= 0) wt_fb_add_scalar(b, T_EXTERNAL_DATA_OFFSET, &offset, 8);
+  if (raw) wt_fb_add_ref(b, T_RAW_DATA, raw);
   wt_fb_add_ref(b, T_DIMS, dims);
   wt_fb_add_ref(b, T_NAME, name);
   wt_fb_add_scalar(b, T_DATA_TYPE, &dtype, 4);
@@ -446,7 +523,7 @@ static wt_fb_ref_t write_tensor(wt_fb_builder *b, const wt_const_tensor *t, int 
 
 /* Writes n tensors sorted by name; returns the vector's ref (0 and an error set on failure). */
 static int write_tensors(wt_fb_builder *b, const wt_const_tensor *ts, int n, int nominal,
-                         const char *where, wt_fb_ref_t *vec) {
+                         ck_ext_writer *ext, const char *where, wt_fb_ref_t *vec) {
   if (n < 0 || (n && !ts))
     return wt_errorf(WT_ERR_INVALID_ARG, "checkpoint: %s: %d tensors but no array", where, n);
   const wt_const_tensor **order = malloc(((size_t)n + 1) * sizeof *order);
@@ -459,7 +536,7 @@ static int write_tensors(wt_fb_builder *b, const wt_const_tensor *ts, int n, int
   }
   if (rc == WT_OK) {
     qsort(order, (size_t)n, sizeof *order, cmp_tensor_ptr);
-    for (int i = 0; i < n; i++) refs[i] = write_tensor(b, order[i], nominal);
+    for (int i = 0; i < n; i++) refs[i] = write_tensor(b, order[i], nominal, ext);
     *vec = wt_fb_create_ref_vector(b, refs, (uint32_t)n);
   }
   free(order);
@@ -467,7 +544,8 @@ static int write_tensors(wt_fb_builder *b, const wt_const_tensor *ts, int n, int
   return rc;
 }
 
-static int write_optimizer(wt_fb_builder *b, const wt_checkpoint *c, wt_fb_ref_t *vec) {
+static int write_optimizer(wt_fb_builder *b, const wt_checkpoint *c, ck_ext_writer *ext,
+                           wt_fb_ref_t *vec) {
   int n = c->n_param_states;
   if (n < 0 || (n && !c->param_states))
     return wt_errorf(WT_ERR_INVALID_ARG, "checkpoint: %d optimizer states but no array", n);
@@ -484,7 +562,7 @@ static int write_optimizer(wt_fb_builder *b, const wt_checkpoint *c, wt_fb_ref_t
     wt_fb_ref_t moms = 0;
     char where[200];
     snprintf(where, sizeof where, "momentums of parameter '%.120s'", order[i]->param_name);
-    rc = write_tensors(b, order[i]->momentums, order[i]->n_momentums, 0, where, &moms);
+    rc = write_tensors(b, order[i]->momentums, order[i]->n_momentums, 0, ext, where, &moms);
     if (rc != WT_OK) break;
     wt_fb_ref_t pname = wt_fb_create_string(b, order[i]->param_name);
     wt_fb_start_table(b);
@@ -543,8 +621,30 @@ static int write_props(wt_fb_builder *b, const wt_checkpoint *c, int k, wt_fb_re
   return WT_OK;
 }
 
+static int checkpoint_write(const wt_checkpoint *c, int include_optimizer_state,
+                            ck_ext_writer *ext, uint8_t **out, size_t *len);
+
 int wt_checkpoint_write(const wt_checkpoint *c, int include_optimizer_state, uint8_t **out,
                         size_t *len) {
+  return checkpoint_write(c, include_optimizer_state, NULL, out, len);
+}
+
+int wt_checkpoint_write_ext(const wt_checkpoint *c, int include_optimizer_state, uint8_t **out,
+                            size_t *len, wt_ckpt_segment **segs, int *n_segs, uint64_t *ext_len) {
+  ck_ext_writer x = {0};
+  int rc = checkpoint_write(c, include_optimizer_state, &x, out, len);
+  if (rc != WT_OK) {
+    free(x.segs);
+    x = (ck_ext_writer){0};
+  }
+  *segs = x.segs;
+  *n_segs = x.n;
+  *ext_len = x.pos;
+  return rc;
+}
+
+static int checkpoint_write(const wt_checkpoint *c, int include_optimizer_state,
+                            ck_ext_writer *ext, uint8_t **out, size_t *len) {
   *out = NULL;
   *len = 0;
   if (!c) return wt_errorf(WT_ERR_INVALID_ARG, "checkpoint: NULL checkpoint");
@@ -552,12 +652,13 @@ int wt_checkpoint_write(const wt_checkpoint *c, int include_optimizer_state, uin
   wt_fb_builder_init(&b);
   wt_fb_ref_t trainable = 0, frozen = 0, groups = 0, bag = 0, props[3] = {0, 0, 0};
   int nominal = c->is_nominal != 0;
-  int rc = write_tensors(&b, c->trainable, c->n_trainable, nominal,
+  int rc = write_tensors(&b, c->trainable, c->n_trainable, nominal, ext,
                          "module_state.requires_grad_params", &trainable);
   if (rc == WT_OK)
-    rc = write_tensors(&b, c->frozen, c->n_frozen, nominal, "module_state.frozen_params", &frozen);
+    rc = write_tensors(&b, c->frozen, c->n_frozen, nominal, ext, "module_state.frozen_params",
+                       &frozen);
   if (rc == WT_OK && include_optimizer_state && c->has_optimizer)
-    rc = write_optimizer(&b, c, &groups);
+    rc = write_optimizer(&b, c, ext, &groups);
   int has_props = c->n_ints > 0 || c->n_floats > 0 || c->n_strings > 0;
   for (int k = 0; rc == WT_OK && has_props && k < 3; k++) rc = write_props(&b, c, k, &props[k]);
   if (rc != WT_OK) {
@@ -578,6 +679,10 @@ int wt_checkpoint_write(const wt_checkpoint *c, int include_optimizer_state, uin
     uint8_t one = 1;
     wt_fb_add_scalar(&b, MS_IS_NOMINAL, &one, 1);
   }
+  if (ext && ext->n > 0) { /* the momentums of a nominal state's optimizer can be there too */
+    uint8_t one = 1;
+    wt_fb_add_scalar(&b, MS_HAS_EXTERNAL, &one, 1);
+  }
   wt_fb_ref_t ms = wt_fb_end_table(&b);
 
   int32_t version = CK_WRITE_VERSION;
@@ -589,8 +694,7 @@ int wt_checkpoint_write(const wt_checkpoint *c, int include_optimizer_state, uin
   wt_fb_ref_t root = wt_fb_end_table(&b);
   rc = wt_fb_finish(&b, root, CK_IDENT, out, len);
   wt_fb_builder_free(&b);
-  if (rc != WT_OK)
-    return wt_error_context(rc, "checkpoint (external data for checkpoints over 2 GB is not "
-                            "supported yet)");
-  return WT_OK;
+  if (rc != WT_OK && !ext)
+    return wt_error_context(rc, "checkpoint (over 2 GB: save it with external data)");
+  return rc;
 }

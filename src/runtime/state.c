@@ -69,10 +69,11 @@ static int adopt_moments(wt_state *s, wt_checkpoint *c) {
 /* `owned`, when given, is `bytes` as malloc'd by the caller: freed as soon as it is parsed, so
  * that the gradient buffers allocated next can take its place in the heap (in wasm, whose heap
  * never shrinks, a checkpoint-sized hole otherwise stays behind for good). */
-static int state_load(const uint8_t *bytes, size_t len, uint8_t *owned, wt_state **out) {
+static int state_load(const uint8_t *bytes, size_t len, uint8_t *owned, uint64_t ext_len,
+                      wt_state **out) {
   *out = NULL;
   wt_checkpoint *c;
-  int rc0 = wt_checkpoint_read(bytes, len, &c);
+  int rc0 = wt_checkpoint_read_ext(bytes, len, ext_len, &c);
   free(owned);
   if (rc0) return rc0;
   wt_state *s = calloc(1, sizeof *s);
@@ -98,6 +99,12 @@ static int state_load(const uint8_t *bytes, size_t len, uint8_t *owned, wt_state
     p->type = WT_PROPERTY_STRING, p->name = c->strings[i].name, p->s = c->strings[i].value;
     c->strings[i].name = c->strings[i].value = NULL;
   }
+  if (rc == WT_OK) {
+    /* the buffers moved into the state: the list stays valid */
+    s->pending = c->segments;
+    s->n_pending = c->n_segments;
+    c->segments = NULL;
+  }
   wt_checkpoint_free(c);
   if (rc) {
     wt_state_free(s);
@@ -107,9 +114,19 @@ static int state_load(const uint8_t *bytes, size_t len, uint8_t *owned, wt_state
   return WT_OK;
 }
 
-int wt_state_load(const uint8_t *bytes, size_t len, wt_state **out) { return state_load(bytes, len, NULL, out); }
+int wt_state_load(const uint8_t *bytes, size_t len, wt_state **out) { return state_load(bytes, len, NULL, 0, out); }
 
-int wt_state_load_owned(uint8_t *bytes, size_t len, wt_state **out) { return state_load(bytes, len, bytes, out); }
+int wt_state_load_owned(uint8_t *bytes, size_t len, wt_state **out) { return state_load(bytes, len, bytes, 0, out); }
+
+int wt_state_load_ext(const uint8_t *bytes, size_t len, uint8_t *owned, uint64_t ext_len, wt_state **out) {
+  return state_load(bytes, len, owned, ext_len, out);
+}
+
+void wt_state_pending_done(wt_state *s) {
+  free(s->pending);
+  s->pending = NULL;
+  s->n_pending = 0;
+}
 
 void wt_state_free(wt_state *s) {
   if (!s) return;
@@ -127,6 +144,7 @@ void wt_state_free(wt_state *s) {
   free(s->params);
   free(s->order);
   free(s->props);
+  free(s->pending);
   free(s);
 }
 
@@ -155,8 +173,22 @@ int wt_state_set_order(wt_state *s, const char *const *names, int n_names) {
   return WT_OK;
 }
 
-/* The checkpoint view of the state borrows every buffer: only its arrays are freed. */
+static int state_save(const wt_state *s, int include_optimizer_state, uint8_t **out, size_t *len,
+                      wt_ckpt_segment **segs, int *n_segs, uint64_t *ext_len);
+
 int wt_state_save(const wt_state *s, int include_optimizer_state, uint8_t **out, size_t *len) {
+  return state_save(s, include_optimizer_state, out, len, NULL, NULL, NULL);
+}
+
+int wt_state_save_ext(const wt_state *s, int include_optimizer_state, uint8_t **out, size_t *len,
+                      wt_ckpt_segment **segs, int *n_segs, uint64_t *ext_len) {
+  return state_save(s, include_optimizer_state, out, len, segs, n_segs, ext_len);
+}
+
+/* The checkpoint view of the state borrows every buffer: only its arrays are freed. With segs,
+ * the external-data layout. */
+static int state_save(const wt_state *s, int include_optimizer_state, uint8_t **out, size_t *len,
+                      wt_ckpt_segment **segs, int *n_segs, uint64_t *ext_len) {
   wt_checkpoint c = {.version = 2, .has_optimizer = s->has_optimizer, .step = s->step,
                      .initial_lr = s->initial_lr, .group_name = "group0"};
   int n = s->n_params;
@@ -202,7 +234,11 @@ int wt_state_save(const wt_state *s, int include_optimizer_state, uint8_t **out,
     else if (p->type == WT_PROPERTY_FLOAT) c.floats[c.n_floats++] = (wt_ckpt_float_prop){p->name, p->f};
     else c.strings[c.n_strings++] = (wt_ckpt_string_prop){p->name, p->s};
   }
-  rc = wt_checkpoint_write(&c, include_optimizer_state, out, len);
+  rc = segs ? wt_checkpoint_write_ext(&c, include_optimizer_state, out, len, segs, n_segs, ext_len)
+             : wt_checkpoint_write(&c, include_optimizer_state, out, len);
+  /* moments not allocated yet are zeros: a segment without data (zeros is freed below) */
+  for (int i = 0; rc == WT_OK && segs && i < *n_segs; i++)
+    if ((*segs)[i].data == zeros) (*segs)[i].data = NULL;
 out:
   free(zeros);
   free(c.trainable);

@@ -38,12 +38,29 @@ struct wt_state {
   float initial_lr;
   wt_prop *props;
   int n_props;
+  /* After a load with external data: the parameter and moment buffers still to be filled from
+   * the external data file (wt_state_load_ext), until wt_state_pending_done. */
+  struct wt_ckpt_segment *pending;
+  int n_pending;
 };
 
 wt_param *wt_state_find(const wt_state *s, const char *name);
 /* wt_state_load that takes `bytes` (malloc'd) and frees it once parsed, before allocating the
  * gradient buffers, which can then reuse its memory: no checkpoint-sized hole in the heap. */
 int wt_state_load_owned(uint8_t *bytes, size_t len, wt_state **out);
+/* wt_state_load(_owned) of a checkpoint that may keep tensors in an external data file of
+ * ext_len bytes (io/checkpoint.h): their buffers are allocated and listed in s->pending; the
+ * caller fills each (data, nbytes) from the file at its offset, then calls
+ * wt_state_pending_done. A state with pending buffers must not be used before that. */
+int wt_state_load_ext(const uint8_t *bytes, size_t len, uint8_t *owned, uint64_t ext_len,
+                      wt_state **out);
+void wt_state_pending_done(wt_state *s);
+/* wt_state_save with every tensor of WT_CKPT_EXTERNAL_MIN bytes or more in the external data
+ * file: *segs (malloc'd, pointing into the state) lists where each goes in that file of
+ * *ext_len bytes (a segment without data: zeros, the moments of an optimizer that has not
+ * stepped yet); the caller writes it (zeros between segments) beside the flatbuffer. */
+int wt_state_save_ext(const wt_state *s, int include_optimizer_state, uint8_t **out, size_t *len,
+                      struct wt_ckpt_segment **segs, int *n_segs, uint64_t *ext_len);
 /* Orders the parameters as the given names (graph inputs; names that are not parameters are
  * skipped), the others after them in their current order. */
 int wt_state_set_order(wt_state *s, const char *const *names, int n_names);

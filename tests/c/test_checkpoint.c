@@ -421,8 +421,8 @@ static void test_handmade(void) {
   t = fb_tensor(&b, "big.weight", WT_FLOAT, 0);
   v = wt_fb_create_ref_vector(&b, &t, 1);
   fb_checkpoint(&b, v, 2, &out, &len);
-  CHECK(expect_error(out, len, WT_ERR_UNSUPPORTED,
-                     "tensor 'big.weight' stores its data in an external file; not supported yet"));
+  CHECK(expect_error(out, len, WT_ERR_PARSE, "tensor 'big.weight' has external_data_offset 0 but "
+                     "module_state.has_external_data is not set"));
   free(out);
 
   wt_fb_builder_init(&b);

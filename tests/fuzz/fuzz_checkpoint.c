@@ -1,9 +1,13 @@
 /* libFuzzer: the ODTC checkpoint reader on arbitrary bytes. A checkpoint that parses is
  * written (with and without optimizer state), read back and written again: the two writes
  * must be identical. The same bytes through the public state API (load, accessors, save,
- * reload). */
+ * reload). And as the header of a checkpoint with external data (a side file of zeros whose
+ * length the size of the input picks): every tensor it places lies within that file; a
+ * checkpoint that parses is written with external data, its side file assembled, read back,
+ * and must write inline as the original does. */
 #include "fuzz_common.h"
 #include "io/checkpoint.h"
+#include "runtime/state.h"
 #include "webtrain.h"
 
 static void roundtrip(const wt_checkpoint *c, int with_opt) {
@@ -19,7 +23,57 @@ static void roundtrip(const wt_checkpoint *c, int with_opt) {
   free(b2);
 }
 
+/* Fills the segments from the side file (checking each lies within it). */
+static void fill(const wt_ckpt_segment *sg, int n, const uint8_t *side, uint64_t side_len) {
+  for (int i = 0; i < n; i++) {
+    FUZZ_ASSERT(sg[i].offset <= side_len && sg[i].nbytes <= side_len - sg[i].offset,
+                "an external tensor lies within the side file");
+    memcpy(sg[i].data, side + sg[i].offset, (size_t)sg[i].nbytes);
+  }
+}
+
+static void external(const uint8_t *data, size_t size) {
+  uint64_t side_len = (uint64_t)(size % 4096) * 16;
+  uint8_t *side = calloc(1, (size_t)side_len + 1);
+  wt_checkpoint *c = NULL;
+  if (side && wt_checkpoint_read_ext(data, size, side_len, &c) == WT_OK) {
+    fill(c->segments, c->n_segments, side, side_len);
+    uint8_t *inl = NULL, *head = NULL, *again = NULL;
+    size_t inl_len = 0, head_len = 0, again_len = 0;
+    wt_ckpt_segment *sg = NULL;
+    int n = 0;
+    uint64_t ext_len = 0;
+    FUZZ_ASSERT(wt_checkpoint_write(c, 1, &inl, &inl_len) == WT_OK, "a checkpoint that was read can be written");
+    FUZZ_ASSERT(wt_checkpoint_write_ext(c, 1, &head, &head_len, &sg, &n, &ext_len) == WT_OK,
+                "... and written with external data");
+    uint8_t *side2 = calloc(1, (size_t)ext_len + 1);
+    for (int i = 0; side2 && i < n; i++)
+      if (sg[i].data) memcpy(side2 + sg[i].offset, sg[i].data, (size_t)sg[i].nbytes);
+    wt_checkpoint *c2 = NULL;
+    FUZZ_ASSERT(side2 && wt_checkpoint_read_ext(head, head_len, ext_len, &c2) == WT_OK,
+                "what webtrain writes with external data, it reads");
+    fill(c2->segments, c2->n_segments, side2, ext_len);
+    FUZZ_ASSERT(wt_checkpoint_write(c2, 1, &again, &again_len) == WT_OK, "re-read checkpoint writes");
+    FUZZ_ASSERT(again_len == inl_len && !memcmp(again, inl, inl_len), "external data round trip");
+    wt_checkpoint_free(c2);
+    free(side2);
+    free(sg);
+    free(inl);
+    free(head);
+    free(again);
+  }
+  wt_checkpoint_free(c);
+  wt_state *s = NULL;
+  if (side && wt_state_load_ext(data, size, NULL, side_len, &s) == WT_OK) {
+    fill(s->pending, s->n_pending, side, side_len);
+    wt_state_pending_done(s);
+    wt_state_free(s);
+  }
+  free(side);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  external(data, size);
   wt_checkpoint *c = NULL;
   if (wt_checkpoint_read(data, size, &c) == WT_OK) {
     for (int i = 0; i < c->n_trainable; i++)

@@ -11,6 +11,8 @@
 
 #include "artifacts/artifacts.h"
 #include "fuzz_common.h"
+#include "io/checkpoint.h"
+#include "runtime/state.h"
 #include "webtrain.h"
 
 static const char *g_dir;
@@ -94,6 +96,16 @@ int main(int argc, char **argv) {
           snprintf(tag, sizeof tag, "ckptopt%d", k);
           put("fuzz_checkpoint", tag, NULL, 0, c, cl);
           wt_free(c);
+        }
+        /* the header of the same checkpoint with external data */
+        wt_ckpt_segment *sg = NULL;
+        int nsg = 0;
+        uint64_t ext_len = 0;
+        if (wt_state_save_ext(s, 1, &c, &cl, &sg, &nsg, &ext_len) == WT_OK) {
+          snprintf(tag, sizeof tag, "ckptext%d", k);
+          put("fuzz_checkpoint", tag, NULL, 0, c, cl);
+          wt_free(c);
+          free(sg);
         }
       }
       wt_optimizer_free(op);
