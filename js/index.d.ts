@@ -14,6 +14,7 @@ export type {
   Properties,
   PropertyValue,
   SaveCheckpointOptions,
+  LoadCheckpointOptions,
   ModuleInput,
   NamedModuleInputs,
   ModuleMode,

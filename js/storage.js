@@ -26,14 +26,22 @@ export async function writeBytes(destination, bytes) {
   for (const s of sinks) if (s.test(destination)) return s.write(destination, bytes);
   if (typeof destination === 'function') return destination(bytes);
   if (!isNode) throw new WebtrainError(`cannot write to '${destination}' in this environment`);
+  await writeFileAtomic(await toPath(destination), (fh) => fh.writeFile(bytes));
+}
+
+/**
+ * Node: writes the file at `path` through fill(fileHandle) into a temporary file in the same
+ * directory, fsyncs it and renames it over `path` (then fsyncs the directory), so that a crash
+ * never leaves a half-written file where a good one was.
+ */
+export async function writeFileAtomic(path, fill) {
   const fs = await importNode('fs/promises');
   const { dirname } = await importNode('path');
-  const path = await toPath(destination);
   const tmp = `${path}.tmp-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
   let fh;
   try {
     fh = await fs.open(tmp, 'wx');
-    await fh.writeFile(bytes);
+    await fill(fh);
     await fh.sync();
     await fh.close();
     fh = null;
@@ -41,6 +49,7 @@ export async function writeBytes(destination, bytes) {
   } catch (err) {
     if (fh) await fh.close().catch(() => {});
     await fs.rm(tmp, { force: true }).catch(() => {});
+    if (err instanceof WebtrainError) throw err;
     const why = err.code === 'ENOENT' ? `directory '${dirname(path)}' does not exist` : err.message;
     throw new WebtrainError(`cannot write '${path}': ${why}`);
   }
@@ -55,4 +64,11 @@ export async function writeBytes(destination, bytes) {
   } catch {
     /* ignore */
   }
+}
+
+/** A Node file path for a destination that is one (a path string, file: URL); null otherwise. */
+export async function nodePathOf(destination) {
+  if (!isNode || typeof destination === 'function' || sinks.some((s) => s.test(destination))) return null;
+  if (typeof destination !== 'string' && !(destination instanceof URL)) return null;
+  return toPath(destination);
 }

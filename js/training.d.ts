@@ -59,13 +59,27 @@ export interface Properties extends Iterable<[string, PropertyValue]> {
 export interface SaveCheckpointOptions {
   /** Also save the optimizer's state (e.g. AdamW moments and step), to resume training exactly. */
   includeOptimizerState?: boolean | undefined;
+  /**
+   * Keep the tensors in a side file, `destination + '.data'` (ONNX Runtime's layout for
+   * checkpoints over 2 GB; a file path in Node): true, false, or 'auto' (the default: from
+   * 1.5 GiB of tensors on). The resolved bytes are then the checkpoint file's.
+   */
+  externalData?: boolean | 'auto' | undefined;
+}
+
+export interface LoadCheckpointOptions extends InitOptions {
+  /**
+   * The side file of a checkpoint saved with external data: a path, URL, bytes or Blob. By
+   * default the checkpoint's path or URL + '.data'; needed when the checkpoint is given as bytes.
+   */
+  externalData?: string | URL | ArrayBufferLike | ArrayBufferView | Blob | undefined;
 }
 
 /** Parameters, gradients, optimizer state and properties of a training session. */
 export declare class CheckpointState {
   private constructor();
-  /** Loads a checkpoint (a path, URL or bytes). */
-  static loadCheckpoint(source: BytesSource, options?: InitOptions): Promise<CheckpointState>;
+  /** Loads a checkpoint (a path, URL, bytes or Blob; its '.data' side file with it if it has one). */
+  static loadCheckpoint(source: BytesSource, options?: LoadCheckpointOptions): Promise<CheckpointState>;
   /**
    * Serializes `state`, writes it to `destination` when one is given, and resolves to the bytes.
    */
@@ -75,7 +89,7 @@ export declare class CheckpointState {
   readonly parameters: Parameters;
   readonly properties: Properties;
   /** The serialized checkpoint. */
-  toBytes(options?: SaveCheckpointOptions): Uint8Array;
+  toBytes(options?: Pick<SaveCheckpointOptions, 'includeOptimizerState'>): Uint8Array;
   /**
    * Releases the state: using it afterwards throws. Its memory is freed once the Modules and
    * Optimizers created on it are released too. Idempotent.

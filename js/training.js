@@ -3,7 +3,8 @@
 // the C core; JS holds handles. Inputs are copied in and outputs copied out per call.
 import { init, WebtrainError } from './core.js';
 import { Tensor } from './tensor.js';
-import { readBytes } from './bytes.js';
+import { readBytes, describe } from './bytes.js';
+import { AUTO_EXTERNAL_BYTES, defaultSide, loadExternal, saveExternal } from './checkpoint-data.js';
 import { Staging, feedInputs, readOutputs } from './feeds.js';
 import { writeBytes } from './storage.js';
 import { Mode, PropertyType, ModuleMem } from './abi.js';
@@ -176,18 +177,39 @@ export class CheckpointState extends Handle {
     this.m._wtw_state_free(h);
   }
 
-  /** From a path, URL, Uint8Array (or, in browsers, an idb:// name once web/ is loaded). */
+  /**
+   * From a path, URL, Uint8Array, Blob (or, in browsers, an idb:// name once web/ is loaded). A
+   * checkpoint with external data (over 2 GB) reads its side file from `externalData`, by default
+   * the path or URL + '.data' (js/checkpoint-data.js).
+   */
   static async loadCheckpoint(source, options = {}) {
-    const core = await init(options);
+    const { externalData = defaultSide(source), ...initOptions } = options;
+    const core = await init(initOptions);
     const bytes = await readBytes(source);
     // The core frees its copy of the bytes as soon as they are parsed, so that the gradient
     // buffers it allocates next reuse that memory (the wasm heap never shrinks).
     const p = core.copyIn(bytes);
+    if (core.m._wtw_checkpoint_has_external(p, bytes.byteLength)) {
+      core.free(p);
+      return new CheckpointState(core, await loadExternal(core, bytes, externalData, source));
+    }
     return new CheckpointState(core, core.handle(core.m._wtw_state_load_owned(p, bytes.byteLength), 'cannot load checkpoint'));
   }
 
-  /** Serializes the state; writes it to `destination` (a path) when given, and returns the bytes. */
-  static async saveCheckpoint(state, destination, { includeOptimizerState = false } = {}) {
+  /**
+   * Serializes the state; writes it to `destination` (a path) when given, and returns the bytes.
+   * externalData: true writes the tensors to a side file (destination + '.data'; ONNX Runtime's
+   * layout for checkpoints over 2 GB) and returns the checkpoint file's bytes; 'auto' (the
+   * default) does so from 1.5 GiB of tensors on; false never.
+   */
+  static async saveCheckpoint(state, destination, { includeOptimizerState = false, externalData = 'auto' } = {}) {
+    if (externalData !== true && externalData !== false && externalData !== 'auto') {
+      throw new TypeError(`saveCheckpoint: externalData must be true, false or 'auto'; got ${describe(externalData)}`);
+    }
+    const big = state.m._wtw_state_tensor_bytes(state.h, includeOptimizerState ? 1 : 0) >= AUTO_EXTERNAL_BYTES;
+    if (externalData === true || (externalData === 'auto' && big)) {
+      return saveExternal(state.core, state.h, destination, includeOptimizerState);
+    }
     const bytes = state.toBytes({ includeOptimizerState });
     if (destination !== undefined && destination !== null) await writeBytes(destination, bytes);
     return bytes;

@@ -84,7 +84,7 @@ export declare class RemoteCheckpointState extends RemoteObject {
     entries(): Promise<[string, PropertyValue][]>;
     size(): Promise<number>;
   };
-  toBytes(options?: SaveCheckpointOptions): Promise<Uint8Array>;
+  toBytes(options?: Pick<SaveCheckpointOptions, 'includeOptimizerState'>): Promise<Uint8Array>;
   isLive(): Promise<boolean>;
 }
 

@@ -406,6 +406,20 @@ int wt_checkpoint_read_ext(const uint8_t *bytes, size_t len, uint64_t ext_len, w
   return rc;
 }
 
+int wt_checkpoint_has_external(const uint8_t *bytes, size_t len) {
+  uint64_t need = 0, v = 0;
+  wt_fb_reader r = {bytes, len, "checkpoint", &need};
+  wt_fb_table root, ms;
+  int present = 0;
+  if (!bytes || wt_fb_root(&r, CK_IDENT, &root) ||
+      wt_fb_subtable(&r, &root, CK_MODULE_STATE, "module_state", &ms, &present) || !present ||
+      wt_fb_scalar(&r, &ms, MS_HAS_EXTERNAL, 1, "module_state.has_external_data", &v, &present)) {
+    wt_error_clear();
+    return 0;
+  }
+  return v != 0;
+}
+
 static int checkpoint_read(const uint8_t *bytes, size_t len, uint64_t ext_len, uint64_t *need,
                            wt_checkpoint **out) {
   ck_reader cr = {{bytes, len, "checkpoint", need}, len, .ext_len = ext_len, .ext_budget = ext_len};

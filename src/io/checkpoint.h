@@ -69,6 +69,9 @@ WT_NODISCARD int wt_checkpoint_read(const uint8_t *bytes, size_t len, wt_checkpo
  * allocated and listed in (*out)->segments, to be filled from the file by the caller. */
 WT_NODISCARD int wt_checkpoint_read_ext(const uint8_t *bytes, size_t len, uint64_t ext_len,
                                         wt_checkpoint **out);
+/* Whether bytes look like a checkpoint whose module state says it has an external data file
+ * (0 for anything else: wt_checkpoint_read then says what is wrong). */
+int wt_checkpoint_has_external(const uint8_t *bytes, size_t len);
 /* Serializes c as version 2: parameters sorted by name (trainable and frozen separately),
  * optimizer states sorted by param_name and their momentums by name; properties in the given
  * order, the property bag omitted when empty; optimizer groups omitted unless

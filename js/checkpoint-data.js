@@ -1,0 +1,185 @@
+// Checkpoints with external data: ONNX Runtime's layout for checkpoints over 2 GB (a
+// flatbuffer cannot hold more). The checkpoint file keeps names, shapes and offsets; every
+// tensor of 64 bytes or more lives in a side file named after it + '.data'
+// (ExternalCheckpointDataPath in ONNX Runtime), at 4- or 8-byte aligned offsets.
+// Loading streams the side file straight into the tensors' buffers in the wasm heap (a file
+// handle's reads land in the heap; fetch bodies, Blob streams and bytes are copied chunk by
+// chunk), so a checkpoint is never held twice. Saving writes the side file from the heap, then
+// the checkpoint file, each atomically (see writeFileAtomic).
+import { WebtrainError } from './core.js';
+import { describe } from './bytes.js';
+import { importNode, isNode } from './node-builtin.js';
+import { nodePathOf, writeFileAtomic } from './storage.js';
+
+export const SIDE_SUFFIX = '.data';
+/** saveCheckpoint's externalData: 'auto' writes a side file from this many tensor bytes on. */
+export const AUTO_EXTERNAL_BYTES = 1.5 * 2 ** 30;
+/** The most bytes one read or write call moves (Node's fs limit is 2 GB - 1). */
+const IO_CHUNK = 256 * 2 ** 20;
+const SIDE_EXPECTED = 'a path, URL, Uint8Array, ArrayBuffer, Blob or File';
+
+/** Where a checkpoint source's side file is by default (path or URL + '.data'), or null. */
+export function defaultSide(source) {
+  if (source instanceof URL) return new URL(source.href + SIDE_SUFFIX);
+  if (typeof source === 'string' && !source.startsWith('idb:')) return source + SIDE_SUFFIX;
+  return null;
+}
+
+/**
+ * The side file as { what, size, read(offset, dst) } (random access: a Node file, bytes, a
+ * Blob) or { what, size, chunks() } (a stream: a fetch body). size may be undefined for a
+ * stream without Content-Length. Missing files are a WebtrainError naming them and what to do.
+ */
+export async function openSide(side) {
+  if (side instanceof Uint8Array || side instanceof ArrayBuffer || ArrayBuffer.isView(side)) {
+    const b = side instanceof Uint8Array ? side : ArrayBuffer.isView(side) ? new Uint8Array(side.buffer, side.byteOffset, side.byteLength) : new Uint8Array(side);
+    return { what: `the externalData bytes (${b.byteLength})`, size: b.byteLength, read: async (off, dst) => dst.set(b.subarray(off, off + dst.byteLength)) };
+  }
+  if (typeof Blob !== 'undefined' && side instanceof Blob) {
+    const what = typeof side.name === 'string' && side.name ? `File '${side.name}'` : `a Blob of ${side.size} bytes`;
+    return { what, size: side.size, read: async (off, dst) => dst.set(new Uint8Array(await side.slice(off, off + dst.byteLength).arrayBuffer())) };
+  }
+  if (typeof side !== 'string' && !(side instanceof URL)) throw new TypeError(`externalData: expected ${SIDE_EXPECTED}; got ${describe(side)}`);
+  const s = side instanceof URL ? side.href : side;
+  if (isNode && (s.startsWith('file:') || !/^[a-z][a-z0-9+.-]+:/i.test(s))) return openFile(s);
+  let res;
+  try {
+    res = await fetch(s);
+  } catch (err) {
+    throw new WebtrainError(`cannot fetch the checkpoint's external data '${s}': ${err.cause?.message ?? err.message}`);
+  }
+  if (!res.ok) throw Object.assign(new WebtrainError(`cannot fetch the checkpoint's external data '${res.url || s}': HTTP ${res.status}`), { status: res.status });
+  const length = res.headers.get('content-length');
+  return { what: `'${res.url || s}'`, size: length === null ? undefined : Number(length), chunks: () => res.body };
+}
+
+async function openFile(s) {
+  const fs = await importNode('fs/promises');
+  const path = s.startsWith('file:') ? (await importNode('url')).fileURLToPath(s) : s;
+  let fh;
+  try {
+    fh = await fs.open(path, 'r');
+  } catch (err) {
+    const why = err.code === 'ENOENT' ? 'no such file' : err.message;
+    throw Object.assign(new WebtrainError(`cannot read the checkpoint's external data file '${path}': ${why}`), { code: err.code, path });
+  }
+  const { size } = await fh.stat();
+  return {
+    what: `file '${path}'`,
+    size,
+    close: () => fh.close(),
+    read: async (off, dst) => {
+      for (let done = 0; done < dst.byteLength;) {
+        const n = Math.min(IO_CHUNK, dst.byteLength - done);
+        const { bytesRead } = await fh.read(dst, done, n, off + done);
+        if (!bytesRead) throw new WebtrainError(`file '${path}' ended at byte ${off + done} while reading the checkpoint's external data`);
+        done += bytesRead;
+      }
+    },
+  };
+}
+
+/** The state's pending tensor buffers, sorted by offset: [{ offset, bytes, ptr }]. */
+function pending(core, h) {
+  const m = core.m;
+  const segs = [];
+  for (let i = 0, n = m._wtw_state_pending_count(h); i < n; i++) {
+    segs.push({ offset: m._wtw_state_pending_offset(h, i), bytes: m._wtw_state_pending_bytes(h, i), ptr: m._wtw_state_pending_data(h, i) >>> 0 });
+  }
+  segs.sort((a, b) => a.offset - b.offset);
+  for (let i = 1; i < segs.length; i++) {
+    if (segs[i].offset < segs[i - 1].offset + segs[i - 1].bytes) throw new WebtrainError(`checkpoint: two tensors overlap in its external data file (bytes ${segs[i].offset}..${segs[i - 1].offset + segs[i - 1].bytes}): the checkpoint is corrupt`);
+  }
+  return segs;
+}
+
+/** Fills the pending buffers of state h (loaded with wtw_state_load_ext) from the side file. */
+export async function fillPending(core, h, side) {
+  const segs = pending(core, h);
+  if (side.read) {
+    for (const s of segs) await side.read(s.offset, core.heap.subarray(s.ptr, s.ptr + s.bytes));
+  } else {
+    let pos = 0;
+    let k = 0;
+    const reader = side.chunks().getReader();
+    try {
+      while (k < segs.length) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        const end = pos + value.byteLength;
+        for (; k < segs.length && segs[k].offset < end; k++) {
+          const s = segs[k];
+          const from = Math.max(s.offset, pos);
+          const to = Math.min(s.offset + s.bytes, end);
+          if (to > from) core.heap.set(value.subarray(from - pos, to - pos), s.ptr + (from - s.offset));
+          if (s.offset + s.bytes > end) break; // continues in the next chunk
+        }
+        pos = end;
+      }
+    } finally {
+      reader.cancel().catch(() => {});
+    }
+    if (k < segs.length) throw new WebtrainError(`${side.what} ended at byte ${pos}, but the checkpoint's tensors need ${segs.at(-1).offset + segs.at(-1).bytes}: the external data file is truncated or belongs to another checkpoint`);
+  }
+  core.m._wtw_state_pending_done(h);
+}
+
+/** Loads a checkpoint whose flatbuffer (bytes) says it has external data; returns the state handle. */
+export async function loadExternal(core, bytes, sideSource, source) {
+  if (sideSource === undefined || sideSource === null) {
+    throw new WebtrainError(`checkpoint${typeof source === 'string' ? ` '${source}'` : ''}: its tensors are in an external data file (the checkpoint's name + '${SIDE_SUFFIX}'): pass it as loadCheckpoint(checkpoint, { externalData })`);
+  }
+  const side = await openSide(sideSource);
+  try {
+    let size = side.size;
+    if (size === undefined) throw new WebtrainError(`${side.what}: the server gives no Content-Length, which loading the checkpoint's external data needs (serve it without compression, or pass the bytes or a Blob as externalData)`);
+    const h = core.handle(core.m._wtw_state_load_ext(core.copyIn(bytes), bytes.byteLength, size), 'cannot load checkpoint');
+    try {
+      await fillPending(core, h, side);
+    } catch (err) {
+      core.m._wtw_state_free(h);
+      throw err;
+    }
+    return h;
+  } finally {
+    await side.close?.();
+  }
+}
+
+/**
+ * Saves state h with external data at a Node path: the side file (path + '.data') first, then
+ * the checkpoint file. Returns the checkpoint file's bytes.
+ */
+export async function saveExternal(core, h, destination, includeOptimizerState) {
+  const path = await nodePathOf(destination);
+  if (!path) throw new WebtrainError(`saveCheckpoint with external data writes a file and its '${SIDE_SUFFIX}' side file: give a file path (in Node); got ${typeof destination === 'string' ? `'${destination}'` : describe(destination)}`);
+  const m = core.m;
+  const x = core.handle(m._wtw_state_save_ext(h, includeOptimizerState ? 1 : 0), 'cannot save checkpoint');
+  try {
+    const head = core.copyOut(m._wtw_ext_save_head(x), m._wtw_ext_save_head_size(x));
+    const zeros = new Uint8Array(Math.min(IO_CHUNK, 16 * 2 ** 20));
+    const writeZeros = async (fh, n) => {
+      for (; n > 0; n -= Math.min(n, zeros.byteLength)) await fh.write(zeros, 0, Math.min(n, zeros.byteLength));
+    };
+    await writeFileAtomic(path + SIDE_SUFFIX, async (fh) => {
+      let pos = 0;
+      for (let i = 0, n = m._wtw_ext_save_count(x); i < n; i++) {
+        const offset = m._wtw_ext_save_offset(x, i);
+        const bytes = m._wtw_ext_save_bytes(x, i);
+        const ptr = m._wtw_ext_save_data(x, i) >>> 0;
+        await writeZeros(fh, offset - pos);
+        if (!ptr) await writeZeros(fh, bytes);
+        for (let done = 0; ptr && done < bytes;) {
+          const k = Math.min(IO_CHUNK, bytes - done);
+          const { bytesWritten } = await fh.write(core.heap, ptr + done, k);
+          done += bytesWritten;
+        }
+        pos = offset + bytes;
+      }
+    });
+    await writeFileAtomic(path, (fh) => fh.writeFile(head));
+    return head;
+  } finally {
+    m._wtw_ext_save_free(x);
+  }
+}
