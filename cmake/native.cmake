@@ -59,3 +59,8 @@ endif()
 add_executable(wt_step_bench tests/bench/step_bench.c)
 target_compile_options(wt_step_bench PRIVATE ${WT_WARNINGS})
 target_link_libraries(wt_step_bench PRIVATE webtrain_core)
+
+# tests/bench/big-checkpoint.mjs: a checkpoint with external data of any size, written natively.
+add_executable(wt_big_checkpoint tests/bench/big_checkpoint.c)
+target_compile_options(wt_big_checkpoint PRIVATE ${WT_WARNINGS})
+target_link_libraries(wt_big_checkpoint PRIVATE webtrain_core)

@@ -312,7 +312,7 @@ export class Core {
   }
 
   string(ptr) {
-    return ptr ? this.m.UTF8ToString(ptr) : '';
+    return ptr ? this.m.UTF8ToString(ptr >>> 0) : '';
   }
 
   lastError() {
@@ -330,10 +330,12 @@ export class Core {
     return h;
   }
 
+  // Pointers cross the ABI as i32: those past 2 GB arrive negative. Wherever JS indexes the
+  // heap with one, it is read unsigned (>>> 0); handed back to the core, the bits are the same.
   malloc(n) {
     const p = this.m._wtw_malloc(Math.max(1, n));
     if (!p) throw new WebtrainError(`out of WebAssembly memory allocating ${n} bytes`);
-    return p;
+    return p >>> 0;
   }
 
   free(p) {
@@ -380,6 +382,7 @@ export class Core {
 
   /** A copy of `n` heap bytes at `ptr`. */
   copyOut(ptr, n) {
+    ptr >>>= 0;
     return this.heap.slice(ptr, ptr + n);
   }
 

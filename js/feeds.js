@@ -57,7 +57,8 @@ export function coerce(t, code) {
   return t;
 }
 
-const align16 = (n) => (n + 15) & ~15;
+// n + (-n & 15), not (n + 15) & ~15: a heap offset past 2 GB stays positive
+const align16 = (n) => n + (-n & 15);
 const DIMS_BYTES = 8 * 16; // a rank-16 dims record of doubles, the ABI's largest
 
 /**

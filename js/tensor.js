@@ -54,6 +54,7 @@ export class Tensor {
     const Arr = TYPES[type].array;
     const size = dims.reduce((a, b) => a * b, 1);
     const data = new Arr(size);
+    ptr >>>= 0; // past 2 GB, the i32 the core returned is negative
     if (size) new Uint8Array(data.buffer).set(heap.subarray(ptr, ptr + size * Arr.BYTES_PER_ELEMENT));
     return new Tensor(type, data, dims);
   }
