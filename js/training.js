@@ -7,6 +7,7 @@ import { readBytes } from './bytes.js';
 import { Staging, feedInputs, readOutputs } from './feeds.js';
 import { writeBytes } from './storage.js';
 import { Mode, PropertyType, ModuleMem } from './abi.js';
+import { externalDataOption, externalReaders } from './external.js';
 
 class Handle {
   #core;
@@ -230,14 +231,17 @@ export class Module extends Handle {
   static async create(trainingModel, state, evalModel, options = {}) {
     const core = await init(options);
     if (!(state instanceof CheckpointState)) throw new WebtrainError('Module.create: the second argument must be a CheckpointState');
+    const entries = externalDataOption(options.externalData, 'Module.create');
     const train = await readBytes(trainingModel);
     const ev = evalModel ? await readBytes(evalModel) : null;
+    const models = [{ model: trainingModel, bytes: train }, ...(ev ? [{ model: evalModel, bytes: ev }] : [])];
+    const [extTrain, extEval] = await externalReaders(core, models, entries, 'Module.create');
     // The core takes each copy and frees it once parsed; the eval model is copied in only after
     // the training model is loaded, so that each graph can take the room the loading before left.
-    const h = core.handle(core.m._wtw_module_create_owned(state.h, core.copyIn(train), train.byteLength, 0, 0), 'cannot create module');
+    const h = core.handle(extTrain.run(() => core.m._wtw_module_create_owned(state.h, core.copyIn(train), train.byteLength, 0, 0)), 'cannot create module');
     if (ev) {
       try {
-        core.check(core.m._wtw_module_add_eval_owned(h, core.copyIn(ev), ev.byteLength), 'cannot load the eval model');
+        core.check(extEval.run(() => core.m._wtw_module_add_eval_owned(h, core.copyIn(ev), ev.byteLength)), 'cannot load the eval model');
       } catch (e) {
         core.m._wtw_module_free(h);
         throw e;
