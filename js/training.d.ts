@@ -1,7 +1,7 @@
 // Type declarations for js/training.js: ONNX Runtime's on-device training API.
 import type { InitOptions } from './core.js';
 import type { Tensor, TensorData, TensorLike } from './tensor.js';
-import type { BytesSource } from './session.js';
+import type { BytesSource, ModelOptions } from './session.js';
 import type { TrainingModelBytes } from './artifacts.js';
 
 /**
@@ -121,7 +121,7 @@ export declare class Module<R extends Tensor | Tensor[] = RunResult, A extends T
     trainingModel: TrainingModelBytes<E> | BytesSource,
     state: CheckpointState,
     evalModel?: TrainingModelBytes<E> | BytesSource | null,
-    options?: InitOptions,
+    options?: ModelOptions,
   ): Promise<Module<RunResult<E>, AllOutputs<E>>>;
   /** The checkpoint state the module trains. */
   readonly state: CheckpointState;
