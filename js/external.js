@@ -1,7 +1,7 @@
 // External data: the side files of a model saved with external data (model.onnx beside
 // model.onnx.data, as onnx.save_model(..., save_as_external_data=True) and PyTorch write
 // anything near 2 GB), for every entry point that parses a model (generateArtifacts,
-// Module.create, Optimizer.create, InferenceSession.create, the CLI).
+// Module.create, Optimizer.create, InferenceSession.create, onnxblock.buildModel, the CLI).
 //
 // Where a side file named by a tensor's `location` comes from, first match wins:
 //   1. the `externalData: [{ path, data }]` option (onnxruntime-web's): `data` a Uint8Array,

@@ -178,7 +178,7 @@ export declare class Module<R extends Tensor | Tensor[] = RunResult, A extends T
 export declare class Optimizer {
   private constructor();
   /** Creates the optimizer for `module` from the optimizer model (a path, URL or bytes). */
-  static create(optimizerModel: BytesSource, module: Module, options?: InitOptions): Promise<Optimizer>;
+  static create(optimizerModel: BytesSource, module: Module, options?: ModelOptions): Promise<Optimizer>;
   /** The module it updates. */
   readonly module: Module;
   /** One optimizer step over every trainable parameter. */

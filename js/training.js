@@ -395,9 +395,11 @@ export class Optimizer extends Handle {
   static async create(optimizerModel, module, options = {}) {
     const core = await init(options);
     if (!(module instanceof Module)) throw new WebtrainError('Optimizer.create: the second argument must be a Module');
+    const entries = externalDataOption(options.externalData, 'Optimizer.create');
     const bytes = await readBytes(optimizerModel);
+    const [ext] = await externalReaders(core, [{ model: optimizerModel, bytes }], entries, 'Optimizer.create');
     module.h; // throws if the module was released
-    const h = core.handle(core.withBytes(bytes, (p, n) => core.m._wtw_optimizer_create(module.state._raw, p, n)), 'cannot create optimizer');
+    const h = core.handle(ext.run(() => core.withBytes(bytes, (p, n) => core.m._wtw_optimizer_create(module.state._raw, p, n))), 'cannot create optimizer');
     module.state._retain();
     return new Optimizer(core, h, module);
   }

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { InferenceSession, CheckpointState, Module, artifacts } from '../../js/index.js';
+import { InferenceSession, CheckpointState, Module, artifacts, onnxblock } from '../../js/index.js';
 
 const dir = fileURLToPath(new URL('../data/external/', import.meta.url));
 const file = (name) => join(dir, name);
@@ -34,6 +34,18 @@ const entries = {
 };
 
 const sideData = () => readFile(file('mlp.onnx.data'));
+
+// buildModel parses its base like any model (a head on a base saved with external data)
+entries['onnxblock.buildModel'] = (model, options) => onnxblock.buildModel(model, new Doubled(), options);
+class Doubled extends onnxblock.Block {
+  constructor() {
+    super();
+    this._add = new onnxblock.blocks.Add();
+  }
+  build(x) {
+    return this._add(x, x);
+  }
+}
 
 for (const [name, call] of Object.entries(entries)) {
   test(`${name}: a location outside the model's folder`, async () => {

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as ort from 'onnxruntime-node';
-import { InferenceSession, CheckpointState, Module, Optimizer, Tensor, artifacts } from '../../js/index.js';
+import { InferenceSession, CheckpointState, Module, Optimizer, Tensor, artifacts, onnxblock } from '../../js/index.js';
 
 const dir = fileURLToPath(new URL('../data/external/', import.meta.url));
 const file = (name) => join(dir, name);
@@ -131,4 +131,26 @@ for name in ('training_model', 'eval_model'):
   const m = await Module.create(join(tmp, 'training_model.onnx'), state, join(tmp, 'eval_model.onnx'));
   m.release();
   state.release();
+});
+
+test('onnxblock.buildModel on a base with a side file: the same model as on the embedded base', async () => {
+  class Doubled extends onnxblock.Block {
+    constructor() {
+      super();
+      this._add = new onnxblock.blocks.Add();
+    }
+    build(x) {
+      return this._add(x, x);
+    }
+  }
+  const a = await onnxblock.buildModel(file('mlp-embedded.onnx'), new Doubled());
+  const b = await onnxblock.buildModel(file('mlp.onnx'), new Doubled());
+  const c = await onnxblock.buildModel(await readFile(file('mlp.onnx')), new Doubled(), { externalData: [{ path: 'mlp.onnx.data', data: file('mlp.onnx.data') }] });
+  assert.deepEqual(b.bytes, a.bytes);
+  assert.deepEqual(c.bytes, a.bytes);
+  const doubled = await logits(file('mlp-embedded.onnx'));
+  const s = await InferenceSession.create(b.bytes);
+  const out = (await s.run(feeds()))[b.outputNames[0]].data;
+  s.release();
+  assert.deepEqual(Array.from(out), Array.from(doubled, (v) => v + v));
 });
