@@ -1,6 +1,5 @@
 // Type declarations for js/artifacts.js: ONNX Runtime's generate_artifacts.
-import type { InitOptions } from './core.js';
-import type { BytesSource } from './session.js';
+import type { BytesSource, ModelOptions } from './session.js';
 import type { OnnxblockModel } from './onnxblock.js';
 import type { Block, Reduction } from './onnxblock.js';
 
@@ -61,7 +60,7 @@ export interface OptimizerOptions {
   lr?: number | undefined;
 }
 
-export interface GenerateArtifactsOptions extends InitOptions {
+export interface GenerateArtifactsOptions extends ModelOptions {
   /** Names of the parameters to train. */
   requiresGrad?: readonly string[] | undefined;
   /** Names of the parameters kept frozen (saved in the checkpoint, not trained). */

@@ -6,6 +6,7 @@ import { writeBytes } from './storage.js';
 import { importNode, isNode } from './node-builtin.js';
 import { Block, withBuilder } from './onnxblock.js';
 import { withGenerator } from './builder.js';
+import { externalDataOption, externalReaders } from './external.js';
 import { LossType, OptimType, Loss, Optim, NameList, LossWeights, GenResult, fieldName } from './abi.js';
 
 export { LossType, OptimType };
@@ -36,8 +37,10 @@ const optimOptions = (opt) => kindOptions(opt, OptimType, Optim.NONE, 'optimizer
 export async function generateArtifacts(model, options = {}) {
   const core = await init(options);
   const m = core.m;
+  const entries = externalDataOption(options.externalData, 'generateArtifacts');
   const bytes = await readBytes(model);
-  return withGenerator(core, bytes, { context: 'generateArtifacts' }, async (b) => {
+  const [external] = await externalReaders(core, [{ model, bytes }], entries, 'generateArtifacts');
+  return withGenerator(core, bytes, { context: 'generateArtifacts', external }, async (b) => {
     const { gen } = b;
     if ((options.loss === undefined || options.loss === null) && options.lossInputNames?.length)
       throw new WebtrainError('generateArtifacts: lossInputNames name the inputs of the loss, but loss is null (the model output is the loss)');

@@ -7,13 +7,14 @@ import { DType } from './abi.js';
 /**
  * fn(builder) on a fresh generator handle holding the model `bytes` (shapes inferred); the handle
  * is freed when fn settles. `context` prefixes the errors of creating the handle and, when
- * `loadContext` is true, of loading the model.
+ * `loadContext` is true, of loading the model; `external` reads its external data (js/external.js).
  */
-export async function withGenerator(core, bytes, { context, loadContext = false }, fn) {
+export async function withGenerator(core, bytes, { context, loadContext = false, external = null }, fn) {
   const m = core.m;
   const gen = core.handle(m._wtw_gen_new(), context);
   try {
-    core.check(core.withBytes(bytes, (p, n) => m._wtw_gen_load(gen, p, n)), loadContext ? context : undefined);
+    const load = () => core.withBytes(bytes, (p, n) => m._wtw_gen_load(gen, p, n));
+    core.check(external ? external.run(load) : load(), loadContext ? context : undefined);
     return await fn(new Builder(core, gen));
   } finally {
     m._wtw_gen_free(gen);

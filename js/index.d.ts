@@ -5,7 +5,7 @@ export type { InitOptions, RuntimeInfo, Core } from './core.js';
 export { Tensor } from './tensor.js';
 export type { TensorType, TensorData, TensorDataTypeMap, TensorElementTypeMap, TensorLike, TensorConstructor } from './tensor.js';
 export { InferenceSession } from './session.js';
-export type { BytesSource } from './session.js';
+export type { BytesSource, ExternalDataFile, ModelOptions } from './session.js';
 export { CheckpointState, Module, Optimizer, LinearLRScheduler } from './training.js';
 export type {
   BytesDestination,

@@ -186,5 +186,5 @@ export declare class OnnxblockModel {
 export declare function buildModel(
   base: import('./session.js').BytesSource | OnnxblockModel,
   block: Block,
-  options?: import('./core.js').InitOptions,
+  options?: import('./session.js').ModelOptions,
 ): Promise<OnnxblockModel>;

@@ -196,12 +196,14 @@ export class OnnxblockModel {
  *   const model = await onnxblock.buildModel('base.onnx', new MyHead());
  */
 export async function buildModel(base, block, options = {}) {
-  const [{ init }, { readBytes }, { withGenerator }] = await Promise.all([import('./core.js'), import('./bytes.js'), import('./builder.js')]);
+  const [{ init }, { readBytes }, { withGenerator }, { externalDataOption, externalReaders }] = await Promise.all([import('./core.js'), import('./bytes.js'), import('./builder.js'), import('./external.js')]);
   if (!(block instanceof Block)) throw new WebtrainError('buildModel: the second argument must be an onnxblock.Block');
   const core = await init(options);
   const m = core.m;
+  const entries = externalDataOption(options.externalData, 'buildModel');
   const bytes = await readBytes(base);
-  return withGenerator(core, bytes, { context: 'buildModel', loadContext: true }, async (b) => {
+  const [external] = await externalReaders(core, [{ model: base, bytes }], entries, 'buildModel');
+  return withGenerator(core, bytes, { context: 'buildModel', loadContext: true, external }, async (b) => {
     const out = await withBuilder(b, () => block(...b.outputs()));
     const outputs = Array.isArray(out) ? out : [out];
     const result = core.takeBuf(b.with([outputs.join('\0')], (po) => m._wtw_gen_model_bytes(b.gen, po, outputs.length)), 'buildModel');

@@ -13,11 +13,29 @@ export type SessionFeed = Tensor | TensorLike | TensorData;
  */
 export type BytesSource = string | URL | ArrayBufferLike | ArrayBufferView | Blob | Response;
 
+/**
+ * One side file of a model saved with external data (`model.onnx` + `model.onnx.data`): `path`
+ * is the location its tensors name (e.g. 'model.onnx.data'); `data` its bytes, a Blob or File,
+ * a URL, or a path (Node) / URL string.
+ */
+export interface ExternalDataFile {
+  path: string;
+  data: ArrayBufferLike | ArrayBufferView | Blob | URL | string;
+}
+
+/**
+ * Options of the calls that read a model. `externalData`: side files given explicitly (they
+ * win over the files beside a model path or URL); an entry no tensor references is an error.
+ */
+export interface ModelOptions extends InitOptions {
+  externalData?: readonly ExternalDataFile[] | undefined;
+}
+
 /** Runs the forward pass of an ONNX model. */
 export declare class InferenceSession {
   private constructor();
   /** Loads a model; rejects with a WebtrainError naming what is wrong with it. */
-  static create(model: BytesSource, options?: InitOptions): Promise<InferenceSession>;
+  static create(model: BytesSource, options?: ModelOptions): Promise<InferenceSession>;
   /** The model's graph input names, in order. */
   readonly inputNames: string[];
   /** The model's graph output names, in order. */

@@ -4,6 +4,7 @@
 import { init, WebtrainError } from './core.js';
 import { readBytes } from './bytes.js';
 import { Staging, feedInputs, readOutputs } from './feeds.js';
+import { externalDataOption, externalReaders } from './external.js';
 
 export class InferenceSession {
   #core;
@@ -17,11 +18,16 @@ export class InferenceSession {
     this.outputNames = Array.from({ length: m._wtw_session_output_count(handle) }, (_, i) => core.string(m._wtw_session_output_name(handle, i)));
   }
 
-  /** model: Uint8Array | ArrayBuffer | file path (Node) | URL. */
+  /**
+   * model: Uint8Array | ArrayBuffer | file path (Node) | URL; options.externalData: side files
+   * of a model saved with external data (js/external.js).
+   */
   static async create(model, options = {}) {
     const core = await init(options);
+    const entries = externalDataOption(options.externalData, 'InferenceSession.create');
     const bytes = await readBytes(model);
-    const h = core.handle(core.withBytes(bytes, (p, n) => core.m._wtw_session_create(p, n)), 'cannot load model');
+    const [ext] = await externalReaders(core, [{ model, bytes }], entries, 'InferenceSession.create');
+    const h = core.handle(ext.run(() => core.withBytes(bytes, (p, n) => core.m._wtw_session_create(p, n))), 'cannot load model');
     return new InferenceSession(core, h);
   }
 

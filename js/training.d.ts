@@ -1,7 +1,7 @@
 // Type declarations for js/training.js: ONNX Runtime's on-device training API.
 import type { InitOptions } from './core.js';
 import type { Tensor, TensorData, TensorLike } from './tensor.js';
-import type { BytesSource } from './session.js';
+import type { BytesSource, ExternalDataFile, ModelOptions } from './session.js';
 import type { TrainingModelBytes } from './artifacts.js';
 
 /**
@@ -72,7 +72,7 @@ export interface LoadCheckpointOptions extends InitOptions {
    * The side file of a checkpoint saved with external data: a path, URL, bytes or Blob. By
    * default the checkpoint's path or URL + '.data'; needed when the checkpoint is given as bytes.
    */
-  externalData?: string | URL | ArrayBufferLike | ArrayBufferView | Blob | undefined;
+  externalData?: string | URL | ArrayBufferLike | ArrayBufferView | Blob | readonly ExternalDataFile[] | undefined;
 }
 
 /** Parameters, gradients, optimizer state and properties of a training session. */
@@ -135,7 +135,7 @@ export declare class Module<R extends Tensor | Tensor[] = RunResult, A extends T
     trainingModel: TrainingModelBytes<E> | BytesSource,
     state: CheckpointState,
     evalModel?: TrainingModelBytes<E> | BytesSource | null,
-    options?: InitOptions,
+    options?: ModelOptions,
   ): Promise<Module<RunResult<E>, AllOutputs<E>>>;
   /** The checkpoint state the module trains. */
   readonly state: CheckpointState;
@@ -192,7 +192,7 @@ export declare class Module<R extends Tensor | Tensor[] = RunResult, A extends T
 export declare class Optimizer {
   private constructor();
   /** Creates the optimizer for `module` from the optimizer model (a path, URL or bytes). */
-  static create(optimizerModel: BytesSource, module: Module, options?: InitOptions): Promise<Optimizer>;
+  static create(optimizerModel: BytesSource, module: Module, options?: ModelOptions): Promise<Optimizer>;
   /** The module it updates. */
   readonly module: Module;
   /** One optimizer step over every trainable parameter. */

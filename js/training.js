@@ -8,6 +8,18 @@ import { AUTO_EXTERNAL_BYTES, defaultSide, loadExternal, saveExternal } from './
 import { Staging, feedInputs, readOutputs } from './feeds.js';
 import { writeBytes } from './storage.js';
 import { Mode, PropertyType, ModuleMem } from './abi.js';
+import { externalDataOption, externalReaders } from './external.js';
+
+/**
+ * loadCheckpoint's externalData: the side file itself, or (the form models take) one
+ * [{ path, data }] entry.
+ */
+function checkpointSide(value) {
+  if (!Array.isArray(value)) return value;
+  const entries = externalDataOption(value, 'loadCheckpoint');
+  if (entries.length !== 1) throw new WebtrainError(`loadCheckpoint: externalData: a checkpoint has one side file; got ${entries.length} entries`);
+  return entries[0].data;
+}
 
 class Handle {
   #core;
@@ -183,7 +195,8 @@ export class CheckpointState extends Handle {
    * the path or URL + '.data' (js/checkpoint-data.js).
    */
   static async loadCheckpoint(source, options = {}) {
-    const { externalData = defaultSide(source), ...initOptions } = options;
+    const { externalData, ...initOptions } = options;
+    const side = externalData === undefined || externalData === null ? defaultSide(source) : checkpointSide(externalData);
     const core = await init(initOptions);
     const bytes = await readBytes(source);
     // The core frees its copy of the bytes as soon as they are parsed, so that the gradient
@@ -191,7 +204,7 @@ export class CheckpointState extends Handle {
     const p = core.copyIn(bytes);
     if (core.m._wtw_checkpoint_has_external(p, bytes.byteLength)) {
       core.free(p);
-      return new CheckpointState(core, await loadExternal(core, bytes, externalData, source));
+      return new CheckpointState(core, await loadExternal(core, bytes, side, source));
     }
     return new CheckpointState(core, core.handle(core.m._wtw_state_load_owned(p, bytes.byteLength), 'cannot load checkpoint'));
   }
@@ -252,14 +265,17 @@ export class Module extends Handle {
   static async create(trainingModel, state, evalModel, options = {}) {
     const core = await init(options);
     if (!(state instanceof CheckpointState)) throw new WebtrainError('Module.create: the second argument must be a CheckpointState');
+    const entries = externalDataOption(options.externalData, 'Module.create');
     const train = await readBytes(trainingModel);
     const ev = evalModel ? await readBytes(evalModel) : null;
+    const models = [{ model: trainingModel, bytes: train }, ...(ev ? [{ model: evalModel, bytes: ev }] : [])];
+    const [extTrain, extEval] = await externalReaders(core, models, entries, 'Module.create');
     // The core takes each copy and frees it once parsed; the eval model is copied in only after
     // the training model is loaded, so that each graph can take the room the loading before left.
-    const h = core.handle(core.m._wtw_module_create_owned(state.h, core.copyIn(train), train.byteLength, 0, 0), 'cannot create module');
+    const h = core.handle(extTrain.run(() => core.m._wtw_module_create_owned(state.h, core.copyIn(train), train.byteLength, 0, 0)), 'cannot create module');
     if (ev) {
       try {
-        core.check(core.m._wtw_module_add_eval_owned(h, core.copyIn(ev), ev.byteLength), 'cannot load the eval model');
+        core.check(extEval.run(() => core.m._wtw_module_add_eval_owned(h, core.copyIn(ev), ev.byteLength)), 'cannot load the eval model');
       } catch (e) {
         core.m._wtw_module_free(h);
         throw e;
@@ -413,9 +429,11 @@ export class Optimizer extends Handle {
   static async create(optimizerModel, module, options = {}) {
     const core = await init(options);
     if (!(module instanceof Module)) throw new WebtrainError('Optimizer.create: the second argument must be a Module');
+    const entries = externalDataOption(options.externalData, 'Optimizer.create');
     const bytes = await readBytes(optimizerModel);
+    const [ext] = await externalReaders(core, [{ model: optimizerModel, bytes }], entries, 'Optimizer.create');
     module.h; // throws if the module was released
-    const h = core.handle(core.withBytes(bytes, (p, n) => core.m._wtw_optimizer_create(module.state._raw, p, n)), 'cannot create optimizer');
+    const h = core.handle(ext.run(() => core.withBytes(bytes, (p, n) => core.m._wtw_optimizer_create(module.state._raw, p, n))), 'cannot create optimizer');
     module.state._retain();
     return new Optimizer(core, h, module);
   }

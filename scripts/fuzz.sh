@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 OUT="$ROOT/build/fuzz"
 CC=${CC_FUZZ:-clang}
-TARGETS_ALL=(fuzz_onnx_load fuzz_checkpoint fuzz_artifacts fuzz_train_step)
+TARGETS_ALL=(fuzz_onnx_load fuzz_checkpoint fuzz_artifacts fuzz_train_step fuzz_external)
 PARALLEL=${FUZZ_PARALLEL:-2}
 
 mode=run
@@ -121,7 +121,7 @@ fi
 
 # ---- seed corpora --------------------------------------------------------------------------
 C="$OUT/corpus"
-mkdir -p "$C"/{fuzz_onnx_load,fuzz_checkpoint,fuzz_artifacts,fuzz_train_step}
+mkdir -p "$C"/{fuzz_onnx_load,fuzz_checkpoint,fuzz_artifacts,fuzz_train_step,fuzz_external}
 if [[ ! -f "$C/.seeded" ]]; then
   echo "fuzz.sh: seeding corpora"
   # large files (the 400 KB MLPs, the 1.5 MB checkpoint) only slow the fuzzers down
@@ -130,6 +130,13 @@ if [[ ! -f "$C/.seeded" ]]; then
                        [[ -d build/onnx-node-tests ]] && find build/onnx-node-tests -name model.onnx -size -64k)
   "$OUT/bin/fuzz_seedgen" "$C" "${seeds[@]}" 2>"$OUT/seedgen.log"
   touch "$C/.seeded"
+fi
+# fuzz_external: the models saved with external data, behind a byte sizing the side file (256
+# bytes: shorter than the test models' 268-byte side file; 2 KiB: longer; in a pattern)
+if [[ -z "$(ls -A "$C/fuzz_external")" ]]; then
+  for f in tests/data/external/*.onnx; do
+    for b in 8 11; do { printf "\\x$(printf %02x $b)"; cat "$f"; } >"$C/fuzz_external/seed-$b-$(basename "$f")"; done
+  done
 fi
 [[ $mode = build ]] && { echo "fuzz.sh: built into $OUT/bin"; exit 0; }
 

@@ -2,7 +2,7 @@
 // IndexedDB (`idb`), Web Worker training (`worker`) and the SIMD-checking `init`.
 import type { InitOptions, Core, RuntimeInfo } from '../js/core.js';
 import type { Tensor, TensorLike } from '../js/tensor.js';
-import type { BytesSource } from '../js/session.js';
+import type { BytesSource, ExternalDataFile } from '../js/session.js';
 import type { BytesDestination, SaveCheckpointOptions, PropertyValue, ModuleMode, Module, RunResult, AllOutputs } from '../js/training.js';
 import type { GenerateArtifactsOptions, Artifacts, TrainingModelBytes } from '../js/artifacts.js';
 
@@ -136,11 +136,12 @@ export declare class WebtrainWorker extends EventTarget {
       trainingModel: TrainingModelBytes<E> | WorkerBytesSource,
       state: RemoteCheckpointState,
       evalModel?: TrainingModelBytes<E> | WorkerBytesSource,
+      options?: { externalData?: readonly ExternalDataFile[] | undefined },
     ): Promise<RemoteModule<RunResult<E>, AllOutputs<E>>>;
   };
   readonly Optimizer: { create(optimizerModel: WorkerBytesSource, module: RemoteModule): Promise<RemoteOptimizer> };
   readonly LinearLRScheduler: { create(optimizer: RemoteOptimizer, warmupStepCount: number, totalStepCount: number, initialLr?: number): Promise<RemoteScheduler> };
-  readonly InferenceSession: { create(model: WorkerBytesSource): Promise<RemoteInferenceSession> };
+  readonly InferenceSession: { create(model: WorkerBytesSource, options?: { externalData?: readonly ExternalDataFile[] | undefined }): Promise<RemoteInferenceSession> };
   readonly artifacts: {
     readonly LossType: typeof import('../js/abi.js').LossType;
     readonly OptimType: typeof import('../js/abi.js').OptimType;

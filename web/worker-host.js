@@ -83,6 +83,12 @@ function location(src) {
   return b ? new URL(src, b).href : src;
 }
 
+/** Options with their externalData's URL strings made absolute against the page (as the models' are) to cross to the worker. */
+function externalOption(o) {
+  if (!Array.isArray(o?.externalData)) return o;
+  return { ...o, externalData: o.externalData.map((e) => (typeof e?.data === 'string' || e?.data instanceof URL ? { ...e, data: location(e.data) } : e)) };
+}
+
 class Remote {
   #w;
   #id;
@@ -180,10 +186,10 @@ export class WebtrainWorker extends EventTarget {
         return this.#static('CheckpointState.saveCheckpoint', [state, dest ?? null, opts]);
       },
     };
-    this.Module = { create: (t, s, e) => this.#static('Module.create', [location(t), s, e === undefined ? undefined : location(e)]) };
+    this.Module = { create: (t, s, e, o) => this.#static('Module.create', [location(t), s, e === undefined ? undefined : location(e), externalOption(o)]) };
     this.Optimizer = { create: (o, m) => this.#static('Optimizer.create', [location(o), m]) };
     this.LinearLRScheduler = { create: (...args) => this.#static('LinearLRScheduler.create', args) };
-    this.InferenceSession = { create: (m) => this.#static('InferenceSession.create', [location(m)]) };
+    this.InferenceSession = { create: (m, o) => this.#static('InferenceSession.create', [location(m), externalOption(o)]) };
     this.artifacts = {
       LossType,
       OptimType,
@@ -191,7 +197,7 @@ export class WebtrainWorker extends EventTarget {
         if (options.loss && typeof options.loss === 'function') {
           return Promise.reject(new WebtrainError('generateArtifacts in a worker: an onnxblock.Block loss cannot be sent to a worker; generate the artifacts on the main thread and pass the bytes'));
         }
-        return this.#static('artifacts.generateArtifacts', [location(model), options]);
+        return this.#static('artifacts.generateArtifacts', [location(model), externalOption(options)]);
       },
     };
     this.idb = statics(IDB_FUNCTIONS.map((n) => `idb.${n}`));

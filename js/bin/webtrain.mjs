@@ -6,6 +6,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UsageError, parseArgs, formatBytes, formatCount, Progress } from './args.mjs';
 import { LossType, OptimType, DType, IoSide, IoKind, OpSupport } from '../abi.js';
+import { externalReaders } from '../external.js';
 
 const LOSSES = [...Object.keys(LossType), 'none'];
 const OPTIMIZERS = [...Object.keys(OptimType), 'none'];
@@ -194,7 +195,9 @@ async function modelInfo(bytes, file) {
   const { init } = await api();
   const core = await init();
   const m = core.m;
-  const h = core.withBytes(bytes, (p, n) => m._wtw_model_info_read(p, n));
+  // a model saved with external data: its side files beside it (read as any model's are)
+  const [ext] = await externalReaders(core, [{ model: file, bytes }], [], 'inspect');
+  const h = ext.run(() => core.withBytes(bytes, (p, n) => m._wtw_model_info_read(p, n)));
   if (!h) throw new Error(`'${file}' is neither a webtrain checkpoint nor an ONNX model webtrain can read: ${core.lastError()}`);
   try {
     const io = (which) =>

@@ -20,6 +20,23 @@ typedef struct wt_onnx_read_opts {
   void *user;
 } wt_onnx_read_opts;
 
+/* The reader of external data used when a read's options give none (process-wide; NULL:
+ * such reads fail). The wasm layer installs the JavaScript one at startup. */
+void wt_onnx_set_default_external(wt_external_read_fn fn, void *user);
+
+/* One tensor's external data, as its external_data entries say (checked, see onnx_external.c). */
+typedef struct wt_external_ref {
+  const char *tensor;
+  const char *location; /* relative to the model's directory */
+  uint64_t offset;
+  uint64_t length;      /* what the tensor's dims and dtype need */
+} wt_external_ref;
+/* What the initializers of a model reference, in order, without reading any tensor's data.
+ * *refs (strings included) is freed with wt_external_refs_free. */
+WT_NODISCARD int wt_onnx_list_external(const uint8_t *bytes, size_t len, wt_external_ref **refs,
+                                       int *n);
+void wt_external_refs_free(wt_external_ref *refs, int n);
+
 WT_NODISCARD int wt_onnx_read(const uint8_t *bytes, size_t len, const wt_onnx_read_opts *opts,
                  wt_graph **out);
 /* The same taking bytes (malloc'd), freed once unpacked (also on error): the graph kept for a

@@ -64,36 +64,6 @@ static int copy_typed(const Onnx__TensorProto *tp, int dtype, int64_t n, void *d
                    dtype == WT_FLOAT ? "float_data" : "int32_data", (long long)n);
 }
 
-static int read_external(const Onnx__TensorProto *tp, const wt_onnx_read_opts *opts, void *dst,
-                         size_t nbytes, const char *name) {
-  const char *location = NULL;
-  uint64_t offset = 0, length = nbytes;
-  int has_length = 0;
-  for (size_t i = 0; i < tp->n_external_data; i++) {
-    const Onnx__StringStringEntryProto *e = tp->external_data[i];
-    if (!e->key || !e->value) continue;
-    if (strcmp(e->key, "location") == 0) location = e->value;
-    else if (strcmp(e->key, "offset") == 0) offset = strtoull(e->value, NULL, 10);
-    else if (strcmp(e->key, "length") == 0) {
-      length = strtoull(e->value, NULL, 10);
-      has_length = 1;
-    }
-  }
-  if (!location || !location[0])
-    return wt_errorf(WT_ERR_PARSE, "tensor '%s' has external data without a location", name);
-  if (location[0] == '/' || strstr(location, "..") || strchr(location, '\\'))
-    return wt_errorf(WT_ERR_PARSE,
-                     "tensor '%s': external data location '%s' must be a relative path inside "
-                     "the model's directory", name, location);
-  if (has_length && length != nbytes)
-    return wt_errorf(WT_ERR_PARSE, "tensor '%s': external data length %llu; its dims and dtype "
-                     "need %zu bytes", name, (unsigned long long)length, nbytes);
-  if (!opts || !opts->read_external)
-    return wt_errorf(WT_ERR_IO, "tensor '%s' is stored in external file '%s', but no way to "
-                     "read external data was given", name, location);
-  return opts->read_external(opts->user, location, offset, nbytes, dst);
-}
-
 int wt_tensor_from_proto(const Onnx__TensorProto *tp, const wt_onnx_read_opts *opts,
                          const char *what, wt_const_tensor *out) {
   const char *name = tp->name ? tp->name : "";
@@ -123,7 +93,7 @@ int wt_tensor_from_proto(const Onnx__TensorProto *tp, const wt_onnx_read_opts *o
   }
   int rc;
   if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
-    rc = read_external(tp, opts, out->t.data, nbytes, name);
+    rc = wt_external_read(tp, opts, out->t.data, nbytes, name);
   } else if (tp->has_raw_data) {
     if (tp->raw_data.len != nbytes) {
       char shape[160];

@@ -11,6 +11,14 @@ WT_NODISCARD int wt_check_dims(const char *what, const char *name, int rank, con
                   int64_t *numel);
 WT_NODISCARD int wt_tensor_from_proto(const Onnx__TensorProto *tp, const wt_onnx_read_opts *opts,
                          const char *what, wt_const_tensor *out);
+/* The external_data entries of tp (a tensor of nbytes) checked: location inside the model's
+ * directory, decimal offset and length, length == nbytes. out's strings point into tp. */
+WT_NODISCARD int wt_external_parse(const Onnx__TensorProto *tp, size_t nbytes, const char *name,
+                                   wt_external_ref *out);
+/* Reads tp's external bytes into dst through opts' reader, or the default one (see
+ * wt_onnx_set_default_external); errors name the tensor. */
+WT_NODISCARD int wt_external_read(const Onnx__TensorProto *tp, const wt_onnx_read_opts *opts,
+                                  void *dst, size_t nbytes, const char *name);
 /* Fills tp pointing into t (no copies); dims_buf holds WT_MAX_RANK int64. */
 void wt_tensor_to_proto(const wt_const_tensor *t, Onnx__TensorProto *tp, int64_t *dims_buf);
 

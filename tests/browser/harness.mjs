@@ -28,7 +28,7 @@ const MIME = {
   '.svg': 'image/svg+xml',
 };
 // Only these folders are served (never the whole checkout).
-const PUBLIC = ['js/', 'dist/', 'web/', 'demo/', 'tests/browser/pages/', 'tests/golden/cases/'];
+const PUBLIC = ['js/', 'dist/', 'web/', 'demo/', 'tests/browser/pages/', 'tests/golden/cases/', 'tests/data/external/'];
 
 /** The headers that make a page cross-origin isolated (SharedArrayBuffer, hence threads). */
 export const ISOLATION_HEADERS = Object.freeze({ 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' });

@@ -603,6 +603,41 @@ static int c_external_backslash(void) { return read_model(external("..\\secret.b
 static int c_external_no_location(void) { return read_model(external(NULL, "12")); }
 static int c_external_bad_length(void) { return read_model(external("b.bin", "4096")); }
 static int c_external_from_bytes(void) { return read_model(external("b.bin", "12")); }
+static int c_external_colon(void) { return read_model(external("C:weights.bin", NULL)); }
+/* '..' inside a file name is no parent directory: the location passes (and no reader is given) */
+static int c_external_dots_in_name(void) { return read_model(external("b..bin", NULL)); }
+static model *external_entry(const char *key, const char *value) {
+  model *b = external("b.bin", NULL);
+  Onnx__TensorProto *t = b->g.initializer[1];
+  PUSH(t->n_external_data, t->external_data, kv(key, value));
+  return b;
+}
+static int c_external_offset_text(void) { return read_model(external_entry("offset", "12abc")); }
+static int c_external_offset_negative(void) { return read_model(external_entry("offset", "-4")); }
+static int c_external_offset_huge(void) { return read_model(external_entry("offset", "99999999999999999999")); }
+static int c_external_length_hex(void) { return read_model(external_entry("length", "0xc")); }
+/* Listing what a model references (the JS layer reads it first) checks the same way. */
+static int c_external_list_dotdot(void) {
+  size_t len;
+  uint8_t *bytes = pack(external("../b.bin", NULL), &len);
+  wt_external_ref *refs = NULL;
+  int n = 0;
+  int rc = wt_onnx_list_external(bytes, len, &refs, &n);
+  wt_external_refs_free(refs, n);
+  return rc;
+}
+static int c_external_list_ok(void) {
+  size_t len;
+  uint8_t *bytes = pack(external_entry("offset", "40"), &len);
+  wt_external_ref *refs = NULL;
+  int n = 0;
+  int rc = wt_onnx_list_external(bytes, len, &refs, &n);
+  if (rc == WT_OK && (n != 1 || strcmp(refs[0].tensor, "B") || strcmp(refs[0].location, "b.bin") ||
+                      refs[0].offset != 40 || refs[0].length != 12))
+    rc = wt_errorf(WT_ERR_INTERNAL, "listed %d refs, not B in b.bin at 40 (12 bytes)", n);
+  wt_external_refs_free(refs, n);
+  return rc;
+}
 /* A model file next to no data file: the native reader looks beside the model. */
 static int c_external_missing_file(void) {
   size_t len;
@@ -1400,6 +1435,14 @@ static const bad_case CASES[] = {
   {"model/external-no-location", c_external_no_location, WT_ERR_PARSE, "tensor 'B' has external data without a location"},
   {"model/external-length", c_external_bad_length, WT_ERR_PARSE, "tensor 'B': external data length 4096; its dims and dtype need 12 bytes"},
   {"model/external-from-bytes", c_external_from_bytes, WT_ERR_IO, "tensor 'B' is stored in external file 'b.bin', but no way to read external data was given"},
+  {"model/external-colon", c_external_colon, WT_ERR_PARSE, "external data location 'C:weights.bin' must be a relative path inside the model's directory (no absolute path, '..', '\\' or ':')"},
+  {"model/external-dots-in-name", c_external_dots_in_name, WT_ERR_IO, "tensor 'B' is stored in external file 'b..bin', but no way"},
+  {"model/external-offset-text", c_external_offset_text, WT_ERR_PARSE, "tensor 'B': external data offset '12abc' is not a whole number of bytes"},
+  {"model/external-offset-negative", c_external_offset_negative, WT_ERR_PARSE, "external data offset '-4' is not a whole number"},
+  {"model/external-offset-huge", c_external_offset_huge, WT_ERR_PARSE, "external data offset '99999999999999999999' is not a whole number"},
+  {"model/external-length-hex", c_external_length_hex, WT_ERR_PARSE, "tensor 'B': external data length '0xc' is not a whole number of bytes"},
+  {"model/external-list-dotdot", c_external_list_dotdot, WT_ERR_PARSE, "tensor 'B': external data location '../b.bin' must be a relative path"},
+  {"model/external-list-ok", c_external_list_ok, WT_OK, ""},
   {"model/external-missing-file", c_external_missing_file, WT_ERR_IO, "cannot open external data file '/tmp/missing-weights.bin'"},
   {"model/external-short-file", c_external_short_file, WT_ERR_IO, "has no 12 bytes at offset 0"},
   {"model/attr-graph", c_attr_graph, WT_ERR_UNSUPPORTED, "MatMul node 'mm': attribute 'then_branch' holds a nested graph"},

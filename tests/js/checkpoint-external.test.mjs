@@ -76,6 +76,7 @@ test('loaded from bytes, a Blob or a URL given as externalData, and from a URL w
   const head = await readFile(path);
   const data = await readFile(path + '.data');
   same(await CheckpointState.loadCheckpoint(head, { externalData: new Uint8Array(data) }));
+  same(await CheckpointState.loadCheckpoint(head, { externalData: [{ path: 'run.ckpt.data', data: new Uint8Array(data) }] }));
   same(await CheckpointState.loadCheckpoint(new Blob([head]), { externalData: new Blob([data]) }));
   same(await CheckpointState.loadCheckpoint(head, { externalData: new URL('run.ckpt.data', base) }));
   same(await CheckpointState.loadCheckpoint(`${base}run.ckpt`));

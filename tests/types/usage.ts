@@ -18,6 +18,8 @@ import {
 import type {
   BytesDestination,
   BytesSource,
+  ExternalDataFile,
+  ModelOptions,
   Core,
   InitOptions,
   ModuleInput,
@@ -82,6 +84,14 @@ const syncOutputs: Record<string, Tensor> = session.runSync({ input: x });
 const arena: number = session.arenaBytes;
 session.release();
 sessionFromBytes.release();
+// external data: side files given as bytes, Blobs, URLs or paths
+const side: ExternalDataFile[] = [{ path: 'model.onnx.data', data: new Uint8Array(0) }, { path: 'b.data', data: new Blob([]) }, { path: 'c.data', data: new URL('https://example.com/c.data') }];
+const withSide = await InferenceSession.create(new Uint8Array(0), { externalData: side, threads: 1 });
+withSide.release();
+const sideOptions: ModelOptions = { externalData: [{ path: 'd.data', data: 'weights/d.data' }] };
+void sideOptions;
+// @ts-expect-error externalData entries are { path, data } with bytes, a Blob, a URL or a path
+await InferenceSession.create('model.onnx', { externalData: [{ path: 'x.data', data: 42 }] });
 // @ts-expect-error sessions are made by InferenceSession.create
 new InferenceSession();
 

@@ -1,0 +1,280 @@
+// External data: the side files of a model saved with external data (model.onnx beside
+// model.onnx.data, as onnx.save_model(..., save_as_external_data=True) and PyTorch write
+// anything near 2 GB), for every entry point that parses a model (generateArtifacts,
+// Module.create, Optimizer.create, InferenceSession.create, onnxblock.buildModel, the CLI).
+//
+// Where a side file named by a tensor's `location` comes from, first match wins:
+//   1. the `externalData: [{ path, data }]` option (onnxruntime-web's): `data` a Uint8Array,
+//      ArrayBuffer, typed array, Blob/File, URL, or a path (Node) / URL string;
+//   2. beside the model: a Node path or file: URL -> the file in the model's directory; a URL
+//      -> fetched relative to the model's URL;
+//   3. otherwise (a model given as bytes) an error naming the tensor, the file and the option.
+// The C core checks every location (relative, inside the model's directory: no absolute path,
+// '..', '\' or ':') before asking for it (src/io/onnx_external.c).
+//
+// Design (memory: issue 17 wants weights held once): the core parses the model synchronously
+// and, for each external tensor, calls back into JS (Module.wtReadExternal, set only around
+// that call) with the tensor's own freshly allocated heap buffer; the bytes are written there
+// directly. From a Node file that is fs.readSync into the heap: no JS copy of the side file at
+// all. Sources that cannot be read synchronously (a URL, a Blob) are fetched before the parse:
+// a Blob only the byte ranges the model's tensors reference (the core lists them without
+// parsing: wtw_external_list), a URL whole (HTTP range requests are later work). Those JS bytes
+// live only until the parse returns.
+//
+// An externalData entry that no tensor of the model(s) references is an error (a typo in a
+// path would otherwise surface as a missing file, or not at all).
+import { WebtrainError } from './core.js';
+import { describe } from './bytes.js';
+import { importNode, isNode } from './node-builtin.js';
+
+const DATA = 'a Uint8Array, ArrayBuffer, Blob, File, URL or path';
+const hasScheme = (s) => /^[a-z][a-z0-9+.-]+:/i.test(s); // 2+ characters: C:\ stays a path
+const isBlob = (v) => (typeof Blob !== 'undefined' && v instanceof Blob) || (typeof v?.slice === 'function' && typeof v.arrayBuffer === 'function' && typeof v.size === 'number');
+
+/** A location as models and the option spell it: without leading './'. */
+const normal = (p) => p.replace(/^(\.\/)+/, '');
+
+const hint = (loc) => `pass it with externalData: [{ path: '${loc}', data }]`;
+
+/**
+ * Checks an `externalData` option (undefined, or an array of { path, data }); returns the
+ * entries with normalized paths. TypeError for what is not.
+ */
+export function externalDataOption(value, context) {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw new TypeError(`${context}: externalData: expected an array of { path, data }; got ${describe(value)}`);
+  const seen = new Set();
+  return value.map((e, i) => {
+    const at = `${context}: externalData[${i}]`;
+    if (typeof e !== 'object' || e === null) throw new TypeError(`${at}: expected { path, data }; got ${describe(e)}`);
+    if (typeof e.path !== 'string' || !e.path) throw new TypeError(`${at}.path: expected the file name the model's tensors give as their location (a non-empty string); got ${describe(e.path)}`);
+    const d = e.data;
+    const ok = d instanceof ArrayBuffer || ArrayBuffer.isView(d) || isBlob(d) || d instanceof URL || typeof d === 'string' || (typeof SharedArrayBuffer !== 'undefined' && d instanceof SharedArrayBuffer);
+    if (!ok) throw new TypeError(`${at} ('${e.path}').data: expected ${DATA}; got ${describe(d)}`);
+    const path = normal(e.path);
+    if (seen.has(path)) throw new WebtrainError(`${at}: '${e.path}' is given twice`);
+    seen.add(path);
+    return { path, data: d };
+  });
+}
+
+/** Where the model's side files are: { dir } (Node), { url }, or null (bytes, a Blob). */
+async function baseOf(model) {
+  let s = model instanceof URL ? model.href : typeof model === 'string' ? model : typeof model?.url === 'string' && model.url && typeof model.status === 'number' ? model.url : null;
+  if (s === null) return null;
+  if (isNode && (s.startsWith('file:') || !hasScheme(s))) {
+    const path = await importNode('path');
+    const file = s.startsWith('file:') ? (await importNode('url')).fileURLToPath(s) : s;
+    return { dir: path.dirname(path.resolve(file)) };
+  }
+  try {
+    s = new URL(s, globalThis.location?.href).href;
+  } catch {
+    return null;
+  }
+  return /^(https?|file):/i.test(s) ? { url: s } : null; // blob: and data: URLs have no folder
+}
+
+/** A side file in memory (bytes given, or fetched before the parse). */
+class Bytes {
+  constructor(u8, what) {
+    this.u8 = u8;
+    this.what = what;
+    this.size = u8.byteLength;
+  }
+  read(heap, dst, offset, length) {
+    heap.set(this.u8.subarray(offset, offset + length), dst);
+  }
+}
+
+/** The byte ranges of a Blob the tensors reference, read before the parse. */
+class BlobRanges {
+  constructor(blob, what) {
+    this.blob = blob;
+    this.what = what;
+    this.size = blob.size;
+    this.ranges = new Map(); // `${offset}:${length}` -> Uint8Array
+  }
+  async fetch(refs) {
+    for (const r of refs) {
+      const key = `${r.offset}:${r.length}`;
+      if (this.ranges.has(key) || r.offset + r.length > this.size) continue; // past its end: read() says so
+      this.ranges.set(key, new Uint8Array(await this.blob.slice(r.offset, r.offset + r.length).arrayBuffer()));
+    }
+  }
+  read(heap, dst, offset, length) {
+    const u8 = this.ranges.get(`${offset}:${length}`);
+    if (!u8) throw new WebtrainError(`${this.what}: bytes ${offset}..${offset + length} were not read ahead (a tensor outside the graph's initializers)`);
+    heap.set(u8, dst);
+  }
+}
+
+/** A file in Node, read synchronously into the heap (opened on first use, closed after the parse). */
+class NodeFile {
+  constructor(fs, path, what, missing = '') {
+    this.fs = fs;
+    this.path = path;
+    this.what = what;
+    this.missing = missing; // what to do when it is not there
+    this.fd = null;
+  }
+  open() {
+    if (this.fd !== null) return;
+    try {
+      this.fd = this.fs.openSync(this.path, 'r');
+      this.size = this.fs.fstatSync(this.fd).size;
+    } catch (err) {
+      this.close();
+      const why = { ENOENT: 'no such file', EISDIR: 'it is a directory', EACCES: 'permission denied' }[err.code] ?? err.message;
+      throw new WebtrainError(`cannot read ${this.what} '${this.path}': ${why}${err.code === 'ENOENT' ? this.missing : ''}`);
+    }
+  }
+  read(heap, dst, offset, length) {
+    for (let done = 0; done < length;) {
+      const n = this.fs.readSync(this.fd, heap, dst + done, Math.min(length - done, 1 << 30), offset + done);
+      if (n <= 0) throw new WebtrainError(`${this.what} '${this.path}' ended at byte ${offset + done} while reading`);
+      done += n;
+    }
+  }
+  close() {
+    if (this.fd !== null) this.fs.closeSync(this.fd);
+    this.fd = null;
+  }
+}
+
+async function fetchWhole(url, what) {
+  let res;
+  try {
+    res = await fetch(url);
+  } catch (err) {
+    throw new WebtrainError(`cannot fetch ${what} '${url}': ${err.cause?.message ?? err.message}`);
+  }
+  if (!res.ok) throw new WebtrainError(`cannot fetch ${what} '${url}': HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`);
+  const type = res.headers.get('content-type') ?? '';
+  if (/text\/html/i.test(type)) throw new WebtrainError(`${what} '${url}' is an HTML page (content-type '${type}'), not tensor data: check that it is served there`);
+  return new Bytes(new Uint8Array(await res.arrayBuffer()), `${what} '${res.url || url}'`);
+}
+
+/** The locations a model's initializers reference: [{ tensor, location, offset, length }]. */
+function listExternal(core, bytes) {
+  const m = core.m;
+  const l = core.withBytes(bytes, (p, n) => m._wtw_external_list(p, n));
+  if (!l) throw new WebtrainError(core.lastError());
+  try {
+    return Array.from({ length: m._wtw_external_count(l) }, (_, i) => ({
+      tensor: core.string(m._wtw_external_tensor(l, i)),
+      location: normal(core.string(m._wtw_external_location(l, i))),
+      offset: m._wtw_external_offset(l, i),
+      length: m._wtw_external_length(l, i),
+    }));
+  } finally {
+    m._wtw_external_list_free(l);
+  }
+}
+
+/** The reader of one model's side files; run(fn) makes it the core's during fn. */
+class Reader {
+  constructor(core, files, fallback) {
+    this.core = core;
+    this.files = files; // normalized location -> Bytes | BlobRanges | NodeFile
+    this.fallback = fallback; // location -> a file object, or throws the error for a missing one
+  }
+
+  /** fn() (a synchronous call into the core that parses the model) with this reader set. */
+  run(fn) {
+    const m = this.core.m;
+    m.wtReadExternal = (locPtr, offset, length, dst) => {
+      try {
+        this.#read(this.core.string(locPtr), offset, length, dst);
+        return 0;
+      } catch (err) {
+        return this.core.cstring(err?.message ?? String(err)); // the core takes and frees it
+      }
+    };
+    try {
+      return fn();
+    } finally {
+      delete m.wtReadExternal;
+      for (const f of this.files.values()) f.close?.();
+    }
+  }
+
+  #read(location, offset, length, dst) {
+    const loc = normal(location);
+    let f = this.files.get(loc);
+    if (!f) this.files.set(loc, (f = this.fallback(loc)));
+    f.open?.();
+    if (offset + length > f.size) {
+      throw new WebtrainError(`${f.path ? `${f.what} '${f.path}'` : f.what} has ${f.size} bytes, but the tensor's ${length} bytes at offset ${offset} run past its end (a truncated file, or one that belongs to another model)`);
+    }
+    f.read(this.core.heap, dst, offset, length);
+  }
+}
+
+/**
+ * Readers for the models of one call, [{ model: the source given, bytes }] -> [Reader], after
+ * fetching what must be read ahead; `entries` from externalDataOption. Throws when an entry is
+ * referenced by none of the models.
+ */
+export async function externalReaders(core, models, entries, context) {
+  const fs = isNode ? await importNode('fs') : null;
+  const join = isNode ? (await importNode('path')).join : null;
+  const given = new Map(entries.map((e) => [e.path, e.data]));
+  const used = new Set();
+  const readers = [];
+  for (const { model, bytes } of models) {
+    const base = await baseOf(model);
+    // Listing copies the model into the heap once more (briefly): only where it tells something
+    // (entries to check or read ahead, side files to fetch from a URL).
+    const refs = entries.length || base?.url ? listExternal(core, bytes) : [];
+    const files = new Map();
+    for (const [path, data] of given) {
+      const mine = refs.filter((r) => r.location === path);
+      if (!mine.length) continue;
+      used.add(path);
+      files.set(path, await fromData(fs, data, mine, `externalData '${path}'`));
+    }
+    if (base?.url) {
+      for (const loc of new Set(refs.map((r) => r.location))) {
+        if (files.has(loc)) continue;
+        const url = new URL(loc.split('/').map(encodeURIComponent).join('/'), base.url).href;
+        files.set(loc, await fetchWhole(url, `external data file`).catch((err) => {
+          const first = refs.find((r) => r.location === loc);
+          throw new WebtrainError(`${context}: tensor '${first.tensor}' is stored in external file '${loc}': ${err.message}; fetch it yourself and ${hint(loc)}`);
+        }));
+      }
+    }
+    const fallback = (loc) => {
+      if (base?.dir) return new NodeFile(fs, join(base.dir, loc), 'external data file', ` (side files are looked for beside the model): put it there or ${hint(loc)}`);
+      const why = base?.url ? 'it was not among the files read ahead' : 'the model was given as bytes (not a path or URL), so there is no folder to find it in';
+      throw new WebtrainError(`external file '${loc}' is not available: ${why}; ${hint(loc)}`);
+    };
+    readers.push(new Reader(core, files, fallback));
+  }
+  const unused = entries.filter((e) => !used.has(e.path));
+  if (unused.length) {
+    const all = [...new Set(models.flatMap(({ bytes }) => listExternal(core, bytes).map((r) => `'${r.location}'`)))];
+    throw new WebtrainError(`${context}: externalData '${unused[0].path}' is not referenced by the model (${all.length ? `its tensors are stored in ${all.join(', ')}` : 'it stores no tensor externally'}): check the path`);
+  }
+  return readers;
+}
+
+/** An externalData entry's data as a file object (Blobs: the ranges `refs` need, read now). */
+async function fromData(fs, data, refs, what) {
+  if (data instanceof ArrayBuffer || (typeof SharedArrayBuffer !== 'undefined' && data instanceof SharedArrayBuffer)) return new Bytes(new Uint8Array(data), what);
+  if (ArrayBuffer.isView(data)) return new Bytes(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), what);
+  if (isBlob(data)) {
+    const b = new BlobRanges(data, what);
+    await b.fetch(refs);
+    return b;
+  }
+  const s = data instanceof URL ? data.href : data;
+  if (isNode && (s.startsWith('file:') || !hasScheme(s))) {
+    const path = s.startsWith('file:') ? (await importNode('url')).fileURLToPath(s) : s;
+    return new NodeFile(fs, path, what);
+  }
+  return fetchWhole(new URL(s, globalThis.location?.href).href, what);
+}
+
+/** fn() with `reader` set when there is one (callers that read no model with it pass null). */
+export const withReader = (reader, fn) => (reader ? reader.run(fn) : fn());
