@@ -18,8 +18,23 @@ export const AUTO_EXTERNAL_BYTES = 1.5 * 2 ** 30;
 const IO_CHUNK = 256 * 2 ** 20;
 const SIDE_EXPECTED = 'a path, URL, Uint8Array, ArrayBuffer, Blob or File';
 
-/** Where a checkpoint source's side file is by default (path or URL + '.data'), or null. */
+const stores = [];
+
+/**
+ * Lets other layers keep checkpoints with external data at their own locations (web/idb.js:
+ * idb://NAME). store: { open(location) -> a side source (see openSide), save(location, head,
+ * pieces) } where pieces(size) yields the side file's bytes in order, in copies of at most size
+ * bytes (a segment's pieces never span the next segment: a chunk can be shorter).
+ */
+export function registerExternalStore(test, store) {
+  stores.push({ test, store });
+}
+const storeOf = (location) => stores.find((s) => s.test(location))?.store;
+
+/** Where a checkpoint source's side file is by default (path or URL + '.data', a store's), or null. */
 export function defaultSide(source) {
+  const store = storeOf(source);
+  if (store) return { store, location: source };
   if (source instanceof URL) return new URL(source.href + SIDE_SUFFIX);
   if (typeof source === 'string' && !source.startsWith('idb:')) return source + SIDE_SUFFIX;
   return null;
@@ -31,6 +46,7 @@ export function defaultSide(source) {
  * stream without Content-Length. Missing files are a WebtrainError naming them and what to do.
  */
 export async function openSide(side) {
+  if (side?.store && side.location) return side.store.open(side.location);
   if (side instanceof Uint8Array || side instanceof ArrayBuffer || ArrayBuffer.isView(side)) {
     const b = side instanceof Uint8Array ? side : ArrayBuffer.isView(side) ? new Uint8Array(side.buffer, side.byteOffset, side.byteLength) : new Uint8Array(side);
     return { what: `the externalData bytes (${b.byteLength})`, size: b.byteLength, read: async (off, dst) => dst.set(b.subarray(off, off + dst.byteLength)) };
@@ -147,31 +163,26 @@ export async function loadExternal(core, bytes, sideSource, source) {
 }
 
 /**
- * Saves state h with external data at a Node path: the side file (path + '.data') first, then
- * the checkpoint file. Returns the checkpoint file's bytes.
+ * Saves state h with external data: at a Node path, the side file (path + '.data') first, then
+ * the checkpoint file; at a registered store's location (idb://NAME), through the store.
+ * Returns the checkpoint file's bytes.
  */
 export async function saveExternal(core, h, destination, includeOptimizerState) {
+  const store = storeOf(destination);
+  if (store) return withSegments(core, h, includeOptimizerState, async (head, segs) => {
+    await store.save(destination, head, (size) => pieces(core, segs, size));
+    return head;
+  });
   const path = await nodePathOf(destination);
   if (!path) throw new WebtrainError(`saveCheckpoint with external data writes a file and its '${SIDE_SUFFIX}' side file: give a file path (in Node); got ${typeof destination === 'string' ? `'${destination}'` : describe(destination)}`);
-  const m = core.m;
-  const x = core.handle(m._wtw_state_save_ext(h, includeOptimizerState ? 1 : 0), 'cannot save checkpoint');
-  try {
-    const head = core.copyOut(m._wtw_ext_save_head(x), m._wtw_ext_save_head_size(x));
-    const zeros = new Uint8Array(Math.min(IO_CHUNK, 16 * 2 ** 20));
-    const writeZeros = async (fh, n) => {
-      for (; n > 0; n -= Math.min(n, zeros.byteLength)) await fh.write(zeros, 0, Math.min(n, zeros.byteLength));
-    };
+  return withSegments(core, h, includeOptimizerState, async (head, segs) => {
     await writeFileAtomic(path + SIDE_SUFFIX, async (fh) => {
       let pos = 0;
-      for (let i = 0, n = m._wtw_ext_save_count(x); i < n; i++) {
-        const offset = m._wtw_ext_save_offset(x, i);
-        const bytes = m._wtw_ext_save_bytes(x, i);
-        const ptr = m._wtw_ext_save_data(x, i) >>> 0;
+      for (const { offset, bytes, ptr } of segs) {
         await writeZeros(fh, offset - pos);
         if (!ptr) await writeZeros(fh, bytes);
         for (let done = 0; ptr && done < bytes;) {
-          const k = Math.min(IO_CHUNK, bytes - done);
-          const { bytesWritten } = await fh.write(core.heap, ptr + done, k);
+          const { bytesWritten } = await fh.write(core.heap, ptr + done, Math.min(IO_CHUNK, bytes - done));
           done += bytesWritten;
         }
         pos = offset + bytes;
@@ -179,7 +190,41 @@ export async function saveExternal(core, h, destination, includeOptimizerState) 
     });
     await writeFileAtomic(path, (fh) => fh.writeFile(head));
     return head;
+  });
+}
+
+const ZEROS = new Uint8Array(16 * 2 ** 20);
+
+async function writeZeros(fh, n) {
+  for (; n > 0; n -= Math.min(n, ZEROS.byteLength)) await fh.write(ZEROS, 0, Math.min(n, ZEROS.byteLength));
+}
+
+/** fn(head, segments) on the state's checkpoint with external data (segments: { offset, bytes, ptr }, ptr 0 for zeros, in file order). */
+async function withSegments(core, h, includeOptimizerState, fn) {
+  const m = core.m;
+  const x = core.handle(m._wtw_state_save_ext(h, includeOptimizerState ? 1 : 0), 'cannot save checkpoint');
+  try {
+    const head = core.copyOut(m._wtw_ext_save_head(x), m._wtw_ext_save_head_size(x));
+    const segs = Array.from({ length: m._wtw_ext_save_count(x) }, (_, i) => ({
+      offset: m._wtw_ext_save_offset(x, i),
+      bytes: m._wtw_ext_save_bytes(x, i),
+      ptr: m._wtw_ext_save_data(x, i) >>> 0,
+    }));
+    return await fn(head, segs);
   } finally {
     m._wtw_ext_save_free(x);
+  }
+}
+
+/** The side file's bytes in order, as copies of at most `size` bytes (zeros between segments). */
+function* pieces(core, segs, size) {
+  let pos = 0;
+  for (const { offset, bytes, ptr } of segs) {
+    for (; pos < offset; pos += Math.min(size, offset - pos)) yield new Uint8Array(Math.min(size, offset - pos));
+    for (let done = 0; done < bytes; done += size) {
+      const n = Math.min(size, bytes - done);
+      yield ptr ? core.heap.slice(ptr + done, ptr + done + n) : new Uint8Array(n);
+    }
+    pos = offset + bytes;
   }
 }

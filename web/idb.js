@@ -19,23 +19,29 @@
 import { WebtrainError } from '../js/core.js';
 import { registerSource } from '../js/bytes.js';
 import { registerSink } from '../js/storage.js';
+import { registerExternalStore } from '../js/checkpoint-data.js';
 
 const PREFIX = 'idb://';
 const VERSION = 1;
 const BLOBS = 'blobs';
 const META = 'meta';
 
-let settings = { database: 'webtrain', indexedDB: null };
+let settings = { database: 'webtrain', indexedDB: null, chunkBytes: 64 * 2 ** 20 };
 let dbPromise = null;
 
 /**
  * Changes the database name and/or the IndexedDB factory (default: globalThis.indexedDB; Node
- * tests pass fake-indexeddb's). Closes the current connection.
+ * tests pass fake-indexeddb's), and the size of the chunks a checkpoint's external data is
+ * stored in (default 64 MiB). Closes the current connection.
  */
-export function configure({ database, indexedDB } = {}) {
+export function configure({ database, indexedDB, chunkBytes } = {}) {
   if (database !== undefined) {
     if (typeof database !== 'string' || !database) throw new WebtrainError('idb.configure: database must be a non-empty string');
     settings.database = database;
+  }
+  if (chunkBytes !== undefined) {
+    if (!Number.isInteger(chunkBytes) || chunkBytes < 1) throw new WebtrainError('idb.configure: chunkBytes must be a whole number >= 1');
+    settings.chunkBytes = chunkBytes;
   }
   if (indexedDB !== undefined) settings.indexedDB = indexedDB;
   close();
@@ -172,10 +178,73 @@ export async function save(location, bytes) {
   const buf = toArrayBuffer(bytes);
   const meta = { name, size: buf.byteLength, modified: Date.now() };
   await transaction('readwrite', [BLOBS, META], `cannot save '${PREFIX}${name}' (${buf.byteLength} bytes) to IndexedDB`, (blobs, metas) => {
+    dropChunks(blobs, metas, name, 0); // of a checkpoint with external data saved there before
     blobs.put(buf, name);
     metas.put(meta, name);
   });
   return meta;
+}
+
+// A checkpoint with external data (over 2 GB: js/checkpoint-data.js) is stored as its
+// checkpoint file under NAME and its side file in chunks (64 MiB; configure) under
+// NAME + '\0data\0' + index, all written in one transaction (no multi-GB value; a failed save
+// leaves the previous version whole). Its META record counts the chunks.
+const chunkKey = (name, k) => `${name}\u0000data\u0000${String(k).padStart(6, '0')}`;
+
+/** Stores a checkpoint with external data: `head` under NAME, pieces() (its side file in order) in chunks. */
+async function saveExternal(location, head, pieces) {
+  const name = entryName(location);
+  const buf = toArrayBuffer(head);
+  let dataSize = 0;
+  await transaction('readwrite', [BLOBS, META], `cannot save '${PREFIX}${name}' (a checkpoint with external data) to IndexedDB`, (blobs, metas) => {
+    let chunks = 0;
+    for (const piece of pieces(settings.chunkBytes)) {
+      blobs.put(toArrayBuffer(piece), chunkKey(name, chunks++));
+      dataSize += piece.byteLength;
+    }
+    dropChunks(blobs, metas, name, chunks); // a longer version's tail
+    blobs.put(buf, name);
+    metas.put({ name, size: buf.byteLength, modified: Date.now(), chunks, dataSize }, name);
+  });
+}
+
+/** The side file of a checkpoint stored with external data, as a stream of its chunks (js/checkpoint-data.js openSide). */
+async function openExternal(location) {
+  const name = entryName(location);
+  const meta = await transaction('readonly', [META], `cannot read '${PREFIX}${name}' from IndexedDB`, (metas, set) => {
+    const req = metas.get(name);
+    req.onsuccess = () => set(req.result);
+  });
+  if (!meta?.chunks) throw new WebtrainError(`IndexedDB entry '${PREFIX}${name}' is a checkpoint with external data, but its data is not stored (saved by something other than saveCheckpoint?)`);
+  let k = 0;
+  const chunks = () => new ReadableStream({
+    async pull(controller) {
+      if (k === meta.chunks) return controller.close();
+      const key = chunkKey(name, k++);
+      const buf = await transaction('readonly', [BLOBS], `cannot read '${PREFIX}${name}' from IndexedDB`, (blobs, set) => {
+        const req = blobs.get(key);
+        req.onsuccess = () => set(req.result);
+      });
+      if (!(buf instanceof ArrayBuffer)) return controller.error(new WebtrainError(`IndexedDB entry '${PREFIX}${name}': chunk ${k} of ${meta.chunks} of its external data is missing`));
+      controller.enqueue(new Uint8Array(buf));
+    },
+  });
+  return { what: `IndexedDB entry '${PREFIX}${name}' (external data)`, size: meta.dataSize, chunks };
+}
+
+/** In an open transaction: deletes the external-data chunks of NAME's stored version from index `from` on (requests run in order: this sees the version before later puts). */
+function dropChunks(blobs, metas, name, from) {
+  const req = metas.get(name);
+  req.onsuccess = () => {
+    for (let k = from; k < (req.result?.chunks ?? 0); k++) blobs.delete(chunkKey(name, k));
+  };
+}
+
+/** Deletes NAME's records in an open transaction (its chunks too). */
+function deleteEntry(blobs, metas, name) {
+  dropChunks(blobs, metas, name, 0);
+  blobs.delete(name);
+  metas.delete(name);
 }
 
 /** The bytes stored under NAME (a new Uint8Array); a WebtrainError when there are none. */
@@ -224,7 +293,7 @@ export async function list(prefix = '') {
   return all
     .filter((m) => m.name.startsWith(p))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    .map((m) => ({ name: m.name, url: `${PREFIX}${m.name}`, size: m.size, modified: m.modified }));
+    .map((m) => ({ name: m.name, url: `${PREFIX}${m.name}`, size: m.size + (m.dataSize ?? 0), modified: m.modified }));
 }
 
 /** Deletes NAME; resolves true if it existed. */
@@ -233,8 +302,7 @@ async function remove(location) {
   return transaction('readwrite', [BLOBS, META], `cannot delete '${PREFIX}${name}' from IndexedDB`, (blobs, metas, set) => {
     const req = metas.count(name);
     req.onsuccess = () => set(req.result > 0);
-    blobs.delete(name);
-    metas.delete(name);
+    deleteEntry(blobs, metas, name);
   });
 }
 export { remove as delete };
@@ -244,10 +312,7 @@ export async function clear(prefix = '') {
   const names = (await list(prefix)).map((e) => e.name);
   if (!names.length) return 0;
   await transaction('readwrite', [BLOBS, META], 'cannot clear IndexedDB entries', (blobs, metas) => {
-    for (const n of names) {
-      blobs.delete(n);
-      metas.delete(n);
-    }
+    for (const n of names) deleteEntry(blobs, metas, n);
   });
   return names.length;
 }
@@ -256,3 +321,4 @@ registerSource(isIdbLocation, load);
 registerSink(isIdbLocation, async (location, bytes) => {
   await save(location, bytes);
 });
+registerExternalStore(isIdbLocation, { open: openExternal, save: saveExternal });

@@ -1,4 +1,5 @@
-// IndexedDB in real Chromium: idb:// save/load round trip (bit-identical parameters), save →
+// IndexedDB in real Chromium: idb:// save/load round trip (bit-identical parameters), a
+// checkpoint with external data in chunked records across a page reload, save →
 // reload the page → load → continue training (identical to training without the reload),
 // listing and deleting. (Quota errors: Chromium 156 ignores CDP Storage.overrideQuotaForOrigin,
 // so no test forces one here.)
@@ -66,6 +67,39 @@ test('idb round trip: parameters bit-identical, list and delete', async () => {
     assert.deepEqual(r.after, ['round-trip']);
     assert.match(r.missing, /WebtrainError: no IndexedDB entry 'idb:\/\/round-trip.onnx'/);
     await screenshot(page, 'idb-round-trip');
+    assert.deepEqual(ctx.offsite, []);
+  } finally {
+    await ctx.close();
+  }
+});
+
+test('a checkpoint with external data (ONNX Runtime\'s layout over 2 GB) in chunked records: save, reload the page, load', async () => {
+  const ctx = await context();
+  try {
+    const url = `${server.url}/tests/browser/pages/index.html`;
+    const page = await openPage(ctx, url);
+    const saved = await page.evaluate(async () => {
+      const { webtrain: wt, t } = window;
+      t.status('idb external data');
+      wt.idb.configure({ chunkBytes: 65536 });
+      const g = await t.golden();
+      const art = await wt.artifacts.generateArtifacts(g.model, g.options);
+      const s = await t.session(art);
+      t.trainSteps(s, g.steps.slice(0, 2));
+      await wt.CheckpointState.saveCheckpoint(s.state, 'idb://ext/run', { includeOptimizerState: true, externalData: true });
+      const [entry] = await wt.idb.list('ext/');
+      return { inline: Array.from(s.state.toBytes({ includeOptimizerState: true })), size: entry.size };
+    });
+    await page.reload();
+    await openPage(ctx, url, page);
+    const loaded = await page.evaluate(async () => {
+      const { webtrain: wt, t } = window;
+      const state = await wt.CheckpointState.loadCheckpoint('idb://ext/run');
+      t.status('passed');
+      return Array.from(state.toBytes({ includeOptimizerState: true }));
+    });
+    assert.deepEqual(loaded, saved.inline, 'reloaded from IndexedDB bit for bit');
+    assert.ok(saved.size > saved.inline.length - 4096, `list counts the external data (${saved.size} bytes)`);
     assert.deepEqual(ctx.offsite, []);
   } finally {
     await ctx.close();

@@ -1,7 +1,8 @@
 // Checkpoints with external data (ONNX Runtime's layout for checkpoints over 2 GB; issue 17):
 // saved as a small checkpoint file plus '<file>.data', loaded back bit-identically from a path,
 // from bytes, a Blob and a URL given as externalData, and from a URL whose side file is fetched
-// beside it; and the errors for a missing, short or wrongly given side file. The sizes here are
+// beside it, and in IndexedDB (fake-indexeddb here; tests/browser/idb.test.mjs: Chromium's) as
+// chunked records; and the errors for a missing, short or wrongly given side file. The sizes here are
 // small (externalData: true forces the layout); the format does not depend on them.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,7 +10,9 @@ import { mkdtemp, readFile, rm, stat, truncate, rename } from 'node:fs/promises'
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { IDBFactory } from 'fake-indexeddb';
 import { artifacts, CheckpointState, Module, Optimizer, Tensor, WebtrainError } from '../../js/index.js';
+import * as idb from '../../web/idb.js';
 
 const dir = new URL('../golden/cases/mlp_ce_adamw/', import.meta.url);
 let tmp;
@@ -108,4 +111,49 @@ test('errors: the side file missing, cut short, not given, or given as something
   await assert.rejects(CheckpointState.saveCheckpoint(state, path, { externalData: 'yes' }), (e) => e instanceof TypeError && /externalData must be true, false or 'auto'/.test(e.message));
   // the failed loads left the state usable and nothing half-written
   same(state);
+});
+
+/** How many records the IndexedDB database's 'blobs' store holds (the chunks included). */
+function records(factory, database) {
+  return new Promise((resolve, reject) => {
+    const open = factory.open(database);
+    open.onerror = () => reject(open.error);
+    open.onsuccess = () => {
+      const req = open.result.transaction('blobs').objectStore('blobs').count();
+      req.onsuccess = () => {
+        open.result.close();
+        resolve(req.result);
+      };
+    };
+  });
+}
+
+test('idb://: the side file in chunked records of one transaction; replaced, listed, deleted with its chunks', async () => {
+  const factory = new IDBFactory();
+  idb.configure({ indexedDB: factory, database: 'webtrain-ckext', chunkBytes: 100_000 });
+  const head = await CheckpointState.saveCheckpoint(state, 'idb://runs/big', { includeOptimizerState: true, externalData: true });
+  const P = 4 * (784 * 128 + 128 + 128 * 10 + 10);
+  const [entry] = await idb.list('runs/');
+  assert.equal(entry.name, 'runs/big');
+  assert.equal(entry.size, head.byteLength + 3 * (P - 40), 'list counts the checkpoint file and its external data');
+  // 9 segments (fc1.weight, fc1.bias, fc2.weight and their two moments each; fc2.bias stays in
+  // the checkpoint file) in chunks of 100000 bytes: fc1.weight's 401408 take 5, the others 1
+  assert.equal(await records(factory, 'webtrain-ckext'), 1 + 3 * 5 + 6);
+  assert.deepEqual(await idb.load('idb://runs/big'), head, 'the checkpoint file is stored as it is');
+  same(await CheckpointState.loadCheckpoint('idb://runs/big'));
+  // replaced by a plain checkpoint: its chunks go in the same transaction
+  const plain = await CheckpointState.saveCheckpoint(state, 'idb://runs/big');
+  assert.equal(await records(factory, 'webtrain-ckext'), 1);
+  assert.deepEqual((await CheckpointState.loadCheckpoint('idb://runs/big')).toBytes(), plain);
+  // with external data again, in larger chunks: only the new chunks remain
+  idb.configure({ chunkBytes: 1_000_000 });
+  await CheckpointState.saveCheckpoint(state, 'idb://runs/big', { includeOptimizerState: true, externalData: true });
+  assert.equal(await records(factory, 'webtrain-ckext'), 1 + 9);
+  same(await CheckpointState.loadCheckpoint('idb://runs/big'));
+  assert.equal(await idb.delete('idb://runs/big'), true);
+  assert.equal(await records(factory, 'webtrain-ckext'), 0, 'delete takes the chunks too');
+  await assert.rejects(CheckpointState.loadCheckpoint('idb://runs/big'), /no IndexedDB entry 'idb:\/\/runs\/big'/);
+  // a checkpoint file stored without its chunks (by idb.save) says so
+  await idb.save('idb://runs/orphan', head);
+  await assert.rejects(CheckpointState.loadCheckpoint('idb://runs/orphan'), (e) => e instanceof WebtrainError && /its data is not stored/.test(e.message));
 });
