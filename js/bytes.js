@@ -11,7 +11,7 @@
 // server's fallback page, an error body) are refused with a hint instead of failing to parse.
 import { WebtrainError } from './core.js';
 import { importNode, isNode } from './node-builtin.js';
-import { OnnxblockModel } from './onnxblock.js';
+import { OnnxblockModel } from './built-model.js';
 
 const sources = [];
 

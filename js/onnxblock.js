@@ -8,6 +8,7 @@
 //   }
 import { WebtrainError } from './core.js';
 import { Loss } from './abi.js';
+import { OnnxblockModel } from './built-model.js';
 
 let active = null; // the builder of the generateArtifacts call in progress
 
@@ -181,13 +182,7 @@ export const loss = {
 // ---- forward models built with blocks ------------------------------------------------------
 
 /** A model built by `buildModel`: its ONNX bytes and its input/output names. */
-export class OnnxblockModel {
-  constructor(bytes, inputNames, outputNames) {
-    this.bytes = bytes;
-    this.inputNames = inputNames;
-    this.outputNames = outputNames;
-  }
-}
+export { OnnxblockModel };
 
 /**
  * Builds a forward model by stacking blocks on a base model, as ONNX Runtime's ForwardBlock

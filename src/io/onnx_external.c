@@ -12,7 +12,8 @@
 #include <string.h>
 
 #include "io/onnx_io.h"
-#include "io/onnx_tensor.h"
+#include "io/onnx_external.h"
+#include "io/pb_wire.h"
 #include "onnx.pb-c.h"
 
 static wt_external_read_fn g_default_read;
