@@ -161,7 +161,8 @@ export async function measureOrt(ort, s, art, io, o) {
   const ev = await timeLoop(o.evals, Math.min(5, o.warmup), () => session.runEvalStep(evalFeeds[k++ % evalFeeds.length]), o.warmupMs / 3);
   const params = await session.getParametersSize(true);
   await session.release();
-  return { train, eval: ev, params, loss0, loss };
+  // ORT falls back to 1 thread (with a console warning) where threads cannot run: what it used.
+  return { train, eval: ev, params, loss0, loss, threadsReported: ort.env.wasm.numThreads };
 }
 
 /** The JSON record of one model measurement (run.mjs reads these): `r` from measureWebtrain/measureOrt/..., `extra` (threads, env, memory) added. */

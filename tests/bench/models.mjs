@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-export const MODELS_DIR = `${ROOT}build/bench-models/`;
+// WT_BENCH_MODELS_DIR (absolute, ending in '/'): another folder, e.g. the Chromium smoke test's own.
+export const MODELS_DIR = process.env.WT_BENCH_MODELS_DIR ?? `${ROOT}build/bench-models/`;
 export const OUT_DIR = `${ROOT}build/bench/`;
 export const ORT_MNIST = `${ROOT}tests/data/ort-mnist/`;
 const GOLDEN = `${ROOT}tests/golden/cases/`;
