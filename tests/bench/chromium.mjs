@@ -8,6 +8,7 @@ import { relative } from 'node:path';
 import { serve, launch, guard } from '../browser/harness.mjs';
 import { ROOT, MODELS_DIR } from './models.mjs';
 
+const MEASURE_TIMEOUT_MS = 15 * 60_000; // the d=256 transformer at 1 thread with ORT: ~1-2 min on a loaded machine
 const ART_FILES = { trainingModel: 'training_model.onnx', evalModel: 'eval_model.onnx', optimizerModel: 'optimizer_model.onnx', checkpoint: 'checkpoint' };
 
 /**
@@ -56,7 +57,13 @@ export async function startChromium({ js = ROOT, liftoff = false } = {}) {
       await page.goto(`${server.url}/bench/pages/index.html`);
       await page.waitForFunction(() => window.ready === true, null, { timeout: 15_000 });
       const o = { steps: job.steps, warmup: job.warmup, evals: job.evals, warmupMs: job.warmupMs };
-      const r = await page.evaluate((j) => window.measure(j), { spec: job.spec, runtime: job.runtime, threads: job.threads, io, o, files });
+      // A worker that never answers (a thread pool that does not start) is an error row, not a hung run.
+      let timer;
+      const timeout = new Promise((resolve) => {
+        timer = setTimeout(() => resolve({ error: `no answer from the page's worker within ${MEASURE_TIMEOUT_MS / 1000} s` }), MEASURE_TIMEOUT_MS);
+      });
+      const r = await Promise.race([page.evaluate((j) => window.measure(j), { spec: job.spec, runtime: job.runtime, threads: job.threads, io, o, files }), timeout]);
+      clearTimeout(timer);
       if (ctx.offsite.length) r.error = `requests left 127.0.0.1: ${ctx.offsite.join(', ')}`;
       if (r.error && log.length) r.error += ` | console: ${log.slice(-3).join(' | ')}`;
       return { ...r, browser: version };
