@@ -189,32 +189,31 @@ async function main() {
     if (s.ortOwn) runtimes.push('ort-own', 'webtrain-own');
     runtimes.push('tfjs');
     const perRt = new Map();
-    const run1 = (e, rt, c, round) => {
-      const id = `${e}|${rt}|${configKey(c)}`;
-      log(`${s.key}: ${rt}${e === 'node' ? '' : ` in ${e}`} at ${c.threads} thread(s) (${steps} steps${rounds > 1 ? `, round ${round + 1}/${rounds}` : ''})`);
-      return measure(e, rt, c).then((res) => {
-        let r = res;
-        if (r.error && !r.model) r = { kind: 'model', env: e, model: s.key, label: s.label, runtime: rt, threads: c.threads, error: r.error };
-        r.round = round;
-        if (e !== 'node') r.loadavg = loadavg()[0];
-        record(r);
-        if (!perRt.has(id)) perRt.set(id, []);
-        perRt.get(id).push(r);
-        return r;
-      });
-    };
-    const measure = async (e, rt, c) => {
+    // One measurement: a worker process in Node, a Web Worker of the isolated page in Chromium.
+    const measure = (e, rt, c) => {
       if (e === 'node') return worker(['run', rt, s.key, String(steps), String(warmup), String(evals)], { ...env, ...configEnv(c) });
       return browser.measure({ spec: s, runtime: rt, threads: c.threads, steps, warmup, evals, warmupMs: Number(env.WT_BENCH_WARMUP_MS) });
     };
+    const run1 = async (e, rt, c, round) => {
+      const id = `${e}|${rt}|${configKey(c)}`;
+      log(`${s.key}: ${rt}${e === 'node' ? '' : ` in ${e}`} at ${c.threads} thread(s) (${steps} steps${rounds > 1 ? `, round ${round + 1}/${rounds}` : ''})`);
+      let r = await measure(e, rt, c);
+      if (r.error && !r.model) r = { kind: 'model', env: e, model: s.key, label: s.label, runtime: rt, threads: c.threads, error: r.error };
+      r.round = round;
+      if (e !== 'node') r.loadavg = loadavg()[0];
+      record(r);
+      if (!perRt.has(id)) perRt.set(id, []);
+      perRt.get(id).push(r);
+      return r;
+    };
     // Rounds interleave the runtimes, thread counts and environments, so that a noisy neighbour
-    // hurts them alike. TF.js runs at 1 thread in Node only; the Chromium page runs webtrain and ORT.
+    // hurts them alike. TF.js (no threads) runs once per round, in Node only; the Chromium page runs webtrain and ORT.
     for (let round = 0; round < rounds; round++) {
       for (const c of configs) {
         for (const rt of runtimes) {
           if (!wantRt(rt.replace(/-(own|patched)$/, ''))) continue;
           for (const e of envs) {
-            if (rt === 'tfjs' && (c.threads > 1 || e !== 'node')) continue;
+            if (rt === 'tfjs' && (c !== configs[0] || e !== 'node')) continue; // single-threaded: measured once
             if (e !== 'node' && !['webtrain', 'ort', 'ort-patched'].includes(rt)) continue;
             if (round > 0 && perRt.get(`${e}|${rt}|${configKey(c)}`)?.every((x) => x.error)) continue;
             const r = await run1(e, rt, c, round);
