@@ -200,7 +200,7 @@ async function main() {
   // The process's peak resident set (Node reports KiB): what the runtime and its threads cost the
   // machine, beside the wasm Memory (which pthreads share) and malloc's peak.
   const mem = { rssStartBytes: RSS_START, rssPeakBytes: process.resourceUsage().maxRSS * 1024 };
-  const out = modelResult(s, runtime, artifacts, r, { env: 'node', threads: runtime === 'tfjs' ? 1 : THREADS, // TF.js's wasm backend runs without threads here loadavg: loadavg()[0], ...mem });
+  const out = modelResult(s, runtime, artifacts, r, { env: 'node', threads: runtime === 'tfjs' ? 1 : THREADS, loadavg: loadavg()[0], ...mem }); // (TF.js's wasm backend runs without threads here)
   emit(out);
 }
 
