@@ -48,7 +48,7 @@ export async function serve({ aliases = {}, dir = null, isolated = false, mounts
   const server = createServer(async (req, res) => {
     const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
     requests.push(path);
-    const mount = Object.keys(mounts).find((m) => path.startsWith(m));
+    const mount = path in aliases ? undefined : Object.keys(mounts).find((m) => path.startsWith(m));
     let rel = aliases[path] ?? normalize(mount ? path.slice(mount.length) : path).replace(/^\/+/, '');
     if (rel === '' || rel.endsWith('/')) rel += 'index.html';
     if (rel.includes('..') || (!dir && !mount && !PUBLIC.some((p) => rel.startsWith(p)))) {
