@@ -4,6 +4,9 @@ counts of every benchmark model into OUT_DIR (default build/bench-models/):
 
   mlp_784_128_10.onnx, mlp_784_256_256_10.onnx, mlp_784_500_10.onnx  (PyTorch Linear export:
       Gemm transB=1, weight [out, in]; opset 14; input 'input' [batch, 784])
+  frozen_base_1024x8.onnx  (a GEMM-bound frozen base: 8 x (Linear(1024,1024) + ReLU), then a
+      Linear(1024, 10) head, PyTorch Linear export as the MLPs; opset 14; input 'input' [batch, 1024];
+      the benchmark trains only the head: fc9.weight, fc9.bias)
   transformer_d256.onnx  (one pre-norm transformer block, d=256, seq 128, 4 heads, MLP 1024, then
       LayerNorm, mean over the sequence and Linear(256, 10); exported the way torch.onnx does:
       MatMul + Add for Linear on 3-D inputs, Reshape/Transpose for heads, Softmax, exact GELU as
@@ -11,7 +14,8 @@ counts of every benchmark model into OUT_DIR (default build/bench-models/):
   matmul_<n>.onnx  (a single MatMul [n,n] x [n,n] with B an initializer: the core's GEMM)
   meta.json  {forward_flops: {model key: forward FLOPs (2*M*N*K per MatMul/Gemm, 2*out*Cin/g*kh*kw
       per Conv) at the benchmark batch}, backward_flops: {model key: the same products' gradient
-      FLOPs, only for operands that need a gradient}, params: {model key: trainable initializers}}
+      FLOPs, only for operands that need a gradient}, params: {model key: trainable initializers},
+      frozen: {model key: frozen initializers (kept in the checkpoint, not trained)}}
 
 Run with Debian's python3-onnx: /usr/bin/python3 tests/bench/make_models.py [OUT_DIR]
 
@@ -32,6 +36,10 @@ from onnx import TensorProto, helper, numpy_helper, shape_inference
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = sys.argv[1] if len(sys.argv) == 2 else os.path.join(ROOT, 'build', 'bench-models')
 rng = np.random.default_rng(20261121)
+
+
+# The frozen-base model's trainable head (its 9th Linear); every other initializer is frozen.
+FROZEN_BASE_HEAD = ['fc9.weight', 'fc9.bias']
 
 
 def init(name, shape, fan_in=None):
@@ -194,6 +202,7 @@ def main():
     mlp([784, 128, 10], 'mlp_784_128_10')
     mlp([784, 256, 256, 10], 'mlp_784_256_256_10')
     mlp([784, 500, 10], 'mlp_784_500_10')
+    mlp([1024] * 9 + [10], 'frozen_base_1024x8')
     transformer()
     for s in (256, 512, 1024):
         matmul(s)
@@ -210,6 +219,7 @@ def main():
         'tiny_transformer': forward_flops(os.path.join(g, 'tiny_transformer_frozen_adamw', 'model.onnx'), 16,
                                           case_trainable('tiny_transformer_frozen_adamw')),
         'transformer_d256': forward_flops(os.path.join(OUT, 'transformer_d256.onnx'), 8),
+        'frozen_base_1024x8': forward_flops(os.path.join(OUT, 'frozen_base_1024x8.onnx'), 64, set(FROZEN_BASE_HEAD)),
     }
     flops = {k: v[0] for k, v in counts.items()}
     backward = {k: v[1] for k, v in counts.items()}
@@ -218,8 +228,11 @@ def main():
                        ('mnist_mlp_784_500_10', 'mlp_784_500_10'), ('transformer_d256', 'transformer_d256')):
         m = onnx.load(os.path.join(OUT, f'{fname}.onnx'))
         params[key] = [t.name for t in m.graph.initializer if t.data_type == TensorProto.FLOAT and len(t.dims) > 0]
+    params['frozen_base_1024x8'] = FROZEN_BASE_HEAD
+    base = onnx.load(os.path.join(OUT, 'frozen_base_1024x8.onnx'))
+    frozen = {'frozen_base_1024x8': [t.name for t in base.graph.initializer if t.name not in FROZEN_BASE_HEAD]}
     with open(os.path.join(OUT, 'meta.json'), 'w') as f:
-        json.dump({'forward_flops': flops, 'backward_flops': backward, 'params': params}, f, indent=1)
+        json.dump({'forward_flops': flops, 'backward_flops': backward, 'params': params, 'frozen': frozen}, f, indent=1)
     print(json.dumps(counts))
 
 

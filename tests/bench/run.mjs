@@ -1,14 +1,18 @@
 #!/usr/bin/env node
 // Speed and memory benchmark (issue 6), not part of the test suite:
-//   node tests/bench/run.mjs [--quick] [--models a,b] [--runtimes webtrain,ort,tfjs] [--rounds N] [--no-gemm] [--tiering] [--threads N]
+//   node tests/bench/run.mjs [--quick] [--models a,b] [--runtimes webtrain,ort,tfjs] [--rounds N] [--no-gemm] [--tiering]
+//                            [--threads N | --threads 1,2,4] [--env node,chromium | --browser chromium]
 // Trains each model with webtrain, onnxruntime-web 1.19.2's training build (webtrain's generated
 // artifacts; for the MNIST MLP also ONNX Runtime's own artifacts) and TensorFlow.js's wasm
-// backend, single-threaded (--threads N: webtrain's threaded build and onnxruntime-web at N threads), one process per (model, runtime), and prints a table; every
-// measurement is also a JSON line appended to build/bench/results.jsonl. See tests/bench/README.md.
+// backend, at each thread count (default 1: webtrain's single-threaded build; N > 1: its threaded
+// build, onnxruntime-web at numThreads N), one process per (model, runtime, thread count) in Node
+// and one Web Worker per measurement in headless Chromium, and prints tables; every measurement is
+// also a JSON line appended to build/bench/results.jsonl. See tests/bench/README.md.
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { loadavg, cpus } from 'node:os';
+import { loadavg, cpus, availableParallelism } from 'node:os';
 import { ROOT, MODELS_DIR, OUT_DIR, modelSpecs } from './models.mjs';
+import { printTable } from './tables.mjs';
 
 const argv = process.argv.slice(2);
 const flag = (f) => argv.includes(f);
@@ -20,11 +24,45 @@ const quick = flag('--quick');
 const onlyModels = opt('--models')?.split(',');
 const onlyRuntimes = opt('--runtimes')?.split(',');
 const rounds = Math.max(1, Number(opt('--rounds') ?? (quick ? 1 : 2)));
-const threads = Math.max(1, Number(opt('--threads') ?? 1));
-process.env.WT_BENCH_THREADS = String(threads); // read by worker.mjs (webtrain's init, ORT's numThreads)
+const CORES = availableParallelism();
+const threadCounts = parseThreads(opt('--threads') ?? '1');
+const envs = parseEnvs();
 const PY = '/usr/bin/python3';
 const WORKER = `${ROOT}tests/bench/worker.mjs`;
 const t0 = Date.now();
+
+/**
+ * --threads N (that count, as asked) or a list such as 1,2,4: the counts above the cores this
+ * machine reports are skipped (and said so), as 4 threads on 2 cores measure the scheduler.
+ */
+function parseThreads(arg) {
+  const list = [...new Set(String(arg).split(',').map((x) => Number(x.trim())))];
+  if (list.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--threads: expected a whole number >= 1 or a list such as 1,2,4; got '${arg}'`);
+  if (list.length === 1) {
+    if (list[0] > CORES) process.stderr.write(`[bench] note: ${list[0]} threads on ${CORES} cores reported: the threads share cores\n`);
+    return list;
+  }
+  const kept = list.filter((n) => n <= CORES).sort((a, b) => a - b);
+  const skipped = list.filter((n) => n > CORES);
+  if (skipped.length) process.stderr.write(`[bench] skipping ${skipped.join(', ')} thread(s): os.availableParallelism() is ${CORES}\n`);
+  if (!kept.length) throw new Error(`--threads ${arg}: every count is above the ${CORES} cores reported`);
+  return kept;
+}
+
+/** --env node,chromium (default node); --browser chromium adds Chromium to it. */
+function parseEnvs() {
+  const list = (opt('--env') ?? 'node').split(',');
+  if (opt('--browser')) list.push(opt('--browser'));
+  const unknown = list.filter((e) => e !== 'node' && e !== 'chromium');
+  if (unknown.length) throw new Error(`--env/--browser: expected node and/or chromium; got ${unknown.join(', ')}`);
+  return [...new Set(list)];
+}
+
+// A measurement's configuration beyond (model, runtime, environment): its thread count. The
+// worker reads it from its environment (configEnv); run.mjs keys the rounds by configKey.
+const configs = threadCounts.map((threads) => ({ threads }));
+const configEnv = (c) => ({ WT_BENCH_THREADS: String(c.threads) }); // worker.mjs: webtrain's init({ threads }), ORT's numThreads
+const configKey = (c) => `${c.threads}`;
 
 function log(msg) {
   process.stderr.write(`[bench ${((Date.now() - t0) / 1000).toFixed(0).padStart(3)}s] ${msg}\n`);
@@ -51,9 +89,11 @@ function snapshot() {
   mkdirSync(`${snap}dist`, { recursive: true });
   for (const f of readdirSync(`${ROOT}js`)) if (f.endsWith('.js')) cpSync(`${ROOT}js/${f}`, `${snap}js/${f}`);
   for (const f of files) cpSync(dist + f, `${snap}dist/${f}`);
+  mkdirSync(`${snap}web`, { recursive: true });
+  for (const f of readdirSync(`${ROOT}web`)) if (f.endsWith('.js')) cpSync(`${ROOT}web/${f}`, `${snap}web/${f}`); // the Chromium benchmark's entry
   if (existsSync(`${dist}mt`)) cpSync(`${dist}mt`, `${snap}dist/mt`, { recursive: true }); // the threaded build
   writeFileSync(`${snap}package.json`, '{"type":"module"}\n');
-  return { js: `${snap}js/`, wasmMtime: new Date(statSync(`${dist}webtrain-core.wasm`).mtimeMs).toISOString() };
+  return { root: snap, js: `${snap}js/`, wasmMtime: new Date(statSync(`${dist}webtrain-core.wasm`).mtimeMs).toISOString() };
 }
 
 // V8 runs wasm in a baseline tier (Liftoff) and optimizes hot functions on background threads;
@@ -97,15 +137,13 @@ function summarize(rs) {
     return v.length % 2 ? v[v.length >> 1] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
   };
   const stepMs = med((r) => r.stepMs);
-  return { ...ok[0], rounds: ok.length, stepMs, evalMs: med((r) => r.evalMs), train: { ...ok[0].train, min: Math.min(...ok.map((r) => r.train.min)) }, heapBytes: Math.max(...ok.map((r) => r.heapBytes ?? 0)) || null, loadavg: med((r) => r.loadavg), gflops: ok[0].stepFlops / (stepMs * 1e6), gflopsExact: ok[0].exactFlops / (stepMs * 1e6) };
+  const peak = (f) => Math.max(...ok.map((r) => r[f] ?? 0)) || null;
+  return { ...ok[0], rounds: ok.length, stepMs, evalMs: med((r) => r.evalMs), train: { ...ok[0].train, min: Math.min(...ok.map((r) => r.train.min)) }, heapBytes: peak('heapBytes'), mallocPeakBytes: peak('mallocPeakBytes'), rssPeakBytes: peak('rssPeakBytes'), loadavg: med((r) => r.loadavg), gflops: ok[0].stepFlops / (stepMs * 1e6), gflopsExact: ok[0].exactFlops / (stepMs * 1e6) };
 }
-
-const fmt = (x, d = 2) => (x === undefined || x === null || Number.isNaN(x) ? 'n/a' : x.toFixed(d));
-const mb = (b) => (b ? (b / 1048576).toFixed(1) : 'n/a');
 
 async function main() {
   log(`node ${process.version} ${NODE_FLAGS.join(' ')}, ${cpus().length} cpus (${cpus()[0]?.model}), load ${loadavg().map((x) => x.toFixed(2)).join(' ')}${quick ? ', --quick' : ''}`);
-  log(`threads: ${threads} (webtrain init({ threads }), onnxruntime-web numThreads)`);
+  log(`threads: ${threadCounts.join(', ')} (webtrain init({ threads }), onnxruntime-web numThreads); environments: ${envs.join(', ')}`);
   mkdirSync(OUT_DIR, { recursive: true });
   const mm = sh(PY, [`${ROOT}tests/bench/make_models.py`, MODELS_DIR]);
   if (!mm.ok) throw new Error(`make_models.py failed: ${mm.err}`);
@@ -123,7 +161,7 @@ async function main() {
   const gemmRound = (round) => {
     for (const [n, reps] of [[256, quick ? 20 : 60], [512, quick ? 8 : 20], [1024, quick ? 3 : 6]]) {
       log(`gemm n=${n} through webtrain (one MatMul), round ${round + 1}/2`);
-      const r = worker(['gemm', String(n), String(reps)], env);
+      const r = worker(['gemm', String(n), String(reps)], { ...env, ...configEnv({ threads: 1 }) });
       record({ ...(r.error ? { kind: 'gemm', n, error: r.error } : r), round });
     }
     log(`gemm_bench.c (emcc), round ${round + 1}/2`);
@@ -134,6 +172,8 @@ async function main() {
   let specs = modelSpecs();
   if (onlyModels) specs = specs.filter((s) => onlyModels.includes(s.key));
   const wantRt = (r) => !onlyRuntimes || onlyRuntimes.includes(r);
+  const browser = envs.includes('chromium') ? await (await import('./chromium.mjs')).startChromium({ js: snap.root, liftoff: flag('--tiering') }) : null;
+  if (browser) log(`Chromium ${browser.version} (${process.env.WEBTRAIN_CHROMIUM ?? '/usr/bin/chromium'}), a cross-origin-isolated page, one Web Worker per measurement`);
 
   for (const s of specs) {
     const prep = worker(['prepare', s.key], env);
@@ -149,122 +189,56 @@ async function main() {
     if (s.ortOwn) runtimes.push('ort-own', 'webtrain-own');
     runtimes.push('tfjs');
     const perRt = new Map();
-    const run1 = (rt, round) => {
-      log(`${s.key}: ${rt} (${steps} steps${rounds > 1 ? `, round ${round + 1}/${rounds}` : ''})`);
-      let r = worker(['run', rt, s.key, String(steps), String(warmup), String(evals)], env);
-      if (r.error && !r.model) r = { kind: 'model', model: s.key, label: s.label, runtime: rt, error: r.error };
+    // One measurement: a worker process in Node, a Web Worker of the isolated page in Chromium.
+    const measure = (e, rt, c) => {
+      if (e === 'node') return worker(['run', rt, s.key, String(steps), String(warmup), String(evals)], { ...env, ...configEnv(c) });
+      return browser.measure({ spec: s, runtime: rt, threads: c.threads, steps, warmup, evals, warmupMs: Number(env.WT_BENCH_WARMUP_MS) });
+    };
+    const run1 = async (e, rt, c, round) => {
+      const id = `${e}|${rt}|${configKey(c)}`;
+      log(`${s.key}: ${rt}${e === 'node' ? '' : ` in ${e}`} at ${c.threads} thread(s) (${steps} steps${rounds > 1 ? `, round ${round + 1}/${rounds}` : ''})`);
+      let r = await measure(e, rt, c);
+      if (r.error && !r.model) r = { kind: 'model', env: e, model: s.key, label: s.label, runtime: rt, threads: c.threads, error: r.error };
       r.round = round;
+      if (e !== 'node') r.loadavg = loadavg()[0];
       record(r);
-      if (!perRt.has(rt)) perRt.set(rt, []);
-      perRt.get(rt).push(r);
+      if (!perRt.has(id)) perRt.set(id, []);
+      perRt.get(id).push(r);
       return r;
     };
-    // Rounds interleave the runtimes, so that a noisy neighbour hurts them alike.
+    // Rounds interleave the runtimes, thread counts and environments, so that a noisy neighbour
+    // hurts them alike. TF.js (no threads) runs once per round, in Node only; the Chromium page runs webtrain and ORT.
     for (let round = 0; round < rounds; round++) {
-      for (const rt of runtimes) {
-        if (!wantRt(rt.replace(/-(own|patched)$/, ''))) continue;
-        if (round > 0 && perRt.get(rt)?.every((x) => x.error)) continue;
-        const r = run1(rt, round);
-        if (rt === 'ort' && round === 0 && r.error && /TrainingSession.create/.test(r.error)) {
-          // Find out whether the optimizer model is what ORT rejects (SGDOptimizerV2's flag declared [1]).
-          const dir = `${MODELS_DIR}${s.key}/`;
-          const p = sh(PY, [`${ROOT}tests/bench/make_models.py`, '--flag-without-shape', `${dir}optimizer_model.onnx`, `${dir}optimizer_model.flag_noshape.onnx`]);
-          if (p.ok) {
-            log(`${s.key}: ort rejected webtrain's artifacts; retrying with the optimizer's flag output declared without a shape`);
-            runtimes.splice(runtimes.indexOf('ort') + 1, 0, 'ort-patched');
+      for (const c of configs) {
+        for (const rt of runtimes) {
+          if (!wantRt(rt.replace(/-(own|patched)$/, ''))) continue;
+          for (const e of envs) {
+            if (rt === 'tfjs' && (c !== configs[0] || e !== 'node')) continue; // single-threaded: measured once
+            if (e !== 'node' && !['webtrain', 'ort', 'ort-patched'].includes(rt)) continue;
+            if (round > 0 && perRt.get(`${e}|${rt}|${configKey(c)}`)?.every((x) => x.error)) continue;
+            const r = await run1(e, rt, c, round);
+            if (rt === 'ort' && r.error && /TrainingSession.create/.test(r.error) && !runtimes.includes('ort-patched')) {
+              // Find out whether the optimizer model is what ORT rejects (SGDOptimizerV2's flag declared [1]).
+              const dir = `${MODELS_DIR}${s.key}/`;
+              const p = sh(PY, [`${ROOT}tests/bench/make_models.py`, '--flag-without-shape', `${dir}optimizer_model.onnx`, `${dir}optimizer_model.flag_noshape.onnx`]);
+              if (p.ok) {
+                log(`${s.key}: ort rejected webtrain's artifacts; retrying with the optimizer's flag output declared without a shape`);
+                runtimes.splice(runtimes.indexOf('ort') + 1, 0, 'ort-patched');
+              }
+            }
           }
         }
       }
     }
     for (const [, rs] of perRt) summaries.push(summarize(rs));
   }
+  await browser?.close();
 
   if (!flag('--no-gemm')) gemmRound(1);
 
   appendFileSync(`${OUT_DIR}results.jsonl`, results.map((r) => JSON.stringify(r)).join('\n') + '\n');
-  printTable([...summaries, ...results.filter((r) => r.kind !== 'model')]);
+  printTable([...summaries, ...results.filter((r) => r.kind !== 'model')], { threads: threadCounts, envs });
   log(`done in ${((Date.now() - t0) / 1000).toFixed(0)} s; JSON lines in ${OUT_DIR}results.jsonl`);
-}
-
-/**
- * Issue 6, "Done when" 3: peak heap <= parameters + gradients + optimizer moments + the
- * activations the backward pass needs, + 20%. "saved" = the forward activations the backward
- * pass reads (alive when it starts); "live" = the training plan's busiest step (saved + activation
- * gradients + gradient temporaries + scratch), which is what its arena must hold.
- */
-function printMemory(rows) {
-  if (!rows.length) return;
-  const t = [['model', 'Memory', 'static+stack', 'malloc peak', 'P+G+M', 'saved', 'live', 'arena', 'bound', 'peak/bound', 'bound(live)', 'peak/bound(live)']];
-  for (const r of rows) {
-    const st = r.stateBytes.params + r.stateBytes.grads + r.stateBytes.moments;
-    const boundLive = 1.2 * (st + r.livePeakTrainBytes);
-    t.push([r.label ?? r.model, mb(r.heapBytes), mb(r.heapBaseBytes), mb(r.mallocPeakBytes), mb(st), mb(r.savedBytes), mb(r.livePeakTrainBytes), mb(r.arenaBytes), mb(r.boundBytes), fmt(r.mallocPeakBytes / r.boundBytes), mb(boundLive), fmt(r.mallocPeakBytes / boundLive)]);
-  }
-  const w = t[0].map((_, i) => Math.max(...t.map((r) => String(r[i]).length)));
-  const line = (r) => r.map((c, i) => (i ? String(c).padStart(w[i]) : String(c).padEnd(w[i]))).join('  ');
-  console.log('\nwebtrain memory (MB; issue 6: peak <= 1.2 x (params + grads + optimizer moments + activations the backward pass needs))');
-  console.log('Memory = wasm Memory size after the run (its peak: it only grows), = static data + 256 KiB stack + malloc\'s heap + growth slack;');
-  console.log('malloc peak = the most bytes malloc took (dlmalloc footprint); saved = forward activations read by the backward pass;');
-  console.log('live = the training plan\'s busiest step (saved + activation gradients + gradient temporaries + scratch); bound = 1.2 x (P+G+M + saved).');
-  console.log(line(t[0]));
-  console.log(w.map((n) => '-'.repeat(n)).join('  '));
-  for (const r of t.slice(1)) console.log(line(r));
-}
-
-/** Best GFLOP/s per GEMM row over the rounds. */
-function bestGemm(results, kind, keyOf) {
-  const best = new Map();
-  for (const r of results.filter((x) => x.kind === kind)) {
-    const k = keyOf(r);
-    const b = best.get(k);
-    if (!b || (b.error && !r.error) || (!r.error && r.gflops > b.gflops)) best.set(k, r);
-  }
-  return [...best.values()];
-}
-
-function printTable(all) {
-  const models = all.filter((r) => r.kind === 'model');
-  const results = [
-    ...models,
-    ...bestGemm(all, 'gemm', (r) => r.n),
-    ...bestGemm(all, 'gemm-c', (r) => (r.error ? 'error' : `${r.shape}${r.trans}${r.M},${r.N},${r.K}`)),
-  ];
-  const gemmCRows = results.filter((r) => r.kind === 'gemm-c' && !r.error);
-  // The n=512 GEMM rate: the best of gemm_bench.c's square n=512 variants (NN/TN/NT) and the
-  // one-MatMul model (noise only ever lowers a rate).
-  const n512 = [...gemmCRows.filter((r) => r.shape === 'square' && r.M === 512), ...results.filter((r) => r.kind === 'gemm' && r.n === 512 && !r.error)].map((r) => r.gflops);
-  const ceiling = n512.length ? Math.max(...n512) : undefined;
-  const rows = [['model', 'runtime', 'artifacts', 'ms/step', 'min', 'eval ms', 'heap MB', 'GF/s 3x', 'GF/s exact', 'webtrain/peer', 'note']];
-  const byModel = new Map();
-  for (const r of models) {
-    if (!byModel.has(r.model)) byModel.set(r.model, []);
-    byModel.get(r.model).push(r);
-  }
-  for (const [, rs] of byModel) {
-    const wt = rs.find((r) => r.runtime === 'webtrain' && r.stepMs);
-    for (const r of rs) {
-      let ratio = '';
-      if (r.runtime !== 'webtrain' && r.stepMs && wt) ratio = `${fmt(wt.stepMs / r.stepMs)}x`;
-      const note = r.error ? `ERROR ${r.error.split('\n')[0]}`.slice(0, 160) : [r.note, r.runtime === 'webtrain' && r.mallocPeakBytes ? `malloc peak ${mb(r.mallocPeakBytes)} MB (bound ${mb(r.boundBytes)} MB)` : r.runtime === 'webtrain' && r.brkGrowthBytes ? `malloc'd ${mb(r.brkGrowthBytes)} MB (params+grads+moments ${mb(4 * (r.paramsAll + r.params * (r.optimizer === 'SGD' ? 1 : 3)))} MB)` : '', `load ${fmt(r.loadavg, 1)}`].filter(Boolean).join('; ');
-      rows.push([r.label ?? r.model, r.runtime, r.artifacts ?? '', fmt(r.stepMs), fmt(r.train?.min), fmt(r.evalMs), mb(r.heapBytes), fmt(r.gflops, 1), fmt(r.gflopsExact, 1), ratio, note]);
-    }
-  }
-  const w = rows[0].map((_, i) => Math.max(...rows.filter((r) => r.length > 1).map((r) => String(r[i]).length)));
-  const line = (r) => r.map((c, i) => (i >= 3 && i <= 9 ? String(c).padStart(w[i]) : String(c).padEnd(w[i]))).join('  ').trimEnd();
-  console.log('\nTraining step (train + optimizer + lazyResetGrad), single thread; median over the timed steps');
-  console.log('GF/s: MatMul/Gemm/Conv FLOPs per step / median step time; "3x" counts forward+backward as 3x forward,');
-  console.log('"exact" counts forward + only the gradient products needed (no dX of a first layer). heap = wasm Memory bytes after the run.');
-  console.log(line(rows[0]));
-  console.log(w.map((n) => '-'.repeat(n)).join('  '));
-  for (const r of rows.slice(1)) console.log(line(r));
-  printMemory(models.filter((r) => r.runtime === 'webtrain' && r.mallocPeakBytes));
-  console.log('\nGEMM (single thread, float32; best of the rounds before and after the models)');
-  for (const r of results.filter((x) => x.kind === 'gemm')) console.log(r.error ? `  n=${r.n}: ERROR ${r.error}` : `  webtrain MatMul n=${String(r.n).padEnd(4)} ${fmt(r.gflops, 1).padStart(6)} GFLOP/s  (${fmt(r.ms, 3)} ms, through InferenceSession.run)`);
-  for (const r of results.filter((x) => x.kind === 'gemm-c')) console.log(r.error ? `  gemm_bench.c: ERROR ${r.error}` : `  gemm_bench.c ${r.shape.padEnd(7)} ${r.trans} M=${String(r.M).padStart(4)} N=${String(r.N).padStart(4)} K=${String(r.K).padStart(4)} ${fmt(r.gflops, 1).padStart(6)} GFLOP/s`);
-  if (ceiling) {
-    console.log(`\nwebtrain step GFLOP/s as a fraction of the best GEMM n=512 rate (${fmt(ceiling, 1)} GFLOP/s): 3x count / exact count`);
-    for (const r of models.filter((x) => x.runtime === 'webtrain' && x.gflops)) console.log(`  ${r.label.padEnd(30)} ${fmt((100 * r.gflops) / ceiling, 0).padStart(4)}% / ${fmt((100 * r.gflopsExact) / ceiling, 0).padStart(3)}%`);
-  }
 }
 
 main().catch((err) => {

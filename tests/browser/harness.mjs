@@ -5,7 +5,7 @@
 import { createServer } from 'node:http';
 import { createReadStream } from 'node:fs';
 import { mkdir, stat } from 'node:fs/promises';
-import { extname, join, normalize } from 'node:path';
+import { extname, join, normalize, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { before, after } from 'node:test';
 import { chromium } from 'playwright-core';
@@ -38,21 +38,24 @@ export const ISOLATION_HEADERS = Object.freeze({ 'cross-origin-opener-policy': '
  * (e.g. { '/elsewhere/core.wasm': 'dist/webtrain-core.wasm' }). With `dir`, serves all of that
  * folder instead of the repository's public ones. With `isolated`, every answer carries
  * COOP/COEP (ISOLATION_HEADERS): pages are crossOriginIsolated and get the threaded build.
+ * `mounts` maps URL prefixes to folders (absolute, or relative to the repository), served
+ * before the rest (e.g. { '/ort/': 'node_modules/onnxruntime-web/dist/' }: the benchmark's).
  * Returns { url, close, requests }.
  */
-export async function serve({ aliases = {}, dir = null, isolated = false } = {}) {
+export async function serve({ aliases = {}, dir = null, isolated = false, mounts = {} } = {}) {
   const extra = isolated ? ISOLATION_HEADERS : {};
   const requests = [];
   const server = createServer(async (req, res) => {
     const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
     requests.push(path);
-    let rel = aliases[path] ?? normalize(path).replace(/^\/+/, '');
+    const mount = path in aliases ? undefined : Object.keys(mounts).find((m) => path.startsWith(m));
+    let rel = aliases[path] ?? normalize(mount ? path.slice(mount.length) : path).replace(/^\/+/, '');
     if (rel === '' || rel.endsWith('/')) rel += 'index.html';
-    if (rel.includes('..') || (!dir && !PUBLIC.some((p) => rel.startsWith(p)))) {
+    if (rel.includes('..') || (!dir && !mount && !PUBLIC.some((p) => rel.startsWith(p)))) {
       res.writeHead(404, { 'content-type': 'text/plain', ...extra }).end('not found');
       return;
     }
-    const file = join(dir ?? root, rel);
+    const file = mount ? resolve(root, mounts[mount], rel) : join(dir ?? root, rel);
     try {
       const s = await stat(file);
       if (!s.isFile()) throw new Error('not a file');
@@ -74,8 +77,9 @@ export async function serve({ aliases = {}, dir = null, isolated = false } = {})
   };
 }
 
-export function launch() {
-  return chromium.launch({ executablePath: chromiumPath, args: chromiumArgs, headless: true });
+/** Debian's Chromium, headless; `extraArgs` after the usual ones (e.g. '--js-flags=--no-liftoff'). */
+export function launch(extraArgs = []) {
+  return chromium.launch({ executablePath: chromiumPath, args: [...chromiumArgs, ...extraArgs], headless: true });
 }
 
 export function launchPersistent(userDataDir) {
