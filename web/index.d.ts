@@ -39,6 +39,8 @@ export interface WorkerOptions {
   threads?: 'auto' | number;
   /** Where the threaded build's webtrain-core-mt.mjs is served (InitOptions.threadedUrl). */
   threadedUrl?: string | URL;
+  /** Which vector build the worker loads (InitOptions.simd): 'auto', 'relaxed' or 'simd128'. */
+  simd?: 'auto' | 'relaxed' | 'simd128';
 }
 
 import type { TrainProgress, TrainEpochsResult, TrainLoopOptions } from '../js/loop.js';
