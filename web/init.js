@@ -1,8 +1,8 @@
 // Loading the core in browsers: a WebAssembly SIMD check first (a clear error instead of a
 // compile failure) and wasmUrl resolved against the page; js/core.js explains fetch failures.
-import { init as coreInit, simdSupported, checkSupport } from '../js/core.js';
+import { init as coreInit, simdSupported, relaxedSimdSupported, checkSupport } from '../js/core.js';
 
-export { simdSupported, checkSupport };
+export { simdSupported, relaxedSimdSupported, checkSupport };
 
 /**
  * Loads the core once (every API call does it implicitly; call it first to choose the .wasm):
