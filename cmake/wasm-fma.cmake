@@ -13,7 +13,13 @@
 # the final one (decoding the code section; it also validates the result where Node runs relaxed
 # SIMD, hence the flag), into dist/ through a temporary file and a rename.
 find_program(WT_NODE node REQUIRED)
-set(WT_RELAXED_REWRITE ${WT_NODE} --experimental-wasm-relaxed-simd "${CMAKE_SOURCE_DIR}/scripts/wasm-relaxed.mjs")
+# Node 20 runs relaxed SIMD behind this flag; a Node that does not take it runs it as it is.
+execute_process(COMMAND ${WT_NODE} --experimental-wasm-relaxed-simd -e 0 RESULT_VARIABLE wt_flag_refused OUTPUT_QUIET ERROR_QUIET)
+if(wt_flag_refused)
+  set(WT_RELAXED_REWRITE ${WT_NODE} "${CMAKE_SOURCE_DIR}/scripts/wasm-relaxed.mjs")
+else()
+  set(WT_RELAXED_REWRITE ${WT_NODE} --experimental-wasm-relaxed-simd "${CMAKE_SOURCE_DIR}/scripts/wasm-relaxed.mjs")
+endif()
 
 # A copy of `base` (a library or an executable of this file's caller) with -mrelaxed-simd.
 function(wt_relaxed_copy name base kind)

@@ -38,7 +38,8 @@ export interface InitOptions {
   threadedUrl?: string | URL | undefined;
   /**
    * Which vector build to load (default `'auto'`): `'auto'` loads the relaxed-SIMD build
-   * (`dist/fma/`: fused multiply-add, `f32x4.relaxed_madd`; faster matrix products) where the
+   * (`dist/webtrain-core-fma.wasm`, `dist/mt/webtrain-core-mt-fma.wasm`: fused multiply-add,
+   * `f32x4.relaxed_madd`; faster matrix products) where the
    * engine validates a Relaxed SIMD probe (Chromium 114+, Node 22+; Node 20 only when run with
    * `--experimental-wasm-relaxed-simd`), else the SIMD128 build, and the SIMD128 build too where
    * the relaxed-SIMD files cannot be loaded. `'relaxed'` requires it (a WebtrainError where the
@@ -54,7 +55,7 @@ export interface RuntimeInfo {
   /** Threads the core's kernels use (1 in the single-threaded build). */
   threads: number;
   /**
-   * The vector instruction set of the loaded build: `'wasm-relaxed-simd'` (dist/fma/: fused
+   * The vector instruction set of the loaded build: `'wasm-relaxed-simd'` (the `*-fma.wasm`: fused
    * multiply-add) or `'wasm-simd128'`.
    */
   simd: string;

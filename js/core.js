@@ -81,7 +81,8 @@ const RELAXED_SIMD_PROBE = new Uint8Array([
 
 /**
  * Whether this engine runs WebAssembly Relaxed SIMD (its fused multiply-add), which the
- * dist/fma/ builds use: Chromium 114+, Node 22+, Node 20 only with --experimental-wasm-relaxed-simd.
+ * fused-multiply-add builds (webtrain-core-fma.wasm, webtrain-core-mt-fma.wasm) use: Chromium
+ * 114+, Node 22+, Node 20 only with --experimental-wasm-relaxed-simd.
  */
 export function relaxedSimdSupported() {
   try {

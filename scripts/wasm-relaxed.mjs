@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Post-link step of the relaxed-SIMD builds (dist/fma/): rewrites the relaxed-SIMD prototype's
+// Post-link step of the relaxed-SIMD builds (dist/*-fma.wasm): rewrites the relaxed-SIMD prototype's
 // fused multiply-add, which Emscripten 3.1.6's clang 14 emits and binaryen 108 accepts, into the
 // final instruction that engines run.
 //
