@@ -99,3 +99,4 @@ add_custom_command(TARGET webtrain-core-mt POST_BUILD
   COMMAND ${CMAKE_COMMAND} -E rename "${WT_DIST_MT}/.webtrain-core-mt.worker.js.tmp" "${WT_DIST_MT}/webtrain-core-mt.worker.js"
   COMMAND ${CMAKE_COMMAND} -E rename "${WT_DIST_MT}/.webtrain-core-mt.mjs.tmp" "${WT_DIST_MT}/webtrain-core-mt.mjs"
   VERBATIM)
+include(cmake/wasm-fma.cmake)

@@ -36,13 +36,28 @@ export interface InitOptions {
    * cannot be loaded from there is a WebtrainError naming this option.
    */
   threadedUrl?: string | URL | undefined;
+  /**
+   * Which vector build to load (default `'auto'`): `'auto'` loads the relaxed-SIMD build
+   * (`dist/webtrain-core-fma.wasm`, `dist/mt/webtrain-core-mt-fma.wasm`: fused multiply-add,
+   * `f32x4.relaxed_madd`; faster matrix products) where the
+   * engine validates a Relaxed SIMD probe (Chromium 114+, Node 22+; Node 20 only when run with
+   * `--experimental-wasm-relaxed-simd`), else the SIMD128 build, and the SIMD128 build too where
+   * the relaxed-SIMD files cannot be loaded. `'relaxed'` requires it (a WebtrainError where the
+   * engine cannot run it or its files cannot be loaded); `'simd128'` never loads it. Results of
+   * the two builds differ in the last bits. With `wasmUrl`, `wasmBinary` or `threadedUrl`, the
+   * build at that location loads, whichever it is. {@link runtimeInfo}`().simd` says which runs.
+   */
+  simd?: 'auto' | 'relaxed' | 'simd128' | undefined;
 }
 
 /** What the loaded core runs with, as {@link runtimeInfo} returns it. */
 export interface RuntimeInfo {
   /** Threads the core's kernels use (1 in the single-threaded build). */
   threads: number;
-  /** The vector instruction set the core was built with, e.g. `'wasm-simd128'`. */
+  /**
+   * The vector instruction set of the loaded build: `'wasm-relaxed-simd'` (the `*-fma.wasm`: fused
+   * multiply-add) or `'wasm-simd128'`.
+   */
   simd: string;
   /** Whether this page or worker is cross-origin isolated (always false in Node). */
   crossOriginIsolated: boolean;

@@ -18,7 +18,7 @@ export const MAX_THREADS = 8;
 /**
  * Initializes the core. Optional: every API entry point calls it. Options apply to the first
  * call only: { wasmBinary?: Uint8Array|ArrayBuffer, wasmUrl?: string|URL, threads?: 'auto'|number,
- * threadedUrl?: string|URL }.
+ * threadedUrl?: string|URL, simd?: 'auto'|'relaxed'|'simd128' }.
  */
 export function init(options = {}) {
   if (!corePromise) corePromise = load(options).catch((err) => {
@@ -29,8 +29,9 @@ export function init(options = {}) {
 }
 
 /**
- * What the loaded core runs with: { threads, simd, crossOriginIsolated, build: 'single' |
- * 'threaded' }, or null before the core is loaded (init() resolves it).
+ * What the loaded core runs with: { threads, simd: 'wasm-relaxed-simd' | 'wasm-simd128',
+ * crossOriginIsolated, build: 'single' | 'threaded' }, or null before the core is loaded
+ * (init() resolves it).
  */
 export function runtimeInfo() {
   return runtime ? { ...runtime } : null;
@@ -73,6 +74,43 @@ export function simdSupported() {
   }
 }
 
+// (module (func (param v128 v128 v128) (result v128) (f32x4.relaxed_madd (local.get 0) (local.get 1) (local.get 2))))
+const RELAXED_SIMD_PROBE = new Uint8Array([
+  0, 97, 115, 109, 1, 0, 0, 0, 1, 8, 1, 96, 3, 123, 123, 123, 1, 123, 3, 2, 1, 0, 10, 13, 1, 11, 0, 32, 0, 32, 1, 32, 2, 253, 133, 2, 11,
+]);
+
+/**
+ * Whether this engine runs WebAssembly Relaxed SIMD (its fused multiply-add), which the
+ * fused-multiply-add builds (webtrain-core-fma.wasm, webtrain-core-mt-fma.wasm) use: Chromium
+ * 114+, Node 22+, Node 20 only with --experimental-wasm-relaxed-simd.
+ */
+export function relaxedSimdSupported() {
+  try {
+    return typeof WebAssembly === 'object' && WebAssembly.validate(RELAXED_SIMD_PROBE);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * init's `simd` option -> whether to load the relaxed-SIMD (fused multiply-add) build from its
+ * default location: 'auto' (the default) where the engine runs it, 'relaxed' always (an error
+ * where it cannot run), 'simd128' never.
+ */
+function wantRelaxed(simd = 'auto') {
+  if (simd === 'simd128') return false;
+  if (simd === 'auto') return relaxedSimdSupported();
+  if (simd !== 'relaxed') {
+    throw new WebtrainError(`init({ simd }): expected 'auto', 'relaxed' or 'simd128', got ${typeof simd === 'string' ? `'${simd}'` : String(simd)}`);
+  }
+  if (!relaxedSimdSupported()) {
+    throw new WebtrainError(
+      "init({ simd: 'relaxed' }): this engine does not run WebAssembly Relaxed SIMD (Chromium 114+, Node 22+; Node 20 needs --experimental-wasm-relaxed-simd): use simd: 'auto' to fall back to the SIMD128 build",
+    );
+  }
+  return true;
+}
+
 /** Throws a WebtrainError explaining what is missing when the core cannot run here. */
 export function checkSupport() {
   if (typeof WebAssembly !== 'object') throw new WebtrainError('this browser has no WebAssembly: webtrain needs WebAssembly with SIMD (Chrome/Edge 91+, Firefox 89+, Safari 16.4+)');
@@ -86,11 +124,28 @@ export function checkSupport() {
 async function load(options) {
   if (!isNode) checkSupport(); // a clear error, not a compile failure, where SIMD is missing
   const threads = await wantedThreads(options.threads);
+  // The relaxed-SIMD (FMA) builds, .wasm files beside the SIMD128 ones that the same .mjs loads,
+  // load from the default locations only: where the engine validates relaxed SIMD (or simd:
+  // 'relaxed' asks for them) and no location was given (wasmUrl, wasmBinary, threadedUrl).
+  // Under 'auto', an FMA build that cannot load gives way to the SIMD128 one.
+  const forced = options.simd === 'relaxed';
+  const relaxed = wantRelaxed(options.simd) && !options.wasmUrl && !options.wasmBinary && options.threadedUrl == null;
+  const fmaOr = async (loadFma) => {
+    if (!relaxed) return null;
+    try {
+      return await loadFma();
+    } catch (err) {
+      if (forced) throw err;
+      return null;
+    }
+  };
   // The threaded build where it can run and more than one thread is wanted; its location is
   // known by default (next to this package's files) unless the single build's was given
   // (wasmUrl/wasmBinary: a bundle or a custom host), where threadedUrl says where it is.
   const explicit = options.threadedUrl != null;
   if (threads > 1 && threadsAvailable() && (explicit || (!options.wasmUrl && !options.wasmBinary))) {
+    const fma = await fmaOr(() => loadThreaded(options, threads, true));
+    if (fma) return fma;
     try {
       return await loadThreaded(options, threads);
     } catch (err) {
@@ -103,14 +158,27 @@ async function load(options) {
       }
     }
   }
-  return loadSingle(options);
+  return (await fmaOr(() => loadSingle(options, true))) ?? loadSingle(options);
 }
 
-async function loadSingle(options) {
+/**
+ * dist/webtrain-core-fma.wasm beside the SIMD128 .wasm's default location, or null where that is
+ * not this package's dist/ (a bundle emitted the .wasm elsewhere, under another name: the
+ * bundled app loads the SIMD128 build unless it passes the FMA .wasm as wasmUrl).
+ */
+function defaultFmaWasmUrl() {
+  const url = defaultWasmUrl();
+  return url && /\/dist\/webtrain-core\.wasm$/.test(new URL(url).pathname) ? new URL('webtrain-core-fma.wasm', url).href : null;
+}
+
+/** The single-threaded build: the SIMD128 .wasm (dist/, or options'), or with `fma` the relaxed-SIMD one beside it. */
+async function loadSingle(options, fma = false) {
+  const fmaUrl = fma ? defaultFmaWasmUrl() : null;
+  if (fma && !fmaUrl) throw wasmError('its default location', 'this is not the package layout (a bundle)', true);
   const { default: createWebtrainCore } = await import('../dist/webtrain-core.mjs');
   // The .wasm is fetched and compiled here, not by the Emscripten loader, so that a .wasm that
   // is not where it was expected is a WebtrainError naming the option to set, not an abort.
-  const wasm = await compileCore(options);
+  const wasm = await compileCore(fma ? { wasmUrl: fmaUrl } : options);
   const m = await instantiate(createWebtrainCore, wasm, {
     locateFile: (path) => path, // (unused: set so the loader does not evaluate import.meta.url, empty in some bundles)
   });
@@ -136,12 +204,15 @@ function defaultThreadedUrl() {
   return urlOrNull('../dist/mt/webtrain-core-mt.mjs', moduleUrl);
 }
 
-/** The threaded build (dist/mt/): its .wasm and worker script are next to its .mjs. */
-async function loadThreaded(options, threads) {
+/**
+ * The threaded build (dist/mt/): its .wasm (with `fma`, the relaxed-SIMD webtrain-core-mt-fma.wasm)
+ * and worker script are next to its .mjs.
+ */
+async function loadThreaded(options, threads, fma = false) {
   const url = options.threadedUrl != null ? String(options.threadedUrl) : defaultThreadedUrl();
   if (!url) throw wasmError('its default location', 'import.meta.url is empty here', true);
   const mjsUrl = isNode && !/^[a-z][a-z0-9+.-]*:/i.test(url) ? (await importNode('url')).pathToFileURL(url).href : url;
-  const wasmUrl = new URL('webtrain-core-mt.wasm', mjsUrl).href;
+  const wasmUrl = new URL(fma ? 'webtrain-core-mt-fma.wasm' : 'webtrain-core-mt.wasm', mjsUrl).href;
   const wasm = await compileCore({ wasmUrl });
   let createWebtrainCore;
   try {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds both trees: native (build/native: tests, CLI) and WebAssembly (build/wasm -> dist/:
-# the single-threaded build, and the threaded one in dist/mt/).
+# the single-threaded build, and the threaded one in dist/mt/, each also as a relaxed-SIMD
+# .wasm: cmake/wasm-fma.cmake).
 # Installs what is missing first (scripts/setup.sh). Incremental: a second run is quick.
 # Warnings are errors: the toolchain is Debian 12's, the same everywhere this builds.
 set -euo pipefail
@@ -19,4 +20,4 @@ if [ ! -f build/wasm/CMakeCache.txt ]; then
     "-DCMAKE_CROSSCOMPILING_EMULATOR=/usr/bin/node;--no-experimental-fetch" >/dev/null
 fi
 cmake --build build/wasm -j"$jobs"
-echo "build: ok ($(du -h dist/webtrain-core.wasm | cut -f1) dist/webtrain-core.wasm, $(du -h dist/mt/webtrain-core-mt.wasm | cut -f1) dist/mt/webtrain-core-mt.wasm: threaded)"
+echo "build: ok ($(du -h dist/webtrain-core.wasm | cut -f1) dist/webtrain-core.wasm, $(du -h dist/mt/webtrain-core-mt.wasm | cut -f1) dist/mt/webtrain-core-mt.wasm: threaded; *-fma.wasm beside each: relaxed SIMD)"

@@ -2,7 +2,8 @@
 # Every test, bottom up (DESIGN.md "Tests"): native unit + ONNX node tests (also at 1 and 4
 # threads), the same under ThreadSanitizer at 2 threads and under AddressSanitizer +
 # UndefinedBehaviorSanitizer with warnings as errors, the ONNX node tests
-# and PyTorch forward vectors in WebAssembly under Node, then the JavaScript tests.
+# and PyTorch forward vectors in WebAssembly under Node (on the SIMD128 and the relaxed-SIMD
+# builds), then the JavaScript tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
@@ -36,6 +37,17 @@ node tests/onnx/run.mjs tests/golden/cases/*/forward
 
 echo "== wasm: training golden vectors vs PyTorch (tests/golden/cases, tests/golden/cases-models)"
 node tests/golden/run.mjs tests/golden/cases/*/ tests/golden/cases-models/*/
+
+echo "== wasm, relaxed-SIMD (FMA) build (Node's --experimental-wasm-relaxed-simd): ONNX node tests, forward vectors, training golden vectors"
+relaxed() {
+  local out
+  out=$(node --experimental-wasm-relaxed-simd "$@") || { echo "$out" | grep -v '^ok '; return 1; }
+  echo "$out" | grep -v '^ok '
+  echo "$out" | tail -1 | grep -q '(wasm-relaxed-simd)$' || { echo "not run on the relaxed-SIMD build"; return 1; }
+}
+relaxed tests/onnx/run.mjs --allowlist tests/onnx/allowlist.txt
+relaxed tests/onnx/run.mjs tests/golden/cases/*/forward
+relaxed tests/golden/run.mjs tests/golden/cases/*/ tests/golden/cases-models/*/
 
 echo "== JavaScript tests (node --test)"
 node --test tests/js/

@@ -13,6 +13,11 @@ export type { WorkerFitOptions, WorkerFitProgress } from './worker-fit.js';
 export declare function init(options?: InitOptions): Promise<Core>;
 /** Whether this engine supports WebAssembly SIMD (128-bit), which the core needs. */
 export declare function simdSupported(): boolean;
+/**
+ * Whether this engine runs WebAssembly Relaxed SIMD, which the fused-multiply-add builds
+ * (`webtrain-core-fma.wasm`) need: what `init({ simd: 'auto' })` checks.
+ */
+export declare function relaxedSimdSupported(): boolean;
 /** Throws a WebtrainError explaining what this browser lacks, if anything. */
 export declare function checkSupport(): void;
 
@@ -39,6 +44,8 @@ export interface WorkerOptions {
   threads?: 'auto' | number;
   /** Where the threaded build's webtrain-core-mt.mjs is served (InitOptions.threadedUrl). */
   threadedUrl?: string | URL;
+  /** Which vector build the worker loads (InitOptions.simd): 'auto', 'relaxed' or 'simd128'. */
+  simd?: 'auto' | 'relaxed' | 'simd128';
 }
 
 import type { TrainProgress, TrainEpochsResult, TrainLoopOptions } from '../js/loop.js';

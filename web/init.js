@@ -1,13 +1,14 @@
 // Loading the core in browsers: a WebAssembly SIMD check first (a clear error instead of a
 // compile failure) and wasmUrl resolved against the page; js/core.js explains fetch failures.
-import { init as coreInit, simdSupported, checkSupport } from '../js/core.js';
+import { init as coreInit, simdSupported, relaxedSimdSupported, checkSupport } from '../js/core.js';
 
-export { simdSupported, checkSupport };
+export { simdSupported, relaxedSimdSupported, checkSupport };
 
 /**
  * Loads the core once (every API call does it implicitly; call it first to choose the .wasm):
  * { wasmUrl?: string | URL, wasmBinary?: Uint8Array | ArrayBuffer, threads?: 'auto' | number,
- * threadedUrl?: string | URL }: the threaded build where the page is crossOriginIsolated. Rejects with a clear
+ * threadedUrl?: string | URL, simd?: 'auto' | 'relaxed' | 'simd128' }: the threaded build where the page
+ * is crossOriginIsolated, the relaxed-SIMD (FMA) build where the browser runs it. Rejects with a clear
  * WebtrainError where WebAssembly SIMD is missing or the .wasm cannot be fetched (js/core.js).
  */
 export async function init(options = {}) {

@@ -362,7 +362,7 @@ const argEncoding = (transfer) => ({
 
 /**
  * Starts a worker running webtrain and loads the core in it. Options: { wasmUrl } (where the
- * .wasm is, if not next to dist/webtrain-core.mjs), { threads, threadedUrl } (as init()'s: the
+ * .wasm is, if not next to dist/webtrain-core.mjs), { threads, threadedUrl, simd } (as init()'s: the
  * worker loads the threaded build where it is crossOriginIsolated), { workerUrl } (where web/worker.js, bundled
  * as an entry point of its own, is served, if a bundler did not follow
  * new Worker(new URL('./worker.js', import.meta.url))). Where either cannot be loaded, rejects
@@ -387,6 +387,7 @@ export async function worker(options = {}) {
   if (options.wasmUrl) initOptions.wasmUrl = location(options.wasmUrl);
   if (options.threadedUrl) initOptions.threadedUrl = location(options.threadedUrl);
   if (options.threads !== undefined) initOptions.threads = options.threads; // the worker's init() checks it
+  if (options.simd !== undefined) initOptions.simd = options.simd; // (likewise)
   try {
     await host._init(initOptions);
   } catch (err) {

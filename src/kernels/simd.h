@@ -3,8 +3,10 @@
  *   - Native GCC/Clang: vector extensions (same semantics, runs under sanitizers).
  *   - WT_SIMD_SCALAR defined: a plain struct of four floats (the scalar reference build).
  * Kernels written against this header are tested natively and in wasm with the same code.
- * There is no fused multiply-add in wasm SIMD128 (relaxed-simd is unusable with clang 14),
- * so wt_f32x4_fma is mul + add on every target: results match bit for bit across targets. */
+ * wt_f32x4_fma is mul + add (two roundings) on every target, so results match bit for bit
+ * across targets, except in the relaxed-SIMD build (-mrelaxed-simd: dist/fma/): there it is
+ * Relaxed SIMD's f32x4.relaxed_madd, which engines run fused where the CPU has FMA (one
+ * rounding; last bits differ from the other builds, the same at any thread count). */
 #ifndef WT_KERNELS_SIMD_H
 #define WT_KERNELS_SIMD_H
 
@@ -14,7 +16,11 @@
 #if defined(__wasm_simd128__) && !defined(WT_SIMD_SCALAR)
 #include <wasm_simd128.h>
 typedef v128_t wt_f32x4;
+#if defined(__wasm_relaxed_simd__)
+#define WT_SIMD_NAME "wasm-relaxed-simd"
+#else
 #define WT_SIMD_NAME "wasm-simd128"
+#endif
 static inline wt_f32x4 wt_f32x4_load(const float *p) { return wasm_v128_load(p); }
 static inline void wt_f32x4_store(float *p, wt_f32x4 v) { wasm_v128_store(p, v); }
 static inline wt_f32x4 wt_f32x4_splat(float x) { return wasm_f32x4_splat(x); }
@@ -211,9 +217,19 @@ static inline wt_f32x4 wt_f32x4_even(wt_f32x4 a, wt_f32x4 b) { return (wt_f32x4)
 static inline wt_f32x4 wt_f32x4_odd(wt_f32x4 a, wt_f32x4 b) { return (wt_f32x4){{a.v[1], a.v[3], b.v[1], b.v[3]}}; }
 #endif
 
-/* a * b + c (two roundings on every target). */
+/* a * b + c: two roundings, or one in the relaxed-SIMD build (fused where the CPU has FMA). */
 static inline wt_f32x4 wt_f32x4_fma(wt_f32x4 a, wt_f32x4 b, wt_f32x4 c) {
+#if defined(__wasm_relaxed_simd__) && !defined(WT_SIMD_SCALAR) && __clang_major__ >= 16
+  return __builtin_wasm_relaxed_madd_f32x4(a, b, c);
+#elif defined(__wasm_relaxed_simd__) && !defined(WT_SIMD_SCALAR)
+  /* clang 14 (Emscripten 3.1.6's) knows only the relaxed-SIMD prototype, f32x4.fma(x, y, z) =
+   * x + y * z under the obsolete opcode 0xfd 0xaf, which engines no longer accept (binaryen 108
+   * folds constants with that meaning too). scripts/wasm-relaxed.mjs rewrites each one in the
+   * linked module to the final f32x4.relaxed_madd(y, z, x) = y * z + x. */
+  return __builtin_wasm_fma_f32x4(c, a, b);
+#else
   return wt_f32x4_add(wt_f32x4_mul(a, b), c);
+#endif
 }
 /* Sum of the four lanes, in the fixed order (l0 + l2) + (l1 + l3). */
 static inline float wt_f32x4_hsum(wt_f32x4 v) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Speed and memory benchmark (issue 6), not part of the test suite:
 //   node tests/bench/run.mjs [--quick] [--models a,b] [--runtimes webtrain,ort,tfjs] [--rounds N] [--no-gemm] [--tiering]
-//                            [--threads N | --threads 1,2,4] [--env node,chromium | --browser chromium]
+//                            [--threads N | --threads 1,2,4] [--env node,chromium | --browser chromium] [--simd relaxed]
 // Trains each model with webtrain, onnxruntime-web 1.19.2's training build (webtrain's generated
 // artifacts; for the MNIST MLP also ONNX Runtime's own artifacts) and TensorFlow.js's wasm
 // backend, at each thread count (default 1: webtrain's single-threaded build; N > 1: its threaded
@@ -27,6 +27,13 @@ const rounds = Math.max(1, Number(opt('--rounds') ?? (quick ? 1 : 2)));
 const CORES = availableParallelism();
 const threadCounts = parseThreads(opt('--threads') ?? '1');
 const envs = parseEnvs();
+// --simd relaxed: webtrain's relaxed-SIMD (fused multiply-add) builds, which Node 20 runs behind
+// --experimental-wasm-relaxed-simd (added to every worker process; init()'s 'auto' then picks
+// them), and gemm_bench.c compiled with -mrelaxed-simd. Default simd128: the SIMD128 builds.
+// (Chromium picks the relaxed-SIMD build by itself wherever it runs it.)
+const SIMD = opt('--simd') ?? 'simd128';
+if (SIMD !== 'simd128' && SIMD !== 'relaxed') throw new Error(`--simd: expected simd128 or relaxed, got ${SIMD}`);
+const RELAXED_FLAGS = SIMD === 'relaxed' ? ['--experimental-wasm-relaxed-simd'] : [];
 const PY = '/usr/bin/python3';
 const WORKER = `${ROOT}tests/bench/worker.mjs`;
 const t0 = Date.now();
@@ -76,7 +83,7 @@ function sh(cmd, args, options = {}) {
 // 1. A consistent snapshot of webtrain's js/ + dist/ (dist/ may be rebuilt while we run).
 function snapshot() {
   const dist = `${ROOT}dist/`;
-  const files = ['webtrain-core.mjs', 'webtrain-core.wasm'];
+  const files = ['webtrain-core.mjs', 'webtrain-core.wasm', ...(SIMD === 'relaxed' ? ['webtrain-core-fma.wasm'] : [])];
   for (let tries = 0; ; tries++) {
     const st = () => files.map((f) => (existsSync(dist + f) ? `${statSync(dist + f).mtimeMs}:${statSync(dist + f).size}` : 'missing')).join();
     const a = st();
@@ -101,7 +108,7 @@ function snapshot() {
 // partly unoptimized for many seconds (its median step time doubled at load 5). --no-liftoff
 // compiles every function with the optimizing tier on first call: steady-state numbers for every
 // runtime. --tiering keeps V8's default.
-const NODE_FLAGS = flag('--tiering') ? [] : ['--no-liftoff'];
+const NODE_FLAGS = [...(flag('--tiering') ? [] : ['--no-liftoff']), ...RELAXED_FLAGS];
 
 function worker(args, env) {
   const r = sh(process.execPath, [...NODE_FLAGS, WORKER, ...args], { env: { ...process.env, ...env } });
@@ -112,17 +119,20 @@ function worker(args, env) {
 
 // 2. The C GEMM micro-benchmark (tests/bench/gemm_bench.c) in wasm, built from src/kernels.
 function gemmC(build) {
-  const dir = `${OUT_DIR}gemm/`;
+  const dir = `${OUT_DIR}gemm${SIMD === 'relaxed' ? '-relaxed' : ''}/`;
+  const simdFlags = SIMD === 'relaxed' ? ['-msimd128', '-mrelaxed-simd'] : ['-msimd128'];
   mkdirSync(dir, { recursive: true });
   writeFileSync(`${dir}package.json`, '{"type":"commonjs"}\n'); // the repository's package.json says "module"
-  const src = ['tests/bench/gemm_bench.c', 'src/kernels/gemm.c', 'src/kernels/gemm_ref.c'].map((f) => ROOT + f);
-  const b = !build && existsSync(`${dir}gemm_bench.wasm`) ? { ok: true } : sh('emcc', ['-O3', '-msimd128', `-I${ROOT}src`, ...src, '-sINITIAL_MEMORY=64MB', '-o', `${dir}gemm_bench.js`], { env: { ...process.env, NODE_PATH: '/usr/share/nodejs' } });
+  const src = ['tests/bench/gemm_bench.c', 'src/kernels/gemm.c', 'src/kernels/gemm_ref.c', 'src/base/pool.c'].map((f) => ROOT + f);
+  let b = !build && existsSync(`${dir}gemm_bench.wasm`) ? { ok: true } : sh('emcc', ['-O3', ...simdFlags, `-I${ROOT}src`, `-I${ROOT}include`, ...src, '-sINITIAL_MEMORY=64MB', '-o', `${dir}gemm_bench.js`], { env: { ...process.env, NODE_PATH: '/usr/share/nodejs' } });
+  // (relaxed: clang 14's prototype f32x4.fma -> the final f32x4.relaxed_madd, as the package's build does)
+  if (b.ok && build && SIMD === 'relaxed') b = sh(process.execPath, [...RELAXED_FLAGS, `${ROOT}scripts/wasm-relaxed.mjs`, `${dir}gemm_bench.wasm`, `${dir}gemm_bench.wasm`]);
   if (!b.ok) return [{ kind: 'gemm-c', error: `emcc failed: ${b.err.trim().split('\n').slice(-2).join(' | ')}` }];
-  const r = sh(process.execPath, ['--no-experimental-fetch', `${dir}gemm_bench.js`]);
+  const r = sh(process.execPath, ['--no-experimental-fetch', ...RELAXED_FLAGS, `${dir}gemm_bench.js`]);
   const rows = [];
   for (const line of r.out.split('\n')) {
     const m = /^(\S+)\s+([NT]{2}) M=\s*(\d+) N=\s*(\d+) K=\s*(\d+)\s+([\d.]+) GFLOP\/s\s+([\d.]+) us/.exec(line);
-    if (m) rows.push({ kind: 'gemm-c', source: 'tests/bench/gemm_bench.c (wt_sgemm from src/kernels, emcc -O3 -msimd128)', shape: m[1], trans: m[2], M: +m[3], N: +m[4], K: +m[5], gflops: +m[6], us: +m[7] });
+    if (m) rows.push({ kind: 'gemm-c', source: `tests/bench/gemm_bench.c (wt_sgemm from src/kernels, emcc -O3 ${simdFlags.join(' ')})`, simd: SIMD, shape: m[1], trans: m[2], M: +m[3], N: +m[4], K: +m[5], gflops: +m[6], us: +m[7] });
   }
   if (!rows.length) rows.push({ kind: 'gemm-c', error: `gemm_bench printed nothing usable: ${(r.err || r.out).slice(-200)}` });
   return rows;
@@ -143,7 +153,7 @@ function summarize(rs) {
 
 async function main() {
   log(`node ${process.version} ${NODE_FLAGS.join(' ')}, ${cpus().length} cpus (${cpus()[0]?.model}), load ${loadavg().map((x) => x.toFixed(2)).join(' ')}${quick ? ', --quick' : ''}`);
-  log(`threads: ${threadCounts.join(', ')} (webtrain init({ threads }), onnxruntime-web numThreads); environments: ${envs.join(', ')}`);
+  log(`threads: ${threadCounts.join(', ')} (webtrain init({ threads }), onnxruntime-web numThreads); environments: ${envs.join(', ')}; webtrain's ${SIMD === 'relaxed' ? 'relaxed-SIMD (FMA)' : 'SIMD128'} builds in Node (--simd)`);
   mkdirSync(OUT_DIR, { recursive: true });
   const mm = sh(PY, [`${ROOT}tests/bench/make_models.py`, MODELS_DIR]);
   if (!mm.ok) throw new Error(`make_models.py failed: ${mm.err}`);

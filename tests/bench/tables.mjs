@@ -89,8 +89,8 @@ export function printTable(all, run) {
   if (many.threads) printThreadMemory(models, run);
   printMemory(models.filter((r) => r.runtime === 'webtrain' && r.mallocPeakBytes), many);
   console.log('\nGEMM (single thread, float32; best of the rounds before and after the models)');
-  for (const r of results.filter((x) => x.kind === 'gemm')) console.log(r.error ? `  n=${r.n}: ERROR ${r.error}` : `  webtrain MatMul n=${String(r.n).padEnd(4)} ${fmt(r.gflops, 1).padStart(6)} GFLOP/s  (${fmt(r.ms, 3)} ms, through InferenceSession.run)`);
-  for (const r of results.filter((x) => x.kind === 'gemm-c')) console.log(r.error ? `  gemm_bench.c: ERROR ${r.error}` : `  gemm_bench.c ${r.shape.padEnd(7)} ${r.trans} M=${String(r.M).padStart(4)} N=${String(r.N).padStart(4)} K=${String(r.K).padStart(4)} ${fmt(r.gflops, 1).padStart(6)} GFLOP/s`);
+  for (const r of results.filter((x) => x.kind === 'gemm')) console.log(r.error ? `  n=${r.n}: ERROR ${r.error}` : `  webtrain MatMul n=${String(r.n).padEnd(4)} ${fmt(r.gflops, 1).padStart(6)} GFLOP/s  (${fmt(r.ms, 3)} ms, through InferenceSession.run; ${r.simd ?? 'wasm-simd128'})`);
+  for (const r of results.filter((x) => x.kind === 'gemm-c')) console.log(r.error ? `  gemm_bench.c: ERROR ${r.error}` : `  gemm_bench.c ${r.shape.padEnd(7)} ${r.trans} M=${String(r.M).padStart(4)} N=${String(r.N).padStart(4)} K=${String(r.K).padStart(4)} ${fmt(r.gflops, 1).padStart(6)} GFLOP/s  (${r.simd ?? 'simd128'})`);
   if (ceiling) {
     console.log(`\nwebtrain step GFLOP/s as a fraction of the best GEMM n=512 rate (${fmt(ceiling, 1)} GFLOP/s): 3x count / exact count`);
     for (const r of models.filter((x) => x.runtime === 'webtrain' && x.gflops && (x.threads ?? 1) === 1)) console.log(`  ${where(r, many).padEnd(36)} ${fmt((100 * r.gflops) / ceiling, 0).padStart(4)}% / ${fmt((100 * r.gflopsExact) / ceiling, 0).padStart(3)}%`);

@@ -157,7 +157,7 @@ async function gemm(n, reps) {
   const t = await timeLoop(reps, Math.max(3, reps >> 2), run, WARMUP_MS);
   session.release();
   const flops = 2 * n * n * n;
-  emit({ kind: 'gemm', source: 'webtrain InferenceSession, one MatMul (includes input copy-in/out)', n, ms: t.median, gflops: flops / (t.median * 1e6), reps: t.n });
+  emit({ kind: 'gemm', source: 'webtrain InferenceSession, one MatMul (includes input copy-in/out)', n, ms: t.median, gflops: flops / (t.median * 1e6), reps: t.n, simd: wt.runtimeInfo()?.simd });
 }
 
 async function main() {

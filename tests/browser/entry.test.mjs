@@ -38,9 +38,9 @@ test('default: the .wasm next to the module; SIMD detected', async () => {
       return { simd, name: core.simdName(), inputs: session.inputNames };
     });
     assert.equal(r.simd, true);
-    assert.equal(r.name, 'wasm-simd128');
+    assert.equal(r.name, 'wasm-relaxed-simd'); // Chromium runs relaxed SIMD: the FMA .wasm beside the SIMD128 one
     assert.deepEqual(r.inputs, ['input']);
-    assert.deepEqual(wasmRequests(), ['/dist/webtrain-core.wasm']);
+    assert.deepEqual(wasmRequests(), ['/dist/webtrain-core-fma.wasm']);
     await screenshot(page, 'entry-default');
     assert.deepEqual(ctx.offsite, []);
   } finally {
@@ -89,7 +89,7 @@ test('a .wasm that cannot be fetched: a clear error, and a later init can succee
       return { err, ok: core.simdName() };
     });
     assert.match(r.err, /^WebtrainError: cannot load webtrain's WebAssembly core from http:\/\/127\.0\.0\.1:\d+\/nowhere\/core\.wasm: HTTP 404 Not Found \(init\(\{ wasmUrl \}\)/);
-    assert.equal(r.ok, 'wasm-simd128');
+    assert.equal(r.ok, 'wasm-relaxed-simd');
     await screenshot(page, 'entry-missing-wasm');
   } finally {
     await ctx.close();

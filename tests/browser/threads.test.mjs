@@ -9,6 +9,10 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { serve, launch, guard, openPage, screenshot } from './harness.mjs';
 
+// Chromium runs WebAssembly Relaxed SIMD: init()'s default simd: 'auto' loads the relaxed-SIMD
+// (FMA) .wasm of each build (tests/browser/fma.test.mjs checks the choice).
+const CHROMIUM_SIMD = 'wasm-relaxed-simd';
+
 let isolated;
 let plain;
 let browser;
@@ -94,7 +98,7 @@ let reference; // the non-isolated page's main-thread run: the bits every other 
 test('a page served without COOP/COEP loads the single-threaded build (1 thread) and trains the golden MLP', async () => {
   const r = await train(plain, {}, 'threads-not-isolated');
   assert.equal(r.pageIsolated, false);
-  assert.deepEqual(r.info, { threads: 1, simd: 'wasm-simd128', crossOriginIsolated: false, build: 'single' });
+  assert.deepEqual(r.info, { threads: 1, simd: CHROMIUM_SIMD, crossOriginIsolated: false, build: 'single' });
   assert.ok(r.finite, 'finite losses');
   assert.equal(r.golden, null, `PyTorch's parameters after 5 steps: ${r.golden}`);
   reference = r;
@@ -105,7 +109,7 @@ test('a cross-origin-isolated page loads the threaded build and trains the golde
   assert.equal(r.pageIsolated, true);
   assert.equal(r.info.build, 'threaded');
   assert.equal(r.info.crossOriginIsolated, true);
-  assert.equal(r.info.simd, 'wasm-simd128');
+  assert.equal(r.info.simd, CHROMIUM_SIMD);
   assert.ok(r.info.threads >= 1 && r.info.threads <= 8, `threads ${r.info.threads}`);
   assert.equal(r.golden, null, `PyTorch's parameters after 5 steps: ${r.golden}`);
   assert.equal(r.losses, reference.losses, 'losses: the same bits as the single-threaded build');
@@ -123,7 +127,7 @@ test('isolated page, init({ threads: 2 }): the threaded build, 2 threads where t
 
 test('isolated page, init({ threads: 1 }): the single-threaded build', async () => {
   const r = await train(isolated, { threads: 1 });
-  assert.deepEqual(r.info, { threads: 1, simd: 'wasm-simd128', crossOriginIsolated: true, build: 'single' });
+  assert.deepEqual(r.info, { threads: 1, simd: CHROMIUM_SIMD, crossOriginIsolated: true, build: 'single' });
   assert.equal(r.losses, reference.losses);
 });
 
@@ -134,7 +138,7 @@ test('webtrain.worker() in an isolated page: the threaded build in the worker, s
   assert.equal(iso.losses, reference.losses);
   assert.equal(iso.params, reference.params);
   const not = await train(plain, { inWorker: true });
-  assert.deepEqual(not.info, { threads: 1, simd: 'wasm-simd128', crossOriginIsolated: false, build: 'single' });
+  assert.deepEqual(not.info, { threads: 1, simd: CHROMIUM_SIMD, crossOriginIsolated: false, build: 'single' });
   assert.equal(not.losses, reference.losses);
   assert.equal(not.params, reference.params);
 });
@@ -144,7 +148,7 @@ test('an isolated page whose thread worker script is missing loads the single-th
   try {
     const r = await train(broken);
     assert.equal(r.pageIsolated, true);
-    assert.deepEqual(r.info, { threads: 1, simd: 'wasm-simd128', crossOriginIsolated: true, build: 'single' });
+    assert.deepEqual(r.info, { threads: 1, simd: CHROMIUM_SIMD, crossOriginIsolated: true, build: 'single' });
     assert.equal(r.losses, reference.losses);
     assert.ok(broken.requests.includes('/dist/mt/webtrain-core-mt.worker.js'), 'the threaded build was not tried');
   } finally {

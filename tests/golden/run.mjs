@@ -6,9 +6,10 @@
 // case's tolerances (the runner itself is tests/golden/golden.mjs).
 //   node tests/golden/run.mjs DIR...
 // Prints one line per case (first mismatch: tensor, index, expected, actual) and
-// "N passed, M failed"; exits 1 on any failure.
+// "N passed, M failed (the build's SIMD)"; exits 1 on any failure.
 import { resolve } from 'node:path';
 import { runCase, Mismatch } from './golden.mjs';
+import { runtimeInfo } from '../../js/index.js';
 
 const dirs = process.argv.slice(2);
 if (!dirs.length) {
@@ -28,5 +29,5 @@ for (const d of dirs) {
     console.log(`FAIL ${label}: ${err instanceof Mismatch ? '' : 'error: '}${err.message}`);
   }
 }
-console.log(`${passed} passed, ${failed} failed`);
+console.log(`${passed} passed, ${failed} failed (${runtimeInfo()?.simd ?? 'core not loaded'})`);
 process.exit(failed ? 1 : 0);

@@ -6,10 +6,10 @@
 //   node tests/onnx/run.mjs [--rtol R] [--atol A] DIR...
 //   node tests/onnx/run.mjs --allowlist tests/onnx/allowlist.txt [--cases DIR]
 // (the allowlist form runs every listed case with its own tolerance override, if any).
-// Prints one line per case and "N passed, M failed"; exits 1 if any case failed.
+// Prints one line per case and "N passed, M failed (the build's SIMD)"; exits 1 if any case failed.
 import { readFile, readdir } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
-import { InferenceSession, Tensor } from '../../js/index.js';
+import { InferenceSession, Tensor, runtimeInfo } from '../../js/index.js';
 import { decodeTensorProto } from '../tensor-proto.mjs';
 
 function parseArgs(argv) {
@@ -109,5 +109,5 @@ for (const c of cases) {
     console.log(`ok   ${label}`);
   }
 }
-console.log(`${passed} passed, ${failed} failed`);
+console.log(`${passed} passed, ${failed} failed (${runtimeInfo()?.simd ?? 'core not loaded'})`);
 process.exit(failed ? 1 : 0);

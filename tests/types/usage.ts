@@ -41,6 +41,10 @@ await init({ threads: 'auto' });
 await init({ threads: 4, threadedUrl: '/assets/webtrain-mt/webtrain-core-mt.mjs' });
 // @ts-expect-error threads is 'auto' or a number
 await init({ threads: 'max' });
+await init({ simd: 'relaxed' });
+await init({ threads: 2, simd: 'simd128' });
+// @ts-expect-error simd is 'auto', 'relaxed' or 'simd128'
+await init({ simd: 'fma' });
 const info: RuntimeInfo | null = runtimeInfo();
 if (info) {
   const threadCount: number = info.threads;
