@@ -41,7 +41,11 @@ static void arena_unref(wt_arena_buf *a) {
 
 const char *wt_last_error(void) { return wt_error_message(); }
 
-const char *wt_simd_name(void) { return WT_SIMD_NAME; }
+/* A fixed-size array, not a bare literal: the static data of the SIMD128 and relaxed-SIMD wasm
+ * builds then has the same layout, which their shared JavaScript glue relies on (it embeds
+ * static addresses; cmake/wasm-fma.cmake). */
+static const char simd_name[32] = WT_SIMD_NAME;
+const char *wt_simd_name(void) { return simd_name; }
 
 int wt_session_create_from_graph(wt_graph *g, wt_session **out) {
   /* every op the model lacks is named now, not at the first run */
