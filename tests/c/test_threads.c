@@ -327,6 +327,47 @@ static void test_pooling(void) {
   }
 }
 
+/* MaxPoolGrad: planes on the pool (MaxPool's indices stay in their plane) against the plain
+ * scatter (one plane); indices that leave their plane take the plain path at any thread count. */
+static void test_maxpool_grad(void) {
+  const wt_conv_geom g = {.img = {1, 30, 30}, .grid = {1, 15, 15}, .k = {1, 3, 3},
+                          .stride = {1, 2, 2}, .dil = {1, 1, 1}, .pad = {0, 1, 1}};
+  const int64_t NC = 97, I = 900, G = 225; /* 87300 dx elements: above the cut-over */
+  float *x = malloc(sizeof(float) * NC * I), *y = malloc(sizeof(float) * NC * G);
+  float *dy = malloc(sizeof(float) * NC * G), *dx0 = malloc(sizeof(float) * NC * I);
+  float *dx1 = malloc(sizeof(float) * NC * I);
+  int64_t *ind = malloc(sizeof(int64_t) * NC * G);
+  fill(x, NC * I, 45);
+  fill(dy, NC * G, 46);
+  wt_set_threads(1);
+  wt_maxpool_indices(&g, NC, 0, x, y, ind);
+  ind[5 * G + 7] = -1; /* a window wholly in the padding */
+  int same = 1;
+  for (int escape = 0; escape < 2; escape++) {
+    if (escape) ind[40 * G + 3] = 2 * I + 5; /* into another plane: still in dX */
+    CHECK(wt_maxpool_grad(1, NC * G, dy, ind, NC * I, dx0) == -1);
+    for (int split = 0; split < 2; split++)
+      for (int32_t t = 1; t <= 4; t++) {
+        wt_pool_set_split_small(split);
+        wt_set_threads(t);
+        memset(dx1, 0x7f, sizeof(float) * NC * I);
+        CHECK(wt_maxpool_grad(NC, NC * G, dy, ind, NC * I, dx1) == -1);
+        same &= !memcmp(dx0, dx1, sizeof(float) * NC * I);
+      }
+  }
+  wt_pool_set_split_small(0);
+  if (!same) fprintf(stderr, "MaxPoolGrad differs across threads or from the plain path\n");
+  CHECK(same);
+  ind[60 * G + 2] = NC * I; /* out of dX: the first bad position is reported */
+  CHECK(wt_maxpool_grad(NC, NC * G, dy, ind, NC * I, dx1) == 60 * G + 2);
+  free(x);
+  free(y);
+  free(dy);
+  free(dx0);
+  free(dx1);
+  free(ind);
+}
+
 /* ---- Conv and ConvGrad: (image, group) products and dW's chunked sum over images ------------ */
 
 static void test_conv(void) {
@@ -399,6 +440,7 @@ int main(void) {
   test_elementwise();
   test_rows();
   test_pooling();
+  test_maxpool_grad();
   test_conv();
   wt_set_threads(1);
   CHECK_DONE();
