@@ -35,6 +35,12 @@ typedef int (*wt_bcast_row_fn)(void *user, int64_t n, const void *const *ptrs, c
 
 int wt_bcast_run(const wt_bcast *p, const void *const *ins, const size_t *elem_size, void *out,
                  size_t out_elem_size, wt_bcast_row_fn fn, void *user);
+/* The same on the thread pool from WT_EW_THREAD_MIN output elements: rows in blocks of about
+ * WT_EW_BLOCK elements, a longer row cut into pieces of WT_EW_BLOCK. fn must be a pure map of
+ * its row (called concurrently on disjoint rows), taking the same path for an element whatever
+ * piece it is in (the row kernels here do). Returns 0 or one of fn's codes. */
+int wt_bcast_run_pool(const wt_bcast *p, const void *const *ins, const size_t *elem_size,
+                      void *out, size_t out_elem_size, wt_bcast_row_fn fn, void *user);
 
 /* Binary arithmetic. */
 typedef enum wt_ew_binop {

@@ -259,6 +259,86 @@ static void test_elementwise(void) {
   free(y1);
 }
 
+/* ---- broadcast binary ops ------------------------------------------------------------------ */
+
+static int f32_row(void *user, int64_t n, const void *const *p, const int *st, void *out) {
+  wt_ew_binary_f32(*(const wt_ew_binop *)user, n, p[0], st[0], p[1], st[1], out);
+  return 0;
+}
+
+static int i32_row(void *user, int64_t n, const void *const *p, const int *st, void *out) {
+  return wt_ew_binary_i32(*(const wt_ew_binop *)user, n, p[0], st[0], p[1], st[1], out);
+}
+
+/* out = a op b over a broadcast: the plain walk against the pool's at 1-4 threads. */
+static int bcast_same(int rank, const int64_t *od, const int *ranks, const int64_t *const *dims,
+                      wt_ew_binop op, const float *a, const float *b, float *y0, float *y1) {
+  int64_t n = 1;
+  for (int i = 0; i < rank; i++) n *= od[i];
+  wt_bcast plan;
+  wt_bcast_init(&plan, rank, od, 2, ranks, dims);
+  const void *ins[2] = {a, b};
+  const size_t es[2] = {4, 4};
+  wt_set_threads(1);
+  wt_bcast_run(&plan, ins, es, y0, 4, f32_row, &op);
+  int same = 1;
+  for (int split = 0; split < 2; split++)
+    for (int32_t t = 1; t <= 4; t++) {
+      wt_pool_set_split_small(split);
+      wt_set_threads(t);
+      memset(y1, 0x7f, sizeof(float) * n);
+      same &= wt_bcast_run_pool(&plan, ins, es, y1, 4, f32_row, &op) == 0;
+      same &= !memcmp(y0, y1, sizeof(float) * n);
+    }
+  wt_pool_set_split_small(0);
+  return same;
+}
+
+static void test_broadcast(void) {
+  enum { N = 70001 * 3 };
+  float *a = malloc(sizeof(float) * N), *b = malloc(sizeof(float) * N);
+  float *y0 = malloc(sizeof(float) * N), *y1 = malloc(sizeof(float) * N);
+  fill(a, N, 51);
+  fill(b, N, 52);
+  /* [37, 5, 401] op [5, 1] (rows in blocks, offsets from the block's first row); [3, 70001] op
+   * [3, 70001] (one long row, in pieces); [70001, 3] op [3] (short rows); [1, 70001] op [1] */
+  static const int64_t d0[] = {37, 5, 401}, d1[] = {5, 1}, e0[] = {3, 70001}, f0[] = {70001, 3},
+                       f1[] = {3}, g0[] = {1, 70001}, g1[] = {1};
+  static const wt_ew_binop ops[] = {WT_EW_ADD, WT_EW_DIV, WT_EW_POW, WT_EW_PRELU};
+  int same = 1;
+  for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+    same &= bcast_same(3, d0, (int[]){3, 2}, (const int64_t *const[]){d0, d1}, ops[k], a, b, y0, y1);
+    same &= bcast_same(2, e0, (int[]){2, 2}, (const int64_t *const[]){e0, e0}, ops[k], a, b, y0, y1);
+    same &= bcast_same(2, f0, (int[]){2, 1}, (const int64_t *const[]){f0, f1}, ops[k], a, b, y0, y1);
+    same &= bcast_same(2, g0, (int[]){2, 1}, (const int64_t *const[]){g0, g1}, ops[k], b, a, y0, y1);
+  }
+  if (!same) fprintf(stderr, "broadcast binary ops differ across threads or from the plain walk\n");
+  CHECK(same);
+  /* an integer division by zero in one piece is reported from the pool */
+  int32_t *ia = malloc(sizeof(int32_t) * N), *ib = malloc(sizeof(int32_t) * N);
+  int32_t *io = malloc(sizeof(int32_t) * N);
+  for (int64_t i = 0; i < N; i++) {
+    ia[i] = (int32_t)i;
+    ib[i] = (int32_t)(i % 7 + 1);
+  }
+  ib[N - 5] = 0;
+  wt_bcast plan;
+  wt_bcast_init(&plan, 2, e0, 2, (int[]){2, 2}, (const int64_t *const[]){e0, e0});
+  wt_ew_binop div = WT_EW_DIV;
+  for (int32_t t = 1; t <= 4; t++) {
+    wt_set_threads(t);
+    CHECK(wt_bcast_run_pool(&plan, (const void *const[]){ia, ib}, (const size_t[]){4, 4}, io, 4,
+                            i32_row, &div) == 1);
+  }
+  free(a);
+  free(b);
+  free(y0);
+  free(y1);
+  free(ia);
+  free(ib);
+  free(io);
+}
+
 /* ---- row kernels: softmax, log-softmax, layer normalization ------------------------------ */
 
 static void test_rows(void) {
@@ -438,6 +518,7 @@ int main(void) {
   test_gemm_batch();
   test_optim();
   test_elementwise();
+  test_broadcast();
   test_rows();
   test_pooling();
   test_maxpool_grad();
