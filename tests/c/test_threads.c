@@ -1,6 +1,7 @@
 /* The thread pool (src/base/pool.c) and the threaded kernels: every block runs exactly once on
  * a thread of the pool, nested calls run inline, and GEMM (every path, several shapes) and the
  * optimizer updates give the same bits at 1, 2, 3 and 4 threads, with and without the cut-overs. */
+#include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "kernels/gemm.h"
 #include "kernels/norm.h"
 #include "kernels/pool.h"
+#include "kernels/reduce.h"
 #include "kernels/softmax.h"
 #include "kernels/optim.h"
 #include "webtrain.h"
@@ -339,6 +341,70 @@ static void test_broadcast(void) {
   free(io);
 }
 
+/* ---- reductions and global pooling ---------------------------------------------------------- */
+
+/* wt_reduce_f32 over [outer, n, inner] at 1-4 threads (with and without the cut-over); where
+ * the kind's column sums are exact to restate, against a plain loop too. */
+static int reduce_same(wt_reduce_kind k, const float *x, int64_t outer, int64_t n, int64_t inner,
+                       float *y0, float *y1) {
+  int same = 1;
+  for (int split = 0; split < 2; split++)
+    for (int32_t t = 1; t <= 4; t++) {
+      wt_pool_set_split_small(split);
+      wt_set_threads(t);
+      float *y = t == 1 && !split ? y0 : y1;
+      wt_reduce_f32(k, x, outer, n, inner, y);
+      if (y == y1) same &= !memcmp(y0, y1, sizeof(float) * outer * inner);
+    }
+  wt_pool_set_split_small(0);
+  if (inner > 1 && (k == WT_RED_SUM || k == WT_RED_MAX || k == WT_RED_ABSSUM))
+    for (int64_t o = 0; o < outer; o++)
+      for (int64_t i = 0; i < inner; i++) {
+        float a = k == WT_RED_MAX ? -INFINITY : 0.0f;
+        for (int64_t r = 0; r < n; r++) {
+          float v = x[(o * n + r) * inner + i];
+          a = k == WT_RED_MAX ? (v > a ? v : a) : a + (k == WT_RED_ABSSUM ? fabsf(v) : v);
+        }
+        same &= !memcmp(&a, &y0[o * inner + i], sizeof a);
+      }
+  return same;
+}
+
+static void test_reduce(void) {
+  enum { N = 301 * 515 };
+  float *x = malloc(sizeof(float) * N), *y0 = malloc(sizeof(float) * N), *y1 = malloc(sizeof(float) * N);
+  fill(x, N, 61);
+  /* rows (inner 1); blocks in pieces (n 200: 84-column pieces, a 3-column tail); one wide
+   * block; a block narrower than a piece */
+  static const int64_t shapes[][3] = {{301, 515, 1}, {3, 200, 257}, {1, 70, 2003}, {75, 2066, 1}, {400, 127, 3}};
+  static const wt_reduce_kind kinds[] = {WT_RED_SUM, WT_RED_SUMSQ, WT_RED_ABSSUM, WT_RED_MAX,
+                                         WT_RED_MIN, WT_RED_LOGSUMEXP};
+  int same = 1;
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+      int ok = reduce_same(kinds[k], x, shapes[s][0], shapes[s][1], shapes[s][2], y0, y1);
+      if (!ok) fprintf(stderr, "reduction %d over [%lld, %lld, %lld] differs\n", (int)kinds[k],
+                       (long long)shapes[s][0], (long long)shapes[s][1], (long long)shapes[s][2]);
+      same &= ok;
+    }
+  CHECK(same);
+  /* global pooling: planes on the pool against one plane at a time */
+  const int64_t NC = 401, S = 196;
+  for (int max = 0; max < 2; max++) {
+    wt_set_threads(1);
+    for (int64_t c = 0; c < NC; c++)
+      (max ? wt_global_maxpool : wt_global_avgpool)(1, S, x + c * S, y0 + c);
+    for (int32_t t = 1; t <= 4; t++) {
+      wt_set_threads(t);
+      (max ? wt_global_maxpool : wt_global_avgpool)(NC, S, x, y1);
+      CHECK(!memcmp(y0, y1, sizeof(float) * NC));
+    }
+  }
+  free(x);
+  free(y0);
+  free(y1);
+}
+
 /* ---- row kernels: softmax, log-softmax, layer normalization ------------------------------ */
 
 static void test_rows(void) {
@@ -519,6 +585,7 @@ int main(void) {
   test_optim();
   test_elementwise();
   test_broadcast();
+  test_reduce();
   test_rows();
   test_pooling();
   test_maxpool_grad();
