@@ -95,7 +95,6 @@ static int wait_work(void) {
     if (has_work(atomic_load_explicit(&g_pool.ticket, memory_order_relaxed))) return 1;
     cpu_relax();
     if ((i & 255) != 0) continue;
-    sched_yield(); /* with more threads than cores, let a thread that has work run */
     double t = now_ns();
     if (until == 0) until = t + WT_POOL_SPIN_NS;
     else if (t > until) break;
