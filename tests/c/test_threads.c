@@ -1,6 +1,8 @@
 /* The thread pool (src/base/pool.c) and the threaded kernels: every block runs exactly once on
- * a thread of the pool, nested calls run inline, and GEMM (every path, several shapes) and the
- * optimizer updates give the same bits at 1, 2, 3 and 4 threads, with and without the cut-overs. */
+ * a thread of the pool, nested calls run inline, and GEMM (every path, several shapes), the
+ * optimizer updates, elementwise maps, broadcast binary ops, reductions, row kernels, pooling and
+ * its gradients and convolutions give the same bits at 1, 2, 3 and 4 threads, with and without
+ * the cut-overs (and, where there is one, as the plain path they replace). */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
