@@ -4,6 +4,7 @@
  * its gradients and convolutions give the same bits at 1, 2, 3 and 4 threads, with and without
  * the cut-overs (and, where there is one, as the plain path they replace). */
 #include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,50 @@ static void outer_block(void *ctx, int64_t b, int32_t thread) {
   (void)b;
   /* nested: runs inline, on this thread */
   wt_parallel_for(3, inner_block, &thread);
+}
+
+static atomic_long g_sum;
+
+static void count_local(void *ctx, int64_t b, int32_t thread) {
+  (void)thread;
+  atomic_fetch_add((_Atomic long *)ctx, b + 1);
+}
+
+static void sum_block(void *ctx, int64_t b, int32_t thread) {
+  (void)ctx;
+  (void)thread;
+  atomic_fetch_add_explicit(&g_sum, b + 1, memory_order_relaxed);
+}
+
+/* Jobs back to back (workers still spinning from the last one, or waking) from this thread and,
+ * at the same time, from a second one (its calls run inline while the pool is busy): every block
+ * of every job runs once. */
+static void *second_caller(void *arg) {
+  long *bad = arg;
+  for (int i = 0; i < 2000; i++) {
+    _Atomic long local = 0;
+    wt_parallel_for(1 + i % 5, count_local, &local);
+    if (atomic_load(&local) != (1 + i % 5) * (2 + i % 5) / 2) (*bad)++;
+  }
+  return NULL;
+}
+
+static void test_pool_back_to_back(void) {
+  for (int32_t t = 2; t <= 4; t++) {
+    wt_set_threads(t);
+    long bad = 0;
+    pthread_t other;
+    CHECK(pthread_create(&other, NULL, second_caller, &bad) == 0);
+    int ok = 1;
+    for (int i = 0; i < 20000; i++) {
+      int64_t n = 1 + i % 9;
+      atomic_store(&g_sum, 0);
+      wt_parallel_for(n, sum_block, NULL);
+      ok &= atomic_load(&g_sum) == n * (n + 1) / 2;
+    }
+    pthread_join(other, NULL);
+    CHECK(ok && bad == 0);
+  }
 }
 
 static void test_pool(void) {
@@ -582,6 +627,7 @@ static void test_conv(void) {
 
 int main(void) {
   test_pool();
+  test_pool_back_to_back();
   test_gemm();
   test_gemm_batch();
   test_optim();
