@@ -135,7 +135,7 @@ export function feedInputs(core, staging, { names, args, positional, model, dtyp
 }
 
 function resolveArgs(names, args, positional, model) {
-  const list = `(inputs: ${names.join(', ')})`;
+  const list = { toString: () => `(inputs: ${names.join(', ')})` }; // spelled out only in an error
   const one = args.length === 1 ? args[0] : undefined;
   const byName = one instanceof Map || (!!one && typeof one === 'object' && !ArrayBuffer.isView(one) && !Array.isArray(one) && !isTensorLike(one));
   if (!positional && !byName) throw new WebtrainError(`run: expected { inputName: Tensor } ${list}`);

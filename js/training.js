@@ -246,6 +246,8 @@ export class Module extends Handle {
   #state;
   #mode = Mode.TRAIN;
   #staging;
+  // The input names per mode, read from the core once (a step reads them to match its inputs).
+  #inputNames = new Map();
 
   #hasEval;
 
@@ -337,7 +339,8 @@ export class Module extends Handle {
   runAll(...args) {
     const { m, h, core } = this;
     const mode = this.#mode;
-    const names = this.inputNames(mode);
+    let names = this.#inputNames.get(mode);
+    if (!names) this.#inputNames.set(mode, (names = this.inputNames(mode)));
     const model = mode === Mode.EVAL ? 'eval' : 'training';
     // The core borrows the staged inputs only until the step returns.
     feedInputs(core, this.#staging, {

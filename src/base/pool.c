@@ -1,8 +1,13 @@
-/* The thread pool (pool.h). One job at a time: the caller publishes (fn, ctx, n) under the
- * mutex, workers and the caller claim blocks one by one under it (blocks are coarse: GEMM
- * panels, thousands of elements), and the caller returns when every block is done. Nothing is
- * read outside the mutex, so a worker that wakes late (an Emscripten worker still loading) only
- * finds no block left: the caller never waits for a worker that has not claimed anything. */
+/* The thread pool (pool.h). One job at a time, handed out without locks: the caller publishes
+ * (fn, ctx) and then the job's block count in `ticket` (n << 32 | next); a thread claims block
+ * `next` by a compare-and-swap of next -> next + 1 while next < n, reads (fn, ctx) after its
+ * claim, and counts the block in `done` when it returns; the caller runs blocks too and then
+ * spins until done == n. A claim is only ever of the current job (the ticket holds its n), and
+ * the caller writes the next job only after every block of this one is done, so a thread that
+ * looks late finds no block left, and the caller never waits for a thread that claimed nothing.
+ * Between jobs a worker spins on the ticket for a while (steps issue jobs back to back, and a
+ * sleeping thread takes tens of microseconds to wake), then sleeps on a condition variable; the
+ * caller signals it only when some worker sleeps. */
 #include "base/pool.h"
 
 #include <stdlib.h>
@@ -19,37 +24,37 @@ int32_t wt_pool_thread_index(void) { return t_index; }
 
 #ifdef WT_POOL_PTHREADS
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #ifdef __EMSCRIPTEN__
+#include <emscripten/emscripten.h>
 #include <emscripten/threading.h>
 #endif
 
 static struct {
-  pthread_mutex_t mu;
-  pthread_cond_t work_cv, done_cv;
-  /* The job, under mu. */
+  pthread_mutex_t mu; /* for sleeping and waking only */
+  pthread_cond_t work_cv;
+  /* The job: written by the caller before it publishes the ticket, read after a claim. */
   wt_block_fn fn;
   void *ctx;
-  int64_t n, next, done;
-  int stop;
+  atomic_uint_least64_t ticket; /* n << 32 | next: blocks handed out so far of the job's n */
+  atomic_uint_least32_t done;   /* blocks finished */
+  atomic_int sleepers;          /* workers asleep (or about to be) on work_cv */
+  atomic_int stop;
   /* The workers (threads 1 .. nthreads-1), changed only by wt_set_threads. */
   int32_t nthreads;
   pthread_t tids[WT_POOL_MAX_THREADS];
   void *scratch[WT_POOL_MAX_THREADS];
-  atomic_int busy;       /* a job is running: a nested or concurrent call runs inline */
-  atomic_long published; /* jobs published so far: what a spinning worker watches */
-} g_pool = {.mu = PTHREAD_MUTEX_INITIALIZER,
-            .work_cv = PTHREAD_COND_INITIALIZER,
-            .done_cv = PTHREAD_COND_INITIALIZER,
-            .nthreads = 1};
+  atomic_int busy; /* a job is running: a nested or concurrent call runs inline */
+} g_pool = {.mu = PTHREAD_MUTEX_INITIALIZER, .work_cv = PTHREAD_COND_INITIALIZER, .nthreads = 1};
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
-/* A worker polls this many times for the next job before it sleeps on the condition variable:
- * steps issue jobs back to back, and waking a sleeping thread costs tens of microseconds. */
-#define WT_POOL_SPIN 2000
+/* How long a worker spins for the next job before it sleeps. */
+#define WT_POOL_SPIN_NS 2000000.0
 
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -57,44 +62,63 @@ static inline void cpu_relax(void) {
 #endif
 }
 
-/* Claims and runs blocks until none is left; mu is held on entry and on return. */
+static double now_ns(void) {
+#ifdef __EMSCRIPTEN__
+  return emscripten_get_now() * 1e6;
+#else
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+#endif
+}
+
+static inline int has_work(uint64_t t) { return (uint32_t)t < (uint32_t)(t >> 32); }
+
+/* Claims and runs blocks of the current job until none is left. */
 static void run_blocks(int32_t self) {
-  while (g_pool.next < g_pool.n) {
-    int64_t b = g_pool.next++;
-    wt_block_fn fn = g_pool.fn;
-    void *ctx = g_pool.ctx;
-    pthread_mutex_unlock(&g_pool.mu);
-    fn(ctx, b, self);
-    pthread_mutex_lock(&g_pool.mu);
-    if (++g_pool.done == g_pool.n) pthread_cond_signal(&g_pool.done_cv);
+  uint64_t t = atomic_load_explicit(&g_pool.ticket, memory_order_relaxed);
+  while (has_work(t)) {
+    if (!atomic_compare_exchange_weak_explicit(&g_pool.ticket, &t, t + 1, memory_order_acquire,
+                                               memory_order_relaxed))
+      continue; /* t now holds the current ticket */
+    g_pool.fn(g_pool.ctx, (int64_t)(uint32_t)t, self);
+    atomic_fetch_add_explicit(&g_pool.done, 1, memory_order_release);
+    t = atomic_load_explicit(&g_pool.ticket, memory_order_relaxed);
   }
+}
+
+/* Waits for a job (or stop): spins, then sleeps. Returns 0 on stop. */
+static int wait_work(void) {
+  double until = 0;
+  for (uint32_t i = 0;; i++) {
+    if (atomic_load_explicit(&g_pool.stop, memory_order_relaxed)) return 0;
+    if (has_work(atomic_load_explicit(&g_pool.ticket, memory_order_relaxed))) return 1;
+    cpu_relax();
+    if ((i & 255) != 0) continue;
+    double t = now_ns();
+    if (until == 0) until = t + WT_POOL_SPIN_NS;
+    else if (t > until) break;
+  }
+  /* Sleep: announce it first, then look again (the caller stores the ticket, then reads
+   * sleepers: one of the two sees the other's write). */
+  pthread_mutex_lock(&g_pool.mu);
+  atomic_fetch_add(&g_pool.sleepers, 1);
+  while (!atomic_load(&g_pool.stop) && !has_work(atomic_load(&g_pool.ticket)))
+    pthread_cond_wait(&g_pool.work_cv, &g_pool.mu);
+  atomic_fetch_sub(&g_pool.sleepers, 1);
+  pthread_mutex_unlock(&g_pool.mu);
+  return !atomic_load(&g_pool.stop);
 }
 
 static void *worker(void *arg) {
   t_index = (int32_t)(intptr_t)arg;
-  long seen = atomic_load_explicit(&g_pool.published, memory_order_relaxed);
-  pthread_mutex_lock(&g_pool.mu);
-  for (;;) {
-    run_blocks(t_index);
-    if (g_pool.stop) break;
-    /* Spin a while for the next job, then sleep. */
-    pthread_mutex_unlock(&g_pool.mu);
-    for (int i = 0; i < WT_POOL_SPIN; i++) {
-      if (atomic_load_explicit(&g_pool.published, memory_order_relaxed) != seen) break;
-      cpu_relax();
-    }
-    pthread_mutex_lock(&g_pool.mu);
-    while (!g_pool.stop && g_pool.next >= g_pool.n) pthread_cond_wait(&g_pool.work_cv, &g_pool.mu);
-    seen = atomic_load_explicit(&g_pool.published, memory_order_relaxed);
-    if (g_pool.stop) break;
-  }
-  pthread_mutex_unlock(&g_pool.mu);
+  while (wait_work()) run_blocks(t_index);
   return NULL;
 }
 
 static void stop_workers(void) {
   pthread_mutex_lock(&g_pool.mu);
-  g_pool.stop = 1;
+  atomic_store(&g_pool.stop, 1);
   pthread_cond_broadcast(&g_pool.work_cv);
   pthread_mutex_unlock(&g_pool.mu);
   for (int32_t t = 1; t < g_pool.nthreads; t++) {
@@ -103,7 +127,7 @@ static void stop_workers(void) {
     g_pool.scratch[t] = NULL;
   }
   g_pool.nthreads = 1;
-  g_pool.stop = 0;
+  atomic_store(&g_pool.stop, 0);
 }
 
 static int32_t platform_cores(void) {
@@ -166,24 +190,27 @@ void *wt_pool_scratch_outer(int32_t thread) {
 void wt_parallel_for(int64_t n_blocks, wt_block_fn fn, void *ctx) {
   if (n_blocks <= 0) return;
   int32_t threads = n_blocks > 1 ? wt_pool_threads() : 1;
-  if (threads <= 1 || atomic_exchange(&g_pool.busy, 1)) {
+  if (threads <= 1 || n_blocks > UINT32_MAX || atomic_exchange(&g_pool.busy, 1)) {
     int32_t self = t_index;
     for (int64_t b = 0; b < n_blocks; b++) fn(ctx, b, self);
     return;
   }
-  pthread_mutex_lock(&g_pool.mu);
   g_pool.fn = fn;
   g_pool.ctx = ctx;
-  g_pool.n = n_blocks;
-  g_pool.next = 0;
-  g_pool.done = 0;
-  atomic_fetch_add_explicit(&g_pool.published, 1, memory_order_relaxed);
-  pthread_cond_broadcast(&g_pool.work_cv);
+  atomic_store_explicit(&g_pool.done, 0, memory_order_relaxed);
+  atomic_store(&g_pool.ticket, (uint64_t)n_blocks << 32); /* seq_cst: before reading sleepers */
+  if (atomic_load(&g_pool.sleepers) > 0) {
+    pthread_mutex_lock(&g_pool.mu);
+    pthread_cond_broadcast(&g_pool.work_cv);
+    pthread_mutex_unlock(&g_pool.mu);
+  }
   run_blocks(t_index);
-  while (g_pool.done < g_pool.n) pthread_cond_wait(&g_pool.done_cv, &g_pool.mu);
-  g_pool.fn = NULL;
-  g_pool.ctx = NULL;
-  pthread_mutex_unlock(&g_pool.mu);
+  /* The last blocks run on workers: wait for them (yielding now and then, for the case of more
+   * threads than cores). */
+  for (uint32_t i = 1; atomic_load_explicit(&g_pool.done, memory_order_acquire) < n_blocks; i++) {
+    cpu_relax();
+    if ((i & 4095) == 0) sched_yield();
+  }
   atomic_store(&g_pool.busy, 0);
 }
 

@@ -54,9 +54,12 @@ void wt_parallel_range(int64_t n, int64_t block, int64_t min_n, wt_range_fn fn, 
 
 /* Rows of n elements each, for row-wise kernels (softmax, normalization): blocks of about
  * `block` elements (whole rows, at least one), on the pool from about min_n elements. The
- * row kernels use WT_ROWS_BLOCK and WT_ROWS_THREAD_MIN. */
+ * row kernels use WT_ROWS_BLOCK and WT_ROWS_THREAD_MIN; those that cost tens of cycles an
+ * element (softmax's exp) WT_ROWS_HEAVY_BLOCK and WT_ROWS_HEAVY_THREAD_MIN. */
 #define WT_ROWS_BLOCK 16384
 #define WT_ROWS_THREAD_MIN 65536
+#define WT_ROWS_HEAVY_BLOCK 2048
+#define WT_ROWS_HEAVY_THREAD_MIN 4096
 static inline void wt_parallel_rows(int64_t rows, int64_t n, int64_t block, int64_t min_n,
                                     wt_range_fn fn, void *ctx) {
   int64_t per = n > 0 && n < block ? block / n : 1;

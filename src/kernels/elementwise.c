@@ -3,7 +3,9 @@
 #include "kernels/elementwise.h"
 
 #include <math.h>
+#include <stdatomic.h>
 
+#include "base/pool.h"
 #include "kernels/simd.h"
 
 void wt_bcast_init(wt_bcast *p, int out_rank, const int64_t *out_dims, int n_in,
@@ -46,21 +48,29 @@ void wt_bcast_init(wt_bcast *p, int out_rank, const int64_t *out_dims, int n_in,
   p->rank = r;
 }
 
-int wt_bcast_run(const wt_bcast *p, const void *const *ins, const size_t *elem_size, void *out,
-                 size_t out_elem_size, wt_bcast_row_fn fn, void *user) {
+/* Rows [r0, r1) of the iteration, columns [c0, c1) of each (operands' offsets and the output
+ * position found from r0). */
+static int bcast_rows(const wt_bcast *p, const void *const *ins, const size_t *elem_size, void *out,
+                      size_t out_elem_size, wt_bcast_row_fn fn, void *user, int64_t r0, int64_t r1,
+                      int64_t c0, int64_t c1) {
   int rank = p->rank, n_in = p->n_in;
   int64_t inner = p->dims[rank - 1];
-  int64_t rows = 1;
-  for (int d = 0; d < rank - 1; d++) rows *= p->dims[d];
-  if (inner == 0 || rows == 0) return 0;
   int64_t idx[WT_BCAST_MAX_RANK] = {0}, off[WT_BCAST_MAX_IN] = {0};
   const void *ptrs[WT_BCAST_MAX_IN];
   int st[WT_BCAST_MAX_IN];
-  for (int k = 0; k < n_in; k++) st[k] = (int)p->strides[k][rank - 1];
-  char *o = out;
-  for (int64_t row = 0; row < rows; row++) {
+  for (int k = 0; k < n_in; k++) {
+    st[k] = (int)p->strides[k][rank - 1];
+    off[k] = c0 * st[k];
+  }
+  for (int64_t d = rank - 2, r = r0; d >= 0; d--) {
+    idx[d] = r % p->dims[d];
+    r /= p->dims[d];
+    for (int k = 0; k < n_in; k++) off[k] += idx[d] * p->strides[k][d];
+  }
+  char *o = (char *)out + (r0 * inner + c0) * (int64_t)out_elem_size;
+  for (int64_t row = r0; row < r1; row++) {
     for (int k = 0; k < n_in; k++) ptrs[k] = (const char *)ins[k] + off[k] * (int64_t)elem_size[k];
-    int rc = fn(user, inner, ptrs, st, o);
+    int rc = fn(user, c1 - c0, ptrs, st, o);
     if (rc) return rc;
     o += inner * (int64_t)out_elem_size;
     for (int d = rank - 2; d >= 0; d--) {
@@ -71,6 +81,63 @@ int wt_bcast_run(const wt_bcast *p, const void *const *ins, const size_t *elem_s
     }
   }
   return 0;
+}
+
+static int64_t bcast_count_rows(const wt_bcast *p) {
+  int64_t rows = 1;
+  for (int d = 0; d < p->rank - 1; d++) rows *= p->dims[d];
+  return rows;
+}
+
+int wt_bcast_run(const wt_bcast *p, const void *const *ins, const size_t *elem_size, void *out,
+                 size_t out_elem_size, wt_bcast_row_fn fn, void *user) {
+  int64_t inner = p->dims[p->rank - 1], rows = bcast_count_rows(p);
+  if (inner == 0 || rows == 0) return 0;
+  return bcast_rows(p, ins, elem_size, out, out_elem_size, fn, user, 0, rows, 0, inner);
+}
+
+typedef struct bcast_job {
+  const wt_bcast *p;
+  const void *const *ins;
+  const size_t *elem_size;
+  void *out;
+  size_t out_elem_size;
+  wt_bcast_row_fn fn;
+  void *user;
+  int64_t inner, pieces; /* pieces per row: 1, or a long row cut into WT_EW_BLOCK columns */
+  atomic_int rc;
+} bcast_job;
+
+/* Items [i0, i0 + count): whole rows, or (row, piece) pairs of a long row. */
+static void bcast_range(void *ctx, int64_t i0, int64_t count) {
+  bcast_job *j = ctx;
+  int rc = 0;
+  if (j->pieces == 1) {
+    rc = bcast_rows(j->p, j->ins, j->elem_size, j->out, j->out_elem_size, j->fn, j->user, i0,
+                    i0 + count, 0, j->inner);
+  } else {
+    for (int64_t i = i0; i < i0 + count && !rc; i++) {
+      int64_t row = i / j->pieces, c0 = i % j->pieces * WT_EW_BLOCK;
+      int64_t c1 = c0 + WT_EW_BLOCK < j->inner ? c0 + WT_EW_BLOCK : j->inner;
+      rc = bcast_rows(j->p, j->ins, j->elem_size, j->out, j->out_elem_size, j->fn, j->user, row,
+                      row + 1, c0, c1);
+    }
+  }
+  int none = 0;
+  if (rc) atomic_compare_exchange_strong(&j->rc, &none, rc);
+}
+
+int wt_bcast_run_pool(const wt_bcast *p, const void *const *ins, const size_t *elem_size,
+                      void *out, size_t out_elem_size, wt_bcast_row_fn fn, void *user) {
+  int64_t inner = p->dims[p->rank - 1], rows = bcast_count_rows(p);
+  if (inner == 0 || rows == 0) return 0;
+  if (rows * inner < WT_EW_THREAD_MIN && !wt_pool_split_small())
+    return bcast_rows(p, ins, elem_size, out, out_elem_size, fn, user, 0, rows, 0, inner);
+  bcast_job j = {p, ins, elem_size, out, out_elem_size, fn, user, inner,
+                 inner > WT_EW_BLOCK ? (inner + WT_EW_BLOCK - 1) / WT_EW_BLOCK : 1, 0};
+  int64_t per = j.pieces > 1 ? 1 : (WT_EW_BLOCK + inner - 1) / inner; /* items per block */
+  wt_parallel_range(rows * j.pieces, per, 0, bcast_range, &j);
+  return atomic_load(&j.rc);
 }
 
 /* ---- float arithmetic rows ------------------------------------------------------------- */

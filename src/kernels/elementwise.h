@@ -35,6 +35,12 @@ typedef int (*wt_bcast_row_fn)(void *user, int64_t n, const void *const *ptrs, c
 
 int wt_bcast_run(const wt_bcast *p, const void *const *ins, const size_t *elem_size, void *out,
                  size_t out_elem_size, wt_bcast_row_fn fn, void *user);
+/* The same on the thread pool from WT_EW_THREAD_MIN output elements: rows in blocks of about
+ * WT_EW_BLOCK elements, a longer row cut into pieces of WT_EW_BLOCK. fn must be a pure map of
+ * its row (called concurrently on disjoint rows), taking the same path for an element whatever
+ * piece it is in (the row kernels here do). Returns 0 or one of fn's codes. */
+int wt_bcast_run_pool(const wt_bcast *p, const void *const *ins, const size_t *elem_size,
+                      void *out, size_t out_elem_size, wt_bcast_row_fn fn, void *user);
 
 /* Binary arithmetic. */
 typedef enum wt_ew_binop {
@@ -72,10 +78,17 @@ void wt_ew_logic(wt_ew_logicop op, int64_t n, const uint8_t *a, int sa, const ui
                  uint8_t *out);
 
 /* wt_ew_unary_f32 and wt_ew_grad_f32 split maps of at least WT_EW_THREAD_MIN elements into
- * blocks of WT_EW_BLOCK on the thread pool (base/pool.h); the bits do not depend on it. */
+ * blocks of WT_EW_BLOCK on the thread pool (base/pool.h); maps that cost tens of cycles an
+ * element (exp, erf, tanh and what is built on them, libm calls) split from
+ * WT_EW_HEAVY_THREAD_MIN elements in blocks of WT_EW_HEAVY_BLOCK. Blocks are multiples of 4
+ * from element 0, so the bits do not depend on them. */
 #define WT_EW_BLOCK 16384
 #ifndef WT_EW_THREAD_MIN
 #define WT_EW_THREAD_MIN (4 * WT_EW_BLOCK)
+#endif
+#define WT_EW_HEAVY_BLOCK 2048
+#ifndef WT_EW_HEAVY_THREAD_MIN
+#define WT_EW_HEAVY_THREAD_MIN (2 * WT_EW_HEAVY_BLOCK)
 #endif
 
 /* Float unary maps y = f(x); x == y (in place) is allowed. */

@@ -112,11 +112,13 @@ static void grad_range(void *ctx, int64_t i0, int64_t n) {
   grad(j->op, n, j->dy + i0, j->t ? j->t + i0 : NULL, j->dx + i0, j->alpha);
 }
 
-/* On the thread pool above WT_EW_THREAD_MIN, as wt_ew_unary_f32. */
+/* On the thread pool as wt_ew_unary_f32: the Gelu gradients (erf, exp, tanh) are heavy. */
 void wt_ew_grad_f32(wt_ew_gradop op, int64_t n, const float *dy, const float *t, float *dx,
                     float alpha) {
   grad_job j = {op, dy, t, dx, alpha};
-  wt_parallel_range(n, WT_EW_BLOCK, WT_EW_THREAD_MIN, grad_range, &j);
+  if (op == WT_EW_GELU_GRAD || op == WT_EW_FASTGELU_GRAD || op == WT_EW_QUICKGELU_GRAD)
+    wt_parallel_range(n, WT_EW_HEAVY_BLOCK, WT_EW_HEAVY_THREAD_MIN, grad_range, &j);
+  else wt_parallel_range(n, WT_EW_BLOCK, WT_EW_THREAD_MIN, grad_range, &j);
 }
 
 void wt_ew_add_bias_f32(int64_t n, const float *x, const float *b, int64_t nb, float *y) {

@@ -132,7 +132,19 @@ static void unary_range(void *ctx, int64_t i0, int64_t n) {
   unary(j->op, n, j->x + i0, j->y + i0, j->alpha, j->beta);
 }
 
+/* A few vector instructions an element (the rest are heavy: vector math or libm). */
+static int light(wt_ew_unop op) {
+  switch (op) {
+    case WT_EW_NEG: case WT_EW_ABS: case WT_EW_SQRT: case WT_EW_RELU: case WT_EW_RECIPROCAL:
+    case WT_EW_LEAKYRELU: case WT_EW_CLIP: case WT_EW_SOFTSIGN: case WT_EW_FLOOR: case WT_EW_CEIL:
+    case WT_EW_ROUND: case WT_EW_SIGN: case WT_EW_HARDSIGMOID: case WT_EW_HARDSWISH:
+    case WT_EW_THRESHOLDEDRELU: case WT_EW_SHRINK: return 1;
+    default: return 0;
+  }
+}
+
 void wt_ew_unary_f32(wt_ew_unop op, int64_t n, const float *x, float *y, float alpha, float beta) {
   unary_job j = {op, x, y, alpha, beta};
-  wt_parallel_range(n, WT_EW_BLOCK, WT_EW_THREAD_MIN, unary_range, &j);
+  if (light(op)) wt_parallel_range(n, WT_EW_BLOCK, WT_EW_THREAD_MIN, unary_range, &j);
+  else wt_parallel_range(n, WT_EW_HEAVY_BLOCK, WT_EW_HEAVY_THREAD_MIN, unary_range, &j);
 }

@@ -425,14 +425,23 @@ static double plane_sum(const float *p, int64_t n) {
   return total;
 }
 
-void wt_global_avgpool(int64_t NC, int64_t S, const float *x, float *y) {
-  for (int64_t i = 0; i < NC; i++)
-    y[i] = S > 0 ? (float)(plane_sum(x + i * S, S) / (double)S) : 0.0f;
-}
+typedef struct global_job {
+  int max;
+  int64_t S;
+  const float *x;
+  float *y;
+} global_job;
 
-void wt_global_maxpool(int64_t NC, int64_t S, const float *x, float *y) {
-  for (int64_t c = 0; c < NC; c++) {
-    const float *p = x + c * S;
+/* Planes [c0, c0 + count): one output each. */
+static void global_planes(void *ctx, int64_t c0, int64_t count) {
+  const global_job *j = ctx;
+  const int64_t S = j->S;
+  for (int64_t c = c0; c < c0 + count; c++) {
+    const float *p = j->x + c * S;
+    if (!j->max) {
+      j->y[c] = S > 0 ? (float)(plane_sum(p, S) / (double)S) : 0.0f;
+      continue;
+    }
     float m = -FLT_MAX;
     int64_t i = 0;
     if (S >= 4) {
@@ -441,6 +450,17 @@ void wt_global_maxpool(int64_t NC, int64_t S, const float *x, float *y) {
       m = wt_f32x4_hmax(acc);
     }
     for (; i < S; i++) m = m < p[i] ? p[i] : m;
-    y[c] = m;
+    j->y[c] = m;
   }
+}
+
+/* Each plane whole on one thread (the same bits at any thread count). */
+void wt_global_avgpool(int64_t NC, int64_t S, const float *x, float *y) {
+  global_job j = {0, S, x, y};
+  wt_parallel_rows(NC, S, WT_ROWS_BLOCK, WT_ROWS_THREAD_MIN, global_planes, &j);
+}
+
+void wt_global_maxpool(int64_t NC, int64_t S, const float *x, float *y) {
+  global_job j = {1, S, x, y};
+  wt_parallel_rows(NC, S, WT_ROWS_BLOCK, WT_ROWS_THREAD_MIN, global_planes, &j);
 }

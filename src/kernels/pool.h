@@ -25,10 +25,11 @@ void wt_avgpool(const wt_conv_geom *g, const int64_t *pad_end, int count_include
 
 /* Backward passes (kernels/pool_grad.c). dx is overwritten.
  * MaxPoolGrad: dx[indices[i]] += dy[i] over n_dy elements (indices as wt_maxpool_indices
- * writes them, storage_order 0). Returns -1, or the position of the first index outside
+ * writes them, storage_order 0), dy and dx in NC planes (on the thread pool when each index stays
+ * in its plane, as MaxPool's do; the same bits either way). Returns -1, or the position of the first index outside
  * [0, n_dx) (-1 indices, windows wholly in padding, are skipped). */
-int64_t wt_maxpool_grad(int64_t n_dy, const float *dy, const int64_t *indices, int64_t n_dx,
-                        float *dx);
+int64_t wt_maxpool_grad(int64_t NC, int64_t n_dy, const float *dy, const int64_t *indices,
+                        int64_t n_dx, float *dx);
 /* The adjoint of wt_avgpool (same divisors). dy [NC, grid...] -> dx [NC, img...].
  * tmp: wt_pool_scratch_floats floats. */
 void wt_avgpool_grad(const wt_conv_geom *g, const int64_t *pad_end, int count_include_pad,

@@ -1,13 +1,18 @@
 /* Pooling backward kernels (see pool.h): MaxPoolGrad scatters dY through the forward's argmax
  * indices; AveragePoolGrad is the exact adjoint of wt_avgpool (same divisors), spreading each
- * window's share along a row buffer, then adding that row to the window's valid rows (SIMD). */
+ * window's share along a row buffer, then adding that row to the window's valid rows (SIMD).
+ * Both split their (n, c) planes over the thread pool. */
+#include <stdatomic.h>
 #include <string.h>
 
+#include "base/pool.h"
 #include "kernels/pool.h"
 #include "kernels/simd.h"
 
-int64_t wt_maxpool_grad(int64_t n_dy, const float *dy, const int64_t *indices, int64_t n_dx,
-                        float *dx) {
+/* The scatter in index order over all of dy: the plain path, and the fallback when some index
+ * leaves its plane. */
+static int64_t maxpool_grad_serial(int64_t n_dy, const float *dy, const int64_t *indices,
+                                   int64_t n_dx, float *dx) {
   memset(dx, 0, sizeof(float) * (size_t)n_dx);
   for (int64_t i = 0; i < n_dy; i++) {
     int64_t j = indices[i];
@@ -15,6 +20,45 @@ int64_t wt_maxpool_grad(int64_t n_dy, const float *dy, const int64_t *indices, i
     else if (j != -1) return i; /* -1: a window wholly in the padding (no input) */
   }
   return -1;
+}
+
+typedef struct maxpool_grad_job {
+  const float *dy;
+  const int64_t *indices;
+  float *dx;
+  int64_t gsize, isize; /* elements per plane of dy and of dx */
+  atomic_int escaped;   /* some index points outside its own plane */
+} maxpool_grad_job;
+
+/* Planes [nc0, nc0 + count): dy plane nc scatters into dx plane nc, in index order. */
+static void maxpool_grad_planes(void *ctx, int64_t nc0, int64_t count) {
+  maxpool_grad_job *j = ctx;
+  for (int64_t nc = nc0; nc < nc0 + count; nc++) {
+    const float *dy = j->dy + nc * j->gsize;
+    const int64_t *ind = j->indices + nc * j->gsize;
+    int64_t lo = nc * j->isize, hi = lo + j->isize;
+    memset(j->dx + lo, 0, sizeof(float) * (size_t)j->isize);
+    for (int64_t i = 0; i < j->gsize; i++) {
+      int64_t k = ind[i];
+      if (k >= lo && k < hi) j->dx[k] += dy[i];
+      else if (k != -1) {
+        atomic_store_explicit(&j->escaped, 1, memory_order_relaxed);
+        return;
+      }
+    }
+  }
+}
+
+/* MaxPool's indices stay in their (n, c) plane, so the planes split over the pool, each adding
+ * its dy in the order the plain scatter does: the same bits. Indices from elsewhere that leave
+ * their plane take the plain path (which also reports a bad one). */
+int64_t wt_maxpool_grad(int64_t NC, int64_t n_dy, const float *dy, const int64_t *indices,
+                        int64_t n_dx, float *dx) {
+  if (NC <= 1 || n_dy % NC || n_dx % NC) return maxpool_grad_serial(n_dy, dy, indices, n_dx, dx);
+  maxpool_grad_job j = {dy, indices, dx, n_dy / NC, n_dx / NC, 0};
+  wt_parallel_rows(NC, j.isize, WT_ROWS_BLOCK, WT_ROWS_THREAD_MIN, maxpool_grad_planes, &j);
+  if (!atomic_load(&j.escaped)) return -1;
+  return maxpool_grad_serial(n_dy, dy, indices, n_dx, dx);
 }
 
 typedef struct avg_grad_args {

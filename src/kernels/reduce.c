@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/dtype.h"
+#include "base/pool.h"
 #include "kernels/simd.h"
 
 wt_reduce_kind wt_reduce_next_kind(wt_reduce_kind first) {
@@ -112,34 +113,68 @@ static float identity_f32(wt_reduce_kind k) {
   }
 }
 
+/* Columns [c0, c1) of one block of n rows of `inner` (the inner > 1 shape). */
+static void reduce_columns(wt_reduce_kind k, const float *xo, int64_t n, int64_t inner, float *yo,
+                           int64_t c0, int64_t c1) {
+  wt_reduce_kind pass = k == WT_RED_LOGSUMEXP ? WT_RED_MAX : k;
+  float id = identity_f32(k);
+  for (int64_t i = c0; i < c1; i++) yo[i] = id;
+  for (int64_t r = 0; r < n; r++) combine_f32(pass, xo + r * inner + c0, yo + c0, c1 - c0);
+  if (k != WT_RED_LOGSUMEXP) return;
+  /* Second pass over the block: sum of exp(x - max) per column, in chunks on the stack. */
+  enum { CH = 64 };
+  double acc[CH];
+  for (int64_t i0 = c0; i0 < c1; i0 += CH) {
+    int64_t m = c1 - i0 < CH ? c1 - i0 : CH;
+    for (int64_t i = 0; i < m; i++) acc[i] = 0;
+    for (int64_t r = 0; r < n; r++) {
+      const float *xr = xo + r * inner + i0;
+      for (int64_t i = 0; i < m; i++)
+        if (!isinf(yo[i0 + i])) acc[i] += expf(xr[i] - yo[i0 + i]);
+    }
+    for (int64_t i = 0; i < m; i++) yo[i0 + i] = lse_finish(yo[i0 + i], (float)acc[i]);
+  }
+}
+
+/* On the thread pool (base/pool.h), split over outputs only, each computed as in one pass: rows
+ * (inner == 1) whole, and blocks (inner > 1) in pieces of `width` columns, a multiple of 4 from
+ * column 0, so a column takes the vector or the scalar-tail path it takes in one pass. */
+typedef struct reduce_job {
+  wt_reduce_kind k;
+  const float *x;
+  int64_t n, inner, width, pieces; /* pieces of `width` columns per block */
+  float *y;
+} reduce_job;
+
+static void reduce_rows(void *ctx, int64_t o0, int64_t count) {
+  const reduce_job *j = ctx;
+  for (int64_t o = o0; o < o0 + count; o++) j->y[o] = row_reduce_f32(j->k, j->x + o * j->n, j->n);
+}
+
+static void reduce_pieces(void *ctx, int64_t i0, int64_t count) {
+  const reduce_job *j = ctx;
+  for (int64_t i = i0; i < i0 + count; i++) {
+    int64_t o = i / j->pieces, c0 = i % j->pieces * j->width;
+    int64_t c1 = c0 + j->width < j->inner ? c0 + j->width : j->inner;
+    reduce_columns(j->k, j->x + o * j->n * j->inner, j->n, j->inner, j->y + o * j->inner, c0, c1);
+  }
+}
+
 void wt_reduce_f32(wt_reduce_kind k, const float *x, int64_t outer, int64_t n, int64_t inner,
                    float *y) {
+  reduce_job j = {k, x, n, inner, inner, 1, y};
   if (inner == 1) {
-    for (int64_t o = 0; o < outer; o++) y[o] = row_reduce_f32(k, x + o * n, n);
+    wt_parallel_rows(outer, n, WT_ROWS_BLOCK, WT_ROWS_THREAD_MIN, reduce_rows, &j);
     return;
   }
-  for (int64_t o = 0; o < outer; o++) {
-    const float *xo = x + o * n * inner;
-    float *yo = y + o * inner;
-    wt_reduce_kind pass = k == WT_RED_LOGSUMEXP ? WT_RED_MAX : k;
-    float id = identity_f32(k);
-    for (int64_t i = 0; i < inner; i++) yo[i] = id;
-    for (int64_t r = 0; r < n; r++) combine_f32(pass, xo + r * inner, yo, inner);
-    if (k != WT_RED_LOGSUMEXP) continue;
-    /* Second pass over the block: sum of exp(x - max) per column, in chunks on the stack. */
-    enum { CH = 64 };
-    double acc[CH];
-    for (int64_t i0 = 0; i0 < inner; i0 += CH) {
-      int64_t m = inner - i0 < CH ? inner - i0 : CH;
-      for (int64_t i = 0; i < m; i++) acc[i] = 0;
-      for (int64_t r = 0; r < n; r++) {
-        const float *xr = xo + r * inner + i0;
-        for (int64_t i = 0; i < m; i++)
-          if (!isinf(yo[i0 + i])) acc[i] += expf(xr[i] - yo[i0 + i]);
-      }
-      for (int64_t i = 0; i < m; i++) yo[i0 + i] = lse_finish(yo[i0 + i], (float)acc[i]);
-    }
+  /* A piece of about WT_ROWS_BLOCK elements: width columns of n rows. */
+  int64_t want = n > 0 ? (WT_ROWS_BLOCK / n + 3) / 4 * 4 : inner;
+  if (want < inner) {
+    j.width = want < 4 ? 4 : want;
+    j.pieces = (inner + j.width - 1) / j.width;
   }
+  wt_parallel_rows(outer * j.pieces, n * j.width, WT_ROWS_BLOCK, WT_ROWS_THREAD_MIN,
+                   reduce_pieces, &j);
 }
 
 /* ---- integers ---------------------------------------------------------------------------- */

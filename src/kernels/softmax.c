@@ -89,7 +89,7 @@ void wt_softmax_f32(const float *x, float *y, int64_t outer, int64_t n, int64_t 
   if (inner == 1) {
     /* Rows are independent: large ones run on the thread pool, each row as it runs alone. */
     rows_job j = {x, y, n, log_out};
-    wt_parallel_rows(outer, n, WT_ROWS_BLOCK, WT_ROWS_THREAD_MIN, softmax_rows, &j);
+    wt_parallel_rows(outer, n, WT_ROWS_HEAVY_BLOCK, WT_ROWS_HEAVY_THREAD_MIN, softmax_rows, &j);
     return;
   }
   /* Columns: vectorize across inner, walking the n rows of each outer block. */

@@ -207,7 +207,7 @@ static int run_bcast(const wt_tensor *const *ts, int n, const wt_tensor *out, wt
   }
   wt_bcast plan;
   wt_bcast_init(&plan, out->rank, out->dims, n, ranks, dims);
-  return wt_bcast_run(&plan, ptrs, es, out->data, wt_dtype_size(out->dtype), fn, u);
+  return wt_bcast_run_pool(&plan, ptrs, es, out->data, wt_dtype_size(out->dtype), fn, u);
 }
 
 static int run(const wt_run_ctx *ctx) {

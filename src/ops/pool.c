@@ -326,9 +326,9 @@ static int maxpool_grad_infer(wt_infer_ctx *ctx) {
 }
 
 static int maxpool_grad_run(const wt_run_ctx *ctx) {
-  const wt_tensor *dY = &ctx->in[0];
-  int64_t n_dx = wt_numel(&ctx->out[0]);
-  int64_t bad = wt_maxpool_grad(wt_numel(dY), dY->data, ctx->in[1].data, n_dx, ctx->out[0].data);
+  const wt_tensor *dY = &ctx->in[0], *dX = &ctx->out[0];
+  int64_t n_dx = wt_numel(dX), planes = dX->rank >= 2 ? dX->dims[0] * dX->dims[1] : 1;
+  int64_t bad = wt_maxpool_grad(planes, wt_numel(dY), dY->data, ctx->in[1].data, n_dx, dX->data);
   if (bad >= 0)
     return wt_errorf(WT_ERR_RUNTIME, "Indices[%lld] is %lld; expected an index into dX's %lld "
                      "elements", (long long)bad,

@@ -1,6 +1,10 @@
 /* The thread pool (src/base/pool.c) and the threaded kernels: every block runs exactly once on
- * a thread of the pool, nested calls run inline, and GEMM (every path, several shapes) and the
- * optimizer updates give the same bits at 1, 2, 3 and 4 threads, with and without the cut-overs. */
+ * a thread of the pool, nested calls run inline, and GEMM (every path, several shapes), the
+ * optimizer updates, elementwise maps, broadcast binary ops, reductions, row kernels, pooling and
+ * its gradients and convolutions give the same bits at 1, 2, 3 and 4 threads, with and without
+ * the cut-overs (and, where there is one, as the plain path they replace). */
+#include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +16,7 @@
 #include "kernels/gemm.h"
 #include "kernels/norm.h"
 #include "kernels/pool.h"
+#include "kernels/reduce.h"
 #include "kernels/softmax.h"
 #include "kernels/optim.h"
 #include "webtrain.h"
@@ -39,6 +44,50 @@ static void outer_block(void *ctx, int64_t b, int32_t thread) {
   (void)b;
   /* nested: runs inline, on this thread */
   wt_parallel_for(3, inner_block, &thread);
+}
+
+static atomic_long g_sum;
+
+static void count_local(void *ctx, int64_t b, int32_t thread) {
+  (void)thread;
+  atomic_fetch_add((_Atomic long *)ctx, b + 1);
+}
+
+static void sum_block(void *ctx, int64_t b, int32_t thread) {
+  (void)ctx;
+  (void)thread;
+  atomic_fetch_add_explicit(&g_sum, b + 1, memory_order_relaxed);
+}
+
+/* Jobs back to back (workers still spinning from the last one, or waking) from this thread and,
+ * at the same time, from a second one (its calls run inline while the pool is busy): every block
+ * of every job runs once. */
+static void *second_caller(void *arg) {
+  long *bad = arg;
+  for (int i = 0; i < 2000; i++) {
+    _Atomic long local = 0;
+    wt_parallel_for(1 + i % 5, count_local, &local);
+    if (atomic_load(&local) != (1 + i % 5) * (2 + i % 5) / 2) (*bad)++;
+  }
+  return NULL;
+}
+
+static void test_pool_back_to_back(void) {
+  for (int32_t t = 2; t <= 4; t++) {
+    wt_set_threads(t);
+    long bad = 0;
+    pthread_t other;
+    CHECK(pthread_create(&other, NULL, second_caller, &bad) == 0);
+    int ok = 1;
+    for (int i = 0; i < 20000; i++) {
+      int64_t n = 1 + i % 9;
+      atomic_store(&g_sum, 0);
+      wt_parallel_for(n, sum_block, NULL);
+      ok &= atomic_load(&g_sum) == n * (n + 1) / 2;
+    }
+    pthread_join(other, NULL);
+    CHECK(ok && bad == 0);
+  }
 }
 
 static void test_pool(void) {
@@ -259,6 +308,150 @@ static void test_elementwise(void) {
   free(y1);
 }
 
+/* ---- broadcast binary ops ------------------------------------------------------------------ */
+
+static int f32_row(void *user, int64_t n, const void *const *p, const int *st, void *out) {
+  wt_ew_binary_f32(*(const wt_ew_binop *)user, n, p[0], st[0], p[1], st[1], out);
+  return 0;
+}
+
+static int i32_row(void *user, int64_t n, const void *const *p, const int *st, void *out) {
+  return wt_ew_binary_i32(*(const wt_ew_binop *)user, n, p[0], st[0], p[1], st[1], out);
+}
+
+/* out = a op b over a broadcast: the plain walk against the pool's at 1-4 threads. */
+static int bcast_same(int rank, const int64_t *od, const int *ranks, const int64_t *const *dims,
+                      wt_ew_binop op, const float *a, const float *b, float *y0, float *y1) {
+  int64_t n = 1;
+  for (int i = 0; i < rank; i++) n *= od[i];
+  wt_bcast plan;
+  wt_bcast_init(&plan, rank, od, 2, ranks, dims);
+  const void *ins[2] = {a, b};
+  const size_t es[2] = {4, 4};
+  wt_set_threads(1);
+  wt_bcast_run(&plan, ins, es, y0, 4, f32_row, &op);
+  int same = 1;
+  for (int split = 0; split < 2; split++)
+    for (int32_t t = 1; t <= 4; t++) {
+      wt_pool_set_split_small(split);
+      wt_set_threads(t);
+      memset(y1, 0x7f, sizeof(float) * n);
+      same &= wt_bcast_run_pool(&plan, ins, es, y1, 4, f32_row, &op) == 0;
+      same &= !memcmp(y0, y1, sizeof(float) * n);
+    }
+  wt_pool_set_split_small(0);
+  return same;
+}
+
+static void test_broadcast(void) {
+  enum { N = 70001 * 3 };
+  float *a = malloc(sizeof(float) * N), *b = malloc(sizeof(float) * N);
+  float *y0 = malloc(sizeof(float) * N), *y1 = malloc(sizeof(float) * N);
+  fill(a, N, 51);
+  fill(b, N, 52);
+  /* [37, 5, 401] op [5, 1] (rows in blocks, offsets from the block's first row); [3, 70001] op
+   * [3, 70001] (one long row, in pieces); [70001, 3] op [3] (short rows); [1, 70001] op [1] */
+  static const int64_t d0[] = {37, 5, 401}, d1[] = {5, 1}, e0[] = {3, 70001}, f0[] = {70001, 3},
+                       f1[] = {3}, g0[] = {1, 70001}, g1[] = {1};
+  static const wt_ew_binop ops[] = {WT_EW_ADD, WT_EW_DIV, WT_EW_POW, WT_EW_PRELU};
+  int same = 1;
+  for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+    same &= bcast_same(3, d0, (int[]){3, 2}, (const int64_t *const[]){d0, d1}, ops[k], a, b, y0, y1);
+    same &= bcast_same(2, e0, (int[]){2, 2}, (const int64_t *const[]){e0, e0}, ops[k], a, b, y0, y1);
+    same &= bcast_same(2, f0, (int[]){2, 1}, (const int64_t *const[]){f0, f1}, ops[k], a, b, y0, y1);
+    same &= bcast_same(2, g0, (int[]){2, 1}, (const int64_t *const[]){g0, g1}, ops[k], b, a, y0, y1);
+  }
+  if (!same) fprintf(stderr, "broadcast binary ops differ across threads or from the plain walk\n");
+  CHECK(same);
+  /* an integer division by zero in one piece is reported from the pool */
+  int32_t *ia = malloc(sizeof(int32_t) * N), *ib = malloc(sizeof(int32_t) * N);
+  int32_t *io = malloc(sizeof(int32_t) * N);
+  for (int64_t i = 0; i < N; i++) {
+    ia[i] = (int32_t)i;
+    ib[i] = (int32_t)(i % 7 + 1);
+  }
+  ib[N - 5] = 0;
+  wt_bcast plan;
+  wt_bcast_init(&plan, 2, e0, 2, (int[]){2, 2}, (const int64_t *const[]){e0, e0});
+  wt_ew_binop div = WT_EW_DIV;
+  for (int32_t t = 1; t <= 4; t++) {
+    wt_set_threads(t);
+    CHECK(wt_bcast_run_pool(&plan, (const void *const[]){ia, ib}, (const size_t[]){4, 4}, io, 4,
+                            i32_row, &div) == 1);
+  }
+  free(a);
+  free(b);
+  free(y0);
+  free(y1);
+  free(ia);
+  free(ib);
+  free(io);
+}
+
+/* ---- reductions and global pooling ---------------------------------------------------------- */
+
+/* wt_reduce_f32 over [outer, n, inner] at 1-4 threads (with and without the cut-over); where
+ * the kind's column sums are exact to restate, against a plain loop too. */
+static int reduce_same(wt_reduce_kind k, const float *x, int64_t outer, int64_t n, int64_t inner,
+                       float *y0, float *y1) {
+  int same = 1;
+  for (int split = 0; split < 2; split++)
+    for (int32_t t = 1; t <= 4; t++) {
+      wt_pool_set_split_small(split);
+      wt_set_threads(t);
+      float *y = t == 1 && !split ? y0 : y1;
+      wt_reduce_f32(k, x, outer, n, inner, y);
+      if (y == y1) same &= !memcmp(y0, y1, sizeof(float) * outer * inner);
+    }
+  wt_pool_set_split_small(0);
+  if (inner > 1 && (k == WT_RED_SUM || k == WT_RED_MAX || k == WT_RED_ABSSUM))
+    for (int64_t o = 0; o < outer; o++)
+      for (int64_t i = 0; i < inner; i++) {
+        float a = k == WT_RED_MAX ? -INFINITY : 0.0f;
+        for (int64_t r = 0; r < n; r++) {
+          float v = x[(o * n + r) * inner + i];
+          a = k == WT_RED_MAX ? (v > a ? v : a) : a + (k == WT_RED_ABSSUM ? fabsf(v) : v);
+        }
+        same &= !memcmp(&a, &y0[o * inner + i], sizeof a);
+      }
+  return same;
+}
+
+static void test_reduce(void) {
+  enum { N = 301 * 515 };
+  float *x = malloc(sizeof(float) * N), *y0 = malloc(sizeof(float) * N), *y1 = malloc(sizeof(float) * N);
+  fill(x, N, 61);
+  /* rows (inner 1); blocks in pieces (n 200: 84-column pieces, a 3-column tail); one wide
+   * block; a block narrower than a piece */
+  static const int64_t shapes[][3] = {{301, 515, 1}, {3, 200, 257}, {1, 70, 2003}, {75, 2066, 1}, {400, 127, 3}};
+  static const wt_reduce_kind kinds[] = {WT_RED_SUM, WT_RED_SUMSQ, WT_RED_ABSSUM, WT_RED_MAX,
+                                         WT_RED_MIN, WT_RED_LOGSUMEXP};
+  int same = 1;
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+      int ok = reduce_same(kinds[k], x, shapes[s][0], shapes[s][1], shapes[s][2], y0, y1);
+      if (!ok) fprintf(stderr, "reduction %d over [%lld, %lld, %lld] differs\n", (int)kinds[k],
+                       (long long)shapes[s][0], (long long)shapes[s][1], (long long)shapes[s][2]);
+      same &= ok;
+    }
+  CHECK(same);
+  /* global pooling: planes on the pool against one plane at a time */
+  const int64_t NC = 401, S = 196;
+  for (int max = 0; max < 2; max++) {
+    wt_set_threads(1);
+    for (int64_t c = 0; c < NC; c++)
+      (max ? wt_global_maxpool : wt_global_avgpool)(1, S, x + c * S, y0 + c);
+    for (int32_t t = 1; t <= 4; t++) {
+      wt_set_threads(t);
+      (max ? wt_global_maxpool : wt_global_avgpool)(NC, S, x, y1);
+      CHECK(!memcmp(y0, y1, sizeof(float) * NC));
+    }
+  }
+  free(x);
+  free(y0);
+  free(y1);
+}
+
 /* ---- row kernels: softmax, log-softmax, layer normalization ------------------------------ */
 
 static void test_rows(void) {
@@ -327,6 +520,47 @@ static void test_pooling(void) {
   }
 }
 
+/* MaxPoolGrad: planes on the pool (MaxPool's indices stay in their plane) against the plain
+ * scatter (one plane); indices that leave their plane take the plain path at any thread count. */
+static void test_maxpool_grad(void) {
+  const wt_conv_geom g = {.img = {1, 30, 30}, .grid = {1, 15, 15}, .k = {1, 3, 3},
+                          .stride = {1, 2, 2}, .dil = {1, 1, 1}, .pad = {0, 1, 1}};
+  const int64_t NC = 97, I = 900, G = 225; /* 87300 dx elements: above the cut-over */
+  float *x = malloc(sizeof(float) * NC * I), *y = malloc(sizeof(float) * NC * G);
+  float *dy = malloc(sizeof(float) * NC * G), *dx0 = malloc(sizeof(float) * NC * I);
+  float *dx1 = malloc(sizeof(float) * NC * I);
+  int64_t *ind = malloc(sizeof(int64_t) * NC * G);
+  fill(x, NC * I, 45);
+  fill(dy, NC * G, 46);
+  wt_set_threads(1);
+  wt_maxpool_indices(&g, NC, 0, x, y, ind);
+  ind[5 * G + 7] = -1; /* a window wholly in the padding */
+  int same = 1;
+  for (int escape = 0; escape < 2; escape++) {
+    if (escape) ind[40 * G + 3] = 2 * I + 5; /* into another plane: still in dX */
+    CHECK(wt_maxpool_grad(1, NC * G, dy, ind, NC * I, dx0) == -1);
+    for (int split = 0; split < 2; split++)
+      for (int32_t t = 1; t <= 4; t++) {
+        wt_pool_set_split_small(split);
+        wt_set_threads(t);
+        memset(dx1, 0x7f, sizeof(float) * NC * I);
+        CHECK(wt_maxpool_grad(NC, NC * G, dy, ind, NC * I, dx1) == -1);
+        same &= !memcmp(dx0, dx1, sizeof(float) * NC * I);
+      }
+  }
+  wt_pool_set_split_small(0);
+  if (!same) fprintf(stderr, "MaxPoolGrad differs across threads or from the plain path\n");
+  CHECK(same);
+  ind[60 * G + 2] = NC * I; /* out of dX: the first bad position is reported */
+  CHECK(wt_maxpool_grad(NC, NC * G, dy, ind, NC * I, dx1) == 60 * G + 2);
+  free(x);
+  free(y);
+  free(dy);
+  free(dx0);
+  free(dx1);
+  free(ind);
+}
+
 /* ---- Conv and ConvGrad: (image, group) products and dW's chunked sum over images ------------ */
 
 static void test_conv(void) {
@@ -393,12 +627,16 @@ static void test_conv(void) {
 
 int main(void) {
   test_pool();
+  test_pool_back_to_back();
   test_gemm();
   test_gemm_batch();
   test_optim();
   test_elementwise();
+  test_broadcast();
+  test_reduce();
   test_rows();
   test_pooling();
+  test_maxpool_grad();
   test_conv();
   wt_set_threads(1);
   CHECK_DONE();
