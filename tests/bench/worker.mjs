@@ -151,6 +151,7 @@ async function runTfjs(s, o) {
 
 async function gemm(n, reps) {
   const wt = await import(`${WT_JS}index.js`);
+  await wt.init({ threads: THREADS }); // one thread unless asked: init()'s default would take every core
   const session = await wt.InferenceSession.create(readFileSync(`${MODELS_DIR}matmul_${n}.onnx`));
   const a = new wt.Tensor('float32', Float32Array.from({ length: n * n }, (_, i) => ((i * 7919) % 1000) / 1000 - 0.5), [n, n]);
   const run = () => session.run({ A: a });
