@@ -38,6 +38,18 @@ export function describe(value) {
 const isBlob = (v) => (typeof Blob !== 'undefined' && v instanceof Blob) || (typeof v?.arrayBuffer === 'function' && typeof v.size === 'number' && typeof v.type === 'string');
 const isResponse = (v) => (typeof Response !== 'undefined' && v instanceof Response) || (typeof v?.arrayBuffer === 'function' && typeof v.status === 'number' && typeof v.ok === 'boolean');
 
+/** Whether s starts with a URL scheme (2+ characters: Windows drive letters, C:\..., stay paths). */
+export const hasScheme = (s) => /^[a-z][a-z0-9+.-]+:/i.test(s);
+
+/** In Node, the file path a location string names (a plain path or a file: URL); null for a URL to fetch (or outside Node). */
+export async function nodeFilePath(s) {
+  if (!isNode || !(s.startsWith('file:') || !hasScheme(s))) return null;
+  return s.startsWith('file:') ? (await importNode('url')).fileURLToPath(s) : s;
+}
+
+/** Why a file could not be opened or read, in words (a Node error). */
+export const whyUnreadable = (err) => ({ ENOENT: 'no such file', EISDIR: 'it is a directory', EACCES: 'permission denied' })[err.code] ?? err.message;
+
 /** A WebtrainError with extra fields (status, code, cause). */
 function failure(message, fields = {}) {
   return Object.assign(new WebtrainError(message), fields);
@@ -61,8 +73,8 @@ export async function readBytes(source) {
   if (typeof source !== 'string' && !(source instanceof URL)) throw new TypeError(`expected ${EXPECTED}; got ${describe(source)}`);
   const s = source instanceof URL ? source.href : source;
   if (s.startsWith('idb:')) throw new WebtrainError(`'${s}': idb:// locations need IndexedDB and the browser entry (import from 'webtrain' in a page or worker, or 'webtrain/web')`);
-  // A scheme has 2+ characters, so Windows drive letters (C:\...) stay paths.
-  if (isNode && (s.startsWith('file:') || !/^[a-z][a-z0-9+.-]+:/i.test(s))) return fromFile(s);
+  const path = await nodeFilePath(s);
+  if (path !== null) return fromFile(path);
   let res;
   try {
     res = await fetch(s);
@@ -72,14 +84,13 @@ export async function readBytes(source) {
   return fromResponse(res, res.url || s); // res.url: absolute, after redirects
 }
 
-async function fromFile(s) {
+async function fromFile(path) {
   const { readFile } = await importNode('fs/promises');
-  const path = s.startsWith('file:') ? (await importNode('url')).fileURLToPath(s) : s;
   let bytes;
   try {
     bytes = new Uint8Array(await readFile(path));
   } catch (err) {
-    const why = { ENOENT: 'no such file', EISDIR: 'it is a directory', EACCES: 'permission denied' }[err.code] ?? err.message;
+    const why = whyUnreadable(err);
     throw failure(`cannot read '${path}': ${why}${err.code && why !== err.message ? ` (${err.code})` : ''}`, { code: err.code, path, cause: err });
   }
   return sniff(bytes, `file '${path}'`, 'check the path');

@@ -7,8 +7,8 @@
 // chunk), so a checkpoint is never held twice. Saving writes the side file from the heap, then
 // the checkpoint file, each atomically (see writeFileAtomic).
 import { WebtrainError } from './core.js';
-import { describe } from './bytes.js';
-import { importNode, isNode } from './node-builtin.js';
+import { describe, nodeFilePath, whyUnreadable } from './bytes.js';
+import { importNode } from './node-builtin.js';
 import { nodePathOf, writeFileAtomic } from './storage.js';
 
 export const SIDE_SUFFIX = '.data';
@@ -57,7 +57,8 @@ export async function openSide(side) {
   }
   if (typeof side !== 'string' && !(side instanceof URL)) throw new TypeError(`externalData: expected ${SIDE_EXPECTED}; got ${describe(side)}`);
   const s = side instanceof URL ? side.href : side;
-  if (isNode && (s.startsWith('file:') || !/^[a-z][a-z0-9+.-]+:/i.test(s))) return openFile(s);
+  const path = await nodeFilePath(s);
+  if (path !== null) return openFile(path);
   let res;
   try {
     res = await fetch(s);
@@ -69,15 +70,13 @@ export async function openSide(side) {
   return { what: `'${res.url || s}'`, size: length === null ? undefined : Number(length), chunks: () => res.body };
 }
 
-async function openFile(s) {
+async function openFile(path) {
   const fs = await importNode('fs/promises');
-  const path = s.startsWith('file:') ? (await importNode('url')).fileURLToPath(s) : s;
   let fh;
   try {
     fh = await fs.open(path, 'r');
   } catch (err) {
-    const why = err.code === 'ENOENT' ? 'no such file' : err.message;
-    throw Object.assign(new WebtrainError(`cannot read the checkpoint's external data file '${path}': ${why}`), { code: err.code, path });
+    throw Object.assign(new WebtrainError(`cannot read the checkpoint's external data file '${path}': ${whyUnreadable(err)}`), { code: err.code, path });
   }
   const { size } = await fh.stat();
   return {

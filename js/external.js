@@ -24,11 +24,10 @@
 // An externalData entry that no tensor of the model(s) references is an error (a typo in a
 // path would otherwise surface as a missing file, or not at all).
 import { WebtrainError } from './core.js';
-import { describe } from './bytes.js';
+import { describe, nodeFilePath, whyUnreadable } from './bytes.js';
 import { importNode, isNode } from './node-builtin.js';
 
 const DATA = 'a Uint8Array, ArrayBuffer, Blob, File, URL or path';
-const hasScheme = (s) => /^[a-z][a-z0-9+.-]+:/i.test(s); // 2+ characters: C:\ stays a path
 const isBlob = (v) => (typeof Blob !== 'undefined' && v instanceof Blob) || (typeof v?.slice === 'function' && typeof v.arrayBuffer === 'function' && typeof v.size === 'number');
 
 /** A location as models and the option spell it: without leading './'. */
@@ -62,9 +61,9 @@ export function externalDataOption(value, context) {
 async function baseOf(model) {
   let s = model instanceof URL ? model.href : typeof model === 'string' ? model : typeof model?.url === 'string' && model.url && typeof model.status === 'number' ? model.url : null;
   if (s === null) return null;
-  if (isNode && (s.startsWith('file:') || !hasScheme(s))) {
+  const file = await nodeFilePath(s);
+  if (file !== null) {
     const path = await importNode('path');
-    const file = s.startsWith('file:') ? (await importNode('url')).fileURLToPath(s) : s;
     return { dir: path.dirname(path.resolve(file)) };
   }
   try {
@@ -125,8 +124,7 @@ class NodeFile {
       this.size = this.fs.fstatSync(this.fd).size;
     } catch (err) {
       this.close();
-      const why = { ENOENT: 'no such file', EISDIR: 'it is a directory', EACCES: 'permission denied' }[err.code] ?? err.message;
-      throw new WebtrainError(`cannot read ${this.what} '${this.path}': ${why}${err.code === 'ENOENT' ? this.missing : ''}`);
+      throw new WebtrainError(`cannot read ${this.what} '${this.path}': ${whyUnreadable(err)}${err.code === 'ENOENT' ? this.missing : ''}`);
     }
   }
   read(heap, dst, offset, length) {
@@ -269,10 +267,8 @@ async function fromData(fs, data, refs, what) {
     return b;
   }
   const s = data instanceof URL ? data.href : data;
-  if (isNode && (s.startsWith('file:') || !hasScheme(s))) {
-    const path = s.startsWith('file:') ? (await importNode('url')).fileURLToPath(s) : s;
-    return new NodeFile(fs, path, what);
-  }
+  const path = await nodeFilePath(s);
+  if (path !== null) return new NodeFile(fs, path, what);
   return fetchWhole(new URL(s, globalThis.location?.href).href, what);
 }
 

@@ -32,38 +32,13 @@ async function train(server, opts = {}, { inWorker = false, shot = null } = {}) 
     server.requests.length = 0;
     const page = await openPage(ctx, `${server.url}/tests/browser/pages/index.html`);
     const r = await page.evaluate(async ({ opts, inWorker }) => {
-      const { webtrain: wt, t } = window;
-      const hex = (f) => Array.from(new Uint32Array(f.buffer, f.byteOffset, f.length), (x) => x.toString(16).padStart(8, '0')).join('');
+      const { t } = window;
       const g = await t.golden();
-      let info;
-      let losses = [];
-      let params = {};
-      if (inWorker) {
-        const w = await wt.worker(opts);
-        info = await w.runtimeInfo();
-        const art = await w.artifacts.generateArtifacts(g.model, g.options);
-        const state = await w.CheckpointState.loadCheckpoint(art.checkpoint);
-        const module = await w.Module.create(art.trainingModel, state, art.evalModel);
-        const optimizer = await w.Optimizer.create(art.optimizerModel, module);
-        await module.train();
-        for (const b of g.steps) {
-          losses.push((await module.run(...b)).data[0]);
-          await optimizer.step();
-          await module.lazyResetGrad();
-        }
-        for (const [name, p] of await state.parameters.entries()) params[name] = p.data;
-        w.terminate();
-      } else {
-        await wt.init(opts);
-        info = wt.runtimeInfo();
-        const s = await t.session(await wt.artifacts.generateArtifacts(g.model, g.options));
-        losses = t.trainSteps(s, g.steps);
-        params = t.params(s.state);
-      }
+      const { info, losses, params } = await t.trainGolden(g, g.steps, opts, inWorker);
       const golden = t.closeDiff(params, await g.expected(g.steps.length - 1), g.c.tolerance.params);
       t.log(`runtimeInfo: ${JSON.stringify(info)}; losses ${losses.map((l) => l.toFixed(6)).join(' ')}`);
       t.status(`trained on the ${info.simd} ${info.build} build`);
-      return { info, golden, finite: losses.every(Number.isFinite), losses: hex(Float32Array.from(losses)), params: Object.keys(params).sort().map((n) => `${n}:${hex(params[n])}`).join('|') };
+      return { info, golden, finite: losses.every(Number.isFinite), losses: t.hex(Float32Array.from(losses)), params: Object.keys(params).sort().map((n) => `${n}:${t.hex(params[n])}`).join('|') };
     }, { opts, inWorker });
     if (shot) await screenshot(page, shot);
     assert.deepEqual(ctx.offsite, []);

@@ -36,36 +36,10 @@ async function train(server, { inWorker = false, threads } = {}, shot = null) {
     const page = await openPage(ctx, `${server.url}/tests/browser/pages/index.html`);
     const r = await page.evaluate(async ({ inWorker, threads }) => {
       const { webtrain: wt, t } = window;
-      const hex = (f) => Array.from(new Uint32Array(f.buffer, f.byteOffset, f.length), (x) => x.toString(16).padStart(8, '0')).join('');
       const g = await t.golden();
       const batches = [...g.steps, ...g.steps];
       const opts = threads === undefined ? {} : { threads };
-      let info;
-      let losses = [];
-      const params = {};
-      if (inWorker) {
-        const w = await wt.worker(opts);
-        info = await w.runtimeInfo();
-        const art = await w.artifacts.generateArtifacts(g.model, g.options);
-        const state = await w.CheckpointState.loadCheckpoint(art.checkpoint);
-        const module = await w.Module.create(art.trainingModel, state, art.evalModel);
-        const optimizer = await w.Optimizer.create(art.optimizerModel, module);
-        await module.train();
-        for (const b of batches) {
-          losses.push((await module.run(...b)).data[0]);
-          await optimizer.step();
-          await module.lazyResetGrad();
-        }
-        for (const [name, p] of await state.parameters.entries()) params[name] = p.data;
-        w.terminate();
-      } else {
-        await wt.init(opts);
-        info = wt.runtimeInfo();
-        const art = await wt.artifacts.generateArtifacts(g.model, g.options);
-        const s = await t.session(art);
-        losses = t.trainSteps(s, batches);
-        Object.assign(params, t.params(s.state));
-      }
+      const { info, losses, params } = await t.trainGolden(g, batches, opts, inWorker);
       // After the first 5 steps the parameters are PyTorch's (within tolerance): checked on a fresh run of 5.
       const again = inWorker ? null : await (async () => {
         const art = await wt.artifacts.generateArtifacts(g.model, g.options);
@@ -79,9 +53,9 @@ async function train(server, { inWorker = false, threads } = {}, shot = null) {
       return {
         info,
         pageIsolated: globalThis.crossOriginIsolated === true,
-        losses: hex(Float32Array.from(losses)),
+        losses: t.hex(Float32Array.from(losses)),
         finite: losses.every(Number.isFinite),
-        params: Object.keys(params).sort().map((n) => `${n}:${hex(params[n])}`).join('|'),
+        params: Object.keys(params).sort().map((n) => `${n}:${t.hex(params[n])}`).join('|'),
         golden: again,
       };
     }, { inWorker, threads });

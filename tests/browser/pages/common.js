@@ -97,3 +97,38 @@ export function trainSteps({ module, optimizer }, batches) {
   }
   return losses;
 }
+
+/** The bits of a Float32Array as hex (digests compared across builds and thread counts). */
+export const hex = (f) => Array.from(new Uint32Array(f.buffer, f.byteOffset, f.length), (x) => x.toString(16).padStart(8, '0')).join('');
+
+/**
+ * Trains the golden case `g` on `batches`, on the page (init(opts)) or inside webtrain.worker(opts):
+ * { info: runtimeInfo(), losses, params: { name: Float32Array } }.
+ */
+export async function trainGolden(g, batches, opts, inWorker) {
+  if (!inWorker) {
+    await webtrain.init(opts);
+    const s = await session(await artifacts.generateArtifacts(g.model, g.options));
+    return { info: webtrain.runtimeInfo(), losses: trainSteps(s, batches), params: params(s.state) };
+  }
+  const w = await webtrain.worker(opts);
+  try {
+    const info = await w.runtimeInfo();
+    const art = await w.artifacts.generateArtifacts(g.model, g.options);
+    const state = await w.CheckpointState.loadCheckpoint(art.checkpoint);
+    const module = await w.Module.create(art.trainingModel, state, art.evalModel);
+    const optimizer = await w.Optimizer.create(art.optimizerModel, module);
+    await module.train();
+    const losses = [];
+    for (const b of batches) {
+      losses.push((await module.run(...b)).data[0]);
+      await optimizer.step();
+      await module.lazyResetGrad();
+    }
+    const out = {};
+    for (const [name, p] of await state.parameters.entries()) out[name] = p.data;
+    return { info, losses, params: out };
+  } finally {
+    w.terminate();
+  }
+}
