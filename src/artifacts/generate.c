@@ -299,6 +299,7 @@ int wt_generate_artifacts(const uint8_t *model, size_t len, const wt_artifacts_o
 }
 
 int wt_generate_artifacts_graph(wt_graph *g, const wt_artifacts_opts *o, wt_artifacts *out) {
+  if (o->lora.enabled) return wt_artifacts_with_lora(g, o, out); /* inserts adapters, comes back */
   memset(out, 0, sizeof *out);
   int *tr = NULL, *fr = NULL, *grads = NULL;
   int n_tr = 0, n_fr = 0, loss = -1;
