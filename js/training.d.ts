@@ -184,6 +184,16 @@ export declare class Module<R extends Tensor | Tensor[] = RunResult, A extends T
    */
   exportModelForInferencing(outputNames: string[]): Promise<Uint8Array>;
   exportModelForInferencing(destination: BytesDestination | null | undefined, outputNames: string[]): Promise<Uint8Array>;
+  /** LoRA (artifacts generated with `lora`): the inference model with W + (alpha/rank)·B·A folded into each adapted weight; plain ONNX. */
+  exportMergedModel(outputNames: string[]): Promise<Uint8Array>;
+  exportMergedModel(destination: BytesDestination | null | undefined, outputNames: string[]): Promise<Uint8Array>;
+  /**
+   * LoRA: the base inference model taking every `<W>.lora_A` / `<W>.lora_B` as an input (defaults:
+   * lora_B zero, i.e. the base model) and the trained adapters in ONNX Runtime's adapter format
+   * (.onnx_adapter); with a destination path `p`, written to `p.onnx` and `p.onnx_adapter`.
+   */
+  exportLoraAdapter(outputNames: string[]): Promise<{ model: Uint8Array; adapter: Uint8Array }>;
+  exportLoraAdapter(destination: string | URL | null | undefined, outputNames: string[], options?: { adapterVersion?: number; modelVersion?: number }): Promise<{ model: Uint8Array; adapter: Uint8Array }>;
   /** Frees the module; using it afterwards throws. Idempotent. */
   release(): void;
 }

@@ -9,6 +9,7 @@ import { Staging, feedInputs, readOutputs } from './feeds.js';
 import { writeBytes } from './storage.js';
 import { Mode, PropertyType, ModuleMem } from './abi.js';
 import { externalDataOption, externalReaders } from './external.js';
+import { exportMergedModel, exportLoraAdapter } from './lora.js';
 
 /**
  * loadCheckpoint's externalData: the side file itself, or (the form models take) one
@@ -411,6 +412,16 @@ export class Module extends Handle {
     const bytes = core.takeBuf(core.withStrings([outputNames.join('\0')], (p) => this.m._wtw_module_export(this.h, p, outputNames.length)), 'cannot export the model');
     if (destination) await writeBytes(destination, bytes);
     return bytes;
+  }
+
+  /** LoRA: the inference model with the adapters merged into the base weights (js/lora.js). */
+  exportMergedModel(destination, outputNames) {
+    return exportMergedModel(this, destination, outputNames);
+  }
+
+  /** LoRA: { model, adapter }: the base model taking the adapters as inputs, and the .onnx_adapter file. */
+  exportLoraAdapter(destination, outputNames, options) {
+    return exportLoraAdapter(this, this.#state._raw, destination, outputNames, options);
   }
 
   release() {

@@ -94,12 +94,15 @@ int wt_artifacts_with_lora(wt_graph *g, const wt_artifacts_opts *o, wt_artifacts
 /* How the MatMul/Gemm nodes of g multiply by weight w: *oi 1 when w is stored [out, in], 0 for
  * [in, out]; an error naming w when it is no (consistently used) MatMul/Gemm matrix operand. */
 int wt_lora_weight_layout(const wt_graph *g, int w, int *oi, int64_t *in, int64_t *out);
+/* 1 when v is a float initializer that some MatMul/Gemm multiplies by (directly or through a
+ * Transpose): what a LoRA target may name. */
+int wt_lora_is_matmul_weight(const wt_graph *g, int v);
 /* On an inference graph holding the adapters as initializers (an exported eval model): folds
  * each W + (alpha/rank)·B·A into W and removes the adapter branches: plain ONNX. */
 int wt_lora_merge(wt_graph *g);
-/* On the same: the base model taking the adapters as inputs (their initializers stay as
- * defaults, lora_B zero: without adapters fed, the base model's output). *params (malloc'd,
- * wt_lora_params_free) receives the adapters' names and values, as they were. */
+/* On the same: the base model taking the adapters as inputs, [lora_rank, in] and [out,
+ * lora_rank] (zero-rank tensors give the base model). *params (malloc'd, wt_lora_params_free)
+ * receives the adapters' names and values. */
 int wt_lora_adapter_model(wt_graph *g, wt_const_tensor **params, int *n_params);
 void wt_lora_params_free(wt_const_tensor *params, int n);
 

@@ -109,6 +109,16 @@ int wt_lora_weight_layout(const wt_graph *g, int w, int *oi, int64_t *in, int64_
   return weight_layout(g, w, 0, oi, in, out, NULL, NULL);
 }
 
+int wt_lora_is_matmul_weight(const wt_graph *g, int v) {
+  const wt_value *val = &g->values[v];
+  if (!(val->flags & WT_VALUE_INITIALIZER) || val->dtype != WT_FLOAT) return 0;
+  int none = 1, oi;
+  int64_t in, out;
+  int rc = weight_layout(g, v, &none, &oi, &in, &out, NULL, NULL);
+  if (rc) wt_error_clear();
+  return rc != WT_OK || !none;
+}
+
 /* ---- the rewrite -------------------------------------------------------------------------- */
 
 /* splitmix64: the seeded stream A is drawn from */

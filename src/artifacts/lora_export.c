@@ -131,16 +131,29 @@ int wt_lora_adapter_model(wt_graph *g, wt_const_tensor **params, int *n_params) 
     if ((rc = k) || (rc = wt_lora_weight_layout(g, w, &oi, &in, &out)) || (rc = check_shapes(g, w, a, b, in, out, &r)))
       break;
     if ((rc = take_param(&g->values[a], &p[n++])) || (rc = take_param(&g->values[b], &p[n++]))) break;
-    memset(g->values[b].data, 0, g->values[b].nbytes); /* the default: no adapter, the base model */
+    /* plain inputs, the rank symbolic: ONNX Runtime's LoraAdapter feeds them, and zero-rank
+     * tensors ([0, in], [out, 0]) give the base model */
     for (int q = 0; q < 2 && rc == WT_OK; q++) {
       int v = q ? b : a;
-      g->values[v].flags |= WT_VALUE_GRAPH_INPUT;
+      wt_value *val = &g->values[v];
+      int64_t dims[2] = {val->dims[0], val->dims[1]};
+      dims[q] = -1;
+      val->flags &= ~(uint32_t)WT_VALUE_INITIALIZER;
+      wt_graph_release(g, val->data);
+      val->data = NULL;
+      val->nbytes = 0;
+      if ((rc = wt_value_set_shape(g, v, 2, dims)) || (rc = wt_value_set_dim_param(g, v, q, "lora_rank"))) break;
       rc = wt_graph_add_input(g, v);
     }
   }
   if (rc == WT_OK && n == 0)
     rc = wt_errorf(WT_ERR_INVALID_ARG, "lora: the model has no LoRA adapters (no '<weight>.lora_A' "
                    "initializers); generate the artifacts with the lora option");
+  /* the branches' values had the trained rank in their shapes: now it is the input's */
+  for (int v = 0; v < g->n_values && rc == WT_OK; v++)
+    if (g->values[v].producer >= 0 && strstr(g->values[v].name, ".lora_") &&
+        !(g->values[v].flags & WT_VALUE_GRAPH_OUTPUT))
+      rc = wt_value_set_shape(g, v, -1, NULL);
   if (rc) {
     wt_lora_params_free(p, n);
     return rc;

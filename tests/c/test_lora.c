@@ -315,10 +315,8 @@ int main(void) {
   CHECK_OK(wt_onnx_write(g, &am, &am_len));
   wt_graph_free(g);
   float ya[8];
-  /* webtrain keeps initializer-backed inputs constant: the defaults, B = 0, the base model
-   * (tests/js/lora.test.mjs feeds the adapters in onnxruntime-node) */
   CHECK_OK(run_plain(am, am_len, s, ya));
-  CHECK(close8(ya, yb, 1e-6f));
+  CHECK(close8(ya, y, 1e-5f));
   wt_lora_params_free(ap, n_ap);
   free(am);
   free(merged);

@@ -1,0 +1,201 @@
+// LoRA end to end on the tiny transformer golden case (q_proj/v_proj are MatMul through a
+// Transpose of the PyTorch weight, head is a Gemm with transB): the adapters are the only
+// trainable parameters; at initialization (B = 0) the eval model's logits are the base model's
+// as onnxruntime-node computes them; training moves the adapters and nothing else; the merged
+// export and the base model fed the adapters read back from the .onnx_adapter file (parsed here
+// by ONNX Runtime's schema, independently of webtrain's reader) give webtrain's logits in
+// onnxruntime-node; RegExp and function targets resolve to the same weights as names; bad
+// options are errors naming the option and what to do.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as ort from 'onnxruntime-node';
+import { CheckpointState, Module, Optimizer, artifacts } from '../../js/index.js';
+import { readCase, inputsOf } from '../golden/golden.mjs';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const dir = join(root, 'tests/golden/cases/tiny_transformer_frozen_adamw/');
+const modelPath = join(dir, 'model.onnx');
+const LORA = { rank: 4, alpha: 8, targets: ['q_proj', 'v_proj', 'head'], seed: 3 };
+const ADAPTED = ['q_proj.weight', 'v_proj.weight', 'head.weight'];
+
+const gen = (lora, extra = {}) =>
+  artifacts.generateArtifacts(modelPath, { lora, loss: 'CrossEntropyLoss', optimizer: 'AdamW', additionalOutputNames: ['logits'], ...extra });
+
+function close(what, got, want, rtol = 1e-4, atol = 1e-5) {
+  assert.equal(got.length, want.length, `${what}: length`);
+  for (let i = 0; i < got.length; i++)
+    assert.ok(Math.abs(got[i] - want[i]) <= atol + rtol * Math.abs(want[i]), `${what}[${i}]: ${got[i]} vs ${want[i]}`);
+}
+
+async function ortRun(bytes, feeds) {
+  const s = await ort.InferenceSession.create(bytes, { logSeverityLevel: 3 });
+  try {
+    return { names: s.inputNames, out: await s.run(feeds) };
+  } finally {
+    await s.release();
+  }
+}
+
+/** An .onnx_adapter file read by ONNX Runtime's schema (adapter_schema.fbs), by hand. */
+function readAdapter(bytes) {
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  assert.equal(new TextDecoder().decode(bytes.subarray(4, 8)), 'TORT', 'file identifier');
+  const table = (pos) => {
+    const vt = pos - dv.getInt32(pos, true);
+    const vtSize = dv.getUint16(vt, true);
+    const field = (id) => (4 + 2 * id < vtSize ? dv.getUint16(vt + 4 + 2 * id, true) : 0);
+    const ref = (id) => (field(id) ? pos + field(id) + dv.getUint32(pos + field(id), true) : 0);
+    return {
+      int: (id) => (field(id) ? dv.getInt32(pos + field(id), true) : 0),
+      vec: (id) => { const p = ref(id); return p ? { pos: p + 4, n: dv.getUint32(p, true) } : { pos: 0, n: 0 }; },
+    };
+  };
+  const rootT = table(dv.getUint32(0, true));
+  const params = rootT.vec(3);
+  const out = { format: rootT.int(0), adapterVersion: rootT.int(1), modelVersion: rootT.int(2), params: {} };
+  for (let i = 0; i < params.n; i++) {
+    const at = params.pos + 4 * i;
+    const p = table(at + dv.getUint32(at, true));
+    const name = p.vec(0);
+    const dims = p.vec(1);
+    const data = p.vec(3);
+    assert.equal(data.pos % 8, 0, 'raw_data is 8-byte aligned (force_align: 8)');
+    const key = new TextDecoder().decode(bytes.subarray(name.pos, name.pos + name.n));
+    out.params[key] = {
+      type: p.int(2),
+      dims: Array.from({ length: dims.n }, (_, k) => Number(dv.getBigInt64(dims.pos + 8 * k, true))),
+      data: new Float32Array(bytes.slice(data.pos, data.pos + data.n).buffer),
+    };
+  }
+  return out;
+}
+
+test('LoRA trains the adapters only, and both exports run in onnxruntime-node as webtrain computes', async () => {
+  const c = await readCase(dir);
+  const art = await gen(LORA);
+  const state = await CheckpointState.loadCheckpoint(art.checkpoint);
+  const module = await Module.create(art.trainingModel, state, art.evalModel);
+  const optimizer = await Optimizer.create(art.optimizerModel, module);
+  try {
+    const trainable = [...state.parameters].filter(([, p]) => p.requiresGrad).map(([n]) => n).sort();
+    assert.deepEqual(trainable, ADAPTED.flatMap((w) => [`${w}.lora_A`, `${w}.lora_B`]).sort());
+    assert.ok(state.parameters.has('q_proj.bias') && !state.parameters.get('q_proj.bias').requiresGrad, 'a bias the substring matches stays frozen');
+    const q = state.parameters.get('q_proj.weight');
+    const qa = state.parameters.get('q_proj.weight.lora_A');
+    const qb = state.parameters.get('q_proj.weight.lora_B');
+    assert.deepEqual(qa.dims, [4, q.dims[1]]); // PyTorch Linear [out, in]: A [rank, in]
+    assert.deepEqual(qb.dims, [q.dims[0], 4]);
+    assert.ok(qb.data.every((v) => v === 0));
+    const bound = 1 / Math.sqrt(q.dims[1]);
+    assert.ok(qa.data.every((v) => Math.abs(v) <= bound) && qa.data.some((v) => Math.abs(v) > bound / 2));
+
+    const evalIn = await inputsOf(dir, c.eval.inputs, module.eval().inputNames());
+    const ids = evalIn[0];
+    const idsOrt = new ort.Tensor('int64', ids.data, ids.dims);
+    const base = (await ortRun(modelPath, { input_ids: idsOrt })).out.logits.data;
+    close('logits at init vs the base model', module.runAll(...evalIn)[1].data, base, 1e-5, 1e-6);
+
+    const qBefore = q.data;
+    optimizer.setLearningRate(2e-2);
+    const trainIn = await inputsOf(dir, c.steps[0].inputs, module.train().inputNames());
+    const losses = [];
+    for (let k = 0; k < 8; k++) {
+      losses.push(module.runAll(...trainIn)[0].data[0]);
+      optimizer.step();
+      module.lazyResetGrad();
+    }
+    assert.ok(losses[7] < losses[0] * 0.9, `loss falls: ${losses}`);
+    assert.deepEqual(state.parameters.get('q_proj.weight').data, qBefore, 'the base weight is frozen');
+    assert.ok(state.parameters.get('q_proj.weight.lora_B').data.some((v) => v !== 0));
+
+    const logits = module.eval().runAll(...evalIn)[1].data;
+    const merged = await module.exportMergedModel(['logits']);
+    const m = await ortRun(merged, { input_ids: idsOrt });
+    assert.deepEqual(m.names, ['input_ids']);
+    close('merged model in onnxruntime-node vs webtrain', m.out.logits.data, logits);
+
+    const { model, adapter } = await module.exportLoraAdapter(['logits'], { adapterVersion: 2, modelVersion: 5 });
+    const a = readAdapter(adapter);
+    assert.deepEqual([a.format, a.adapterVersion, a.modelVersion], [1, 2, 5]);
+    assert.deepEqual(Object.keys(a.params).sort(), trainable);
+    const feeds = { input_ids: idsOrt };
+    for (const [name, p] of Object.entries(a.params)) {
+      assert.equal(p.type, 1);
+      const sp = state.parameters.get(name);
+      assert.deepEqual(p.dims, sp.dims);
+      assert.deepEqual(p.data, sp.data);
+      feeds[name] = new ort.Tensor('float32', p.data, p.dims);
+    }
+    const withAdapters = await ortRun(model, feeds);
+    assert.deepEqual([...withAdapters.names].sort(), ['input_ids', ...trainable].sort());
+    assert.ok(m.out.logits.data.some((v, i) => Math.abs(v - base[i]) > 1e-3), 'the trained adapters change the logits');
+    close('base model + adapter inputs vs the merged model', withAdapters.out.logits.data, m.out.logits.data);
+    // no adapter: zero-rank tensors ([0, in] and [out, 0]) give the base model
+    const none = { input_ids: idsOrt };
+    for (const [name, p] of Object.entries(a.params)) {
+      const dims = name.endsWith('.lora_A') ? [0, p.dims[1]] : [p.dims[0], 0];
+      none[name] = new ort.Tensor('float32', new Float32Array(0), dims);
+    }
+    const without = await ortRun(model, none);
+    close('base model without adapters vs the base', without.out.logits.data, base, 1e-5, 1e-6);
+  } finally {
+    optimizer.release();
+    module.release();
+    state.release();
+  }
+});
+
+test('LoRA targets: RegExp and functions pick the same weights as name parts; seeded', async () => {
+  const byName = await gen({ rank: 2, targets: ['q_proj', 'v_proj'], seed: 9 });
+  const byRegExp = await gen({ rank: 2, targets: [/^(q|v)_proj\./], seed: 9 });
+  const byFn = await gen({ rank: 2, targets: [(n) => n === 'v_proj.weight', 'q_proj'], seed: 9 });
+  assert.deepEqual(byRegExp.checkpoint, byName.checkpoint);
+  assert.deepEqual(byFn.checkpoint, byName.checkpoint);
+  const other = await gen({ rank: 2, targets: ['q_proj', 'v_proj'], seed: 10 });
+  assert.notDeepEqual(other.checkpoint, byName.checkpoint);
+  // requiresGrad trains beside the adapters
+  const withHead = await gen({ rank: 2, targets: 'q_proj' }, { requiresGrad: ['head.bias'] });
+  const s = await CheckpointState.loadCheckpoint(withHead.checkpoint);
+  try {
+    const trainable = [...s.parameters].filter(([, p]) => p.requiresGrad).map(([n]) => n).sort();
+    assert.deepEqual(trainable, ['head.bias', 'q_proj.weight.lora_A', 'q_proj.weight.lora_B']);
+  } finally {
+    s.release();
+  }
+});
+
+test('bad LoRA options are errors naming the option, the target or the weight', async () => {
+  const cases = [
+    [{ rank: 0, targets: ['q_proj'] }, /lora\.rank: expected an integer from 1 to 65536.*got 0/],
+    [{ rank: 2.5, targets: ['q_proj'] }, /lora\.rank: .*got 2\.5/],
+    [{ rank: 4, alpha: -1, targets: ['q_proj'] }, /lora\.alpha: expected a finite number > 0.*got -1/],
+    [{ rank: 4, alpha: NaN, targets: ['q_proj'] }, /lora\.alpha/],
+    [{ rank: 4, targets: [] }, /lora\.targets: expected weight name parts/],
+    [{ rank: 4 }, /lora\.targets: expected/],
+    [{ rank: 4, targets: [''] }, /lora\.targets\[0\]: expected a non-empty string/],
+    [{ rank: 4, targets: [42] }, /lora\.targets\[0\]: .*got 42/],
+    [{ rank: 4, targets: ['q_proj'], seed: -1 }, /lora\.seed/],
+    ['q_proj', /lora: expected an object \{ rank, alpha, targets, seed\? \}/],
+    [{ rank: 4, targets: ['nope'] }, /target 'nope' matches no weight of the model/],
+    [{ rank: 4, targets: ['tok_emb'] }, /target 'tok_emb' matches no MatMul\/Gemm weight \(it matches 'tok_emb.weight', which no MatMul or Gemm multiplies by\)/],
+    [{ rank: 4, targets: ['q_proj.bias'] }, /target 'q_proj.bias' matches no MatMul\/Gemm weight/],
+    [{ rank: 4, targets: [/nope/] }, /lora\.targets\[0\] \(\/nope\/\) matches none of the model's \d+ MatMul\/Gemm weights \(such as '/],
+    [{ rank: 4, targets: [() => { throw new Error('boom'); }] }, /lora\.targets\[0\] \(function .*\) threw on weight '.*': boom/],
+  ];
+  for (const [lora, re] of cases) await assert.rejects(gen(lora), re, JSON.stringify(String(lora.targets ?? lora)));
+  await assert.rejects(gen({ rank: 4, targets: ['q_proj'] }, { requiresGrad: ['q_proj.weight'] }), /'q_proj.weight' is listed in requires_grad and is a LoRA target/);
+  // exports of a module without adapters
+  const plain = await artifacts.generateArtifacts(modelPath, { loss: 'CrossEntropyLoss', optimizer: 'AdamW' });
+  const state = await CheckpointState.loadCheckpoint(plain.checkpoint);
+  const module = await Module.create(plain.trainingModel, state, plain.evalModel);
+  try {
+    await assert.rejects(module.exportMergedModel(['logits']), /no LoRA adapters .*generate the artifacts with the lora option/);
+    await assert.rejects(module.exportLoraAdapter(['logits']), /no LoRA adapters/);
+    await assert.rejects(module.exportMergedModel([]), /exportMergedModel: give the output names/);
+  } finally {
+    module.release();
+    state.release();
+  }
+});
