@@ -199,3 +199,45 @@ test('bad LoRA options are errors naming the option, the target or the weight', 
     state.release();
   }
 });
+
+test('the CLI: generate-artifacts --lora-*, export-inference --lora merged | adapter; bad values are usage errors', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const { mkdtempSync, readFileSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const bin = join(root, 'js/bin/webtrain.mjs');
+  const cli = (args) => spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', env: { ...process.env, WEBTRAIN_DEBUG: '' } });
+  const tmp = mkdtempSync(join(tmpdir(), 'webtrain-lora-cli-'));
+  try {
+    let r = cli(['generate-artifacts', modelPath, '-o', tmp, '-q', '--loss', 'CrossEntropyLoss', '--optimizer', 'AdamW',
+      '--lora-rank', '2', '--lora-alpha', '4', '--lora-targets', '/^q_proj\\.weight$/,v_proj', '--lora-seed', '9']);
+    assert.equal(r.status, 0, r.stderr);
+    const same = await gen({ rank: 2, alpha: 4, targets: ['q_proj', 'v_proj'], seed: 9 }, { additionalOutputNames: undefined });
+    assert.deepEqual(new Uint8Array(readFileSync(join(tmp, 'checkpoint'))), same.checkpoint);
+    r = cli(['export-inference', '--artifacts', tmp, '--outputs', 'logits', '-o', join(tmp, 'merged.onnx'), '--lora', 'merged', '-q']);
+    assert.equal(r.status, 0, r.stderr);
+    r = cli(['export-inference', '--artifacts', tmp, '--outputs', 'logits', '-o', join(tmp, 'base.onnx'), '--lora', 'adapter', '-q']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /base\.onnx_adapter/);
+    const a = readAdapter(new Uint8Array(readFileSync(join(tmp, 'base.onnx_adapter'))));
+    assert.deepEqual(Object.keys(a.params).sort(), ['q_proj.weight.lora_A', 'q_proj.weight.lora_B', 'v_proj.weight.lora_A', 'v_proj.weight.lora_B']);
+    // at initialization the merged model is the base model
+    const ids = new ort.Tensor('int64', BigInt64Array.from({ length: 24 }, (_, i) => BigInt(i % 7)), [2, 12]);
+    const base = (await ortRun(modelPath, { input_ids: ids })).out.logits.data;
+    close('merged at init vs base', (await ortRun(join(tmp, 'merged.onnx'), { input_ids: ids })).out.logits.data, base, 1e-6, 1e-6);
+    for (const [args, re] of [
+      [['--lora-rank', 'x', '--lora-targets', 'q_proj'], /option '--lora-rank': expected an integer; got 'x'/],
+      [['--lora-targets', 'q_proj'], /missing option --lora-rank N/],
+      [['--lora-rank', '4'], /missing option --lora-targets NAMES/],
+      [['--lora-rank', '4', '--lora-targets', '/(/'], /'\/\(\/' is not a valid regular expression/],
+    ]) {
+      r = cli(['generate-artifacts', modelPath, '-o', tmp, '-q', '--loss', 'CrossEntropyLoss', ...args]);
+      assert.equal(r.status, 2, r.stderr);
+      assert.match(r.stderr, re);
+    }
+    r = cli(['generate-artifacts', modelPath, '-o', tmp, '-q', '--loss', 'CrossEntropyLoss', '--lora-rank', '0', '--lora-targets', 'q_proj']);
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /lora\.rank: expected an integer from 1 to 65536/);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+});
