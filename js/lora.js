@@ -4,6 +4,7 @@
 import { WebtrainError } from './core.js';
 import { NameList } from './abi.js';
 import { writeBytes } from './storage.js';
+import { readBytes } from './bytes.js';
 
 const fail = (msg) => {
   throw new WebtrainError(`generateArtifacts: lora.${msg}`);
@@ -99,4 +100,17 @@ export async function exportLoraAdapter(module, stateRaw, destination, outputNam
     await writeBytes(`${d}.onnx_adapter`, adapter);
   }
   return { model, adapter };
+}
+
+/** CheckpointState.saveCheckpoint(..., { trainableOnly: true }): the trainable parameters alone. */
+export async function saveTrainable(state, h, destination, includeOptimizerState) {
+  const bytes = state.core.takeBuf(state.m._wtw_state_save_trainable(h, includeOptimizerState ? 1 : 0), 'saveCheckpoint (trainableOnly)');
+  if (destination !== undefined && destination !== null) await writeBytes(destination, bytes);
+  return bytes;
+}
+
+/** CheckpointState.loadParameters: a (trainable-only) checkpoint's parameters into the state. */
+export async function loadParameters(state, h, source) {
+  const bytes = await readBytes(source);
+  state.core.check(state.core.withBytes(bytes, (p, n) => state.m._wtw_state_load_params(h, p, n)), 'loadParameters');
 }

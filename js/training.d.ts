@@ -65,6 +65,11 @@ export interface SaveCheckpointOptions {
    * 1.5 GiB of tensors on). The resolved bytes are then the checkpoint file's.
    */
   externalData?: boolean | 'auto' | undefined;
+  /**
+   * Save the trainable parameters alone (LoRA adapters, a new head: small), with a fingerprint of
+   * the frozen ones; load them back with `state.loadParameters`.
+   */
+  trainableOnly?: boolean | undefined;
 }
 
 export interface LoadCheckpointOptions extends InitOptions {
@@ -88,6 +93,12 @@ export declare class CheckpointState {
   readonly isLive: boolean;
   readonly parameters: Parameters;
   readonly properties: Properties;
+  /**
+   * Copies the parameters of a checkpoint (e.g. saved with `trainableOnly`) into this state. Each
+   * must be a parameter of the same type and shape here, and the frozen base must be the one it
+   * was trained with (its fingerprint); otherwise an error naming what differs, the state unchanged.
+   */
+  loadParameters(source: BytesSource): Promise<void>;
   /** The serialized checkpoint. */
   toBytes(options?: Pick<SaveCheckpointOptions, 'includeOptimizerState'>): Uint8Array;
   /**

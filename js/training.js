@@ -9,7 +9,7 @@ import { Staging, feedInputs, readOutputs } from './feeds.js';
 import { writeBytes } from './storage.js';
 import { Mode, PropertyType, ModuleMem } from './abi.js';
 import { externalDataOption, externalReaders } from './external.js';
-import { exportMergedModel, exportLoraAdapter } from './lora.js';
+import { exportMergedModel, exportLoraAdapter, saveTrainable, loadParameters } from './lora.js';
 
 /**
  * loadCheckpoint's externalData: the side file itself, or (the form models take) one
@@ -216,7 +216,8 @@ export class CheckpointState extends Handle {
    * layout for checkpoints over 2 GB) and returns the checkpoint file's bytes; 'auto' (the
    * default) does so from 1.5 GiB of tensors on; false never.
    */
-  static async saveCheckpoint(state, destination, { includeOptimizerState = false, externalData = 'auto' } = {}) {
+  static async saveCheckpoint(state, destination, { includeOptimizerState = false, externalData = 'auto', trainableOnly = false } = {}) {
+    if (trainableOnly) return saveTrainable(state, state.h, destination, includeOptimizerState);
     if (externalData !== true && externalData !== false && externalData !== 'auto') {
       throw new TypeError(`saveCheckpoint: externalData must be true, false or 'auto'; got ${describe(externalData)}`);
     }
@@ -227,6 +228,14 @@ export class CheckpointState extends Handle {
     const bytes = state.toBytes({ includeOptimizerState });
     if (destination !== undefined && destination !== null) await writeBytes(destination, bytes);
     return bytes;
+  }
+
+  /**
+   * Copies the parameters of a checkpoint (e.g. one saved with trainableOnly: LoRA adapters) into
+   * this state, after checking each name and shape and that it was trained on the same frozen base.
+   */
+  async loadParameters(source) {
+    return loadParameters(this, this.h, source);
   }
 
   toBytes({ includeOptimizerState = false } = {}) {

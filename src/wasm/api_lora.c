@@ -9,6 +9,7 @@
 #include "io/adapter.h"
 #include "io/onnx_io.h"
 #include "runtime/state.h"
+#include "runtime/state_part.h"
 #include "webtrain.h"
 
 typedef struct buf {
@@ -77,4 +78,18 @@ buf *wtw_state_lora_adapter(const wt_state *s, int adapter_version, int model_ve
     return NULL;
   }
   return b;
+}
+
+/* A checkpoint of the trainable parameters alone (runtime/state_part.h). */
+buf *wtw_state_save_trainable(const wt_state *s, int include_optimizer_state) {
+  buf *b = new_buf();
+  if (b && wt_state_save_trainable(s, include_optimizer_state, &b->data, &b->len) != WT_OK) {
+    free(b);
+    return NULL;
+  }
+  return b;
+}
+
+int wtw_state_load_params(wt_state *s, const uint8_t *bytes, size_t len) {
+  return wt_state_load_params(s, bytes, len);
 }

@@ -241,3 +241,64 @@ test('the CLI: generate-artifacts --lora-*, export-inference --lora merged | ada
     rmSync(tmp, { recursive: true, force: true });
   }
 });
+
+test('adapters save on their own (trainableOnly) and load back into a state of the same base only', async () => {
+  const c = await readCase(dir);
+  const art = await gen(LORA);
+  const state = await CheckpointState.loadCheckpoint(art.checkpoint);
+  const module = await Module.create(art.trainingModel, state, art.evalModel);
+  const optimizer = await Optimizer.create(art.optimizerModel, module);
+  const fresh = await CheckpointState.loadCheckpoint(art.checkpoint);
+  const other = await CheckpointState.loadCheckpoint(art.checkpoint);
+  const rank2 = await CheckpointState.loadCheckpoint((await gen({ ...LORA, rank: 2 })).checkpoint);
+  try {
+    optimizer.setLearningRate(2e-2);
+    const trainIn = await inputsOf(dir, c.steps[0].inputs, module.train().inputNames());
+    for (let k = 0; k < 3; k++) {
+      module.runAll(...trainIn);
+      optimizer.step();
+      module.lazyResetGrad();
+    }
+    state.properties.set('epoch', 3);
+    const small = await CheckpointState.saveCheckpoint(state, null, { trainableOnly: true });
+    const full = await CheckpointState.saveCheckpoint(state);
+    assert.ok(small.byteLength * 3 < full.byteLength, `${small.byteLength} vs ${full.byteLength} bytes`);
+    const names = [...state.parameters].filter(([, p]) => p.requiresGrad).map(([n]) => n);
+    await fresh.loadParameters(small);
+    for (const n of names) assert.deepEqual(fresh.parameters.get(n).data, state.parameters.get(n).data, n);
+    assert.equal(fresh.properties.get('epoch'), 3);
+    // the loaded adapters give the trained module's outputs
+    const m2 = await Module.create(art.trainingModel, fresh, art.evalModel);
+    try {
+      const evalIn = await inputsOf(dir, c.eval.inputs, module.eval().inputNames());
+      assert.deepEqual(m2.eval().runAll(...evalIn)[1].data, module.runAll(...evalIn)[1].data);
+    } finally {
+      m2.release();
+    }
+    // with the optimizer state too: still loads (parameters and properties)
+    await fresh.loadParameters(await CheckpointState.saveCheckpoint(state, null, { trainableOnly: true, includeOptimizerState: true }));
+
+    // another base: one frozen weight differs
+    const w = other.parameters.get('ff1.weight').data;
+    w[0] += 1;
+    other.parameters.set('ff1.weight', w);
+    const before = other.parameters.get('q_proj.weight.lora_A').data;
+    await assert.rejects(other.loadParameters(small), /trained on another base model: its frozen parameters' fingerprint is [0-9a-f]{16}, this state's [0-9a-f]{16}/);
+    assert.deepEqual(other.parameters.get('q_proj.weight.lora_A').data, before, 'nothing loaded on error');
+    await assert.rejects(rank2.loadParameters(small), /parameter '.*lora_[AB]' is float \[\d+,\d+\] in the checkpoint but float \[\d+,\d+\] in this state: it was trained on a different base model or with another LoRA rank/);
+    const plain = await CheckpointState.loadCheckpoint((await artifacts.generateArtifacts(modelPath, { loss: 'CrossEntropyLoss' })).checkpoint);
+    try {
+      await assert.rejects(plain.loadParameters(small), /parameter '.*lora_[AB]' of the checkpoint is not a parameter of this state/);
+    } finally {
+      plain.release();
+    }
+    await assert.rejects(fresh.loadParameters(new Uint8Array(10)), /checkpoint/);
+  } finally {
+    optimizer.release();
+    module.release();
+    state.release();
+    fresh.release();
+    other.release();
+    rank2.release();
+  }
+});
