@@ -34,8 +34,8 @@ export function setLora(core, b, lora) {
   let names = o.targets;
   let exact = 0;
   if (!o.targets.every((t) => typeof t === 'string')) {
-    const weights = [];
-    for (let i = 0, n = m._wtw_gen_lora_weight_count(b.gen); i < n; i++) weights.push(core.string(m._wtw_gen_lora_weight(b.gen, i)));
+    const all = core.takeBuf(m._wtw_gen_lora_weights(b.gen), 'generateArtifacts: lora.targets');
+    const weights = new TextDecoder().decode(all).split('\0').filter(Boolean);
     const chosen = new Set();
     for (const [i, t] of o.targets.entries()) {
       const test = typeof t === 'string' ? (w) => w.includes(t) : t instanceof RegExp ? (w) => { t.lastIndex = 0; return t.test(w); } : t;

@@ -88,9 +88,11 @@ void wt_artifacts_free(wt_artifacts *a);
 int wt_artifacts_loss_block(wt_graph *g, int type, const char *input, const char *target,
                             const wt_loss_opts *o, int *loss_value);
 
-/* LoRA (lora.c, lora_export.c). Generation with o->lora.enabled: inserts the adapters into g,
- * then generates with the adapters trained and the base frozen; g is consumed. */
-int wt_artifacts_with_lora(wt_graph *g, const wt_artifacts_opts *o, wt_artifacts *out);
+/* LoRA (lora.c, lora_export.c). With o->lora.enabled: inserts the adapters into g and fills *d
+ * with o's options, the adapters added to requires_grad and every other float initializer to
+ * frozen_params; *owned holds the names (wt_artifacts_lora_free once generation is done). */
+int wt_artifacts_lora(wt_graph *g, const wt_artifacts_opts *o, wt_artifacts_opts *d, char ***owned);
+void wt_artifacts_lora_free(char **owned);
 /* How the MatMul/Gemm nodes of g multiply by weight w: *oi 1 when w is stored [out, in], 0 for
  * [in, out]; an error naming w when it is no (consistently used) MatMul/Gemm matrix operand. */
 int wt_lora_weight_layout(const wt_graph *g, int w, int *oi, int64_t *in, int64_t *out);

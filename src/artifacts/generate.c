@@ -299,11 +299,12 @@ int wt_generate_artifacts(const uint8_t *model, size_t len, const wt_artifacts_o
 }
 
 int wt_generate_artifacts_graph(wt_graph *g, const wt_artifacts_opts *o, wt_artifacts *out) {
-  if (o->lora.enabled) return wt_artifacts_with_lora(g, o, out); /* inserts adapters, comes back */
   memset(out, 0, sizeof *out);
   int *tr = NULL, *fr = NULL, *grads = NULL;
   int n_tr = 0, n_fr = 0, loss = -1;
   int rc = WT_OK;
+  wt_artifacts_opts lora_opts; /* LoRA: adapters inserted, parameters re-sorted (lora.c) */
+  char **lora_names = NULL;
   if (o->ort_format) {
     rc = wt_errorf(WT_ERR_UNSUPPORTED, "ort_format: webtrain writes ONNX artifacts only (ORT format "
                    "is not supported)");
@@ -313,6 +314,8 @@ int wt_generate_artifacts_graph(wt_graph *g, const wt_artifacts_opts *o, wt_arti
     rc = wt_errorf(WT_ERR_UNSUPPORTED, "custom_op_library: custom op libraries are not supported");
     goto fail;
   }
+  if (o->lora.enabled && (rc = wt_artifacts_lora(g, o, &lora_opts, &lora_names))) goto fail;
+  if (lora_names) o = &lora_opts;
   tr = malloc(sizeof(int) * (size_t)(g->n_values + 1));
   fr = malloc(sizeof(int) * (size_t)(g->n_values + 1));
   grads = malloc(sizeof(int) * (size_t)(g->n_values + 1));
@@ -349,12 +352,14 @@ int wt_generate_artifacts_graph(wt_graph *g, const wt_artifacts_opts *o, wt_arti
   free(tr);
   free(fr);
   free(grads);
+  wt_artifacts_lora_free(lora_names);
   return WT_OK;
 fail:
   wt_graph_free(g);
   free(tr);
   free(fr);
   free(grads);
+  wt_artifacts_lora_free(lora_names);
   wt_artifacts_free(out);
   return wt_error_context(rc, "generate_artifacts");
 }

@@ -349,33 +349,28 @@ static int rewrite(wt_graph *g, const wt_artifacts_opts *o, wt_artifacts_opts *d
   return WT_OK;
 }
 
-int wt_artifacts_with_lora(wt_graph *g, const wt_artifacts_opts *o, wt_artifacts *out) {
-  memset(out, 0, sizeof *out);
-  wt_artifacts_opts d;
+int wt_artifacts_lora(wt_graph *g, const wt_artifacts_opts *o, wt_artifacts_opts *d, char ***owned) {
   const char **names = NULL;
-  int rc = rewrite(g, o, &d, &names);
-  if (rc) {
-    wt_graph_free(g);
-    return wt_error_context(rc, "generate_artifacts");
-  }
-  /* the names live in g, which generation frees last: copy them first */
-  int n = d.n_requires_grad + d.n_frozen_params;
-  char **copy = malloc(sizeof(char *) * ((size_t)n + 1));
-  rc = copy ? WT_OK : wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
-  int made = 0;
-  for (; rc == WT_OK && made < n; made++)
-    if (!(copy[made] = wt_strdup(names[made]))) rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  *owned = NULL;
+  WT_TRY(rewrite(g, o, d, &names));
+  /* the names point into g's values, which later steps prune: copies, NULL-terminated */
+  int n = d->n_requires_grad + d->n_frozen_params;
+  char **copy = calloc((size_t)n + 1, sizeof *copy);
+  int rc = copy ? WT_OK : wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  for (int i = 0; rc == WT_OK && i < n; i++)
+    if (!(copy[i] = wt_strdup(names[i]))) rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
   free(names);
   if (rc) {
-    for (int i = 0; copy && i < made; i++) free(copy[i]);
-    free(copy);
-    wt_graph_free(g);
-    return wt_error_context(rc, "generate_artifacts");
+    wt_artifacts_lora_free(copy);
+    return rc;
   }
-  d.requires_grad = (const char *const *)copy;
-  d.frozen_params = (const char *const *)copy + d.n_requires_grad;
-  rc = wt_generate_artifacts_graph(g, &d, out);
-  for (int i = 0; i < n; i++) free(copy[i]);
-  free(copy);
-  return rc;
+  d->requires_grad = (const char *const *)copy;
+  d->frozen_params = (const char *const *)copy + d->n_requires_grad;
+  *owned = copy;
+  return WT_OK;
+}
+
+void wt_artifacts_lora_free(char **owned) {
+  for (char **p = owned; p && *p; p++) free(*p);
+  free(owned);
 }

@@ -271,16 +271,26 @@ int wtw_gen_set_lora(gen *g, double rank, double alpha, double seed, int exact) 
 }
 
 /* The loaded model's float initializers that a MatMul or Gemm multiplies by (LoRA candidates,
- * js resolves RegExp and function targets over them): how many, and the i-th's name. */
-int wtw_gen_lora_weight_count(const gen *g) {
-  int n = 0;
-  for (int v = 0; g->g && v < g->g->n_values; v++) n += wt_lora_is_matmul_weight(g->g, v);
-  return n;
-}
-const char *wtw_gen_lora_weight(const gen *g, int i) {
-  for (int v = 0; g->g && v < g->g->n_values; v++)
-    if (wt_lora_is_matmul_weight(g->g, v) && i-- == 0) return g->g->values[v].name;
-  return NULL;
+ * js resolves RegExp and function targets over them): their names, NUL-terminated one after
+ * the other. */
+buf *wtw_gen_lora_weights(const gen *g) {
+  if (need_graph(g)) return NULL;
+  buf *b = calloc(1, sizeof *b);
+  size_t cap = 1;
+  for (int v = 0; v < g->g->n_values; v++) cap += strlen(g->g->values[v].name) + 1;
+  if (b) b->data = malloc(cap);
+  if (!b || !b->data) {
+    free(b);
+    wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+    return NULL;
+  }
+  for (int v = 0; v < g->g->n_values; v++)
+    if (wt_lora_is_matmul_weight(g->g, v)) {
+      size_t n = strlen(g->g->values[v].name) + 1;
+      memcpy(b->data + b->len, g->g->values[v].name, n);
+      b->len += n;
+    }
+  return b;
 }
 
 /* Generates from the loaded (and possibly extended) model; the model is consumed. */

@@ -105,6 +105,7 @@ export async function inputsOf(dir, refs, names) {
 }
 
 export async function setup(c, art, dir) {
+  if (c.lora && !dir) throw new Error(`setup: case ${c.name} has LoRA adapters; give its directory (their initial values)`);
   const state = await CheckpointState.loadCheckpoint(art.checkpoint);
   // LoRA: the adapters' initial values are the case's (webtrain draws its own at generation)
   for (const [name, ref] of Object.entries(c.lora ? c.initial_params : {}))
