@@ -1,6 +1,6 @@
 /* LoRA at artifact generation (artifacts/lora.c, lora_export.c): on a model using its weights in
- * every orientation (MatMul x·W, batched MatMul, a weight shared by two nodes, Gemm with transB
- * and alpha, W -> Transpose -> MatMul, MatMul W·x), the adapters' shapes, Kaiming-uniform
+ * every orientation (MatMul x·W, batched MatMul, a weight shared by two nodes, Gemm with transA,
+ * transB and alpha, W -> Transpose -> MatMul, MatMul W·x, W as Gemm's A), the adapters' shapes, Kaiming-uniform
  * values (seeded) and zero B; the eval model equals the base model at initialization; adapter
  * gradients against central differences (B made non-zero first); training moves the adapters
  * and nothing else; the merged export and the base model fed the adapters equal the module's
@@ -37,9 +37,10 @@ static int init(wt_graph *g, const char *name, int64_t d0, int64_t d1, float sca
 /* x [4,6], z [2,4,6] -> y [2,4]:
  *   h1 = x·l1 + ReduceMean_0(z·l1)       l1 [6,5]   (x·W, batched)
  *   h3 = (h1·l2)·l2                       l2 [5,5]   (shared by two nodes)
- *   h4 = Gemm(h3, l3, l3.bias, transB, alpha .7)  l3 [3,5] (PyTorch Linear)
+ *   h4 = Gemm(h3ᵀ, l3, l3.bias, transA, transB, alpha .7)  l3 [3,5] (PyTorch Linear)
  *   h5 = h3·Transpose(l4)                 l4 [3,5]
- *   y  = MatMul(l5, Transpose(h4 + h5)) [2,4]   l5 [2,3]  (W·x) */
+ *   y  = MatMul(l5, Transpose(h4 + h5)) + Gemm(l6, h4 + h5, transB, alpha .5) [2,4]
+ *                                         l5, l6 [2,3]  (W·x, W as Gemm's A) */
 static wt_graph *model(const char *odd) {
   wt_graph *g = wt_graph_new();
   wt_graph_set_opset(g, "", 17);
@@ -63,14 +64,22 @@ static wt_graph *model(const char *odd) {
   wt_graph_add_node(g, "Add", "", "add1", 2, (int[]){a, m}, 1, &h1);
   wt_graph_add_node(g, "MatMul", "", "mm2", 2, (int[]){h1, l2}, 1, &h2);
   wt_graph_add_node(g, "MatMul", "", "mm2b", 2, (int[]){h2, l2}, 1, &h3);
-  n = wt_graph_add_node(g, "Gemm", "", "gemm3", 3, (int[]){h3, l3, b3}, 1, &h4);
+  int h3t = value(g, "h3t");
+  wt_graph_add_node(g, "Transpose", "", "trh3", 1, &h3, 1, &h3t);
+  n = wt_graph_add_node(g, "Gemm", "", "gemm3", 3, (int[]){h3t, l3, b3}, 1, &h4);
+  wt_node_set_int(g, n, "transA", 1);
   wt_node_set_int(g, n, "transB", 1);
   wt_node_set_float(g, n, "alpha", 0.7f);
   wt_graph_add_node(g, "Transpose", "", "tr4", 1, &l4, 1, &t4);
   wt_graph_add_node(g, "MatMul", "", "mm4", 2, (int[]){h3, t4}, 1, &h5);
   wt_graph_add_node(g, "Add", "", "add45", 2, (int[]){h4, h5}, 1, &s);
   wt_graph_add_node(g, "Transpose", "", "trs", 1, &s, 1, &st);
-  wt_graph_add_node(g, "MatMul", "", "mm5", 2, (int[]){l5, st}, 1, &y);
+  int y5 = value(g, "y5"), y6 = value(g, "y6"), l6 = init(g, "l6.weight", 2, 3, 0.5f);
+  wt_graph_add_node(g, "MatMul", "", "mm5", 2, (int[]){l5, st}, 1, &y5);
+  n = wt_graph_add_node(g, "Gemm", "", "gemm6", 2, (int[]){l6, s}, 1, &y6);
+  wt_node_set_int(g, n, "transB", 1);
+  wt_node_set_float(g, n, "alpha", 0.5f);
+  wt_graph_add_node(g, "Add", "", "addy", 2, (int[]){y5, y6}, 1, &y);
   if (odd && !strcmp(odd, "t4-add")) { /* l4's transpose also read by an Add */
     int q = value(g, "q");
     wt_graph_add_node(g, "Add", "", "odd_add", 2, (int[]){t4, t4}, 1, &q);
@@ -186,7 +195,7 @@ int main(void) {
   wt_artifacts art;
   CHECK_OK(generate(NULL, &lo, NULL, 0, &art));
 
-  /* the state: 10 adapters trainable, the 5 weights and the bias frozen */
+  /* the state: 12 adapters trainable, the 6 weights and the bias frozen */
   wt_state *s;
   CHECK_OK(wt_state_load(art.checkpoint.data, art.checkpoint.len, &s));
   int n_tr = 0, n_fr = 0;
@@ -197,10 +206,10 @@ int main(void) {
     n_tr += adapter;
     n_fr += !adapter;
   }
-  CHECK(n_tr == 10 && n_fr == 6);
+  CHECK(n_tr == 12 && n_fr == 7);
   static const struct { const char *w; int64_t in, out; } shapes[] = {
-      {"l1.weight", 6, 5}, {"l2.weight", 5, 5}, {"l3.weight", 5, 3}, {"l4.weight", 5, 3}, {"l5.weight", 3, 2}};
-  for (int k = 0; k < 5; k++) {
+      {"l1.weight", 6, 5}, {"l2.weight", 5, 5}, {"l3.weight", 5, 3}, {"l4.weight", 5, 3}, {"l5.weight", 3, 2}, {"l6.weight", 3, 2}};
+  for (int k = 0; k < 6; k++) {
     char name[64];
     snprintf(name, sizeof name, "%s.lora_A", shapes[k].w);
     wt_param *pa = wt_state_find(s, name);
@@ -267,7 +276,7 @@ int main(void) {
       }
     }
   }
-  CHECK(bad == 0 && checked == 2 * (6 + 5) + 2 * (5 + 5) + 2 * (5 + 3) * 2 + 2 * (3 + 2));
+  CHECK(bad == 0 && checked == 2 * (6 + 5) + 2 * (5 + 5) + 2 * (5 + 3) * 2 + 2 * (3 + 2) * 2);
 
   /* training moves the adapters only and lowers the loss */
   wt_optimizer *opt;
@@ -303,13 +312,13 @@ int main(void) {
   float ym[8];
   CHECK_OK(run_plain(merged, merged_len, NULL, ym));
   CHECK(close8(ym, y, 1e-5f));
-  if (n_nodes_merged != 12 + 7) fprintf(stderr, "merged nodes: %d\n", n_nodes_merged);
-  CHECK(n_nodes_merged == 12 + 7); /* the model's nodes and an Identity where each branch was added */
+  if (n_nodes_merged != 15 + 8) fprintf(stderr, "merged nodes: %d\n", n_nodes_merged);
+  CHECK(n_nodes_merged == 15 + 8); /* the model's nodes and an Identity where each branch was added */
   CHECK_OK(wt_onnx_read(inf, inf_len, NULL, &g));
   wt_const_tensor *ap;
   int n_ap;
   CHECK_OK(wt_lora_adapter_model(g, &ap, &n_ap));
-  CHECK(n_ap == 10);
+  CHECK(n_ap == 12);
   uint8_t *am;
   size_t am_len;
   CHECK_OK(wt_onnx_write(g, &am, &am_len));
