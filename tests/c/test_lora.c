@@ -12,6 +12,7 @@
 
 #include "artifacts/artifacts.h"
 #include "check.h"
+#include "io/adapter.h"
 #include "io/onnx_io.h"
 #include "runtime/session.h"
 #include "runtime/state.h"
@@ -187,7 +188,37 @@ static void expect_error(const char *odd, const wt_lora_opts *lo, const char *co
   CHECK(strstr(wt_error_message(), want) != NULL);
 }
 
+/* ONNX Runtime's adapter file: the committed one reads and writes back the same bytes; cut,
+ * mislabelled or inconsistent files are errors saying what is wrong. */
+static void adapter_file(void) {
+  uint8_t *b;
+  size_t len;
+  CHECK_OK(wt_read_file(WT_SOURCE_DIR "/tests/data/lora/q_proj_rank2.onnx_adapter", &b, &len));
+  wt_const_tensor *p = NULL;
+  int n = 0, av = 0, mv = 0;
+  CHECK_OK(wt_adapter_read(b, len, &p, &n, &av, &mv));
+  CHECK(n == 2 && av == 1 && mv == 1);
+  if (n == 2) {
+    CHECK(!strcmp(p[0].name, "q_proj.weight.lora_A") && p[0].t.rank == 2 && p[0].t.dims[0] == 2);
+    CHECK(!strcmp(p[1].name, "q_proj.weight.lora_B") && p[1].t.dims[1] == 2);
+  }
+  uint8_t *w;
+  size_t wl;
+  CHECK_OK(wt_adapter_write(p, n, av, mv, &w, &wl));
+  CHECK(wl == len && !memcmp(w, b, len));
+  free(w);
+  wt_adapter_free(p, n);
+  CHECK(wt_adapter_read(b, 6, &p, &n, NULL, NULL) != WT_OK);
+  CHECK(strstr(wt_error_message(), "not an ONNX Runtime adapter file") != NULL);
+  CHECK(wt_adapter_read(b, len - 40, &p, &n, NULL, NULL) != WT_OK && strstr(wt_error_message(), "adapter"));
+  b[4] = 'X';
+  CHECK(wt_adapter_read(b, len, &p, &n, NULL, NULL) != WT_OK);
+  CHECK(strstr(wt_error_message(), "identifier 'TORT'") != NULL);
+  free(b);
+}
+
 int main(void) {
+  adapter_file();
   for (int i = 0; i < 24; i++) X[i] = (float)((i * 5) % 9 - 4) / 4.0f;
   for (int i = 0; i < 48; i++) Z[i] = (float)((i * 3) % 7 - 3) / 3.0f;
   for (int i = 0; i < 8; i++) T[i] = (float)i / 8.0f - 0.4f;
