@@ -203,7 +203,7 @@ export declare class Module<R extends Tensor | Tensor[] = RunResult, A extends T
    * lora_B zero, i.e. the base model) and the trained adapters in ONNX Runtime's adapter format
    * (.onnx_adapter); with a destination path `p`, written to `p.onnx` and `p.onnx_adapter`.
    */
-  exportLoraAdapter(outputNames: string[]): Promise<{ model: Uint8Array; adapter: Uint8Array }>;
+  exportLoraAdapter(outputNames: string[], options?: { adapterVersion?: number; modelVersion?: number }): Promise<{ model: Uint8Array; adapter: Uint8Array }>;
   exportLoraAdapter(destination: string | URL | null | undefined, outputNames: string[], options?: { adapterVersion?: number; modelVersion?: number }): Promise<{ model: Uint8Array; adapter: Uint8Array }>;
   /** Frees the module; using it afterwards throws. Idempotent. */
   release(): void;
