@@ -84,10 +84,15 @@ static int read_param(const wt_fb_reader *r, const wt_fb_table *t, wt_const_tens
       return wt_errorf(WT_ERR_INVALID_ARG, "adapter: parameter '%s' has dimension %lld", name, (long long)d);
     p->t.dims[i] = d;
   }
-  uint64_t n = 1;
-  for (int i = 0; i < p->t.rank; i++)
-    if ((n *= (uint64_t)p->t.dims[i]) > ((uint64_t)1 << 40))
+  /* the product of the non-zero dims bounded, so that no partial product overflows */
+  uint64_t n = 1, nz = 1;
+  for (int i = 0; i < p->t.rank; i++) {
+    uint64_t d = (uint64_t)p->t.dims[i];
+    if (d && nz > (((uint64_t)1 << 40) / d))
       return wt_errorf(WT_ERR_INVALID_ARG, "adapter: parameter '%s' is too large", name);
+    nz *= d ? d : 1;
+    n *= d;
+  }
   if (n * (uint64_t)wt_dtype_size(p->t.dtype) != data.n)
     return wt_errorf(WT_ERR_INVALID_ARG, "adapter: parameter '%s' holds %u bytes of data; its dims and type need %llu",
                      name, data.n, (unsigned long long)(n * (uint64_t)wt_dtype_size(p->t.dtype)));

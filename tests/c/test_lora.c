@@ -215,6 +215,11 @@ static void adapter_file(void) {
   CHECK(wt_adapter_read(b, len, &p, &n, NULL, NULL) != WT_OK);
   CHECK(strstr(wt_error_message(), "identifier 'TORT'") != NULL);
   free(b);
+  /* dims whose product overflows 64 bits with a zero among them (a fuzz finding) */
+  CHECK_OK(wt_read_file(WT_SOURCE_DIR "/tests/data/lora/bad-dims-overflow.onnx_adapter", &b, &len));
+  CHECK(wt_adapter_read(b, len, &p, &n, NULL, NULL) != WT_OK);
+  CHECK(strstr(wt_error_message(), "is too large") != NULL);
+  free(b);
 }
 
 int main(void) {
