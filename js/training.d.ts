@@ -94,7 +94,8 @@ export declare class CheckpointState {
   readonly parameters: Parameters;
   readonly properties: Properties;
   /**
-   * Copies the parameters of a checkpoint (e.g. saved with `trainableOnly`) into this state. Each
+   * Copies the parameters of a checkpoint (e.g. saved with `trainableOnly`), or of an
+   * `.onnx_adapter` file (`Module.exportLoraAdapter`), into this state. Each
    * must be a parameter of the same type and shape here, and the frozen base must be the one it
    * was trained with (its fingerprint); otherwise an error naming what differs, the state unchanged.
    */

@@ -231,8 +231,9 @@ export class CheckpointState extends Handle {
   }
 
   /**
-   * Copies the parameters of a checkpoint (e.g. one saved with trainableOnly: LoRA adapters) into
-   * this state, after checking each name and shape and that it was trained on the same frozen base.
+   * Copies the parameters of a checkpoint (e.g. one saved with trainableOnly: LoRA adapters) or of
+   * an .onnx_adapter file into this state, after checking each name and shape and (checkpoint)
+   * that it was trained on the same frozen base.
    */
   async loadParameters(source) {
     return loadParameters(this, this.h, source);

@@ -7,6 +7,7 @@
 
 #include "base/dtype.h"
 #include "base/status.h"
+#include "io/adapter.h"
 #include "io/checkpoint.h"
 #include "runtime/state.h"
 #include "runtime/state_part.h"
@@ -86,7 +87,20 @@ static int check_tensor(const wt_state *s, const wt_const_tensor *t, int trainab
   return WT_OK;
 }
 
+/* An .onnx_adapter file (ONNX Runtime's LoRA adapter format): its tensors into s. */
+static int load_adapter(wt_state *s, const uint8_t *bytes, size_t len) {
+  wt_const_tensor *p = NULL;
+  int n = 0;
+  WT_TRY(wt_adapter_read(bytes, len, &p, &n, NULL, NULL));
+  int rc = WT_OK;
+  for (int i = 0; rc == WT_OK && i < n; i++) rc = check_tensor(s, &p[i], 0);
+  for (int i = 0; rc == WT_OK && i < n; i++) memcpy(wt_state_find(s, p[i].name)->t.data, p[i].t.data, wt_nbytes(&p[i].t));
+  wt_adapter_free(p, n);
+  return rc;
+}
+
 int wt_state_load_params(wt_state *s, const uint8_t *bytes, size_t len) {
+  if (len >= 8 && !memcmp(bytes + 4, "TORT", 4)) return load_adapter(s, bytes, len);
   wt_checkpoint *c = NULL;
   WT_TRY(wt_checkpoint_read(bytes, len, &c));
   int rc = c->has_external_data ? wt_errorf(WT_ERR_UNSUPPORTED, "the checkpoint keeps its tensors in an external "

@@ -16,8 +16,9 @@
 int wt_state_save_trainable(const wt_state *s, int include_optimizer_state, uint8_t **out, size_t *len);
 /* Copies the parameters a checkpoint holds into s: each must be a parameter of s of the same
  * type and shape, trainable ones trainable; a fingerprint it records must be s's (the same
- * frozen base). Its properties are added (replacing those of the same name). All or nothing:
- * on error s is unchanged. */
+ * frozen base). Its properties are added (replacing those of the same name). An .onnx_adapter
+ * file (io/adapter.h) is read the same way (names and shapes checked; it records no base).
+ * All or nothing: on error s is unchanged. */
 int wt_state_load_params(wt_state *s, const uint8_t *bytes, size_t len);
 
 #endif

@@ -275,6 +275,17 @@ test('adapters save on their own (trainableOnly) and load back into a state of t
     } finally {
       m2.release();
     }
+    // an .onnx_adapter file loads the same way (names and shapes checked)
+    const { adapter } = await module.exportLoraAdapter(['logits']);
+    const viaAdapter = await CheckpointState.loadCheckpoint(art.checkpoint);
+    try {
+      await viaAdapter.loadParameters(adapter);
+      for (const n of names) assert.deepEqual(viaAdapter.parameters.get(n).data, state.parameters.get(n).data, n);
+      await assert.rejects(rank2.loadParameters(adapter), /parameter '.*lora_[AB]' is float \[\d+,\d+\] in the checkpoint but float \[\d+,\d+\] in this state/);
+      await assert.rejects(viaAdapter.loadParameters(adapter.slice(0, 100)), /adapter/);
+    } finally {
+      viaAdapter.release();
+    }
     // with the optimizer state too: still loads (parameters and properties)
     await fresh.loadParameters(await CheckpointState.saveCheckpoint(state, null, { trainableOnly: true, includeOptimizerState: true }));
 
