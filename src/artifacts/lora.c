@@ -37,7 +37,7 @@ static const char *node_label(const wt_node *n) { return n->name && n->name[0] ?
 
 /* Every use of weight w: storage orientation *oi (1: w is [out, in], PyTorch's Linear layout;
  * 0: [in, out]) and the sizes. With `uses`, the (node, operand) pairs that multiply by w or by
- * its transpose are stored there (room for 2 * n_nodes). With `none`: *none = 1 and WT_OK
+ * its transpose are stored there (room for 2 * the nodes' input count). With `none`: *none = 1 and WT_OK
  * when w has no matmul use at all (a bias matched by a substring). */
 static int weight_layout(const wt_graph *g, int w, int *none, int *oi, int64_t *in, int64_t *out,
                          int *uses, int *n_uses) {
@@ -215,6 +215,12 @@ static int adapt(wt_graph *g, int w, const wt_lora_opts *lo, uint64_t *rng, int 
   int oi = 0, n_uses = 0, a = -1, b = -1, nd, scale = -1;
   int64_t in = 0, out = 0, r = lo->rank;
   WT_TRY(weight_layout(g, w, 0, &oi, &in, &out, uses, &n_uses));
+  for (int u = 0; u < n_uses; u++)
+    for (int v = 0; v < u; v++)
+      if (uses[2 * u] == uses[2 * v])
+        return wt_errorf(WT_ERR_INVALID_ARG, "lora: weight '%s' is both operands of %s node '%s'; LoRA adapts "
+                         "a weight that multiplies an activation: remove it from lora.targets",
+                         g->values[w].name, g->nodes[uses[2 * u]].op_type, node_label(&g->nodes[uses[2 * u]]));
   char *wname = wt_strdup(g->values[w].name);
   if (!wname) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
   int rc = add_param(g, wname, ".lora_A", r, in, &a);
@@ -303,7 +309,9 @@ static int rewrite(wt_graph *g, const wt_artifacts_opts *o, wt_artifacts_opts *d
   WT_TRY(check_opts(lo));
   int n0 = g->n_values;
   unsigned char *sel = calloc((size_t)n0 + 1, 1);
-  int *uses = malloc(sizeof(int) * 2 * ((size_t)g->n_nodes + 1));
+  size_t slots = 1; /* a use per node input at most */
+  for (int i = 0; i < g->n_nodes; i++) slots += (size_t)g->nodes[i].n_inputs;
+  int *uses = malloc(sizeof(int) * 2 * slots);
   int rc = sel && uses ? WT_OK : wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
   if (rc == WT_OK) rc = select_targets(g, lo, sel);
   for (int i = 0; i < o->n_requires_grad && rc == WT_OK; i++) {

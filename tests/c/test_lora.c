@@ -86,6 +86,12 @@ static wt_graph *model(const char *odd) {
     wt_graph_add_node(g, "Add", "", "odd_add", 2, (int[]){t4, t4}, 1, &q);
     wt_graph_add_output(g, q);
   }
+  if (odd && !strcmp(odd, "both")) { /* l3 as both operands of one Gemm */
+    int q = value(g, "q");
+    n = wt_graph_add_node(g, "Gemm", "", "odd_gemm", 2, (int[]){l3, l3}, 1, &q);
+    wt_node_set_int(g, n, "transB", 1);
+    wt_graph_add_output(g, q);
+  }
   if (odd && !strcmp(odd, "mixed")) { /* l2 also multiplied from the left */
     int q = value(g, "q");
     wt_graph_add_node(g, "MatMul", "", "odd_mm", 2, (int[]){l2, l2}, 1, &q);
@@ -397,6 +403,12 @@ int main(void) {
   expect_error("t4-add", &bad_o, NULL, 0, "weight 'l4.weight' is transposed by 'tr4' and then read by Add node 'odd_add'");
   bad_o.targets = l2;
   expect_error("mixed", &bad_o, NULL, 0, "weight 'l2.weight' is multiplied as [in, out] by one node and as [out, in]");
+  static const char *const l3[] = {"l3.weight"};
+  bad_o.targets = l3;
+  bad_o.exact = 1;
+  expect_error("both", &bad_o, NULL, 0, "weight 'l3.weight' is both operands of Gemm node 'odd_gemm'");
+  bad_o.targets = l2;
+  bad_o.exact = 0;
   static const char *const rg[] = {"l2.weight"};
   expect_error(NULL, &bad_o, rg, 1, "'l2.weight' is listed in requires_grad and is a LoRA target");
   /* other requires_grad entries train beside the adapters */
