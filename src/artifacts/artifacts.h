@@ -85,9 +85,11 @@ int wt_artifacts_eval_model(const wt_graph *g, wt_bytes *out);
 /* The training model's fusions (see fuse.c); prunes what they leave dead. */
 int wt_artifacts_fuse_gelu(wt_graph *g);
 /* frozen_dtype float16 on the forward graph (shapes inferred): every float32 initializer not in
- * trainable[] that only GEMM inputs and Gather read becomes float16 behind a Cast to float;
- * *kept (malloc'd, NULL when empty) names the others and why. */
-int wt_artifacts_frozen_half(wt_graph *g, const int *trainable, int n_tr, char **kept);
+ * trainable[] that only GEMM inputs and Gather read becomes float16 behind a Cast to float (one
+ * read only through a 2-D Transpose into them is transposed first: that value replaces it, in
+ * frozen[] too); *kept (malloc'd, NULL when empty) names the others and why. */
+int wt_artifacts_frozen_half(wt_graph *g, const int *trainable, int n_tr, int *frozen, int n_fr,
+                             char **kept);
 int wt_artifacts_optimizer_model(const wt_graph *train, const int *params, int n_params,
                                  const wt_optim_opts *o, wt_bytes *out);
 

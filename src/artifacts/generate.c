@@ -328,7 +328,7 @@ int wt_generate_artifacts_graph(wt_graph *g, const wt_artifacts_opts *o, wt_arti
     goto fail;
   }
   if (o->frozen_dtype == WT_FLOAT16 && ((rc = wt_graph_infer_shapes(g)) ||
-                                        (rc = wt_artifacts_frozen_half(g, tr, n_tr, &out->frozen_kept))))
+                                        (rc = wt_artifacts_frozen_half(g, tr, n_tr, fr, n_fr, &out->frozen_kept))))
     goto fail;
   if ((rc = write_checkpoint(g, tr, n_tr, fr, n_fr, 0, o->optimizer.lr, &out->checkpoint))) goto fail;
   if (o->nominal_checkpoint && (rc = write_checkpoint(g, tr, n_tr, fr, n_fr, 1, o->optimizer.lr, &out->nominal_checkpoint)))

@@ -4,7 +4,8 @@
  * are) while webtrain's shape pass skips the Cast and its kernels widen the float16 bytes where
  * they read them. A weight keeps float32, and is named with the reason in the report, when
  * another op reads it, when its gradient rule would transpose it (a batched MatMul operand), or
- * when a value lies beyond float16's range (it would become infinite). */
+ * when a value lies beyond float16's range (it would become infinite). A weight read only through
+ * a Transpose into GEMM inputs (PyTorch's Linear) is transposed here first (fold_transpose). */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -87,10 +88,74 @@ static int convert(wt_graph *g, int v) {
   return wt_node_set_int(g, c, "to", WT_FLOAT);
 }
 
-int wt_artifacts_frozen_half(wt_graph *g, const int *trainable, int n_tr, char **kept) {
+/* The one reader of v when it is a Transpose of a 2-D v swapping its axes, else -1. */
+static int sole_transpose(const wt_graph *g, int v) {
+  int found = -1;
+  for (int i = 0; i < g->n_nodes; i++)
+    for (int k = 0; k < g->nodes[i].n_inputs; k++)
+      if (g->nodes[i].inputs[k] == v) {
+        if (found >= 0) return -1;
+        found = i;
+      }
+  if (found < 0 || g->values[v].rank != 2) return -1;
+  const wt_node *n = &g->nodes[found];
+  const int64_t *perm;
+  int np = wt_attr_ints(n, "perm", &perm);
+  if (strcmp(n->op_type, "Transpose") || n->domain[0] || n->n_outputs != 1 || n->outputs[0] < 0 ||
+      (np >= 0 && !(np == 2 && perm[0] == 1 && perm[1] == 0)))
+    return -1;
+  return found;
+}
+
+/* PyTorch exports a Linear layer on a 3-D input as MatMul(x, Transpose(W)) when it does not
+ * fold constants (as training exports do): a frozen W read only so is transposed here, once,
+ * and the Transpose's output becomes the frozen weight (the parameter then carries that value's
+ * name and the [in, out] layout), so that MatMul reads it directly. Returns the new value. */
+static int fold_transpose(wt_graph *g, int v, int node, int *frozen, int n_fr) {
+  int t = g->nodes[node].outputs[0];
+  wt_value *val = &g->values[v];
+  int64_t r = val->dims[0], c = val->dims[1];
+  float *x = val->data, *y = malloc((size_t)(r * c) * sizeof(float) + 1);
+  if (!y) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory"), -1;
+  for (int64_t i = 0; i < r; i++)
+    for (int64_t j = 0; j < c; j++) y[j * r + i] = x[i * c + j];
+  wt_node_clear(g, &g->nodes[node]);
+  memmove(&g->nodes[node], &g->nodes[node + 1], sizeof *g->nodes * (size_t)(g->n_nodes - node - 1));
+  g->n_nodes--;
+  wt_value *tv = &g->values[t];
+  tv->flags |= WT_VALUE_INITIALIZER;
+  tv->data = y;
+  tv->nbytes = val->nbytes;
+  tv->dtype = WT_FLOAT;
+  if (wt_value_set_shape(g, t, 2, (const int64_t[]){c, r})) return -1;
+  val = &g->values[v];
+  val->flags &= ~(uint32_t)WT_VALUE_INITIALIZER;
+  wt_graph_release(g, val->data);
+  val->data = NULL;
+  val->nbytes = 0;
+  for (int i = 0; i < n_fr; i++)
+    if (frozen[i] == v) frozen[i] = t;
+  if (wt_graph_toposort(g)) return -1; /* producers renumbered */
+  return t;
+}
+
+int wt_artifacts_frozen_half(wt_graph *g, const int *trainable, int n_tr, int *frozen, int n_fr,
+                             char **kept) {
   *kept = NULL;
   size_t len = 0;
   int converted = 0, candidates = 0, nv = g->n_values;
+  for (int v = 0; v < nv; v++) { /* Transpose(W) into MatMul: W transposed here (see above) */
+    const wt_value *val = &g->values[v];
+    int tr = 0;
+    for (int i = 0; i < n_tr; i++) tr |= trainable[i] == v;
+    if (tr || !(val->flags & WT_VALUE_INITIALIZER) || val->dtype != WT_FLOAT) continue;
+    int node = sole_transpose(g, v);
+    char buf[512];
+    if (node >= 0 && !why_not(g, g->nodes[node].outputs[0], buf, sizeof buf) &&
+        fold_transpose(g, v, node, frozen, n_fr) < 0)
+      return wt_error_context(WT_ERR_NO_MEMORY, "frozen_dtype float16");
+  }
+  nv = g->n_values;
   for (int v = 0; v < nv; v++) {
     const wt_value *val = &g->values[v];
     int tr = 0;
