@@ -15,6 +15,7 @@
 
 #ifdef __EMSCRIPTEN__
 #include <emscripten/heap.h>
+#include <malloc.h>
 #endif
 
 #define WT_PLAN_CACHE 8
@@ -176,6 +177,21 @@ static uint64_t memory_limit(void) {
  * included) plus the plan's activations must fit in the memory the build can have, else the
  * run fails before its arena is allocated, saying what it needs and what would help. */
 static int check_fits(const wt_session *s, const wt_tensor *inputs, const wt_plan *p) {
+#ifdef __EMSCRIPTEN__
+  if (!g_memory_limit) { /* what the heap holds now (weights, models, state) but this arena */
+    uint64_t in_use = (uint64_t)mallinfo().uordblks, arena = s->arena->base ? s->arena->bytes + 64 : 0;
+    uint64_t held = in_use > arena ? in_use - arena : 0, act = wt_plan_arena_bytes(p);
+    uint64_t limit = memory_limit();
+    if (held + act + 64 <= limit) return WT_OK;
+    return wt_errorf(WT_ERR_NO_MEMORY, "the model needs %llu bytes (%llu MiB: %llu MiB in use for its "
+                     "weights, models and state, %llu MiB of activations at these input shapes), more "
+                     "than this build's memory can hold (%llu MiB); what would help: a smaller batch or "
+                     "input, float16 frozen weights (generateArtifacts(model, { frozenDtype: 'float16' })), "
+                     "which halves them", (unsigned long long)(held + act),
+                     (unsigned long long)((held + act) >> 20), (unsigned long long)(held >> 20),
+                     (unsigned long long)(act >> 20), (unsigned long long)(limit >> 20));
+  }
+#endif
   uint64_t weights = 0, half = 0;
   for (int v = 0; v < s->g->n_values; v++)
     if (s->g->values[v].flags & WT_VALUE_INITIALIZER) {
