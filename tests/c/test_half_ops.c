@@ -1,6 +1,6 @@
 /* float16 frozen weights through the planner: a float16 initializer read through Cast(to=float)
  * by MatMul (as A or B, 2-D, folded and batched), Gemm (every transA/transB, as A or B, with a
- * float bias, with a fused Relu), Gather (rows), against the same graph whose float32 weight holds
+ * float bias, with a fused Relu), Gather (rows), Conv (W, im2col and pointwise), against the same graph whose float32 weight holds
  * the float16 values (rounded): equal at float32 tolerance, bit-identical at 1, 2 and 4 threads,
  * and the Cast is skipped (the plan's arena has no room for a float copy of the weight). */
 #include <math.h>
@@ -191,5 +191,9 @@ int main(void) {
   /* Gather: an embedding's rows, indices negative too */
   check_spec("Gather W[50,24] idx[3,7]", &(spec){"Gather", 0, 2, 2, {3, 7}, {50, 24}, 0, 0, 0, 0});
   check_spec("Gather W[9] idx[4]", &(spec){"Gather", 0, 1, 1, {4}, {9}, 0, 0, 0, 0});
+  /* Conv: W as the GEMM's A (im2col and pointwise), threaded over images */
+  check_spec("Conv X[2,3,7,7] W[4,3,3,3]", &(spec){"Conv", 1, 4, 4, {2, 3, 7, 7}, {4, 3, 3, 3}, 0, 0, 0, 0});
+  check_spec("Conv X[2,5,4,4] W[6,5,1,1] (pointwise)", &(spec){"Conv", 1, 4, 4, {2, 5, 4, 4}, {6, 5, 1, 1}, 0, 0, 0, 0});
+  check_spec("Conv X[8,16,12,12] W[32,16,3,3] + Relu", &(spec){"Conv", 1, 4, 4, {8, 16, 12, 12}, {32, 16, 3, 3}, 0, 0, 0, 1});
   CHECK_DONE();
 }

@@ -281,8 +281,16 @@ static void round_to_half(wt_graph *g, const char *name) {
   for (size_t i = 0; i < g->values[v].nbytes / 4; i++) x[i] = wt_f16_to_f32(wt_f32_to_f16(x[i]));
 }
 
-static void test_frozen_half(void) {
-  const char *name = "tiny_transformer_frozen_adamw";
+typedef struct half_case {
+  const char *name;
+  int n_trained, n_frozen, n_half, optim;
+  const char *trained[8], *frozen[8], *half[8]; /* half: the weights that become float16 */
+  const char *kept;                             /* a line the report must have */
+  int n_half_in_ckpt;                           /* frozen float16 parameters in the checkpoint */
+} half_case;
+
+static void test_frozen_half(const half_case *hc) {
+  const char *name = hc->name;
   char dir[512], path[600];
   snprintf(dir, sizeof dir, CASES "%s/", name);
   snprintf(path, sizeof path, "%scase.json", dir);
@@ -293,36 +301,37 @@ static void test_frozen_half(void) {
   json[raw_len] = 0;
   snprintf(path, sizeof path, "%smodel.onnx", dir);
   CHECK_OK(wt_read_file(path, &model, &model_len));
-  const char *trained[] = {"ln1.weight", "ln1.bias", "head.weight", "head.bias"};
-  const char *frozen[] = {"tok_emb.weight", "q_proj.weight", "k_proj.weight", "pos_emb"};
-  const char *half[] = {"tok_emb.weight", "q_proj.weight", "k_proj.weight", "v_proj.weight",
-                        "out_proj.weight", "ff1.weight", "ff2.weight"};
-  wt_artifacts_opts o = {.requires_grad = trained, .n_requires_grad = 4, .frozen_params = frozen,
-                         .n_frozen_params = 4, .frozen_dtype = WT_FLOAT16};
+  wt_artifacts_opts o = {.requires_grad = hc->trained, .n_requires_grad = hc->n_trained,
+                         .frozen_params = hc->frozen, .n_frozen_params = hc->n_frozen,
+                         .frozen_dtype = WT_FLOAT16};
   o.loss.type = WT_LOSS_TYPE_CE;
-  o.optimizer.type = WT_OPTIM_ADAMW;
+  o.optimizer.type = hc->optim;
   wt_artifacts art, rounded;
   CHECK_OK(wt_generate_artifacts(model, model_len, &o, &art));
-  /* what stayed float32: the biases, LayerNorm weights and pos_emb (read by Add / LayerNorm) */
-  CHECK(art.frozen_kept && strstr(art.frozen_kept, "pos_emb: read by Add") &&
-        !strstr(art.frozen_kept, "q_proj.weight") && !strstr(art.frozen_kept, "tok_emb"));
+  CHECK(art.frozen_kept && strstr(art.frozen_kept, hc->kept));
+  for (int i = 0; i < hc->n_half; i++) {
+    char line[128];
+    snprintf(line, sizeof line, "%s:", hc->half[i]);
+    CHECK(!strstr(art.frozen_kept, line)); /* converted */
+  }
+  /* float16 in the checkpoint: no float data to read (a weight PyTorch reads through a
+   * Transpose is there transposed, under the Transpose output's name) */
   wt_state *s = NULL;
   CHECK_OK(wt_state_load(art.checkpoint.data, art.checkpoint.len, &s));
-  /* float16 in the checkpoint (no float data to read); a weight PyTorch reads through a
-   * Transpose is frozen transposed, under the Transpose output's name */
-  const char *in_ckpt[] = {"tok_emb.weight", "/q_proj/Transpose_output_0", "/k_proj/Transpose_output_0"};
-  for (int i = 0; s && i < 3; i++)
-    CHECK(wt_state_param_index(s, in_ckpt[i]) >= 0 && !wt_state_param_data(s, wt_state_param_index(s, in_ckpt[i])));
-  CHECK(s && wt_state_param_index(s, "q_proj.weight") < 0);
+  int n_half = 0;
+  for (int32_t i = 0; s && i < wt_state_param_count(s); i++) n_half += !wt_state_param_data(s, i);
+  CHECK(n_half == hc->n_half_in_ckpt);
   wt_state_free(s);
   wt_graph *g;
   CHECK_OK(wt_onnx_read(model, model_len, NULL, &g));
-  for (int i = 0; i < 7; i++) round_to_half(g, half[i]);
+  for (int i = 0; i < hc->n_half; i++) round_to_half(g, hc->half[i]);
   o.frozen_dtype = 0;
   CHECK_OK(wt_generate_artifacts_graph(g, &o, &rounded));
   trace a = {0}, b = {0};
   g_trained_only = 1;
-  check_threads("tiny transformer, float16 frozen weights", &art, dir, json, &a);
+  char label[160];
+  snprintf(label, sizeof label, "%s, float16 frozen weights", name);
+  check_threads(label, &art, dir, json, &a);
   long allocs = 0;
   wt_set_threads(1);
   CHECK_OK(train(&rounded, dir, json, &b, &allocs));
@@ -332,8 +341,8 @@ static void test_frozen_half(void) {
     double d = fabs((double)a.v[i] - b.v[i]) / (1 + fabs(b.v[i]));
     if (d > worst) worst = d;
   }
-  printf("tiny transformer, float16 frozen weights vs float32 holding them: %lld values, max "
-         "relative difference %.3g\n", (long long)a.n, worst);
+  printf("%s vs float32 holding them: %lld values, max relative difference %.3g\n", label,
+         (long long)a.n, worst);
   CHECK(worst <= 1e-5);
   g_trained_only = 0;
   free(a.v);
@@ -356,7 +365,19 @@ int main(void) {
   }
   if (d) closedir(d);
   CHECK(cases > 0 && trained + skipped == cases && skipped <= 1);
-  test_frozen_half();
+  /* the transformer: embeddings and projections (through PyTorch's Transpose, some in the
+   * checkpoint, some left in the models) float16, LayerNorm ln1 and the head trained */
+  test_frozen_half(&(half_case){"tiny_transformer_frozen_adamw", 4, 4, 7, WT_OPTIM_ADAMW,
+                                {"ln1.weight", "ln1.bias", "head.weight", "head.bias"},
+                                {"tok_emb.weight", "q_proj.weight", "k_proj.weight", "pos_emb"},
+                                {"tok_emb.weight", "q_proj.weight", "k_proj.weight", "v_proj.weight",
+                                 "out_proj.weight", "ff1.weight", "ff2.weight"},
+                                "pos_emb: read by Add", 3});
+  /* the CNN: conv2's weight float16 while conv1 trains, so ConvGrad reads it for dX */
+  test_frozen_half(&(half_case){"cnn_bn_ce_sgd", 4, 1, 1, WT_OPTIM_SGD,
+                                {"conv1.weight", "conv1.bias", "fc.weight", "fc.bias"},
+                                {"conv2.weight"}, {"conv2.weight"},
+                                "bn1.weight: read by BatchNormalization", 1});
   wt_set_threads(1);
   CHECK_DONE();
 }
