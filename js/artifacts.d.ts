@@ -66,7 +66,7 @@ export interface GenerateArtifactsOptions extends ModelOptions {
   /** Names of the parameters kept frozen (saved in the checkpoint, not trained). */
   frozenParams?: readonly string[] | undefined;
   /**
-   * 'float16': frozen float32 weights read only by MatMul, Gemm (A, B) and Gather (data) are
+   * 'float16': frozen float32 weights read only by MatMul, Gemm (A, B), Gather (data) and Conv (W) are
    * stored as float16 (half the memory; read through a Cast to float, widened where the kernels
    * read them); the others are listed in the result's `keptFloat32` with the reason.
    * 'float32' or absent: as they are (a float16 model's weights stay float16).

@@ -43,7 +43,7 @@ Options:
       --requires-grad a,b,...   parameters to train (default: every float initializer)
       --frozen a,b,...          parameters to keep fixed
       --frozen-dtype float16    store frozen float32 weights as float16 (half the memory;
-                                read as float by MatMul, Gemm and Gather); default float32
+                                read as float by MatMul, Gemm, Gather and Conv); default float32
       --loss NAME               ${LOSSES.join(' | ')} (default: none:
                                 the model's first output is the loss)
       --optimizer NAME          AdamW | SGD | none (default: none: no optimizer model)

@@ -163,8 +163,9 @@ static int check_half_inputs(const wt_graph *g, const wt_node *n, const wt_op_de
     if (i < 32 && (op->half_inputs >> i & 1u) && by && (by->flags & WT_OP_WIDEN)) continue;
     return wt_node_error(wt_errorf(WT_ERR_SHAPE, "input %d '%s' is float16, which %s does not read: "
                                    "webtrain holds float16 only as weights read through a Cast to float "
-                                   "by MatMul (A, B), Gemm (A, B) and Gather (data); convert the model's "
-                                   "float16 tensors to float32", i, g->values[v].name, n->op_type),
+                                   "by MatMul (A, B), Gemm (A, B), Gather (data) and Conv (W); convert "
+                                   "the model's float16 tensors to float32", i, g->values[v].name,
+                                   n->op_type),
                          n, opset);
   }
   return WT_OK;
