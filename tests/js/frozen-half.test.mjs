@@ -154,6 +154,32 @@ test('frozenDtype float16 on the tiny transformer: float16 frozen weights train 
   await (await ort.InferenceSession.create(half.evalModel)).release();
 });
 
+test('float16 frozen parameters survive saveCheckpoint and loadCheckpoint, inline and as external data', async () => {
+  const art = await artifacts.generateArtifacts(data('half-mlp.onnx'), { requiresGrad: ['b1', 'b2'], frozenParams: ['W1', 'W2', 'E'], loss: 'MSELoss', optimizer: 'SGD' });
+  const batch = [new Tensor('float32', Float32Array.from({ length: 16 }, (_, i) => i / 8 - 1), [2, 8]), new Tensor('int64', BigInt64Array.from([3n, 4n]), [2]), new Tensor('float32', new Float32Array(8).fill(0.5), [2, 4])];
+  const lossOf = async (checkpoint, options) => {
+    const state = await CheckpointState.loadCheckpoint(checkpoint, options);
+    const module = await Module.create(art.trainingModel, state, art.evalModel);
+    const loss = module.run(...batch).data[0];
+    module.release();
+    return { state, loss };
+  };
+  const first = await lossOf(art.checkpoint);
+  const dir = await mkdtemp(join(tmpdir(), 'webtrain-half-ckpt-'));
+  try {
+    const inline = await CheckpointState.saveCheckpoint(first.state, join(dir, 'inline'), { externalData: false });
+    assert.deepEqual(inline, art.checkpoint, 'saved again, the same bytes');
+    await CheckpointState.saveCheckpoint(first.state, join(dir, 'ext'), { externalData: true });
+    const again = await lossOf(join(dir, 'ext'));
+    assert.equal(again.loss, first.loss);
+    assert.equal(again.state.parameters.get('W1').data, null);
+    again.state.release();
+  } finally {
+    first.state.release();
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
 test('CLI --frozen-dtype float16 writes float16 artifacts and lists the weights kept float32', async () => {
   const out = await mkdtemp(join(tmpdir(), 'webtrain-half-'));
   try {
