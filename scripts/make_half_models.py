@@ -8,6 +8,10 @@
                        int32_data (the other storage form ONNX allows for float16).
   half-mlp-f32.onnx    the same with every float16 weight widened to float32 (no Casts): the
                        reference the float16 model must agree with.
+  half-mlp-ext.onnx    half-mlp.onnx saved with external data (half-mlp-ext.onnx.data, every
+                       initializer in it: float16 ones too)
+  half-mlp-ext-len.onnx  the same with W1's external length 2 bytes short (float16 [8,16] needs
+                       256)
   over-4gb.onnx        x[batch,1] -> three Expand to [batch, 2^24] -> Sum: at batch 24 the three
                        Expands alone need 4.5 GiB (each 1.5 GiB, below the 2 GiB a single
                        value may have in wasm32), more than a wasm32 heap; tiny as a file.
@@ -80,3 +84,15 @@ if __name__ == "__main__":
     onnx.save(half_mlp(False), os.path.join(HERE, "half-mlp.onnx"))
     onnx.save(half_mlp(True), os.path.join(HERE, "half-mlp-f32.onnx"))
     onnx.save(over_4gb(), os.path.join(HERE, "over-4gb.onnx"))
+    side = os.path.join(HERE, "half-mlp-ext.onnx.data")
+    if os.path.exists(side):
+        os.remove(side)  # onnx.save_model appends to an existing side file
+    onnx.save_model(half_mlp(False), os.path.join(HERE, "half-mlp-ext.onnx"), save_as_external_data=True,
+                    all_tensors_to_one_file=True, location="half-mlp-ext.onnx.data", size_threshold=0)
+    m = onnx.load_model(os.path.join(HERE, "half-mlp-ext.onnx"), load_external_data=False)
+    for t in m.graph.initializer:
+        if t.name == "W1":
+            for e in t.external_data:
+                if e.key == "length":
+                    e.value = str(int(e.value) - 2)
+    onnx.save_model(m, os.path.join(HERE, "half-mlp-ext-len.onnx"))

@@ -7,6 +7,8 @@
 //    what stays float32 and why, the frozen weights float16 in the checkpoint, losses, gradients
 //    and trained parameters equal to the same model whose float32 weights hold the float16
 //    values, the exported model in ONNX Runtime;
+//  - float16 initializers in external data, and a side-file length that does not fit float16;
+//  - float16 parameters through saveCheckpoint / loadCheckpoint, inline and as external data;
 //  - bad frozenDtype values, a model with nothing frozen, the CLI flag;
 //  - limits up front: a model whose shapes imply more than wasm32 can hold fails when planned,
 //    saying how many bytes it needs and what would help, and the session still runs after.
@@ -152,6 +154,19 @@ test('frozenDtype float16 on the tiny transformer: float16 frozen weights train 
   close('ONNX Runtime on the exported transformer', got.logits.data, ours.logits.data, 1e-4);
   await s.release();
   await (await ort.InferenceSession.create(half.evalModel)).release();
+});
+
+test('float16 initializers in external data: read as the embedded ones; a wrong length names the tensor and the bytes', async () => {
+  const feeds = { x: new Tensor('float32', Float32Array.from({ length: 16 }, (_, i) => i / 5 - 1), [2, 8]), ids: new Tensor('int64', BigInt64Array.from([0n, 9n]), [2]) };
+  const embedded = await (await InferenceSession.create(data('half-mlp.onnx'))).run(feeds);
+  const external = await (await InferenceSession.create(data('half-mlp-ext.onnx'))).run(feeds);
+  assert.deepEqual(external.out.data, embedded.out.data);
+  const art = await artifacts.generateArtifacts(data('half-mlp-ext.onnx'), { requiresGrad: ['b2'], frozenParams: ['W1', 'E'], loss: 'MSELoss' });
+  const state = await CheckpointState.loadCheckpoint(art.checkpoint);
+  assert.equal(state.parameters.get('W1').data, null); // float16 as it was
+  state.release();
+  await assert.rejects(InferenceSession.create(data('half-mlp-ext-len.onnx')),
+    /tensor 'W1': external data length 254; its dims and dtype need 256 bytes/);
 });
 
 test('float16 frozen parameters survive saveCheckpoint and loadCheckpoint, inline and as external data', async () => {
