@@ -11,28 +11,21 @@
 #include <stdint.h>
 #include <string.h>
 
+/* Branch-free, so that loops over it vectorize (GEMM packing, Gather rows): exponent and
+ * mantissa moved to float's places, then one multiply by 2^112 rebiases the exponent, exactly for
+ * normals and subnormals alike (WebAssembly and the native builds keep subnormals); exponent 31
+ * (inf, NaN; 65536 and up after the multiply) gets float's all-ones exponent, the mantissa (NaN
+ * payload) kept. */
 static inline float wt_f16_to_f32(uint16_t h) {
-  /* exponent and mantissa moved to float's places, the exponent rebiased (127 - 15); inf/NaN
-   * get the rest of the bias, zero and subnormals are normalized by a float subtraction (exact) */
-  const uint32_t exp_mask = 0x7c00u << 13;
-  uint32_t o = (uint32_t)(h & 0x7fffu) << 13;
-  uint32_t exp = o & exp_mask;
-  o += (uint32_t)(127 - 15) << 23;
-  if (exp == exp_mask) {
-    o += (uint32_t)(128 - 16) << 23;
-  } else if (exp == 0) {
-    o += 1u << 23;
-    float f, magic;
-    const uint32_t m = 113u << 23;
-    memcpy(&f, &o, 4);
-    memcpy(&magic, &m, 4);
-    f -= magic;
-    memcpy(&o, &f, 4);
-  }
-  o |= (uint32_t)(h & 0x8000u) << 16;
-  float r;
-  memcpy(&r, &o, 4);
-  return r;
+  uint32_t bits = (uint32_t)(h & 0x7fffu) << 13;
+  float f;
+  memcpy(&f, &bits, 4);
+  f *= 0x1p112f;
+  memcpy(&bits, &f, 4);
+  bits |= f >= 65536.0f ? 0x7f800000u : 0u;
+  bits |= (uint32_t)(h & 0x8000u) << 16;
+  memcpy(&f, &bits, 4);
+  return f;
 }
 
 static inline uint16_t wt_f32_to_f16(float f) {
