@@ -62,6 +62,16 @@ static const char *why_not(const wt_graph *g, int v, char *buf, size_t cap) {
   return NULL;
 }
 
+/* How many of v's float values float16 cannot hold (|x| >= 65520 rounds to infinity); *first:
+ * the index of the first. */
+static size_t beyond_half(const wt_value *val, size_t *first) {
+  const float *x = val->data;
+  size_t n = val->nbytes / 4, bad = 0;
+  for (size_t i = 0; i < n; i++)
+    if (isfinite(x[i]) && fabsf(x[i]) >= 65520.0f && !bad++) *first = i;
+  return bad;
+}
+
 /* Stores initializer v as float16 and gives its readers a Cast of it to float. */
 static int convert(wt_graph *g, int v) {
   wt_value *val = &g->values[v];
@@ -151,7 +161,8 @@ int wt_artifacts_frozen_half(wt_graph *g, const int *trainable, int n_tr, int *f
     if (tr || !(val->flags & WT_VALUE_INITIALIZER) || val->dtype != WT_FLOAT) continue;
     int node = sole_transpose(g, v);
     char buf[512];
-    if (node >= 0 && !why_not(g, g->nodes[node].outputs[0], buf, sizeof buf) &&
+    size_t first;
+    if (node >= 0 && !why_not(g, g->nodes[node].outputs[0], buf, sizeof buf) && !beyond_half(val, &first) &&
         fold_transpose(g, v, node, frozen, n_fr) < 0)
       return wt_error_context(WT_ERR_NO_MEMORY, "frozen_dtype float16");
   }
@@ -164,16 +175,11 @@ int wt_artifacts_frozen_half(wt_graph *g, const int *trainable, int n_tr, int *f
     candidates++;
     char buf[512];
     const char *why = why_not(g, v, buf, sizeof buf);
-    if (!why) { /* values float16 cannot hold: |x| >= 65520 rounds to infinity */
-      const float *x = val->data;
-      size_t n = val->nbytes / 4, bad = 0, first = 0;
-      for (size_t i = 0; i < n; i++)
-        if (isfinite(x[i]) && fabsf(x[i]) >= 65520.0f && !bad++) first = i;
-      if (bad) {
-        snprintf(buf, sizeof buf, "%zu value%s beyond float16's range (largest 65504), e.g. %g at "
-                 "index %zu", bad, bad == 1 ? "" : "s", (double)x[first], first);
-        why = buf;
-      }
+    size_t first = 0, bad = why ? 0 : beyond_half(val, &first);
+    if (bad) {
+      snprintf(buf, sizeof buf, "%zu value%s beyond float16's range (largest 65504), e.g. %g at "
+               "index %zu", bad, bad == 1 ? "" : "s", (double)((const float *)val->data)[first], first);
+      why = buf;
     }
     if (why) {
       WT_TRY(report(kept, &len, "%s: %s", val->name, why));

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "artifacts/artifacts.h"
 #include "base/half.h"
 #include "check.h"
 #include "io/onnx_io.h"
@@ -163,7 +164,46 @@ static void check_spec(const char *label, const spec *s) {
   for (int t = 0; t < 3; t++) free(got[t]);
 }
 
+/* frozen_dtype float16 at generation (wt_artifacts_frozen_half): what converts, what stays
+ * float32 and the reason given for it. */
+static void check_generation(void) {
+  wt_graph *g = wt_graph_new();
+  int x = wt_graph_add_value(g, "X");
+  g->values[x].dtype = WT_FLOAT;
+  CHECK_OK(wt_value_set_shape(g, x, 2, (const int64_t[]){2, 4}));
+  CHECK_OK(wt_graph_add_input(g, x));
+  float big[12] = {1, 2, 3, 1e5f, -7e4f, 0.5f}, ok[12] = {0.1f, -0.2f, 65504.0f}, bias[3] = {1, 2, 3};
+  int wb = init_value(g, "W_big", WT_FLOAT, 2, (const int64_t[]){4, 3}, big, sizeof big);
+  int wo = init_value(g, "W_ok", WT_FLOAT, 2, (const int64_t[]){4, 3}, ok, sizeof ok);
+  int b = init_value(g, "B", WT_FLOAT, 1, (const int64_t[]){3}, bias, sizeof bias);
+  int h1 = wt_graph_add_value(g, "h1"), h2 = wt_graph_add_value(g, "h2"), y = wt_graph_add_value(g, "y");
+  CHECK(wt_graph_add_node(g, "MatMul", "", "mm_big", 2, (int[]){x, wb}, 1, &h1) >= 0);
+  CHECK(wt_graph_add_node(g, "MatMul", "", "mm_ok", 2, (int[]){x, wo}, 1, &h2) >= 0);
+  int s = wt_graph_add_value(g, "s");
+  CHECK(wt_graph_add_node(g, "Add", "", "add_h", 2, (int[]){h1, h2}, 1, &s) >= 0);
+  CHECK(wt_graph_add_node(g, "Add", "", "add_b", 2, (int[]){s, b}, 1, &y) >= 0);
+  CHECK_OK(wt_graph_add_output(g, y));
+  CHECK_OK(wt_graph_set_opset(g, "", 17));
+  int frozen[3] = {wb, wo, b};
+  char *kept = NULL;
+  CHECK_OK(wt_artifacts_frozen_half(g, NULL, 0, frozen, 3, &kept));
+  printf("kept float32:\n%s", kept ? kept : "");
+  CHECK(kept && strstr(kept, "W_big: 2 values beyond float16's range (largest 65504), e.g. 100000 at index 3\n"));
+  CHECK(kept && strstr(kept, "B: read by Add 'add_b' (input 1), which reads float only\n"));
+  CHECK(kept && !strstr(kept, "W_ok"));
+  int v = wt_graph_find(g, "W_ok");
+  CHECK(v >= 0 && g->values[v].dtype == WT_FLOAT16 && g->values[v].nbytes == 24);
+  CHECK(v >= 0 && ((const uint16_t *)g->values[v].data)[2] == 0x7bff); /* 65504: the largest float16 */
+  CHECK(wt_graph_find(g, "W_ok_float") >= 0 && g->values[wb].dtype == WT_FLOAT);
+  free(kept);
+  CHECK(wt_artifacts_frozen_half(g, (const int[]){wb, wo, b}, 3, NULL, 0, &kept) == WT_ERR_INVALID_ARG);
+  CHECK(strstr(wt_error_message(), "no frozen float parameters") != NULL);
+  free(kept);
+  wt_graph_free(g);
+}
+
 int main(void) {
+  check_generation();
   /* MatMul: W as B (a layer), as A, folded batches, batched weights, thin, threaded sizes */
   check_spec("MatMul X[5,37] W[37,19]", &(spec){"MatMul", 1, 2, 2, {5, 37}, {37, 19}, 0, 0, 0, 0});
   check_spec("MatMul X[1,64] W[64,10] (thin)", &(spec){"MatMul", 1, 2, 2, {1, 64}, {64, 10}, 0, 0, 0, 0});
