@@ -797,32 +797,24 @@ static void pack_b_any(const gemm_half_job *h, int64_t k0, int64_t j0, int64_t k
   else pack_rows_h(B + j0 * g->ldb + k0, g->ldb, nc, kc, NR, dst);
 }
 
-/* packed_block with the packing above (the same loop nest and tiles). */
+/* packed_block with the packing above, in one loop nest: K slices outermost (each element of C
+ * sums them in order, as there), a batch of at most MC rows packs its rows of op(A) once per
+ * slice, and op(B) and larger A are packed as often as packed_block packs them. */
 static void packed_block_half(const gemm_half_job *h, int64_t i0, int64_t i1, int64_t j0,
                               int64_t j1, float *buf_a, float *buf_b) {
   const gemm_job *g = &h->g;
-  for (int64_t jc = j0; jc < j1; jc += NC) {
-    int64_t nc = min64(NC, j1 - jc);
-    for (int64_t pc = 0; pc < g->K; pc += KC) {
-      int64_t kc = min64(KC, g->K - pc);
-      float beta_k = pc == 0 ? g->beta : 1.0f;
+  const int batch = i1 - i0 <= MC;
+  for (int64_t pc = 0; pc < g->K; pc += KC) {
+    int64_t kc = min64(KC, g->K - pc);
+    float beta_k = pc == 0 ? g->beta : 1.0f;
+    if (batch) pack_a_any(h, i0, pc, i1 - i0, kc, buf_a);
+    for (int64_t jc = j0; jc < j1; jc += NC) {
+      int64_t nc = min64(NC, j1 - jc);
       pack_b_any(h, pc, jc, kc, nc, buf_b);
       for (int64_t ic = i0; ic < i1; ic += MC) {
         int64_t mc = min64(MC, i1 - ic);
-        pack_a_any(h, ic, pc, mc, kc, buf_a);
-        for (int64_t jr = 0; jr < nc; jr += NR) {
-          int64_t n = min64(NR, nc - jr);
-          const float *pb = buf_b + jr * kc;
-          for (int64_t ir = 0; ir < mc; ir += MR) {
-            int64_t m = min64(MR, mc - ir);
-            const float *pa = buf_a + ir * kc;
-            float *c = g->C + (ic + ir) * g->ldc + jc + jr;
-            if (m == MR && n == NR)
-              micro_kernel(kc, pa, pb, c, g->ldc, g->alpha, beta_k);
-            else
-              edge_tile(kc, pa, pb, c, g->ldc, m, n, g->alpha, beta_k);
-          }
-        }
+        if (!batch) pack_a_any(h, ic, pc, mc, kc, buf_a);
+        packed_tiles(g, ic, mc, jc, nc, kc, beta_k, buf_a, buf_b);
         if (g->relu && pc + kc == g->K) relu_block(g->C + ic * g->ldc + jc, mc, nc, g->ldc);
       }
     }
@@ -857,9 +849,12 @@ void wt_sgemm_half(int half, int trans_a, int trans_b, int64_t M, int64_t N, int
   gemm_job *g = &h.g;
   /* the float path's split (see sgemm): one block on one thread, else MC rows by columns */
   if ((M * N * K >= WT_GEMM_THREAD_MIN && wt_pool_threads() > 1) || wt_pool_split_small()) {
+    int64_t target = 2 * (int64_t)wt_pool_threads();
+    if (target > WT_GEMM_BLOCKS) target = WT_GEMM_BLOCKS;
+    if (target < 2) target = 2;
     g->mb = MC;
     g->mblocks = (M + MC - 1) / MC;
-    int64_t nsplit = (WT_GEMM_BLOCKS + g->mblocks - 1) / g->mblocks;
+    int64_t nsplit = (target + g->mblocks - 1) / g->mblocks;
     int64_t nb = (N + nsplit - 1) / nsplit;
     nb = (nb + NR - 1) / NR * NR;
     if (nb < 4 * NR) nb = 4 * NR;
