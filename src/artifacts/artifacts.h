@@ -100,6 +100,9 @@ void wt_artifacts_lora_free(char **owned);
 /* How the MatMul/Gemm nodes of g multiply by weight w: *oi 1 when w is stored [out, in], 0 for
  * [in, out]; an error naming w when it is no (consistently used) MatMul/Gemm matrix operand. */
 int wt_lora_weight_layout(const wt_graph *g, int w, int *oi, int64_t *in, int64_t *out);
+/* How node n multiplies by its input `operand`: 1 as [out, in] (W·x), 0 as [in, out] (x·W), -1
+ * when it is no MatMul/Gemm matrix operand. */
+int wt_lora_operand_view(const wt_node *n, int operand);
 /* 1 when v is a float initializer that some MatMul/Gemm multiplies by (directly or through a
  * Transpose): what a LoRA target may name. */
 int wt_lora_is_matmul_weight(const wt_graph *g, int v);

@@ -31,6 +31,8 @@ static int node_view(const wt_node *n, int operand) {
   return -1;
 }
 
+int wt_lora_operand_view(const wt_node *n, int operand) { return node_view(n, operand); }
+
 static int graph_output(const wt_graph *g, int v) { return (g->values[v].flags & WT_VALUE_GRAPH_OUTPUT) != 0; }
 
 static const char *node_label(const wt_node *n) { return n->name && n->name[0] ? n->name : n->op_type; }

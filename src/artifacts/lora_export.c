@@ -6,12 +6,13 @@
 #include <string.h>
 
 #include "artifacts/artifacts.h"
+#include "base/half.h"
 #include "base/status.h"
 
 static const char SUF_A[] = ".lora_A";
 
-/* The weight whose adapter A is value a ("W.lora_A" -> W), its B and scale: -1 when a is no
- * adapter A. */
+/* The weight whose adapter A is value a ("W.lora_A" -> W; *w -1 when no initializer has that
+ * name: see base_by_branch), its B and scale: -1 when a is no adapter A. */
 static int adapter_of(const wt_graph *g, int a, int *w, int *b, float *scale) {
   const wt_value *va = &g->values[a];
   size_t n = strlen(va->name), ns = sizeof SUF_A - 1;
@@ -27,8 +28,8 @@ static int adapter_of(const wt_graph *g, int a, int *w, int *b, float *scale) {
   strcpy(name + n - ns, ".lora_scale");
   int s = wt_graph_find(g, name);
   wt_tensor t;
-  if (*w < 0 || *b < 0 || s < 0 || !(g->values[*w].flags & WT_VALUE_INITIALIZER) ||
-      !(g->values[*b].flags & WT_VALUE_INITIALIZER) || !wt_graph_const_value(g, s, &t) ||
+  if (*w >= 0 && !(g->values[*w].flags & WT_VALUE_INITIALIZER)) *w = -1;
+  if (*b < 0 || s < 0 || !(g->values[*b].flags & WT_VALUE_INITIALIZER) || !wt_graph_const_value(g, s, &t) ||
       t.dtype != WT_FLOAT || wt_shape_numel(t.rank, t.dims) != 1)
     return wt_errorf(WT_ERR_INVALID_ARG, "lora: '%s' has no base weight, lora_B or lora_scale constant "
                      "beside it in the model; export the eval model generated with the lora option",
@@ -37,13 +38,51 @@ static int adapter_of(const wt_graph *g, int a, int *w, int *b, float *scale) {
   return WT_OK;
 }
 
+/* The base weight of the adapters of `wname` when no initializer bears that name (frozen float16
+ * weights: stored pre-transposed under another name, read through a Cast): the initializer
+ * the node under "<wname>.lora_add" multiplies by; *view as wt_lora_operand_view. -1: none. */
+static int base_by_branch(const wt_graph *g, const char *wname, size_t wlen, int *view) {
+  char name[1024];
+  snprintf(name, sizeof name, "%.*s.lora_add", (int)wlen, wname);
+  for (int i = 0; i < g->n_nodes; i++) {
+    const wt_node *n = &g->nodes[i];
+    if (!n->name || strcmp(n->name, name) || n->n_inputs != 2 || n->inputs[0] < 0) continue;
+    int p = g->values[n->inputs[0]].producer;
+    if (p < 0) return -1;
+    const wt_node *pn = &g->nodes[p];
+    for (int k = 0; k < pn->n_inputs && k < 2; k++) {
+      int v = pn->inputs[k], c = v >= 0 ? g->values[v].producer : -1;
+      if (c >= 0 && !strcmp(g->nodes[c].op_type, "Cast") && g->nodes[c].n_inputs == 1) v = g->nodes[c].inputs[0];
+      if (v >= 0 && (g->values[v].flags & WT_VALUE_INITIALIZER) && g->values[v].rank == 2 &&
+          (*view = wt_lora_operand_view(pn, k)) >= 0)
+        return v;
+    }
+    return -1;
+  }
+  return -1;
+}
+
+/* The base weight w of adapter a (by name, or by branch), its orientation and sizes. */
+static int find_base(const wt_graph *g, int a, int *w, int *oi, int64_t *in, int64_t *out) {
+  if (*w >= 0 && g->values[*w].dtype == WT_FLOAT) return wt_lora_weight_layout(g, *w, oi, in, out);
+  const char *an = g->values[a].name;
+  *w = base_by_branch(g, an, strlen(an) - (sizeof SUF_A - 1), oi);
+  if (*w < 0)
+    return wt_errorf(WT_ERR_INVALID_ARG, "lora: the base weight of '%s' is not in the model (no initializer of "
+                     "its name, none under its branch); export the eval model generated with the lora option", an);
+  *in = g->values[*w].dims[*oi ? 1 : 0];
+  *out = g->values[*w].dims[*oi ? 0 : 1];
+  return WT_OK;
+}
+
 static int check_shapes(const wt_graph *g, int w, int a, int b, int64_t in, int64_t out, int64_t *r) {
   const wt_value *va = &g->values[a], *vb = &g->values[b], *vw = &g->values[w];
-  if (va->dtype != WT_FLOAT || vb->dtype != WT_FLOAT || vw->dtype != WT_FLOAT || va->rank != 2 ||
+  size_t wsize = vw->dtype == WT_FLOAT16 ? 2 : 4;
+  if (va->dtype != WT_FLOAT || vb->dtype != WT_FLOAT || (vw->dtype != WT_FLOAT && vw->dtype != WT_FLOAT16) || va->rank != 2 ||
       vb->rank != 2 || va->dims[1] != in || vb->dims[0] != out || va->dims[0] != vb->dims[1] ||
       va->nbytes != sizeof(float) * (size_t)(va->dims[0] * in) ||
       vb->nbytes != sizeof(float) * (size_t)(out * va->dims[0]) ||
-      vw->nbytes != sizeof(float) * (size_t)(in * out))
+      vw->nbytes != wsize * (size_t)(in * out))
     return wt_errorf(WT_ERR_INVALID_ARG, "lora: adapters '%s' and '%s' do not fit weight '%s' (%lld inputs, "
                      "%lld outputs): expected float [rank, %lld] and [%lld, rank]", va->name, vb->name,
                      vw->name, (long long)in, (long long)out, (long long)in, (long long)out);
@@ -60,16 +99,22 @@ int wt_lora_merge(wt_graph *g) {
     int rc = adapter_of(g, a, &w, &b, &s);
     if (rc < 0) continue;
     WT_TRY(rc);
-    WT_TRY(wt_lora_weight_layout(g, w, &oi, &in, &out));
+    WT_TRY(find_base(g, a, &w, &oi, &in, &out));
     WT_TRY(check_shapes(g, w, a, b, in, out, &r));
     const float *pa = g->values[a].data, *pb = g->values[b].data;
-    float *pw = g->values[w].data;
+    int half = g->values[w].dtype == WT_FLOAT16; /* a float16 base stays float16 (rounded once) */
     for (int64_t o = 0; o < out; o++)
       for (int64_t i = 0; i < in; i++) {
         double d = 0;
         for (int64_t k = 0; k < r; k++) d += (double)pb[o * r + k] * pa[k * in + i];
-        float *x = oi ? &pw[o * in + i] : &pw[i * out + o];
-        *x = (float)((double)*x + (double)s * d);
+        int64_t at = oi ? o * in + i : i * out + o;
+        if (half) {
+          uint16_t *x = (uint16_t *)g->values[w].data + at;
+          *x = wt_f32_to_f16((float)((double)wt_f16_to_f32(*x) + (double)s * d));
+        } else {
+          float *x = (float *)g->values[w].data + at;
+          *x = (float)((double)*x + (double)s * d);
+        }
       }
     /* y = Add(y0, Mul(delta, scale)) -> Identity(y0) */
     int sv = -1;
@@ -128,7 +173,7 @@ int wt_lora_adapter_model(wt_graph *g, wt_const_tensor **params, int *n_params) 
     int64_t in, out, r;
     int k = adapter_of(g, a, &w, &b, &s);
     if (k < 0) continue;
-    if ((rc = k) || (rc = wt_lora_weight_layout(g, w, &oi, &in, &out)) || (rc = check_shapes(g, w, a, b, in, out, &r)))
+    if ((rc = k) || (rc = find_base(g, a, &w, &oi, &in, &out)) || (rc = check_shapes(g, w, a, b, in, out, &r)))
       break;
     if ((rc = take_param(&g->values[a], &p[n++])) || (rc = take_param(&g->values[b], &p[n++]))) break;
     /* plain inputs, the rank symbolic: ONNX Runtime's LoraAdapter feeds them, and zero-rank

@@ -313,3 +313,39 @@ test('adapters save on their own (trainableOnly) and load back into a state of t
     rank2.release();
   }
 });
+
+test('LoRA on a float16 frozen base (frozenDtype): trains, and both exports run in onnxruntime-node', async () => {
+  const c = await readCase(dir);
+  const art = await gen(LORA, { frozenDtype: 'float16' });
+  const state = await CheckpointState.loadCheckpoint(art.checkpoint);
+  const module = await Module.create(art.trainingModel, state, art.evalModel);
+  const optimizer = await Optimizer.create(art.optimizerModel, module);
+  try {
+    // the adapted weights are float16 now (q_proj's stored transposed under its Transpose's name)
+    assert.ok(!art.keptFloat32?.some((k) => ADAPTED.includes(k.name)), 'the adapted weights became float16');
+    optimizer.setLearningRate(2e-2);
+    const trainIn = await inputsOf(dir, c.steps[0].inputs, module.train().inputNames());
+    const losses = [];
+    for (let k = 0; k < 5; k++) {
+      losses.push(module.runAll(...trainIn)[0].data[0]);
+      optimizer.step();
+      module.lazyResetGrad();
+    }
+    assert.ok(losses[4] < losses[0], `loss falls: ${losses}`);
+    const evalIn = await inputsOf(dir, c.eval.inputs, module.eval().inputNames());
+    const logits = module.runAll(...evalIn)[1].data;
+    const idsOrt = new ort.Tensor('int64', evalIn[0].data, evalIn[0].dims);
+    // merged: W + delta rounded to float16 once
+    const merged = (await ortRun(await module.exportMergedModel(['logits']), { input_ids: idsOrt })).out.logits.data;
+    close('merged float16 model vs webtrain', merged, logits, 1e-2, 2e-3);
+    // base + adapters: the same arithmetic as webtrain's eval model
+    const { model, adapter } = await module.exportLoraAdapter(['logits']);
+    const feeds = { input_ids: idsOrt };
+    for (const [name, p] of Object.entries(readAdapter(adapter).params)) feeds[name] = new ort.Tensor('float32', p.data, p.dims);
+    close('float16 base + adapters vs webtrain', (await ortRun(model, feeds)).out.logits.data, logits);
+  } finally {
+    optimizer.release();
+    module.release();
+    state.release();
+  }
+});
