@@ -170,7 +170,7 @@ static int node1(wt_graph *g, const char *op, const char *base, const char *suff
   } while (0)
 
 /* Node `ni` reads weight (or its transpose) as input `k`: y = node(...) + s·delta. */
-static int add_branch(wt_graph *g, const char *wname, int ni, int k, int a, int b, int scale) {
+static int add_branch(wt_graph *g, const char *wname, int ni, int k, int a, int b, int scale, int u) {
   int nd, t1, t2, at, bt, delta, y0;
   const wt_node *n = &g->nodes[ni];
   int x = n->inputs[1 - k], y = n->outputs[0];
@@ -205,7 +205,8 @@ static int add_branch(wt_graph *g, const char *wname, int ni, int k, int a, int 
   snprintf(name, sizeof name, "%s.lora_base", g->values[y].name);
   if ((y0 = wt_graph_fresh_value(g, name)) < 0) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
   g->nodes[ni].outputs[0] = y0;
-  snprintf(name, sizeof name, "%s.lora_add", wname);
+  if (u == 0) snprintf(name, sizeof name, "%s.lora_add", wname); /* lora_export.c finds the first by name */
+  else snprintf(name, sizeof name, "%s.lora_add_%d", wname, u);
   if (wt_graph_add_node(g, "Add", "", name, 2, (const int[]){y0, delta}, 1, &y) < 0)
     return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
   return WT_OK;
@@ -243,7 +244,7 @@ static int adapt(wt_graph *g, int w, const wt_lora_opts *lo, uint64_t *rng, int 
       rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
     scale = sv;
   }
-  for (int u = 0; u < n_uses && rc == WT_OK; u++) rc = add_branch(g, wname, uses[2 * u], uses[2 * u + 1], a, b, scale);
+  for (int u = 0; u < n_uses && rc == WT_OK; u++) rc = add_branch(g, wname, uses[2 * u], uses[2 * u + 1], a, b, scale, u);
   free(wname);
   return rc;
 }

@@ -349,3 +349,25 @@ test('LoRA on a float16 frozen base (frozenDtype): trains, and both exports run 
     state.release();
   }
 });
+
+test("ONNX's checker (python3-onnx, full check) accepts the LoRA eval, merged and adapter-input models", async (t) => {
+  const { spawnSync } = await import('node:child_process');
+  const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  if (spawnSync('/usr/bin/python3', ['-c', 'import onnx']).status !== 0) return t.skip('python3-onnx is not installed (apt-get install python3-onnx)');
+  const art = await gen({ rank: 4, targets: ['proj'] }, { additionalOutputNames: undefined });
+  const state = await CheckpointState.loadCheckpoint(art.checkpoint);
+  const module = await Module.create(art.trainingModel, state, art.evalModel);
+  const tmp = mkdtempSync(join(tmpdir(), 'webtrain-lora-check-'));
+  try {
+    const files = { eval: art.evalModel, merged: await module.exportMergedModel(['logits']), base: (await module.exportLoraAdapter(['logits'])).model };
+    for (const [k, v] of Object.entries(files)) writeFileSync(join(tmp, `${k}.onnx`), v);
+    const py = `import onnx, sys\nfor f in sys.argv[1:]:\n    onnx.checker.check_model(onnx.load(f), full_check=True)\nprint("ok")`;
+    const r = spawnSync('/usr/bin/python3', ['-c', py, ...Object.keys(files).map((k) => join(tmp, `${k}.onnx`))], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+    module.release();
+    state.release();
+  }
+});
