@@ -6,7 +6,7 @@ import { writeBytes } from './storage.js';
 import { importNode, isNode } from './node-builtin.js';
 import { Block, withBuilder } from './onnxblock.js';
 import { withGenerator } from './builder.js';
-import { externalDataOption, externalReaders } from './external.js';
+import { externalDataOption, externalReaders, placeSideFiles, rememberSource } from './external.js';
 import { LossType, OptimType, Loss, Optim, NameList, LossWeights, GenResult, fieldName } from './abi.js';
 
 export { LossType, OptimType };
@@ -33,14 +33,22 @@ const optimOptions = (opt) => kindOptions(opt, OptimType, Optim.NONE, 'optimizer
  * generateArtifacts(model, options) -> { trainingModel, evalModel, optimizerModel, checkpoint,
  * nominalCheckpoint? } (Uint8Arrays); with `artifactDirectory` the files are also written
  * there, named `${prefix}training_model.onnx` ... as ONNX Runtime names them.
+ *
+ * A model saved with external data: its frozen weights (float initializers neither trained nor
+ * listed in frozenParams) stay in its side files, never read (keepExternalData: true, the
+ * default): the training and eval models refer to them, and the returned bytes remember where
+ * they are for Module.create / InferenceSession.create; an artifactDirectory gets the side files
+ * beside the artifacts (linked, else copied). keepExternalData: false embeds them as before.
  */
 export async function generateArtifacts(model, options = {}) {
   const core = await init(options);
   const m = core.m;
   const entries = externalDataOption(options.externalData, 'generateArtifacts');
+  const keepExternal = options.keepExternalData ?? true;
+  if (typeof keepExternal !== 'boolean') throw new TypeError(`generateArtifacts: keepExternalData must be true or false; got ${typeof keepExternal === 'string' ? `'${keepExternal}'` : String(keepExternal)}`);
   const bytes = await readBytes(model);
   const [external] = await externalReaders(core, [{ model, bytes }], entries, 'generateArtifacts');
-  return withGenerator(core, bytes, { context: 'generateArtifacts', external }, async (b) => {
+  return withGenerator(core, bytes, { context: 'generateArtifacts', external, keepExternal }, async (b) => {
     const { gen } = b;
     if ((options.loss === undefined || options.loss === null) && options.lossInputNames?.length)
       throw new WebtrainError('generateArtifacts: lossInputNames name the inputs of the loss, but loss is null (the model output is the loss)');
@@ -81,7 +89,8 @@ export async function generateArtifacts(model, options = {}) {
       core.check(m._wtw_gen_set_lr(gen, o.lr));
     }
     core.check(m._wtw_gen_set_flags(gen, options.nominalCheckpoint ? 1 : 0, options.ortFormat ? 1 : 0, options.customOpLibrary ? 1 : 0));
-    core.check(m._wtw_gen_run(gen));
+    // parameters held by reference are read now, into the checkpoint
+    core.check(external.run(() => m._wtw_gen_run(gen)));
     // { trainingModel, evalModel, optimizerModel?, checkpoint, nominalCheckpoint? }: the
     // optimizer model and the nominal checkpoint only when generated.
     const result = {};
@@ -90,7 +99,8 @@ export async function generateArtifacts(model, options = {}) {
       const optional = which === GenResult.OPTIMIZER_MODEL || which === GenResult.NOMINAL_CHECKPOINT;
       if (n || !optional) result[fieldName(key)] = n ? core.copyOut(m._wtw_gen_result_data(gen, which), n) : undefined;
     }
-    if (options.artifactDirectory) await writeArtifacts(options.artifactDirectory, options.prefix ?? '', result);
+    if (keepExternal) for (const k of ['trainingModel', 'evalModel']) rememberSource(result[k], model, entries);
+    if (options.artifactDirectory) await writeArtifacts(core, options.artifactDirectory, options.prefix ?? '', result);
     return result;
   });
 }
@@ -104,11 +114,12 @@ export const fileNames = Object.freeze({
   nominalCheckpoint: 'nominal_checkpoint',
 });
 
-async function writeArtifacts(dir, prefix, result) {
+async function writeArtifacts(core, dir, prefix, result) {
   const d = String(dir instanceof URL ? dir.pathname : dir);
   if (isNode && !/^[a-z]+:\/\//.test(d)) {
     const { mkdir } = await importNode('fs/promises');
     await mkdir(d, { recursive: true });
+    await placeSideFiles(core, d, [result.trainingModel, result.evalModel]);
   }
   for (const [k, v] of Object.entries(result)) await writeBytes(`${d.replace(/\/$/, '')}/${prefix}${fileNames[k]}`, v);
 }

@@ -23,6 +23,13 @@
 //
 // An externalData entry that no tensor of the model(s) references is an error (a typo in a
 // path would otherwise surface as a missing file, or not at all).
+//
+// Artifacts by reference (issue 17, weights held once): generateArtifacts keeps a base's frozen
+// weights in its side files, and the training and eval models it returns refer to them. Those
+// returned bytes remember where the base came from (rememberSource: its path or URL and its
+// externalData entries), so that Module.create / InferenceSession.create on them find the side
+// files as they would beside the base, with no option; written to an artifactDirectory, the side
+// files are placed beside the artifacts (placeSideFiles: a hard link, else a copy).
 import { WebtrainError } from './core.js';
 import { describe, nodeFilePath, whyUnreadable } from './bytes.js';
 import { importNode, isNode } from './node-builtin.js';
@@ -55,6 +62,14 @@ export function externalDataOption(value, context) {
     seen.add(path);
     return { path, data: d };
   });
+}
+
+/** Model bytes returned by generateArtifacts -> { model, entries }: the base they refer to. */
+const sources = new WeakMap();
+
+/** Records that `bytes` (a generated model) refers to the side files of `model` / `entries`. */
+export function rememberSource(bytes, model, entries) {
+  if (bytes) sources.set(bytes, { model, entries });
 }
 
 /** Where the model's side files are: { dir } (Node), { url }, or null (bytes, a Blob). */
@@ -220,16 +235,20 @@ export async function externalReaders(core, models, entries, context) {
   const given = new Map(entries.map((e) => [e.path, e.data]));
   const used = new Set();
   const readers = [];
-  for (const { model, bytes } of models) {
+  for (const { model: source, bytes } of models) {
+    // generated artifacts: their side files are the base's (the option's entries win)
+    const from = sources.get(source) ?? sources.get(bytes);
+    const model = from ? from.model : source;
+    const inherited = new Map((from?.entries ?? []).filter((e) => !given.has(e.path)).map((e) => [e.path, e.data]));
     const base = await baseOf(model);
     // Listing copies the model into the heap once more (briefly): only where it tells something
     // (entries to check or read ahead, side files to fetch from a URL).
-    const refs = entries.length || base?.url ? listExternal(core, bytes) : [];
+    const refs = entries.length || inherited.size || base?.url ? listExternal(core, bytes) : [];
     const files = new Map();
-    for (const [path, data] of given) {
+    for (const [path, data] of [...given, ...inherited]) {
       const mine = refs.filter((r) => r.location === path);
       if (!mine.length) continue;
-      used.add(path);
+      if (given.has(path)) used.add(path);
       files.set(path, await fromData(fs, data, mine, `externalData '${path}'`));
     }
     if (base?.url) {
@@ -274,3 +293,44 @@ async function fromData(fs, data, refs, what) {
 
 /** fn() with `reader` set when there is one (callers that read no model with it pass null). */
 export const withReader = (reader, fn) => (reader ? reader.run(fn) : fn());
+
+/**
+ * Puts the side files that generated models (`models`: bytes returned by generateArtifacts)
+ * refer to into Node directory `dir`, under the locations the models name: a hard link to the
+ * base's file where the file system allows, else a copy (never read into memory). A file that is
+ * there already (the artifacts beside the base) is left.
+ */
+export async function placeSideFiles(core, dir, models) {
+  const fs = await importNode('fs/promises');
+  const path = await importNode('path');
+  const done = new Set();
+  for (const bytes of models) {
+    const from = bytes && sources.get(bytes);
+    if (!from) continue;
+    const base = await baseOf(from.model);
+    for (const loc of new Set(listExternal(core, bytes).map((r) => r.location))) {
+      if (done.has(loc)) continue;
+      done.add(loc);
+      const dest = path.resolve(dir, loc);
+      const entry = from.entries.find((e) => e.path === loc);
+      const src = entry ? await nodeFilePath(entry.data instanceof URL ? entry.data.href : typeof entry.data === 'string' ? entry.data : '') : base?.dir ? path.join(base.dir, loc) : null;
+      await fs.mkdir(path.dirname(dest), { recursive: true });
+      if (src !== null) {
+        if (path.resolve(src) === dest) continue;
+        await fs.rm(dest, { force: true });
+        await fs.link(src, dest).catch(() => fs.copyFile(src, dest));
+      } else if (entry && (ArrayBuffer.isView(entry.data) || entry.data instanceof ArrayBuffer)) {
+        await fs.writeFile(dest, ArrayBuffer.isView(entry.data) ? new Uint8Array(entry.data.buffer, entry.data.byteOffset, entry.data.byteLength) : new Uint8Array(entry.data));
+      } else if (entry && isBlob(entry.data)) {
+        const fh = await fs.open(dest, 'w');
+        try {
+          for await (const chunk of entry.data.stream()) await fh.write(chunk);
+        } finally {
+          await fh.close();
+        }
+      } else {
+        throw new WebtrainError(`artifactDirectory: the artifacts refer to external data file '${loc}' of the base model, which is not a local file here: put it beside the artifacts yourself, or generate with keepExternalData: false`);
+      }
+    }
+  }
+}

@@ -209,9 +209,8 @@ static int params_to_inputs(wt_graph *g, const int *vals, int n) {
   for (int i = 0; i < n; i++) {
     wt_value *v = &g->values[vals[i]];
     v->flags &= ~(uint32_t)WT_VALUE_INITIALIZER;
-    wt_graph_release(g, v->data);
-    v->data = NULL;
-    v->nbytes = 0;
+    wt_value_drop_data(g, v);
+    v->flags &= ~(uint8_t)WT_VALUE_EXTERNAL;
     WT_TRY(wt_graph_add_input(g, vals[i]));
   }
   return WT_OK;
@@ -320,6 +319,9 @@ int wt_generate_artifacts_graph(wt_graph *g, const wt_artifacts_opts *o, wt_arti
     goto fail;
   }
   if ((rc = select_params(g, o, tr, &n_tr, fr, &n_fr))) goto fail;
+  /* parameters held by reference (external data) are read now: the checkpoint holds them */
+  for (int i = 0; i < n_tr + n_fr && rc == WT_OK; i++) rc = wt_onnx_load_external(g, i < n_tr ? tr[i] : fr[i - n_tr], NULL);
+  if (rc) goto fail;
   if ((rc = write_checkpoint(g, tr, n_tr, fr, n_fr, 0, o->optimizer.lr, &out->checkpoint))) goto fail;
   if (o->nominal_checkpoint && (rc = write_checkpoint(g, tr, n_tr, fr, n_fr, 1, o->optimizer.lr, &out->nominal_checkpoint)))
     goto fail;

@@ -168,3 +168,26 @@ int wt_onnx_list_external(const uint8_t *bytes, size_t len, wt_external_ref **ou
   *count = n;
   return WT_OK;
 }
+
+/* ---- loading an initializer held by reference ------------------------------------------------ */
+
+int wt_onnx_load_external(wt_graph *g, int v, const wt_onnx_read_opts *opts) {
+  wt_value *val = &g->values[v];
+  if (!wt_value_unloaded(val)) return WT_OK;
+  const wt_external_init *e = wt_graph_external(g, val->name);
+  if (!e) return wt_errorf(WT_ERR_INTERNAL, "initializer '%s' is held by reference but has none", val->name);
+  wt_external_read_fn fn = opts && opts->read_external ? opts->read_external : g_default_read;
+  void *user = opts && opts->read_external ? opts->user : g_default_user;
+  if (!fn)
+    return wt_errorf(WT_ERR_IO, "tensor '%s' is stored in external file '%s', but no way to "
+                     "read external data was given", val->name, e->location);
+  void *data = malloc(val->nbytes);
+  if (!data) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory reading initializer '%s' (%zu bytes)", val->name, val->nbytes);
+  int rc = fn(user, e->location, e->offset, val->nbytes, data);
+  if (rc) {
+    free(data);
+    return wt_error_context(rc, "tensor '%s'", val->name);
+  }
+  g->values[v].data = data;
+  return WT_OK;
+}

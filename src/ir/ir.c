@@ -195,7 +195,7 @@ void wt_graph_free(wt_graph *g) {
   for (int i = 0; i < g->n_values; i++) {
     wt_value *v = &g->values[i];
     wt_graph_release(g, v->name);
-    wt_graph_release(g, v->data);
+    if (!(v->flags & WT_VALUE_BORROWED)) wt_graph_release(g, v->data);
     clear_shape(g, v);
   }
   for (int i = 0; i < g->n_nodes; i++) wt_node_clear(g, &g->nodes[i]);
@@ -208,6 +208,7 @@ void wt_graph_free(wt_graph *g) {
   wt_graph_release(g, g->name);
   wt_graph_release(g, g->producer_name);
   wt_graph_release(g, g->producer_version);
+  wt_graph_free_external(g);
   free(g->slab);
   free(g);
 }
@@ -514,6 +515,7 @@ int wt_graph_const_value(const wt_graph *g, int v, wt_tensor *out) {
   const wt_value *val = &g->values[v];
   *out = (wt_tensor){.dtype = val->dtype, .rank = val->rank, .data = val->data};
   if (val->flags & WT_VALUE_INITIALIZER) {
+    if (wt_value_unloaded(val)) return 0; /* held by reference: its bytes are not here */
     if (val->rank > 0) memcpy(out->dims, val->dims, sizeof *val->dims * (size_t)val->rank);
     return val->rank >= 0;
   }

@@ -195,7 +195,10 @@ static int write_back_bn(wt_module *mod) {
 /* owned: bytes are the caller's malloc'd copy, to be freed once parsed */
 static int load_mode(wt_module *mod, int eval, const uint8_t *bytes, size_t len, int owned) {
   wt_graph *g;
-  WT_TRY(owned ? wt_onnx_read_owned((uint8_t *)bytes, len, NULL, &g) : wt_onnx_read(bytes, len, NULL, &g));
+  /* The eval model's external initializers share the training model's bytes of the same file
+   * range (a frozen base's weights): held once. */
+  wt_onnx_read_opts opts = {.share = eval && mod->m[0].sess ? wt_session_graph(mod->m[0].sess) : NULL};
+  WT_TRY(owned ? wt_onnx_read_owned((uint8_t *)bytes, len, &opts, &g) : wt_onnx_read(bytes, len, &opts, &g));
   mod->m[eval].n_model_out = g->n_outputs;
   if (!eval) {
     int rc = plan_bn_writeback(mod, g);
@@ -282,7 +285,7 @@ int wt_module_create_owned(wt_state *s, uint8_t *train, size_t train_len, uint8_
 
 void wt_module_free(wt_module *m) {
   if (!m) return;
-  for (int e = 0; e < 2; e++) {
+  for (int e = 1; e >= 0; e--) { /* the eval model borrows from the training model */
     wt_session_free(m->m[e].sess);
     free(m->m[e].in);
     free(m->m[e].out);

@@ -37,6 +37,7 @@ typedef struct gen {
   char *custom_value;
   wt_graph *g;                  /* the forward model, extended by custom-loss builders */
   wt_artifacts out;
+  int keep_external;            /* float initializers in external data held by reference */
 } gen;
 
 gen *wtw_gen_new(void) { return calloc(1, sizeof(gen)); }
@@ -95,10 +96,19 @@ int wtw_gen_set_loss_weights(gen *g, int which, const float *w, int n) {
 
 /* ---- building a custom loss on the forward model (onnxblock) ------------------------------- */
 
+/* on: the next load keeps the float initializers stored in external data by reference: the
+ * artifacts refer to the same file ranges instead of holding the bytes (those that become
+ * checkpoint parameters are read by wtw_gen_run, through the external reader set then). */
+int wtw_gen_set_keep_external(gen *g, int on) {
+  g->keep_external = on;
+  return WT_OK;
+}
+
 int wtw_gen_load(gen *g, const uint8_t *bytes, size_t len) {
   wt_graph_free(g->g);
   g->g = NULL;
-  int rc = wt_onnx_read(bytes, len, NULL, &g->g);
+  wt_onnx_read_opts opts = {.keep_external = g->keep_external};
+  int rc = wt_onnx_read(bytes, len, &opts, &g->g);
   if (rc == WT_OK) rc = wt_graph_infer_shapes(g->g);
   return rc ? wt_error_context(rc, "generate_artifacts") : WT_OK;
 }
