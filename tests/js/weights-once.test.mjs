@@ -1,0 +1,134 @@
+// Weights held once (issue 17): a frozen base saved with external data (a few tens of MB, made
+// by tests/bench/make_big_base.py) goes through the README's flow — generateArtifacts from its
+// path without artifactDirectory, loadCheckpoint, Module.create, Optimizer.create on the
+// returned bytes, with no option — and its frozen weights exist once: not in the artifacts'
+// bytes, not read during generation, and in the wasm heap once, shared by the training and eval
+// models. Numbers agree bit for bit with the artifacts that embed the weights
+// (keepExternalData: false); artifacts written to another folder get the side file beside them
+// and load in onnxruntime-node; artifacts generated from bytes find the side file given with
+// them, and copies of their bytes say which file to pass.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { fileURLToPath } from 'node:url';
+import * as ort from 'onnxruntime-node';
+import { artifacts, CheckpointState, Module, Optimizer, Tensor, init } from '../../js/index.js';
+
+const MB = 2 ** 20;
+const LAYERS = 5;
+const WIDTH = 1280; // 5 x 1280^2 floats: 31 MiB of frozen weights
+const BATCH = 4;
+const HEAD = ['head.weight', 'head.bias'];
+
+const x = () => new Tensor('float32', Float32Array.from({ length: BATCH * WIDTH }, (_, i) => Math.sin(i * 0.37)), [BATCH, WIDTH]);
+const y = () => new Tensor('int32', Int32Array.from({ length: BATCH }, (_, i) => i % 10), [BATCH]);
+
+/** The README's flow on `model` (3 train steps, an eval step, the export); heap figures. */
+async function flow(model, options = {}, moduleOptions = {}) {
+  const core = await init();
+  const art = await artifacts.generateArtifacts(model, { requiresGrad: HEAD, loss: 'CrossEntropyLoss', optimizer: 'AdamW', ...options });
+  const generated = core.heapStats().memory;
+  const state = await CheckpointState.loadCheckpoint(art.checkpoint);
+  const module = await Module.create(art.trainingModel, state, art.evalModel, moduleOptions);
+  const optimizer = await Optimizer.create(art.optimizerModel, module);
+  const losses = [];
+  for (let i = 0; i < 3; i++) {
+    losses.push(module.train().runAll(x(), y())[0].data[0]);
+    optimizer.step();
+    module.lazyResetGrad();
+  }
+  const evalLoss = module.eval().runAll(x(), y())[0].data[0];
+  const memory = core.heapStats().memory;
+  const exported = await module.exportModelForInferencing(['logits']);
+  optimizer.release();
+  module.release();
+  state.release();
+  const sizes = Object.fromEntries(Object.entries(art).map(([k, v]) => [k, v?.byteLength ?? 0]));
+  return { art, sizes, generated, memory, losses, evalLoss, exported };
+}
+
+if (!isMainThread) {
+  // a fresh wasm instance: its heap holds this flow only
+  const { art, exported, ...r } = await flow(workerData.model);
+  parentPort.postMessage({ ...r, exportedLength: exported.byteLength });
+} else {
+  const dir = await mkdtemp(join(tmpdir(), 'webtrain-once-'));
+  const model = join(dir, 'base.onnx');
+  const made = spawnSync('/usr/bin/python3', [fileURLToPath(new URL('../bench/make_big_base.py', import.meta.url)), model, String(LAYERS), String(WIDTH)], { encoding: 'utf8' });
+  assert.equal(made.status, 0, made.stderr);
+  const weights = (await stat(`${model}.data`)).size;
+  const inWorker = () => new Promise((resolve, reject) => {
+    const w = new Worker(new URL(import.meta.url), { workerData: { model } });
+    w.once('message', resolve);
+    w.once('error', reject);
+  });
+
+  test.after(() => rm(dir, { recursive: true, force: true }));
+
+  test('from a path: the frozen weights are not in the artifacts, not read to generate them, and in the heap once', async () => {
+    const r = await inWorker();
+    // the training and eval models refer to base.onnx.data: a few KB each, not 31 MiB
+    assert.ok(r.sizes.trainingModel < 64 * 1024 && r.sizes.evalModel < 64 * 1024, JSON.stringify(r.sizes));
+    // generating read none of the frozen weights (the head, 50 KB, is in the checkpoint)
+    assert.ok(r.generated < 4 * MB, `wasm Memory after generateArtifacts: ${(r.generated / MB).toFixed(1)} MB`);
+    // training and eval models hold the weights once (a second copy would be 31 MiB more)
+    const bound = weights * 1.02 + 6 * MB;
+    assert.ok(r.memory <= bound, `wasm Memory after training ${(r.memory / MB).toFixed(1)} MB; the weights are ${(weights / MB).toFixed(1)} MB, bound ${(bound / MB).toFixed(1)}`);
+    assert.ok(r.losses.every(Number.isFinite) && r.losses[2] < r.losses[0], String(r.losses));
+  });
+
+  test('by reference and embedded (keepExternalData: false) train, evaluate and export bit for bit alike', async () => {
+    const a = await flow(model);
+    const b = await flow(model, { keepExternalData: false });
+    assert.ok(b.sizes.trainingModel > 0.99 * weights && b.sizes.evalModel > 0.99 * weights, 'embedded: the weights are inside');
+    assert.deepEqual(a.losses, b.losses);
+    assert.equal(a.evalLoss, b.evalLoss);
+    assert.deepEqual(a.exported, b.exported);
+    assert.deepEqual(a.art.checkpoint, b.art.checkpoint);
+    await assert.rejects(artifacts.generateArtifacts(model, { requiresGrad: HEAD, keepExternalData: 'yes' }), /keepExternalData must be true or false; got 'yes'/);
+  });
+
+  test('artifactDirectory elsewhere: the side file is placed beside the artifacts (linked), and onnxruntime-node runs the eval model', async () => {
+    const out = join(dir, 'artifacts');
+    const a = await artifacts.generateArtifacts(model, { requiresGrad: HEAD, loss: 'CrossEntropyLoss', optimizer: 'AdamW', artifactDirectory: out });
+    const placed = await stat(join(out, 'base.onnx.data'));
+    assert.equal(placed.size, weights);
+    assert.equal(placed.ino, (await stat(`${model}.data`)).ino, 'a hard link, not a copy');
+    // from the folder's paths, as a user who wrote them would load them
+    const state = await CheckpointState.loadCheckpoint(join(out, 'checkpoint'));
+    const module = await Module.create(join(out, 'training_model.onnx'), state, join(out, 'eval_model.onnx'));
+    const ours = module.eval().runAll(x(), y())[0].data[0];
+    module.release();
+    state.release();
+    // ONNX Runtime reads the same eval model, its frozen weights from the side file; the head from feeds
+    const s = await ort.InferenceSession.create(join(out, 'eval_model.onnx'));
+    const head = new Map([...(await CheckpointState.loadCheckpoint(a.checkpoint)).parameters].map(([n, p]) => [n, new ort.Tensor('float32', p.data, p.dims)]));
+    const feeds = { X: new ort.Tensor('float32', x().data, [BATCH, WIDTH]), labels: new ort.Tensor('int32', y().data, [BATCH]) };
+    for (const n of s.inputNames) if (head.has(n)) feeds[n] = head.get(n);
+    const theirs = (await s.run(feeds))[s.outputNames[0]].data[0];
+    assert.ok(Math.abs(ours - theirs) <= 1e-5 * Math.max(1, Math.abs(theirs)), `eval loss: webtrain ${ours}, onnxruntime-node ${theirs}`);
+    // generated again beside the base: the side file is its own, left as it is
+    await artifacts.generateArtifacts(model, { requiresGrad: HEAD, loss: 'CrossEntropyLoss', artifactDirectory: dir, prefix: 'again_' });
+    assert.equal((await stat(`${model}.data`)).size, weights);
+  });
+
+  test('from bytes with externalData: the returned artifacts find the side file; copies of them say what to pass', async () => {
+    const bytes = new Uint8Array(await readFile(model));
+    const data = new Uint8Array(await readFile(`${model}.data`));
+    const ref = await flow(model);
+    const r = await flow(bytes, { externalData: [{ path: 'base.onnx.data', data }] });
+    assert.deepEqual(r.losses, ref.losses);
+    const art = await artifacts.generateArtifacts(bytes, { requiresGrad: HEAD, loss: 'CrossEntropyLoss', externalData: [{ path: 'base.onnx.data', data: `${model}.data` }] });
+    const state = await CheckpointState.loadCheckpoint(art.checkpoint);
+    const copy = new Uint8Array(art.trainingModel); // a copy no longer knows its base
+    await assert.rejects(Module.create(copy, state), /external file 'base\.onnx\.data' is not available: the model was given as bytes.*externalData: \[\{ path: 'base\.onnx\.data', data \}\]/);
+    const module = await Module.create(copy, state, new Uint8Array(art.evalModel), { externalData: [{ path: 'base.onnx.data', data: `${model}.data` }] });
+    assert.ok(Number.isFinite(module.runAll(x(), y())[0].data[0]));
+    module.release();
+    state.release();
+  });
+}
