@@ -33,6 +33,7 @@
 import { WebtrainError } from './core.js';
 import { describe, nodeFilePath, whyUnreadable } from './bytes.js';
 import { importNode, isNode } from './node-builtin.js';
+import { fillSegments, openSide } from './checkpoint-data.js';
 
 const DATA = 'a Uint8Array, ArrayBuffer, Blob, File, URL or path';
 const isBlob = (v) => (typeof Blob !== 'undefined' && v instanceof Blob) || (typeof v?.slice === 'function' && typeof v.arrayBuffer === 'function' && typeof v.size === 'number');
@@ -123,6 +124,22 @@ class BlobRanges {
   }
 }
 
+/**
+ * A Blob or a URL read after the parse (a deferred reader's): the tensors' byte ranges go
+ * straight into their heap buffers (openSide: Blob slices; a fetch body streamed).
+ */
+class Later {
+  constructor(source, what, size) {
+    this.source = source; // a Blob, or a URL string
+    this.what = what;
+    this.size = size; // undefined for a URL: checked as its body streams
+    this.later = true;
+  }
+  side() {
+    return openSide(this.source, 'external data');
+  }
+}
+
 /** A file in Node, read synchronously into the heap (opened on first use, closed after the parse). */
 class NodeFile {
   constructor(fs, path, what, missing = '') {
@@ -152,6 +169,20 @@ class NodeFile {
   close() {
     if (this.fd !== null) this.fs.closeSync(this.fd);
     this.fd = null;
+  }
+  /** As an openSide source (a deferred reader's), reading from the open file. */
+  side() {
+    return {
+      what: `${this.what} '${this.path}'`,
+      size: this.size,
+      read: async (off, view) => {
+        for (let done = 0; done < view.byteLength;) {
+          const n = this.fs.readSync(this.fd, view, done, view.byteLength - done, off + done);
+          if (n <= 0) throw new WebtrainError(`${this.what} '${this.path}' ended at byte ${off + done} while reading`);
+          done += n;
+        }
+      },
+    };
   }
 }
 
@@ -185,12 +216,18 @@ function listExternal(core, bytes) {
   }
 }
 
-/** The reader of one model's side files; run(fn) makes it the core's during fn. */
+/**
+ * The reader of one model's side files; run(fn) makes it the core's during fn. A deferred reader
+ * (Module.create's) checks each tensor's range during the parse but moves the bytes of files,
+ * Blobs and URLs afterwards, in fill(): into the buffers the core allocated for them, in pieces,
+ * with progress; nothing else reads those buffers before (a module plans at its first step).
+ */
 class Reader {
-  constructor(core, files, fallback) {
+  constructor(core, files, fallback, deferred = false) {
     this.core = core;
-    this.files = files; // normalized location -> Bytes | BlobRanges | NodeFile
+    this.files = files; // normalized location -> Bytes | BlobRanges | NodeFile | Later
     this.fallback = fallback; // location -> a file object, or throws the error for a missing one
+    this.pending = deferred ? [] : null; // [{ f, offset, bytes, ptr }]
   }
 
   /** fn() (a synchronous call into the core that parses the model) with this reader set. */
@@ -204,11 +241,54 @@ class Reader {
         return this.core.cstring(err?.message ?? String(err)); // the core takes and frees it
       }
     };
+    let ok = false;
     try {
-      return fn();
+      const r = fn();
+      ok = true;
+      return r;
     } finally {
       delete m.wtReadExternal;
-      for (const f of this.files.values()) f.close?.();
+      if (!ok || !this.pending?.length) this.close();
+    }
+  }
+
+  close() {
+    for (const f of this.files.values()) f.close?.();
+  }
+
+  /** Bytes a deferred reader still has to move (fill). */
+  get pendingBytes() {
+    return (this.pending ?? []).reduce((a, p) => a + p.bytes, 0);
+  }
+
+  /**
+   * Moves the bytes a deferred run left pending into their buffers; onProgress({ loaded,
+   * total }) as they land (loaded counted from `base`, out of `total`). Closes the files.
+   */
+  async fill(onProgress, base = 0, total = this.pendingBytes) {
+    let before = base;
+    try {
+      for (const f of new Set(this.pending.map((p) => p.f))) {
+        const mine = this.pending.filter((p) => p.f === f).sort((a, b) => a.offset - b.offset);
+        // the same range twice (two initializers of one tensor's bytes): read once, then copied
+        const segs = [];
+        const twins = [];
+        for (const p of mine) {
+          const prev = segs.at(-1);
+          if (prev && prev.offset === p.offset && prev.bytes === p.bytes) twins.push([p, prev]);
+          else if (prev && p.offset < prev.offset + prev.bytes) throw new WebtrainError(`${f.what}: two tensors overlap in it (bytes ${p.offset}..${prev.offset + prev.bytes})`);
+          else segs.push(p);
+        }
+        const side = await f.side();
+        const start = before;
+        await fillSegments(this.core, segs, side, `the model's tensors`, onProgress && ((p) => onProgress({ loaded: start + p.loaded, total })));
+        for (const [p, from] of twins) this.core.heap.copyWithin(p.ptr, from.ptr, from.ptr + p.bytes);
+        before += segs.reduce((a, s) => a + s.bytes, 0);
+        await side.close?.();
+      }
+      this.pending.length = 0;
+    } finally {
+      this.close();
     }
   }
 
@@ -217,10 +297,11 @@ class Reader {
     let f = this.files.get(loc);
     if (!f) this.files.set(loc, (f = this.fallback(loc)));
     f.open?.();
-    if (offset + length > f.size) {
+    if (f.size !== undefined && offset + length > f.size) {
       throw new WebtrainError(`${f.path ? `${f.what} '${f.path}'` : f.what} has ${f.size} bytes, but the tensor's ${length} bytes at offset ${offset} run past its end (a truncated file, or one that belongs to another model)`);
     }
-    f.read(this.core.heap, dst, offset, length);
+    if (this.pending && f.side) this.pending.push({ f, offset, bytes: length, ptr: dst });
+    else f.read(this.core.heap, dst, offset, length);
   }
 }
 
@@ -229,7 +310,7 @@ class Reader {
  * fetching what must be read ahead; `entries` from externalDataOption. Throws when an entry is
  * referenced by none of the models.
  */
-export async function externalReaders(core, models, entries, context) {
+export async function externalReaders(core, models, entries, context, { deferred = false } = {}) {
   const fs = isNode ? await importNode('fs') : null;
   const join = isNode ? (await importNode('path')).join : null;
   const given = new Map(entries.map((e) => [e.path, e.data]));
@@ -243,15 +324,15 @@ export async function externalReaders(core, models, entries, context) {
     const base = await baseOf(model);
     // Listing copies the model into the heap once more (briefly): only where it tells something
     // (entries to check or read ahead, side files to fetch from a URL).
-    const refs = entries.length || inherited.size || base?.url ? listExternal(core, bytes) : [];
+    const refs = entries.length || inherited.size || (base?.url && !deferred) ? listExternal(core, bytes) : [];
     const files = new Map();
     for (const [path, data] of [...given, ...inherited]) {
       const mine = refs.filter((r) => r.location === path);
       if (!mine.length) continue;
       if (given.has(path)) used.add(path);
-      files.set(path, await fromData(fs, data, mine, `externalData '${path}'`));
+      files.set(path, await fromData(fs, data, mine, `externalData '${path}'`, deferred));
     }
-    if (base?.url) {
+    if (base?.url && !deferred) {
       for (const loc of new Set(refs.map((r) => r.location))) {
         if (files.has(loc)) continue;
         const url = new URL(loc.split('/').map(encodeURIComponent).join('/'), base.url).href;
@@ -263,10 +344,11 @@ export async function externalReaders(core, models, entries, context) {
     }
     const fallback = (loc) => {
       if (base?.dir) return new NodeFile(fs, join(base.dir, loc), 'external data file', ` (side files are looked for beside the model): put it there or ${hint(loc)}`);
+      if (base?.url && deferred) return new Later(new URL(loc.split('/').map(encodeURIComponent).join('/'), base.url).href, 'external data file', undefined);
       const why = base?.url ? 'it was not among the files read ahead' : 'the model was given as bytes (not a path or URL), so there is no folder to find it in';
       throw new WebtrainError(`external file '${loc}' is not available: ${why}; ${hint(loc)}`);
     };
-    readers.push(new Reader(core, files, fallback));
+    readers.push(new Reader(core, files, fallback, deferred));
   }
   const unused = entries.filter((e) => !used.has(e.path));
   if (unused.length) {
@@ -276,10 +358,11 @@ export async function externalReaders(core, models, entries, context) {
   return readers;
 }
 
-/** An externalData entry's data as a file object (Blobs: the ranges `refs` need, read now). */
-async function fromData(fs, data, refs, what) {
+/** An externalData entry's data as a file object (Blobs: the ranges `refs` need, read now unless deferred). */
+async function fromData(fs, data, refs, what, deferred = false) {
   if (data instanceof ArrayBuffer || (typeof SharedArrayBuffer !== 'undefined' && data instanceof SharedArrayBuffer)) return new Bytes(new Uint8Array(data), what);
   if (ArrayBuffer.isView(data)) return new Bytes(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), what);
+  if (isBlob(data) && deferred) return new Later(data, what, data.size);
   if (isBlob(data)) {
     const b = new BlobRanges(data, what);
     await b.fetch(refs);
@@ -288,6 +371,7 @@ async function fromData(fs, data, refs, what) {
   const s = data instanceof URL ? data.href : data;
   const path = await nodeFilePath(s);
   if (path !== null) return new NodeFile(fs, path, what);
+  if (deferred) return new Later(new URL(s, globalThis.location?.href).href, what, undefined);
   return fetchWhole(new URL(s, globalThis.location?.href).href, what);
 }
 

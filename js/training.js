@@ -10,6 +10,13 @@ import { writeBytes } from './storage.js';
 import { Mode, PropertyType, ModuleMem } from './abi.js';
 import { externalDataOption, externalReaders } from './external.js';
 
+/** An onProgress option: undefined or a function. */
+function progressOption(value, context) {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'function') throw new TypeError(`${context}: onProgress must be a function ({ loaded, total }) => void; got ${describe(value)}`);
+  return value;
+}
+
 /**
  * loadCheckpoint's externalData: the side file itself, or (the form models take) one
  * [{ path, data }] entry.
@@ -264,24 +271,35 @@ export class Module extends Handle {
     return mode;
   }
 
+  /**
+   * options: externalData ([{ path, data }], the models' side files), onProgress({ loaded,
+   * total }) as the side files' bytes land in the heap, and init's options.
+   */
   static async create(trainingModel, state, evalModel, options = {}) {
     const core = await init(options);
     if (!(state instanceof CheckpointState)) throw new WebtrainError('Module.create: the second argument must be a CheckpointState');
+    const onProgress = progressOption(options.onProgress, 'Module.create');
     const entries = externalDataOption(options.externalData, 'Module.create');
     const train = await readBytes(trainingModel);
     const ev = evalModel ? await readBytes(evalModel) : null;
     const models = [{ model: trainingModel, bytes: train }, ...(ev ? [{ model: evalModel, bytes: ev }] : [])];
-    const [extTrain, extEval] = await externalReaders(core, models, entries, 'Module.create');
+    // Side files are read after each parse (deferred), straight into the tensors' buffers; the
+    // eval model's frozen weights are the training model's (the core shares a file range's bytes).
+    const [extTrain, extEval] = await externalReaders(core, models, entries, 'Module.create', { deferred: true });
     // The core takes each copy and frees it once parsed; the eval model is copied in only after
     // the training model is loaded, so that each graph can take the room the loading before left.
     const h = core.handle(extTrain.run(() => core.m._wtw_module_create_owned(state.h, core.copyIn(train), train.byteLength, 0, 0)), 'cannot create module');
-    if (ev) {
-      try {
-        core.check(extEval.run(() => core.m._wtw_module_add_eval_owned(h, core.copyIn(ev), ev.byteLength)), 'cannot load the eval model');
-      } catch (e) {
-        core.m._wtw_module_free(h);
-        throw e;
-      }
+    try {
+      if (ev) core.check(extEval.run(() => core.m._wtw_module_add_eval_owned(h, core.copyIn(ev), ev.byteLength)), 'cannot load the eval model');
+      const first = extTrain.pendingBytes;
+      const total = first + (ev ? extEval.pendingBytes : 0);
+      await extTrain.fill(onProgress, 0, total);
+      if (ev) await extEval.fill(onProgress, first, total);
+    } catch (e) {
+      extTrain.close();
+      extEval?.close();
+      core.m._wtw_module_free(h);
+      throw e;
     }
     state._retain();
     return new Module(core, h, state, !!ev);

@@ -10,7 +10,10 @@
 #include "ir/ir.h"
 
 /* Reads `length` bytes at `offset` of the external data file `location` (relative to the
- * model) into dst. Returns WT_OK or an error status with a message. */
+ * model) into dst. Returns WT_OK or an error status with a message. dst is the tensor's own
+ * buffer and stays where it is for the graph's life (never packed or moved), so a reader may
+ * also fill it after the read returns, before anything uses the graph's data (js/external.js
+ * does, streaming side files into a module's weights). */
 typedef int (*wt_external_read_fn)(void *user, const char *location, uint64_t offset,
                                    uint64_t length, void *dst);
 
