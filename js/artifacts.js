@@ -7,9 +7,12 @@ import { importNode, isNode } from './node-builtin.js';
 import { Block, withBuilder } from './onnxblock.js';
 import { withGenerator } from './builder.js';
 import { externalDataOption, externalReaders, placeSideFiles, rememberSource } from './external.js';
-import { LossType, OptimType, Loss, Optim, NameList, LossWeights, GenResult, fieldName } from './abi.js';
+import { DType, LossType, OptimType, Loss, Optim, NameList, LossWeights, GenResult, fieldName } from './abi.js';
 
 export { LossType, OptimType };
+
+/** Float tensors in external data below this many bytes are read ahead whether named or not. */
+const READ_AHEAD_SMALL = 2 ** 20;
 
 /**
  * A loss or optimizer option -> { type, ...options }: absent (`none`), a kind number, a name of
@@ -47,7 +50,13 @@ export async function generateArtifacts(model, options = {}) {
   const keepExternal = options.keepExternalData ?? true;
   if (typeof keepExternal !== 'boolean') throw new TypeError(`generateArtifacts: keepExternalData must be true or false; got ${typeof keepExternal === 'string' ? `'${keepExternal}'` : String(keepExternal)}`);
   const bytes = await readBytes(model);
-  const [external] = await externalReaders(core, [{ model, bytes }], entries, 'generateArtifacts');
+  // By reference, a URL's or Blob's side file is fetched only in the ranges generation reads: the
+  // parameters named (all float tensors when requiresGrad is not given), tensors of other dtypes
+  // (read with the model: shapes may fold from them) and small float tensors (BatchNorm's running
+  // statistics become frozen parameters unnamed).
+  const named = new Set([...(options.requiresGrad ?? []), ...(options.frozenParams ?? [])]);
+  const readAhead = keepExternal && options.requiresGrad?.length ? (r) => r.dtype !== DType.FLOAT || named.has(r.tensor) || r.length < READ_AHEAD_SMALL : null;
+  const [external] = await externalReaders(core, [{ model, bytes }], entries, 'generateArtifacts', { readAhead });
   return withGenerator(core, bytes, { context: 'generateArtifacts', external, keepExternal }, async (b) => {
     const { gen } = b;
     if ((options.loss === undefined || options.loss === null) && options.lossInputNames?.length)

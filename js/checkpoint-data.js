@@ -7,7 +7,7 @@
 // chunk), so a checkpoint is never held twice. Saving writes the side file from the heap, then
 // the checkpoint file, each atomically (see writeFileAtomic).
 import { WebtrainError } from './core.js';
-import { describe, nodeFilePath, whyUnreadable } from './bytes.js';
+import { describe, nodeFilePath, readBytes, whyUnreadable } from './bytes.js';
 import { importNode } from './node-builtin.js';
 import { nodePathOf, writeFileAtomic } from './storage.js';
 
@@ -78,7 +78,12 @@ async function openFile(path, kind) {
   } catch (err) {
     throw Object.assign(new WebtrainError(`cannot read ${kind} file '${path}': ${whyUnreadable(err)}`), { code: err.code, path });
   }
-  const { size } = await fh.stat();
+  const st = await fh.stat();
+  if (!st.isFile()) {
+    await fh.close();
+    throw Object.assign(new WebtrainError(`cannot read ${kind} file '${path}': it is a directory`), { code: 'EISDIR', path });
+  }
+  const { size } = st;
   return {
     what: `file '${path}'`,
     size,
@@ -165,18 +170,66 @@ export async function fillSegments(core, segs, side, need, onProgress) {
   }
 }
 
-/** Loads a checkpoint whose flatbuffer (bytes) says it has external data; returns the state handle. */
-export async function loadExternal(core, bytes, sideSource, source) {
+/**
+ * A checkpoint (or model) source's bytes in the wasm heap: { p, n } (p malloc'd, the caller's).
+ * A Node file or a Blob streams in pieces straight into the heap (no copy in JS), with
+ * onProgress({ loaded, total }); other sources are read (readBytes) and copied in.
+ */
+export async function intoHeap(core, source, onProgress) {
+  const s = source instanceof URL ? source.href : typeof source === 'string' ? source : null;
+  const path = s !== null ? await nodeFilePath(s) : null;
+  let side = null;
+  if (path !== null) side = await openFile(path, 'the checkpoint').catch(() => null); // readBytes says why
+  else if (typeof Blob !== 'undefined' && source instanceof Blob) side = await openSide(source);
+  const viaBytes = async () => {
+    const bytes = await readBytes(source);
+    onProgress?.({ loaded: bytes.byteLength, total: bytes.byteLength });
+    return { p: core.copyIn(bytes), n: bytes.byteLength };
+  };
+  if (!side) return viaBytes();
+  let p = 0;
+  try {
+    p = core.malloc(side.size);
+    await fillSegments(core, [{ offset: 0, bytes: side.size, ptr: p }], side, 'the checkpoint', onProgress);
+  } catch (err) {
+    core.free(p);
+    throw err;
+  } finally {
+    await side.close?.();
+  }
+  // no checkpoint ('ODTC' at byte 4): readBytes says what it is (an HTML page, JSON), or the parser does
+  if (side.size < 8 || String.fromCharCode(...core.heap.subarray(p + 4, p + 8)) !== 'ODTC') {
+    core.free(p);
+    return viaBytes();
+  }
+  return { p, n: side.size };
+}
+
+/**
+ * Loads a checkpoint whose flatbuffer (in the heap: { p, n }, taken) says it has external data;
+ * returns the state handle.
+ */
+export async function loadExternal(core, { p, n }, sideSource, source, onProgress) {
   if (sideSource === undefined || sideSource === null) {
+    core.free(p);
     throw new WebtrainError(`checkpoint${typeof source === 'string' ? ` '${source}'` : ''}: its tensors are in an external data file (the checkpoint's name + '${SIDE_SUFFIX}'): pass it as loadCheckpoint(checkpoint, { externalData })`);
   }
-  const side = await openSide(sideSource);
+  let side;
+  try {
+    side = await openSide(sideSource);
+  } catch (err) {
+    core.free(p);
+    throw err;
+  }
   try {
     let size = side.size;
-    if (size === undefined) throw new WebtrainError(`${side.what}: the server gives no Content-Length, which loading the checkpoint's external data needs (serve it without compression, or pass the bytes or a Blob as externalData)`);
-    const h = core.handle(core.m._wtw_state_load_ext(core.copyIn(bytes), bytes.byteLength, size), 'cannot load checkpoint');
+    if (size === undefined) {
+      core.free(p);
+      throw new WebtrainError(`${side.what}: the server gives no Content-Length, which loading the checkpoint's external data needs (serve it without compression, or pass the bytes or a Blob as externalData)`);
+    }
+    const h = core.handle(core.m._wtw_state_load_ext(p, n, size), 'cannot load checkpoint');
     try {
-      await fillPending(core, h, side);
+      await fillPending(core, h, side, onProgress);
     } catch (err) {
       core.m._wtw_state_free(h);
       throw err;

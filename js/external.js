@@ -102,13 +102,25 @@ class Bytes {
   }
 }
 
-/** The byte ranges of a Blob the tensors reference, read before the parse. */
-class BlobRanges {
-  constructor(blob, what) {
-    this.blob = blob;
+/** Byte ranges of a side file read before the parse (the ones the tensors to be read reference). */
+class Ranges {
+  constructor(what, size) {
     this.what = what;
-    this.size = blob.size;
+    this.size = size;
     this.ranges = new Map(); // `${offset}:${length}` -> Uint8Array
+  }
+  read(heap, dst, offset, length) {
+    const u8 = this.ranges.get(`${offset}:${length}`);
+    if (!u8) throw new WebtrainError(`${this.what}: bytes ${offset}..${offset + length} were not read ahead (a tensor outside the graph's initializers)`);
+    heap.set(u8, dst);
+  }
+}
+
+/** The byte ranges of a Blob the tensors reference, read before the parse. */
+class BlobRanges extends Ranges {
+  constructor(blob, what) {
+    super(what, blob.size);
+    this.blob = blob;
   }
   async fetch(refs) {
     for (const r of refs) {
@@ -116,11 +128,6 @@ class BlobRanges {
       if (this.ranges.has(key) || r.offset + r.length > this.size) continue; // past its end: read() says so
       this.ranges.set(key, new Uint8Array(await this.blob.slice(r.offset, r.offset + r.length).arrayBuffer()));
     }
-  }
-  read(heap, dst, offset, length) {
-    const u8 = this.ranges.get(`${offset}:${length}`);
-    if (!u8) throw new WebtrainError(`${this.what}: bytes ${offset}..${offset + length} were not read ahead (a tensor outside the graph's initializers)`);
-    heap.set(u8, dst);
   }
 }
 
@@ -186,7 +193,11 @@ class NodeFile {
   }
 }
 
-async function fetchWhole(url, what) {
+/**
+ * A URL's side file read before the parse: fetched, and with `refs` (the ranges that will be
+ * read) its body streamed keeping only those ranges (no copy of the whole file in JS).
+ */
+async function fetchWhole(url, what, refs = null) {
   let res;
   try {
     res = await fetch(url);
@@ -196,7 +207,22 @@ async function fetchWhole(url, what) {
   if (!res.ok) throw new WebtrainError(`cannot fetch ${what} '${url}': HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`);
   const type = res.headers.get('content-type') ?? '';
   if (/text\/html/i.test(type)) throw new WebtrainError(`${what} '${url}' is an HTML page (content-type '${type}'), not tensor data: check that it is served there`);
-  return new Bytes(new Uint8Array(await res.arrayBuffer()), `${what} '${res.url || url}'`);
+  if (!refs || !res.body) return new Bytes(new Uint8Array(await res.arrayBuffer()), `${what} '${res.url || url}'`);
+  const ranges = new Ranges(`${what} '${res.url || url}'`);
+  const want = [...new Map(refs.map((r) => [`${r.offset}:${r.length}`, { ...r, u8: new Uint8Array(r.length) }])).values()];
+  let pos = 0;
+  for await (const chunk of res.body) {
+    const end = pos + chunk.byteLength;
+    for (const r of want) {
+      const from = Math.max(r.offset, pos);
+      const to = Math.min(r.offset + r.length, end);
+      if (to > from) r.u8.set(chunk.subarray(from - pos, to - pos), from - r.offset);
+    }
+    pos = end;
+  }
+  ranges.size = pos;
+  for (const r of want) if (r.offset + r.length <= pos) ranges.ranges.set(`${r.offset}:${r.length}`, r.u8);
+  return ranges;
 }
 
 /** The locations a model's initializers reference: [{ tensor, location, offset, length }]. */
@@ -210,6 +236,7 @@ function listExternal(core, bytes) {
       location: normal(core.string(m._wtw_external_location(l, i))),
       offset: m._wtw_external_offset(l, i),
       length: m._wtw_external_length(l, i),
+      dtype: m._wtw_external_dtype(l, i),
     }));
   } finally {
     m._wtw_external_list_free(l);
@@ -308,9 +335,11 @@ class Reader {
 /**
  * Readers for the models of one call, [{ model: the source given, bytes }] -> [Reader], after
  * fetching what must be read ahead; `entries` from externalDataOption. Throws when an entry is
- * referenced by none of the models.
+ * referenced by none of the models. deferred: readers that move the bytes after the parse
+ * (Reader.fill). readAhead(ref): which tensors of a URL's or Blob's side file will be read
+ * (generation by reference reads a few); the others are not fetched into memory.
  */
-export async function externalReaders(core, models, entries, context, { deferred = false } = {}) {
+export async function externalReaders(core, models, entries, context, { deferred = false, readAhead = null } = {}) {
   const fs = isNode ? await importNode('fs') : null;
   const join = isNode ? (await importNode('path')).join : null;
   const given = new Map(entries.map((e) => [e.path, e.data]));
@@ -330,13 +359,14 @@ export async function externalReaders(core, models, entries, context, { deferred
       const mine = refs.filter((r) => r.location === path);
       if (!mine.length) continue;
       if (given.has(path)) used.add(path);
-      files.set(path, await fromData(fs, data, mine, `externalData '${path}'`, deferred));
+      files.set(path, await fromData(fs, data, readAhead ? mine.filter(readAhead) : mine, `externalData '${path}'`, deferred, !!readAhead));
     }
     if (base?.url && !deferred) {
       for (const loc of new Set(refs.map((r) => r.location))) {
         if (files.has(loc)) continue;
         const url = new URL(loc.split('/').map(encodeURIComponent).join('/'), base.url).href;
-        files.set(loc, await fetchWhole(url, `external data file`).catch((err) => {
+        const mine = refs.filter((r) => r.location === loc);
+        files.set(loc, await fetchWhole(url, `external data file`, readAhead && mine.filter(readAhead)).catch((err) => {
           const first = refs.find((r) => r.location === loc);
           throw new WebtrainError(`${context}: tensor '${first.tensor}' is stored in external file '${loc}': ${err.message}; fetch it yourself and ${hint(loc)}`);
         }));
@@ -359,7 +389,7 @@ export async function externalReaders(core, models, entries, context, { deferred
 }
 
 /** An externalData entry's data as a file object (Blobs: the ranges `refs` need, read now unless deferred). */
-async function fromData(fs, data, refs, what, deferred = false) {
+async function fromData(fs, data, refs, what, deferred = false, someRanges = false) {
   if (data instanceof ArrayBuffer || (typeof SharedArrayBuffer !== 'undefined' && data instanceof SharedArrayBuffer)) return new Bytes(new Uint8Array(data), what);
   if (ArrayBuffer.isView(data)) return new Bytes(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), what);
   if (isBlob(data) && deferred) return new Later(data, what, data.size);
@@ -372,7 +402,7 @@ async function fromData(fs, data, refs, what, deferred = false) {
   const path = await nodeFilePath(s);
   if (path !== null) return new NodeFile(fs, path, what);
   if (deferred) return new Later(new URL(s, globalThis.location?.href).href, what, undefined);
-  return fetchWhole(new URL(s, globalThis.location?.href).href, what);
+  return fetchWhole(new URL(s, globalThis.location?.href).href, what, someRanges ? refs : null);
 }
 
 /** fn() with `reader` set when there is one (callers that read no model with it pass null). */

@@ -4,7 +4,7 @@
 import { init, WebtrainError } from './core.js';
 import { Tensor } from './tensor.js';
 import { readBytes, describe } from './bytes.js';
-import { AUTO_EXTERNAL_BYTES, defaultSide, loadExternal, saveExternal } from './checkpoint-data.js';
+import { AUTO_EXTERNAL_BYTES, defaultSide, intoHeap, loadExternal, saveExternal } from './checkpoint-data.js';
 import { Staging, feedInputs, readOutputs } from './feeds.js';
 import { writeBytes } from './storage.js';
 import { Mode, PropertyType, ModuleMem } from './abi.js';
@@ -202,18 +202,16 @@ export class CheckpointState extends Handle {
    * the path or URL + '.data' (js/checkpoint-data.js).
    */
   static async loadCheckpoint(source, options = {}) {
-    const { externalData, ...initOptions } = options;
+    const { externalData, onProgress: progress, ...initOptions } = options;
+    const onProgress = progressOption(progress, 'loadCheckpoint');
     const side = externalData === undefined || externalData === null ? defaultSide(source) : checkpointSide(externalData);
     const core = await init(initOptions);
-    const bytes = await readBytes(source);
-    // The core frees its copy of the bytes as soon as they are parsed, so that the gradient
-    // buffers it allocates next reuse that memory (the wasm heap never shrinks).
-    const p = core.copyIn(bytes);
-    if (core.m._wtw_checkpoint_has_external(p, bytes.byteLength)) {
-      core.free(p);
-      return new CheckpointState(core, await loadExternal(core, bytes, side, source));
-    }
-    return new CheckpointState(core, core.handle(core.m._wtw_state_load_owned(p, bytes.byteLength), 'cannot load checkpoint'));
+    // A file or Blob streams into the heap (onProgress counts its bytes, then the side file's).
+    // The core frees that copy as soon as it is parsed, so that the gradient buffers it
+    // allocates next reuse the memory (the wasm heap never shrinks).
+    const { p, n } = await intoHeap(core, source, onProgress);
+    if (core.m._wtw_checkpoint_has_external(p, n)) return new CheckpointState(core, await loadExternal(core, { p, n }, side, source, onProgress));
+    return new CheckpointState(core, core.handle(core.m._wtw_state_load_owned(p, n), 'cannot load checkpoint'));
   }
 
   /**

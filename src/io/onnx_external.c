@@ -127,6 +127,7 @@ static int list_one(const Onnx__TensorProto *tp, wt_external_ref **refs, int *n)
   WT_TRY(wt_check_dims("initializer", name, (int)tp->n_dims, tp->dims, &numel));
   wt_external_ref r;
   WT_TRY(wt_external_parse(tp, (size_t)numel * wt_dtype_size(dtype), name, &r));
+  r.dtype = dtype;
   wt_external_ref *grown = realloc(*refs, sizeof **refs * (size_t)(*n + 1));
   if (!grown) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
   *refs = grown;

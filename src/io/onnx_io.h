@@ -40,6 +40,7 @@ typedef struct wt_external_ref {
   const char *location; /* relative to the model's directory */
   uint64_t offset;
   uint64_t length;      /* what the tensor's dims and dtype need */
+  int32_t dtype;        /* the tensor's (wt_onnx_list_external) */
 } wt_external_ref;
 /* What the initializers of a model reference, in order, without reading any tensor's data.
  * *refs (strings included) is freed with wt_external_refs_free. */
