@@ -6,10 +6,13 @@
 // models. Numbers agree bit for bit with the artifacts that embed the weights
 // (keepExternalData: false); artifacts written to another folder get the side file beside them
 // and load in onnxruntime-node; artifacts generated from bytes find the side file given with
-// them, and copies of their bytes say which file to pass.
+// them, and copies of their bytes say which file to pass; from a URL the side file streams into
+// the heap, and onProgress reports the bytes as they land.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { createServer } from 'node:http';
+import { createReadStream } from 'node:fs';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -130,5 +133,44 @@ if (!isMainThread) {
     assert.ok(Number.isFinite(module.runAll(x(), y())[0].data[0]));
     module.release();
     state.release();
+  });
+
+  test('from a URL: the same artifacts by reference, Module.create streams the side file into the heap with onProgress; loadCheckpoint reports progress', async (t) => {
+    const server = createServer((req, res) => {
+      const name = decodeURIComponent(new URL(req.url, 'http://x').pathname.slice(1));
+      stat(join(dir, name)).then((st) => {
+        res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': st.size });
+        createReadStream(join(dir, name)).pipe(res);
+      }, () => res.writeHead(404).end());
+    });
+    await new Promise((r) => server.listen(0, '127.0.0.1', r));
+    t.after(() => server.close());
+    const url = `http://127.0.0.1:${server.address().port}/base.onnx`;
+    const ref = await flow(model);
+    const art = await artifacts.generateArtifacts(url, { requiresGrad: HEAD, loss: 'CrossEntropyLoss', optimizer: 'AdamW' });
+    assert.deepEqual(art.checkpoint, ref.art.checkpoint);
+    const progress = [];
+    const ckptProgress = [];
+    const ckpt = join(dir, 'url.ckpt');
+    await (await import('node:fs/promises')).writeFile(ckpt, art.checkpoint);
+    const state = await CheckpointState.loadCheckpoint(ckpt, { onProgress: (p) => ckptProgress.push(p) });
+    assert.deepEqual(ckptProgress.at(-1), { loaded: art.checkpoint.byteLength, total: art.checkpoint.byteLength });
+    const module = await Module.create(art.trainingModel, state, art.evalModel, { onProgress: (p) => progress.push(p) });
+    // every frozen weight once (the eval model's are the training model's): the side file less the head
+    const frozen = weights - 10 * WIDTH * 4; // (head.bias, 40 bytes, is inside the model)
+    assert.equal(progress.at(-1).loaded, frozen);
+    assert.ok(progress.every((p, i) => p.total === frozen && (i === 0 || p.loaded >= progress[i - 1].loaded)), 'monotonic, out of the frozen bytes');
+    const optimizer = await Optimizer.create(art.optimizerModel, module);
+    const losses = [];
+    for (let i = 0; i < 3; i++) {
+      losses.push(module.train().runAll(x(), y())[0].data[0]);
+      optimizer.step();
+      module.lazyResetGrad();
+    }
+    assert.deepEqual(losses, ref.losses);
+    optimizer.release();
+    module.release();
+    state.release();
+    await assert.rejects(Module.create(art.trainingModel, await CheckpointState.loadCheckpoint(art.checkpoint), undefined, { onProgress: 5 }), /Module.create: onProgress must be a function/);
   });
 }
