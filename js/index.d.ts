@@ -15,6 +15,8 @@ export type {
   PropertyValue,
   SaveCheckpointOptions,
   LoadCheckpointOptions,
+  LoadProgress,
+  ModuleOptions,
   ModuleInput,
   NamedModuleInputs,
   ModuleMode,

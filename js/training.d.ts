@@ -67,7 +67,21 @@ export interface SaveCheckpointOptions {
   externalData?: boolean | 'auto' | undefined;
 }
 
+/** Bytes read into the wasm heap so far, out of `total`. */
+export interface LoadProgress {
+  loaded: number;
+  total: number;
+}
+
+/** Module.create's options: the models' side files, and progress as their bytes land. */
+export interface ModuleOptions extends ModelOptions {
+  /** Called as the models' external data (a base's frozen weights) streams into the heap. */
+  onProgress?: ((progress: LoadProgress) => void) | undefined;
+}
+
 export interface LoadCheckpointOptions extends InitOptions {
+  /** Called as a file or Blob checkpoint (then its side file) streams into the heap. */
+  onProgress?: ((progress: LoadProgress) => void) | undefined;
   /**
    * The side file of a checkpoint saved with external data: a path, URL, bytes or Blob. By
    * default the checkpoint's path or URL + '.data'; needed when the checkpoint is given as bytes.
@@ -135,7 +149,7 @@ export declare class Module<R extends Tensor | Tensor[] = RunResult, A extends T
     trainingModel: TrainingModelBytes<E> | BytesSource,
     state: CheckpointState,
     evalModel?: TrainingModelBytes<E> | BytesSource | null,
-    options?: ModelOptions,
+    options?: ModuleOptions,
   ): Promise<Module<RunResult<E>, AllOutputs<E>>>;
   /** The checkpoint state the module trains. */
   readonly state: CheckpointState;
