@@ -54,7 +54,13 @@ async function flow(model, options = {}, moduleOptions = {}) {
   return { art, sizes, generated, memory, losses, evalLoss, exported };
 }
 
-if (!isMainThread) {
+if (!isMainThread && workerData.checkpoint) {
+  // a fresh wasm instance loading a checkpoint file
+  const core = await init();
+  const state = await CheckpointState.loadCheckpoint(workerData.checkpoint);
+  parentPort.postMessage({ memory: core.heapStats().memory, size: state.parameters.size });
+  state.release();
+} else if (!isMainThread) {
   // a fresh wasm instance: its heap holds this flow only
   const { art, exported, ...r } = await flow(workerData.model);
   parentPort.postMessage({ ...r, exportedLength: exported.byteLength });
@@ -64,8 +70,8 @@ if (!isMainThread) {
   const made = spawnSync('/usr/bin/python3', [fileURLToPath(new URL('../bench/make_big_base.py', import.meta.url)), model, String(LAYERS), String(WIDTH)], { encoding: 'utf8' });
   assert.equal(made.status, 0, made.stderr);
   const weights = (await stat(`${model}.data`)).size;
-  const inWorker = () => new Promise((resolve, reject) => {
-    const w = new Worker(new URL(import.meta.url), { workerData: { model } });
+  const inWorker = (data = { model }) => new Promise((resolve, reject) => {
+    const w = new Worker(new URL(import.meta.url), { workerData: data });
     w.once('message', resolve);
     w.once('error', reject);
   });
@@ -172,5 +178,18 @@ if (!isMainThread) {
     module.release();
     state.release();
     await assert.rejects(Module.create(art.trainingModel, await CheckpointState.loadCheckpoint(art.checkpoint), undefined, { onProgress: 5 }), /Module.create: onProgress must be a function/);
+  });
+
+  test('a checkpoint holding the frozen weights (frozenParams) loads from a file in place: the heap holds it once', async () => {
+    const frozenParams = Array.from({ length: LAYERS }, (_, i) => [`l${i}.weight`, `l${i}.bias`]).flat();
+    const art = await artifacts.generateArtifacts(model, { requiresGrad: HEAD, frozenParams, loss: 'CrossEntropyLoss' });
+    assert.ok(art.checkpoint.byteLength > weights * 0.99, 'the frozen weights are in the checkpoint');
+    const ckpt = join(dir, 'frozen.ckpt');
+    await (await import('node:fs/promises')).writeFile(ckpt, art.checkpoint);
+    const r = await inWorker({ checkpoint: ckpt });
+    assert.equal(r.size, 2 * LAYERS + 2);
+    // streamed into the heap and read in place: once (a copy of each tensor would double it)
+    const bound = art.checkpoint.byteLength * 1.02 + 4 * MB;
+    assert.ok(r.memory <= bound, `wasm Memory after loadCheckpoint: ${(r.memory / MB).toFixed(1)} MB; the checkpoint is ${(art.checkpoint.byteLength / MB).toFixed(1)} MB, bound ${(bound / MB).toFixed(1)}`);
   });
 }
