@@ -73,6 +73,14 @@ export function rememberSource(bytes, model, entries) {
   if (bytes) sources.set(bytes, { model, entries });
 }
 
+/** Where the side files of a model given as `model` (with the option's `entries`) are: { model, entries }. */
+export function sourceOf(model, entries) {
+  const from = sources.get(model);
+  if (!from) return { model, entries };
+  const given = new Set(entries.map((e) => e.path));
+  return { model: from.model, entries: [...entries, ...from.entries.filter((e) => !given.has(e.path))] };
+}
+
 /** Where the model's side files are: { dir } (Node), { url }, or null (bytes, a Blob). */
 async function baseOf(model) {
   let s = model instanceof URL ? model.href : typeof model === 'string' ? model : typeof model?.url === 'string' && model.url && typeof model.status === 'number' ? model.url : null;

@@ -16,6 +16,7 @@ export type {
   SaveCheckpointOptions,
   LoadCheckpointOptions,
   LoadProgress,
+  ExportOptions,
   ModuleOptions,
   ModuleInput,
   NamedModuleInputs,

@@ -73,6 +73,15 @@ export interface LoadProgress {
   total: number;
 }
 
+/** exportModelForInferencing's options. */
+export interface ExportOptions {
+  /**
+   * Write the weights read from external data (a frozen base's) as references to the same side
+   * files, not their bytes (default false: the model holds every weight).
+   */
+  keepExternalData?: boolean | undefined;
+}
+
 /** Module.create's options: the models' side files, and progress as their bytes land. */
 export interface ModuleOptions extends ModelOptions {
   /** Called as the models' external data (a base's frozen weights) streams into the heap. */
@@ -196,8 +205,8 @@ export declare class Module<R extends Tensor | Tensor[] = RunResult, A extends T
    * Exports a plain ONNX inference model computing `outputNames` with the current parameters;
    * writes it to `destination` when given and resolves to its bytes.
    */
-  exportModelForInferencing(outputNames: string[]): Promise<Uint8Array>;
-  exportModelForInferencing(destination: BytesDestination | null | undefined, outputNames: string[]): Promise<Uint8Array>;
+  exportModelForInferencing(outputNames: string[], options?: ExportOptions): Promise<Uint8Array>;
+  exportModelForInferencing(destination: BytesDestination | null | undefined, outputNames: string[], options?: ExportOptions): Promise<Uint8Array>;
   /** Frees the module; using it afterwards throws. Idempotent. */
   release(): void;
 }

@@ -8,7 +8,8 @@ import { AUTO_EXTERNAL_BYTES, defaultSide, intoHeap, loadExternal, saveExternal 
 import { Staging, feedInputs, readOutputs } from './feeds.js';
 import { writeBytes } from './storage.js';
 import { Mode, PropertyType, ModuleMem } from './abi.js';
-import { externalDataOption, externalReaders } from './external.js';
+import { externalDataOption, externalReaders, placeSideFiles, rememberSource, sourceOf } from './external.js';
+import { importNode, isNode } from './node-builtin.js';
 
 /** An onProgress option: undefined or a function. */
 function progressOption(value, context) {
@@ -255,6 +256,7 @@ export class Module extends Handle {
   #inputNames = new Map();
 
   #hasEval;
+  #source = null; // where the training model's side files are (an export by reference refers to them)
 
   constructor(core, h, state, hasEval = true) {
     super(core, h, 'module');
@@ -300,7 +302,9 @@ export class Module extends Handle {
       throw e;
     }
     state._retain();
-    return new Module(core, h, state, !!ev);
+    const module = new Module(core, h, state, !!ev);
+    module.#source = sourceOf(trainingModel, entries);
+    return module;
   }
 
   get state() {
@@ -416,15 +420,30 @@ export class Module extends Handle {
     core.check(core.withBytes(data, (p) => this.m._wtw_state_params_copy_from(this.#state._raw, trainableOnly ? 1 : 0, p, data.length)));
   }
 
-  /** Exports a plain ONNX inference model; writes it to `destination` (a path) when given. */
-  async exportModelForInferencing(destination, outputNames) {
-    if (Array.isArray(destination) && outputNames === undefined) {
+  /**
+   * Exports a plain ONNX inference model; writes it to `destination` (a path) when given.
+   * keepExternalData: true writes the weights the models read from external data (a frozen
+   * base's) as references to the same side files instead of their bytes: the returned bytes
+   * find them as the artifacts do, and beside a Node `destination` they are placed (linked).
+   */
+  async exportModelForInferencing(destination, outputNames, options = {}) {
+    if (Array.isArray(destination) && (outputNames === undefined || (typeof outputNames === 'object' && !Array.isArray(outputNames)))) {
+      options = outputNames ?? {};
       outputNames = destination;
       destination = null;
     }
     if (!Array.isArray(outputNames) || !outputNames.length) throw new WebtrainError('exportModelForInferencing: give the output names to keep, e.g. ["output"]');
+    const { keepExternalData = false } = options ?? {};
+    if (typeof keepExternalData !== 'boolean') throw new TypeError(`exportModelForInferencing: keepExternalData must be true or false; got ${describe(keepExternalData)}`);
     const core = this.core;
-    const bytes = core.takeBuf(core.withStrings([outputNames.join('\0')], (p) => this.m._wtw_module_export(this.h, p, outputNames.length)), 'cannot export the model');
+    const bytes = core.takeBuf(core.withStrings([outputNames.join('\0')], (p) => this.m._wtw_module_export(this.h, p, outputNames.length, keepExternalData ? 1 : 0)), 'cannot export the model');
+    if (keepExternalData && this.#source) {
+      rememberSource(bytes, this.#source.model, this.#source.entries);
+      if (destination && isNode && !/^[a-z][a-z0-9+.-]+:\/\//i.test(String(destination))) {
+        const path = await importNode('path');
+        await placeSideFiles(core, path.dirname(String(destination instanceof URL ? destination.pathname : destination)), [bytes]);
+      }
+    }
     if (destination) await writeBytes(destination, bytes);
     return bytes;
   }

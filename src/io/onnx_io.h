@@ -62,6 +62,11 @@ WT_NODISCARD int wt_onnx_load_external(wt_graph *g, int v, const wt_onnx_read_op
  * external data, their reference as read). *out is malloc'd. */
 WT_NODISCARD int wt_onnx_write(const wt_graph *g, uint8_t **out, size_t *len);
 
+/* wt_onnx_write with every external initializer written as its reference, loaded or not. */
+WT_NODISCARD int wt_onnx_write_by_reference(const wt_graph *g, uint8_t **out, size_t *len);
+/* A copy of g whose external initializers borrow g's bytes (or stay references where g has
+ * none): the weights are not copied. g must outlive it. */
+WT_NODISCARD int wt_graph_clone_shared(const wt_graph *g, wt_graph **out);
 /* A deep copy of g (through its serialized form: what is written is what is copied; initializers
  * held by reference stay so). */
 WT_NODISCARD int wt_graph_clone(const wt_graph *g, wt_graph **out);

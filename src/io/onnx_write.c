@@ -64,6 +64,8 @@ static int external_ref(writer *w, const wt_graph *g, const wt_value *v, Onnx__T
   return 1;
 }
 
+static int write_model(const wt_graph *g, int refs, uint8_t **out, size_t *len);
+
 static Onnx__ValueInfoProto *value_info(writer *w, const wt_value *v) {
   Onnx__ValueInfoProto *vi = wz(w, sizeof *vi);
   Onnx__TypeProto *tp = wz(w, sizeof *tp);
@@ -180,7 +182,15 @@ static Onnx__NodeProto *node_proto(writer *w, const wt_graph *g, const wt_node *
   return np;
 }
 
-int wt_onnx_write(const wt_graph *g, uint8_t **out, size_t *len) {
+int wt_onnx_write(const wt_graph *g, uint8_t **out, size_t *len) { return write_model(g, 0, out, len); }
+
+int wt_onnx_write_by_reference(const wt_graph *g, uint8_t **out, size_t *len) {
+  return write_model(g, 1, out, len);
+}
+
+/* refs: every external initializer (WT_VALUE_EXTERNAL with a reference) is written as its
+ * reference, loaded or not; else only those held by reference are. */
+static int write_model(const wt_graph *g, int refs, uint8_t **out, size_t *len) {
   writer w = {0};
   Onnx__ModelProto mp;
   Onnx__GraphProto gp;
@@ -223,7 +233,8 @@ int wt_onnx_write(const wt_graph *g, uint8_t **out, size_t *len) {
     if (v->rank > 0) memcpy(cts[k].t.dims, v->dims, sizeof *v->dims * (size_t)v->rank);
     cts[k].t.data = v->data;
     wt_tensor_to_proto(&cts[k], tp, dims);
-    if (wt_value_unloaded(v) && !external_ref(&w, g, v, tp)) break;
+    int by_ref = wt_value_unloaded(v) || (refs && (v->flags & WT_VALUE_EXTERNAL) && wt_graph_external(g, v->name));
+    if (by_ref && !external_ref(&w, g, v, tp)) break;
     inits[k++] = tp;
   }
   gp.n_initializer = (size_t)n_init;
@@ -274,6 +285,17 @@ int wt_onnx_write(const wt_graph *g, uint8_t **out, size_t *len) {
   }
   for (int i = 0; i < w.n_blocks; i++) free(w.blocks[i]);
   free(w.blocks);
+  return rc;
+}
+
+int wt_graph_clone_shared(const wt_graph *g, wt_graph **out) {
+  uint8_t *bytes;
+  size_t len;
+  *out = NULL;
+  WT_TRY(wt_onnx_write_by_reference(g, &bytes, &len));
+  wt_onnx_read_opts opts = {.keep_external = 1, .share = g};
+  int rc = wt_onnx_read(bytes, len, &opts, out);
+  free(bytes);
   return rc;
 }
 

@@ -428,11 +428,18 @@ int wt_module_lazy_reset_grad(wt_module *m) {
 
 int wt_module_export_for_inference(const wt_module *m, const char *const *output_names,
                                    int32_t n_outputs, uint8_t **out, size_t *len) {
+  return wt_module_export_for_inference_ext(m, output_names, n_outputs, 0, out, len);
+}
+
+int wt_module_export_for_inference_ext(const wt_module *m, const char *const *output_names,
+                                       int32_t n_outputs, int32_t by_reference, uint8_t **out,
+                                       size_t *len) {
   const mode *md = get_mode(m, 1);
   if (!md) return wt_errorf(WT_ERR_INVALID_ARG, "exporting for inference needs the eval model");
   if (n_outputs <= 0) return wt_errorf(WT_ERR_INVALID_ARG, "name at least one output to export");
   wt_graph *g;
-  WT_TRY(wt_graph_clone(wt_session_graph(md->sess), &g));
+  /* the eval graph's external weights are borrowed, not copied */
+  WT_TRY(wt_graph_clone_shared(wt_session_graph(md->sess), &g));
   int rc = WT_OK;
   for (int k = 0; k < g->n_outputs; k++) g->values[g->outputs[k]].flags &= ~(uint32_t)WT_VALUE_GRAPH_OUTPUT;
   g->n_outputs = 0;
@@ -476,7 +483,7 @@ int wt_module_export_for_inference(const wt_module *m, const char *const *output
     if (used) g->n_inputs = kept;
     free(used);
   }
-  if (rc == WT_OK) rc = wt_onnx_write(g, out, len);
+  if (rc == WT_OK) rc = by_reference ? wt_onnx_write_by_reference(g, out, len) : wt_onnx_write(g, out, len);
   wt_graph_free(g);
   return rc;
 }

@@ -420,7 +420,8 @@ const void *wtw_module_output_data(const wt_module *m, int eval, int i) {
 }
 
 /* names: a NUL-separated list of n output names */
-buf *wtw_module_export(const wt_module *m, const char *names, int n) {
+/* by_reference: weights read from external data files stay references to them */
+buf *wtw_module_export(const wt_module *m, const char *names, int n, int by_reference) {
   const char **list = malloc(sizeof(char *) * (size_t)(n ? n : 1));
   buf *b = calloc(1, sizeof *b);
   if (!list || !b) {
@@ -433,7 +434,7 @@ buf *wtw_module_export(const wt_module *m, const char *names, int n) {
     list[i] = names;
     names += strlen(names) + 1;
   }
-  int rc = wt_module_export_for_inference(m, list, n, &b->data, &b->len);
+  int rc = wt_module_export_for_inference_ext(m, list, n, by_reference, &b->data, &b->len);
   free(list);
   if (rc) {
     free(b);

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import * as ort from 'onnxruntime-node';
-import { artifacts, CheckpointState, Module, Optimizer, Tensor, init } from '../../js/index.js';
+import { artifacts, CheckpointState, InferenceSession, Module, Optimizer, Tensor, init } from '../../js/index.js';
 
 const MB = 2 ** 20;
 const LAYERS = 5;
@@ -47,11 +47,13 @@ async function flow(model, options = {}, moduleOptions = {}) {
   const evalLoss = module.eval().runAll(x(), y())[0].data[0];
   const memory = core.heapStats().memory;
   const exported = await module.exportModelForInferencing(['logits']);
+  const exportedMemory = core.heapStats().memory;
+  const byReference = await module.exportModelForInferencing(['logits'], { keepExternalData: true });
   optimizer.release();
   module.release();
   state.release();
   const sizes = Object.fromEntries(Object.entries(art).map(([k, v]) => [k, v?.byteLength ?? 0]));
-  return { art, sizes, generated, memory, losses, evalLoss, exported };
+  return { art, sizes, generated, memory, losses, evalLoss, exported, exportedMemory, byReference };
 }
 
 if (!isMainThread && workerData.checkpoint) {
@@ -62,7 +64,7 @@ if (!isMainThread && workerData.checkpoint) {
   state.release();
 } else if (!isMainThread) {
   // a fresh wasm instance: its heap holds this flow only
-  const { art, exported, ...r } = await flow(workerData.model);
+  const { art, exported, byReference, ...r } = await flow(workerData.model);
   parentPort.postMessage({ ...r, exportedLength: exported.byteLength });
 } else {
   const dir = await mkdtemp(join(tmpdir(), 'webtrain-once-'));
@@ -88,6 +90,9 @@ if (!isMainThread && workerData.checkpoint) {
     const bound = weights * 1.02 + 6 * MB;
     assert.ok(r.memory <= bound, `wasm Memory after training ${(r.memory / MB).toFixed(1)} MB; the weights are ${(weights / MB).toFixed(1)} MB, bound ${(bound / MB).toFixed(1)}`);
     assert.ok(r.losses.every(Number.isFinite) && r.losses[2] < r.losses[0], String(r.losses));
+    // exporting with the weights inside needs the serialized model once more, not copies of the graph
+    const exportBound = weights + r.exportedLength * 1.02 + 8 * MB;
+    assert.ok(r.exportedMemory <= exportBound, `wasm Memory after the export: ${(r.exportedMemory / MB).toFixed(1)} MB, bound ${(exportBound / MB).toFixed(1)}`);
   });
 
   test('by reference and embedded (keepExternalData: false) train, evaluate and export bit for bit alike', async () => {
@@ -97,6 +102,21 @@ if (!isMainThread && workerData.checkpoint) {
     assert.deepEqual(a.losses, b.losses);
     assert.equal(a.evalLoss, b.evalLoss);
     assert.deepEqual(a.exported, b.exported);
+    // exported by reference: the same model with the weights in the side file; ONNX Runtime agrees
+    assert.ok(a.byReference.byteLength < 64 * 1024, `${a.byReference.byteLength} bytes`);
+    const out = join(dir, 'export');
+    await (await import('node:fs/promises')).mkdir(out, { recursive: true });
+    const feeds = { X: new ort.Tensor('float32', x().data, [BATCH, WIDTH]) };
+    const embedded = await (await ort.InferenceSession.create(a.exported)).run(feeds);
+    await (await import('node:fs/promises')).writeFile(join(out, 'model.onnx'), a.byReference);
+    await (await import('node:fs/promises')).link(`${model}.data`, join(out, 'base.onnx.data'));
+    const referenced = await (await ort.InferenceSession.create(join(out, 'model.onnx'))).run(feeds);
+    assert.deepEqual(referenced.logits.data, embedded.logits.data);
+    // and webtrain's InferenceSession finds the side file of the returned bytes
+    const s = await InferenceSession.create(a.byReference);
+    const ours = (await s.run({ X: x() })).logits.data;
+    s.release();
+    for (let i = 0; i < ours.length; i++) assert.ok(Math.abs(ours[i] - embedded.logits.data[i]) <= 1e-4 * Math.max(1, Math.abs(embedded.logits.data[i])), `logits[${i}]`);
     assert.deepEqual(a.art.checkpoint, b.art.checkpoint);
     await assert.rejects(artifacts.generateArtifacts(model, { requiresGrad: HEAD, keepExternalData: 'yes' }), /keepExternalData must be true or false; got 'yes'/);
   });
