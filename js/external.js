@@ -67,15 +67,50 @@ export function externalDataOption(value, context) {
 
 /** Model bytes returned by generateArtifacts -> { model, entries }: the base they refer to. */
 const sources = new WeakMap();
+/**
+ * The same by content, for copies of those bytes (a worker() sends them back to the worker as a
+ * new array): only bases named by path or URL (nothing large is kept alive). A content seen with
+ * two different bases, or with one given as bytes, is ambiguous for good (null: a copy must say
+ * where its side files are, with externalData).
+ */
+const byContent = new Map();
+const CONTENT_MAX = 2 ** 20;
+
+/** length and FNV-1a of bytes: a key for small generated models. */
+function contentKey(bytes) {
+  if (!(bytes instanceof Uint8Array) || bytes.byteLength > CONTENT_MAX) return null;
+  let h = 0x811c9dc5;
+  for (let i = 0; i < bytes.length; i++) h = Math.imul(h ^ bytes[i], 0x01000193);
+  return `${bytes.length}:${h >>> 0}`;
+}
+
+const nameOf = (v) => (v instanceof URL ? v.href : typeof v === 'string' ? v : null);
 
 /** Records that `bytes` (a generated model) refers to the side files of `model` / `entries`. */
 export function rememberSource(bytes, model, entries) {
-  if (bytes) sources.set(bytes, { model, entries });
+  if (!bytes) return;
+  sources.set(bytes, { model, entries });
+  const key = contentKey(bytes);
+  if (key === null) return;
+  const nameable = nameOf(model) !== null && entries.every((e) => nameOf(e.data) !== null);
+  const named = nameable ? { model: nameOf(model), entries: entries.map((e) => ({ path: e.path, data: nameOf(e.data) })) } : null;
+  const seen = byContent.get(key);
+  byContent.set(key, seen === undefined || (seen && named && JSON.stringify(seen) === JSON.stringify(named)) ? named : null);
 }
 
+/** The base generated model bytes refer to (by identity, else by content), or undefined. */
+const recall = (...objs) => {
+  for (const o of objs) if (o && typeof o === 'object' && sources.has(o)) return sources.get(o);
+  for (const o of objs) {
+    const key = contentKey(o);
+    if (key !== null && byContent.get(key)) return byContent.get(key);
+  }
+  return undefined;
+};
+
 /** Where the side files of a model given as `model` (with the option's `entries`) are: { model, entries }. */
-export function sourceOf(model, entries) {
-  const from = sources.get(model);
+export function sourceOf(model, entries, bytes) {
+  const from = recall(model, bytes);
   if (!from) return { model, entries };
   const given = new Set(entries.map((e) => e.path));
   return { model: from.model, entries: [...entries, ...from.entries.filter((e) => !given.has(e.path))] };
@@ -355,7 +390,7 @@ export async function externalReaders(core, models, entries, context, { deferred
   const readers = [];
   for (const { model: source, bytes } of models) {
     // generated artifacts: their side files are the base's (the option's entries win)
-    const from = sources.get(source) ?? sources.get(bytes);
+    const from = recall(source, bytes);
     const model = from ? from.model : source;
     const inherited = new Map((from?.entries ?? []).filter((e) => !given.has(e.path)).map((e) => [e.path, e.data]));
     const base = await baseOf(model);
@@ -427,7 +462,7 @@ export async function placeSideFiles(core, dir, models) {
   const path = await importNode('path');
   const done = new Set();
   for (const bytes of models) {
-    const from = bytes && sources.get(bytes);
+    const from = bytes && recall(bytes);
     if (!from) continue;
     const base = await baseOf(from.model);
     for (const loc of new Set(listExternal(core, bytes).map((r) => r.location))) {

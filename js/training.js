@@ -303,7 +303,7 @@ export class Module extends Handle {
     }
     state._retain();
     const module = new Module(core, h, state, !!ev);
-    module.#source = sourceOf(trainingModel, entries);
+    module.#source = sourceOf(trainingModel, entries, train);
     return module;
   }
 
