@@ -66,6 +66,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                     "a shared tensor borrows the loaded bytes");
       }
     wt_graph_free(b);
+    /* a shared clone (the export's) borrows every loaded external tensor of g */
+    wt_graph *c = NULL;
+    if (wt_graph_clone_shared(g, &c) == WT_OK)
+      for (int v = 0; v < c->n_values; v++) {
+        const wt_value *cv = &c->values[v];
+        int gv = wt_graph_find(g, cv->name);
+        if ((cv->flags & WT_VALUE_EXTERNAL) && (cv->flags & WT_VALUE_INITIALIZER) && gv >= 0 && g->values[gv].data)
+          FUZZ_ASSERT(cv->data == g->values[gv].data, "a shared clone borrows the loaded bytes");
+      }
+    wt_graph_free(c);
   }
   if (read_ok && listed) {
     for (int i = 0; i < n; i++) {
