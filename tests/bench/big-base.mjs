@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // A frozen base of configurable size saved with external data, fine-tuned from a path in Node
 // (issue 17's benchmark rows; not part of npm test: the default base is 403 MB):
-//   node tests/bench/big-base.mjs [LAYERS] [WIDTH] [--batch N] [--steps N] [--keep DIR]
+//   node tests/bench/big-base.mjs [LAYERS] [WIDTH] [--batch N] [--steps N] [--threads N] [--keep DIR] [--export]
 // Default: 24 x Linear(2048) + ReLU, a Linear(2048, 10) head (~100M parameters), batch 16.
 // tests/bench/make_big_base.py writes base.onnx + base.onnx.data; then, in this one process, the
 // README's flow: generateArtifacts(path, { requiresGrad: head }) without artifactDirectory,
@@ -9,7 +9,7 @@
 // art.evalModel), Optimizer.create, a few train steps and one eval step. Prints one JSON line:
 // generation / load seconds, ms per step, peak process RSS and the wasm Memory after each phase,
 // against the side file's bytes. Run it in a fresh process per measurement (peak RSS is the
-// process's).
+// process's). --export then also exports for inference, by reference and with the weights inside.
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
@@ -29,6 +29,7 @@ const batch = Number(flag('--batch', 16));
 const steps = Number(flag('--steps', 5));
 const keep = flag('--keep', null);
 const threads = Number(flag('--threads', 1));
+const exportToo = args.includes('--export') && !!args.splice(args.indexOf('--export'), 1);
 const [layers = 24, width = 2048] = args.map(Number);
 const classes = 10;
 const MB = 2 ** 20;
@@ -86,6 +87,15 @@ try {
   if (!losses.every(Number.isFinite) || !Number.isFinite(evalLoss)) throw new Error(`non-finite loss: ${losses} / ${evalLoss}`);
   if (!(losses.at(-1) < losses[0])) throw new Error(`the loss did not fall: ${losses}`);
   const mem = module.memoryStats();
+  const exported = {};
+  if (exportToo) {
+    for (const keepExternalData of [true, false]) {
+      t = performance.now();
+      const b = await module.exportModelForInferencing(['logits'], { keepExternalData });
+      exported[keepExternalData ? 'byReference' : 'embedded'] = { bytes: b.byteLength, seconds: +((performance.now() - t) / 1000).toFixed(2) };
+      snap(keepExternalData ? 'exported by reference' : 'exported embedded');
+    }
+  }
   optimizer.release();
   module.release();
   state.release();
@@ -95,7 +105,7 @@ try {
     genSeconds: +genSeconds.toFixed(2), loadSeconds: +loadSeconds.toFixed(2), msPerStep: +msPerStep.toFixed(1),
     peakRssMB: +(peakRss() / MB).toFixed(1), peakRssOverWeights: +(peakRss() / weightBytes).toFixed(2),
     wasmMemoryMB: at.evaluated.wasmMemoryMB, wasmMemoryOverWeights: +((at.evaluated.wasmMemoryMB * MB) / weightBytes).toFixed(2),
-    arenaMB: +(mem.arena / MB).toFixed(1), artifactBytes: artBytes, at, losses: losses.map((l) => +l.toFixed(4)),
+    arenaMB: +(mem.arena / MB).toFixed(1), artifactBytes: artBytes, exported, at, losses: losses.map((l) => +l.toFixed(4)),
   };
   console.log(JSON.stringify(out));
 } finally {
