@@ -23,17 +23,36 @@
 #include "base/pool.h"
 #include "kernels/simd.h"
 
-/* Register tile: MR rows x NR columns (NR / 4 vectors per row). 4 x 8 = 8 accumulators, 2 B
- * vectors and 1 A broadcast per k step. Measured in Node 20 at n=512, 4x8, 2x16, 6x8 and 3x12 are
- * within 2% of each other and 4x12 spills; 4x8 wastes least on narrow edges (N = 10 output
- * layers). The k loop is throughput-bound on the vector ports: without FMA each 4-lane
- * multiply-add is 2 instructions, and on the Intel hosts (mul on 2 ports, add on 2, 3 distinct)
- * 8 mul + 8 add per k step take 5.3 cycles: 12 flop/cycle, ~40.5 GFLOP/s at 3.35 GHz, which the
- * kernel alone reaches (unrolling k by 2 or 4 did not help). The -D overrides exist for tuning
- * with tests/bench/gemm_bench.c. */
+/* Register tile: MR rows x NR columns (NR / 4 vectors per row), and the k loop unrolled KU
+ * times. Measured in Node 20 on this project's 2-core AMD EPYC hosts (gemm_bench, n = 512,
+ * best of interleaved runs): the k step is bound by the front end, not the vector ports.
+ * - SIMD128 (a multiply and an add per 4-lane step): 4 x 8 with k unrolled by 2, 61-64 GFLOP/s
+ *   (55 without the unroll: per k, 2 loads, 4 broadcasts, 16 arithmetic and ~8 loop/bounds
+ *   instructions; the unroll halves the last). 6 x 8 spills in V8 (12 accumulators, 2 B vectors,
+ *   a broadcast and the product's temporary exceed the 16 xmm registers): 34.
+ * - Relaxed SIMD (one fused madd per step, no temporary): 6 x 8, 64-68 GFLOP/s (4 x 8: 60-62;
+ *   unrolling k: 46-60, worse). 12 independent accumulators also cover the FMA latency that
+ *   8 barely did.
+ * On the Intel hosts of earlier measurements the SIMD128 kernel was port-bound instead (mul and add
+ * on shared ports) and neither the unroll nor 6 x 8 helped there.
+ * 4 x 8 also wastes least on narrow edges (N = 10 output layers). The -D overrides exist for
+ * tuning with tests/bench/gemm_bench.c. */
 #ifndef WT_GEMM_MR
+#if defined(__wasm_relaxed_simd__)
+#define WT_GEMM_MR 6
+#else
 #define WT_GEMM_MR 4
+#endif
+#endif
+#ifndef WT_GEMM_NR
 #define WT_GEMM_NR 8
+#endif
+#ifndef WT_GEMM_KU
+#if defined(__wasm_relaxed_simd__)
+#define WT_GEMM_KU 1
+#else
+#define WT_GEMM_KU 2
+#endif
 #endif
 #define MR WT_GEMM_MR
 #define NR WT_GEMM_NR
@@ -53,7 +72,9 @@
 #define WT_GEMM_NC 256
 #endif
 #define KC WT_GEMM_KC
-#define MC ((WT_GEMM_MC / MR) * MR)
+/* MC rounded up to whole register tiles: with 6-row tiles a batch of 64 rows stays one block
+ * (60 would leave a 4-row block that packs all of op(B) again for 4 rows). */
+#define MC (((WT_GEMM_MC + MR - 1) / MR) * MR)
 #define NC ((WT_GEMM_NC / NR) * NR)
 
 /* 64-byte aligned for cache lines; 16-byte alignment is all the vector loads need. */
@@ -61,6 +82,9 @@ static _Alignas(64) float g_pack_a[MC * KC];
 static _Alignas(64) float g_pack_b[KC * NC];
 
 #define UNROLL _Pragma("GCC unroll 16")
+#define KU_PRAGMA(x) _Pragma(#x)
+#define KU_PRAGMA2(n) KU_PRAGMA(GCC unroll n)
+#define KUNROLL KU_PRAGMA2(WT_GEMM_KU)
 
 static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -71,7 +95,7 @@ __attribute__((noinline)) static void micro_kernel(int64_t kc, const float *rest
                                                    int64_t ldc, float alpha, float beta) {
   wt_f32x4 acc[MR][NV];
   UNROLL for (int i = 0; i < MR; i++) UNROLL for (int v = 0; v < NV; v++) acc[i][v] = wt_f32x4_zero();
-  for (int64_t k = 0; k < kc; k++) {
+  KUNROLL for (int64_t k = 0; k < kc; k++) {
     wt_f32x4 bv[NV];
     UNROLL for (int v = 0; v < NV; v++) bv[v] = wt_f32x4_load(b + 4 * v);
     UNROLL for (int i = 0; i < MR; i++) {
@@ -512,9 +536,44 @@ static void thread_buffers(int32_t thread, float **pa, float **pb) {
   *pb = s + MC * KC; /* MC * KC floats: a multiple of 16, so still 64-byte aligned */
 }
 
-/* C[i0 .. i1, j0 .. j1] by the Goto loop nest. */
+/* One KC slice of C[ic .. ic+mc, jc .. jc+nc]: op(B)'s slice packed in buf_b, op(A)'s in buf_a. */
+static void packed_tiles(const gemm_job *g, int64_t ic, int64_t mc, int64_t jc, int64_t nc,
+                         int64_t kc, float beta_k, const float *buf_a, const float *buf_b) {
+  for (int64_t jr = 0; jr < nc; jr += NR) {
+    int64_t n = min64(NR, nc - jr);
+    const float *pb = buf_b + jr * kc;
+    for (int64_t ir = 0; ir < mc; ir += MR) {
+      int64_t m = min64(MR, mc - ir);
+      const float *pa = buf_a + ir * kc;
+      float *c = g->C + (ic + ir) * g->ldc + jc + jr;
+      if (m == MR && n == NR)
+        micro_kernel(kc, pa, pb, c, g->ldc, g->alpha, beta_k);
+      else
+        edge_tile(kc, pa, pb, c, g->ldc, m, n, g->alpha, beta_k);
+    }
+  }
+}
+
+/* C[i0 .. i1, j0 .. j1] by the Goto loop nest. A block of at most MC rows (a training batch)
+ * takes the K slices outermost instead, so its rows of op(A) are packed once per slice rather
+ * than once per slice and NC columns; each element of C still sums the slices in order. */
 static void packed_block(const gemm_job *g, int64_t i0, int64_t i1, int64_t j0, int64_t j1,
                          float *buf_a, float *buf_b) {
+  if (i1 - i0 <= MC) {
+    int64_t mc = i1 - i0;
+    for (int64_t pc = 0; pc < g->K; pc += KC) {
+      int64_t kc = min64(KC, g->K - pc);
+      float beta_k = pc == 0 ? g->beta : 1.0f;
+      pack_a(g->trans_a, g->A, g->lda, i0, pc, mc, kc, buf_a);
+      for (int64_t jc = j0; jc < j1; jc += NC) {
+        int64_t nc = min64(NC, j1 - jc);
+        pack_b(g->trans_b, g->B, g->ldb, pc, jc, kc, nc, buf_b);
+        packed_tiles(g, i0, mc, jc, nc, kc, beta_k, buf_a, buf_b);
+        if (g->relu && pc + kc == g->K) relu_block(g->C + i0 * g->ldc + jc, mc, nc, g->ldc);
+      }
+    }
+    return;
+  }
   for (int64_t jc = j0; jc < j1; jc += NC) {
     int64_t nc = min64(NC, j1 - jc);
     for (int64_t pc = 0; pc < g->K; pc += KC) {
@@ -524,19 +583,7 @@ static void packed_block(const gemm_job *g, int64_t i0, int64_t i1, int64_t j0, 
       for (int64_t ic = i0; ic < i1; ic += MC) {
         int64_t mc = min64(MC, i1 - ic);
         pack_a(g->trans_a, g->A, g->lda, ic, pc, mc, kc, buf_a);
-        for (int64_t jr = 0; jr < nc; jr += NR) {
-          int64_t n = min64(NR, nc - jr);
-          const float *pb = buf_b + jr * kc;
-          for (int64_t ir = 0; ir < mc; ir += MR) {
-            int64_t m = min64(MR, mc - ir);
-            const float *pa = buf_a + ir * kc;
-            float *c = g->C + (ic + ir) * g->ldc + jc + jr;
-            if (m == MR && n == NR)
-              micro_kernel(kc, pa, pb, c, g->ldc, g->alpha, beta_k);
-            else
-              edge_tile(kc, pa, pb, c, g->ldc, m, n, g->alpha, beta_k);
-          }
-        }
+        packed_tiles(g, ic, mc, jc, nc, kc, beta_k, buf_a, buf_b);
         if (g->relu && pc + kc == g->K) relu_block(g->C + ic * g->ldc + jc, mc, nc, g->ldc);
       }
     }
@@ -557,8 +604,10 @@ static void packed_task(void *ctx, int64_t block, int32_t thread) {
 #ifndef WT_GEMM_THREAD_MIN
 #define WT_GEMM_THREAD_MIN ((int64_t)1 << 20)
 #endif
-/* Blocks of C the packed path aims for (enough for 4 threads to share evenly); never narrower
- * than 4 register tiles. */
+/* Blocks of C the packed path aims for: two per thread (a thread delayed by the machine's other
+ * work leaves its second block to the others), at most 8; never narrower than 4 register tiles.
+ * Fewer blocks pack less: each block packs its own rows of op(A) (all of them when M is a
+ * batch of <= MC rows) and columns of op(B). The bits do not depend on the grid. */
 #define WT_GEMM_BLOCKS 8
 
 /* Fewest multiply-adds for which the unpacked (direct) path splits its rows over threads. */
@@ -633,10 +682,13 @@ static void sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, flo
   /* One thread: one block, so each packed panel of op(B) serves all of M (blocks of C would pack
    * it again per block; the bits are the same either way, see above). */
   if ((M * N * K >= WT_GEMM_THREAD_MIN && wt_pool_threads() > 1) || wt_pool_split_small()) {
-    /* Blocks of MC rows; the columns cut as well until there are about WT_GEMM_BLOCKS. */
+    /* Blocks of MC rows; the columns cut as well until there are about two per thread. */
+    int64_t target = 2 * (int64_t)wt_pool_threads();
+    if (target > WT_GEMM_BLOCKS) target = WT_GEMM_BLOCKS;
+    if (target < 2) target = 2;
     g.mb = MC;
     g.mblocks = (M + MC - 1) / MC;
-    int64_t nsplit = (WT_GEMM_BLOCKS + g.mblocks - 1) / g.mblocks;
+    int64_t nsplit = (target + g.mblocks - 1) / g.mblocks;
     int64_t nb = (N + nsplit - 1) / nsplit;
     nb = (nb + NR - 1) / NR * NR;
     if (nb < 4 * NR) nb = 4 * NR;
