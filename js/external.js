@@ -470,10 +470,13 @@ export async function placeSideFiles(core, dir, models) {
       done.add(loc);
       const dest = path.resolve(dir, loc);
       const entry = from.entries.find((e) => e.path === loc);
-      const src = entry ? await nodeFilePath(entry.data instanceof URL ? entry.data.href : typeof entry.data === 'string' ? entry.data : '') : base?.dir ? path.join(base.dir, loc) : null;
+      const named = entry ? nameOf(entry.data) : null;
+      const src = entry ? (named === null ? null : await nodeFilePath(named)) : base?.dir ? path.join(base.dir, loc) : null;
       await fs.mkdir(path.dirname(dest), { recursive: true });
       if (src !== null) {
-        if (path.resolve(src) === dest) continue;
+        // the same file already (the artifacts beside the base, or a folder linked to it): left as it is
+        const [a, b] = await Promise.all([fs.stat(src).catch(() => null), fs.stat(dest).catch(() => null)]);
+        if (path.resolve(src) === dest || (a && b && a.dev === b.dev && a.ino === b.ino)) continue;
         await fs.rm(dest, { force: true });
         await fs.link(src, dest).catch(() => fs.copyFile(src, dest));
       } else if (entry && (ArrayBuffer.isView(entry.data) || entry.data instanceof ArrayBuffer)) {

@@ -226,4 +226,18 @@ if (!isMainThread && workerData.checkpoint) {
     const bound = art.checkpoint.byteLength * 1.02 + 4 * MB;
     assert.ok(r.memory <= bound, `wasm Memory after loadCheckpoint: ${(r.memory / MB).toFixed(1)} MB; the checkpoint is ${(art.checkpoint.byteLength / MB).toFixed(1)} MB, bound ${(bound / MB).toFixed(1)}`);
   });
+
+  test('artifactDirectory that is the base folder under another name (a symlink): its side file is left as it is', async () => {
+    const fsp = await import('node:fs/promises');
+    const link = join(tmpdir(), `webtrain-once-link-${process.pid}`);
+    await fsp.rm(link, { force: true });
+    await fsp.symlink(dir, link);
+    try {
+      await artifacts.generateArtifacts(model, { requiresGrad: HEAD, loss: 'CrossEntropyLoss', artifactDirectory: link, prefix: 'linked_' });
+      assert.equal((await stat(`${model}.data`)).size, weights);
+      assert.ok((await stat(join(dir, 'linked_training_model.onnx'))).size < 64 * 1024);
+    } finally {
+      await fsp.rm(link, { force: true });
+    }
+  });
 }
