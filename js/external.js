@@ -98,10 +98,15 @@ export function rememberSource(bytes, model, entries) {
   byContent.set(key, seen === undefined || (seen && named && JSON.stringify(seen) === JSON.stringify(named)) ? named : null);
 }
 
-/** The base generated model bytes refer to (by identity, else by content), or undefined. */
-const recall = (...objs) => {
-  for (const o of objs) if (o && typeof o === 'object' && sources.has(o)) return sources.get(o);
-  for (const o of objs) {
+/**
+ * The base generated model bytes refer to (by identity, else by content), or undefined. By
+ * content only for a model given as bytes: one read from a path or URL has its own folder, which
+ * wins (a copy of the artifacts beside another base must not read the first base's weights).
+ */
+const recall = (source, bytes) => {
+  for (const o of [source, bytes]) if (o && typeof o === 'object' && sources.has(o)) return sources.get(o);
+  if (nameOf(source) !== null || (typeof source?.url === 'string' && source.url)) return undefined;
+  for (const o of [source, bytes]) {
     const key = contentKey(o);
     if (key !== null && byContent.get(key)) return byContent.get(key);
   }
@@ -462,7 +467,7 @@ export async function placeSideFiles(core, dir, models) {
   const path = await importNode('path');
   const done = new Set();
   for (const bytes of models) {
-    const from = bytes && recall(bytes);
+    const from = bytes && recall(bytes, bytes);
     if (!from) continue;
     const base = await baseOf(from.model);
     for (const loc of new Set(listExternal(core, bytes).map((r) => r.location))) {

@@ -240,4 +240,20 @@ if (!isMainThread && workerData.checkpoint) {
       await fsp.rm(link, { force: true });
     }
   });
+
+  test('the same artifacts read from another folder use the side file there, not the base they were generated from', async () => {
+    const fsp = await import('node:fs/promises');
+    const a = await artifacts.generateArtifacts(model, { requiresGrad: HEAD, loss: 'CrossEntropyLoss' });
+    const other = join(dir, 'other');
+    await fsp.mkdir(other, { recursive: true });
+    await fsp.writeFile(join(other, 'training_model.onnx'), a.trainingModel);
+    await fsp.writeFile(join(other, 'base.onnx.data'), new Uint8Array(weights)); // a base of zeros
+    const state = await CheckpointState.loadCheckpoint(a.checkpoint);
+    const module = await Module.create(join(other, 'training_model.onnx'), state);
+    // zero weights and biases: every logit is the head's bias, 0: the loss is ln(10)
+    const loss = module.runAll(x(), y())[0].data[0];
+    module.release();
+    state.release();
+    assert.ok(Math.abs(loss - Math.log(10)) < 1e-5, `loss ${loss}`);
+  });
 }
