@@ -44,6 +44,7 @@ const optimOptions = (opt) => kindOptions(opt, OptimType, Optim.NONE, 'optimizer
  * beside the artifacts (linked, else copied). keepExternalData: false embeds them as before.
  */
 export async function generateArtifacts(model, options = {}) {
+  const half = frozenDtypeOption(options.frozenDtype);
   const core = await init(options);
   const m = core.m;
   const entries = externalDataOption(options.externalData, 'generateArtifacts');
@@ -55,7 +56,7 @@ export async function generateArtifacts(model, options = {}) {
   // (read with the model: shapes may fold from them) and small float tensors (BatchNorm's running
   // statistics become frozen parameters unnamed).
   const named = new Set([...(options.requiresGrad ?? []), ...(options.frozenParams ?? [])]);
-  const readAhead = keepExternal && options.requiresGrad?.length ? (r) => r.dtype !== DType.FLOAT || named.has(r.tensor) || r.length < READ_AHEAD_SMALL : null;
+  const readAhead = keepExternal && options.requiresGrad?.length && !half ? (r) => r.dtype !== DType.FLOAT || named.has(r.tensor) || r.length < READ_AHEAD_SMALL : null;
   const [external] = await externalReaders(core, [{ model, bytes }], entries, 'generateArtifacts', { readAhead });
   return withGenerator(core, bytes, { context: 'generateArtifacts', external, keepExternal }, async (b) => {
     const { gen } = b;
@@ -98,7 +99,8 @@ export async function generateArtifacts(model, options = {}) {
       core.check(m._wtw_gen_set_lr(gen, o.lr));
     }
     core.check(m._wtw_gen_set_flags(gen, options.nominalCheckpoint ? 1 : 0, options.ortFormat ? 1 : 0, options.customOpLibrary ? 1 : 0));
-    // parameters held by reference are read now, into the checkpoint
+    core.check(m._wtw_gen_set_frozen_dtype(gen, half ? DType.FLOAT16 : 0));
+    // parameters held by reference are read now, into the checkpoint (with float16, every frozen weight)
     core.check(external.run(() => m._wtw_gen_run(gen)));
     // { trainingModel, evalModel, optimizerModel?, checkpoint, nominalCheckpoint? }: the
     // optimizer model and the nominal checkpoint only when generated.
@@ -108,10 +110,22 @@ export async function generateArtifacts(model, options = {}) {
       const optional = which === GenResult.OPTIMIZER_MODEL || which === GenResult.NOMINAL_CHECKPOINT;
       if (n || !optional) result[fieldName(key)] = n ? core.copyOut(m._wtw_gen_result_data(gen, which), n) : undefined;
     }
+    // frozenDtype 'float16': the frozen float32 weights that stay float32, and why
+    if (half) result.keptFloat32 = core.string(m._wtw_gen_frozen_kept(gen)).split('\n').filter(Boolean).map((line) => {
+      const at = line.indexOf(': ');
+      return { name: line.slice(0, at), reason: line.slice(at + 2) };
+    });
     if (keepExternal) for (const k of ['trainingModel', 'evalModel']) rememberSource(result[k], model, entries);
     if (options.artifactDirectory) await writeArtifacts(core, options.artifactDirectory, options.prefix ?? '', result);
     return result;
   });
+}
+
+/** frozenDtype: undefined or 'float32' (weights as they are) -> false, 'float16' -> true. */
+function frozenDtypeOption(value) {
+  if (value === undefined || value === null || value === 'float32') return false;
+  if (value === 'float16') return true;
+  throw new WebtrainError(`generateArtifacts: frozenDtype ${typeof value === 'string' ? `'${value}'` : String(value)}; expected 'float16' (frozen weights stored as float16) or 'float32' (as they are)`);
 }
 
 /** The file each artifact is written to (after the prefix), as ONNX Runtime names them. */
@@ -130,5 +144,5 @@ async function writeArtifacts(core, dir, prefix, result) {
     await mkdir(d, { recursive: true });
     await placeSideFiles(core, d, [result.trainingModel, result.evalModel]);
   }
-  for (const [k, v] of Object.entries(result)) await writeBytes(`${d.replace(/\/$/, '')}/${prefix}${fileNames[k]}`, v);
+  for (const [k, v] of Object.entries(result)) if (fileNames[k]) await writeBytes(`${d.replace(/\/$/, '')}/${prefix}${fileNames[k]}`, v);
 }

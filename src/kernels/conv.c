@@ -141,7 +141,8 @@ static void conv_item(void *ctx, int64_t item, int32_t thread) {
     wt_im2col(g, Cg, xg, col);
     B = col;
   }
-  wt_sgemm(0, 0, Mg, G, CK, 1.0f, j->w + gi * Mg * CK, CK, B, G, j->bias ? 1.0f : 0.0f, yg, G);
+  wt_sgemm_half(j->w_half ? WT_GEMM_A_HALF : 0, 0, 0, Mg, G, CK, 1.0f, wt_conv_w_at(j, gi * Mg * CK),
+                CK, B, G, j->bias ? 1.0f : 0.0f, yg, G, 0);
 }
 
 /* Fewest multiply-adds of a whole Conv worth running its (image, group) products on the pool
@@ -159,7 +160,13 @@ int wt_conv_items_threaded(const wt_conv_geom *g, int64_t items, int64_t per_ite
 
 void wt_conv_forward(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group,
                      const float *x, const float *w, const float *bias, float *y, float *col) {
-  wt_conv_job j = {g, C, M, group, x, w, bias, y, col};
+  wt_conv_forward_w(g, N, C, M, group, x, w, 0, bias, y, col);
+}
+
+void wt_conv_forward_w(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group,
+                       const float *x, const void *w, int w_half, const float *bias, float *y,
+                       float *col) {
+  wt_conv_job j = {g, C, M, group, x, w, bias, y, col, w_half};
   const int64_t items = N * group;
   const int64_t per = (M / group) * wt_conv_grid_size(g) * (C / group) * wt_conv_kernel_size(g);
   if (wt_conv_items_threaded(g, items, per, wt_conv_scratch_floats(g, C, group))) {

@@ -35,13 +35,15 @@ static void conv_dx_item(void *ctx, int64_t item, int32_t thread) {
   const wt_conv_geom *g = j->g;
   const int64_t Cg = j->C / j->group, Mg = j->M / j->group, n = item / j->group, gi = item % j->group;
   const int64_t G = wt_conv_grid_size(g), I = wt_conv_img_size(g), CK = Cg * wt_conv_kernel_size(g);
-  const float *dyg = j->in + (n * j->M + gi * Mg) * G, *wg = j->w + gi * Mg * CK;
+  const float *dyg = j->in + (n * j->M + gi * Mg) * G;
+  const void *wg = wt_conv_w_at(j, gi * Mg * CK);
+  const int half = j->w_half ? WT_GEMM_A_HALF : 0;
   float *dxg = j->out + (n * j->C + gi * Cg) * I;
   if (wt_conv_is_pointwise(g)) {
-    wt_sgemm(1, 0, CK, G, Mg, 1.0f, wg, CK, dyg, G, 0.0f, dxg, G);
+    wt_sgemm_half(half, 1, 0, CK, G, Mg, 1.0f, wg, CK, dyg, G, 0.0f, dxg, G, 0);
   } else {
     float *col = thread > 0 ? wt_pool_scratch_outer(thread) : j->col;
-    wt_sgemm(1, 0, CK, G, Mg, 1.0f, wg, CK, dyg, G, 0.0f, col, G);
+    wt_sgemm_half(half, 1, 0, CK, G, Mg, 1.0f, wg, CK, dyg, G, 0.0f, col, G, 0);
     memset(dxg, 0, sizeof(float) * (size_t)(Cg * I));
     wt_col2im(g, Cg, col, dxg);
   }
@@ -97,6 +99,12 @@ static void conv_dw_chunk(void *ctx, int64_t b, int32_t thread) {
 void wt_conv_grad(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group,
                   const float *dy, const float *x, const float *w, float *dx, float *dw,
                   float *db, float *col) {
+  wt_conv_grad_w(g, N, C, M, group, dy, x, w, 0, dx, dw, db, col);
+}
+
+void wt_conv_grad_w(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group,
+                    const float *dy, const float *x, const void *w, int w_half, float *dx,
+                    float *dw, float *db, float *col) {
   const int64_t Cg = C / group, Mg = M / group;
   const int64_t K = wt_conv_kernel_size(g), G = wt_conv_grid_size(g);
   const int64_t CK = Cg * K;
@@ -114,7 +122,7 @@ void wt_conv_grad(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_
   }
   if (!dx) return;
   /* dX: independent per (image, group), so on the pool as the forward pass (conv.c). */
-  wt_conv_job j = {g, C, M, group, dy, w, NULL, dx, col};
+  wt_conv_job j = {g, C, M, group, dy, w, NULL, dx, col, w_half};
   if (wt_conv_items_threaded(g, N * group, Mg * G * CK, wt_conv_scratch_floats(g, C, group))) {
     wt_parallel_for(N * group, conv_dx_item, &j);
     return;

@@ -20,6 +20,7 @@
  * (packed_task); nothing in webtrain calls wt_sgemm from two threads outside the pool. */
 #include "kernels/gemm.h"
 
+#include "base/half.h"
 #include "base/pool.h"
 #include "kernels/simd.h"
 
@@ -728,4 +729,136 @@ void wt_sgemm_batch(int trans_a, int trans_b, int64_t nbatch, int64_t M, int64_t
     return;
   }
   for (int64_t t = 0; t < nbatch; t++) batch_task(&b, t, wt_pool_thread_index());
+}
+
+/* ---- float16 operands (frozen weights) ---------------------------------------------------
+ * A float16 A or B is widened to float while its panels are packed, so the microkernel, the
+ * blocking and the block split over threads are the float path's (bit-identical at any thread
+ * count, as above) and no float copy of the operand is ever made. Always the packed path: the
+ * thin and direct paths read their operands in place. */
+
+/* pack_kmajor from a float16 source. */
+static void pack_kmajor_h(const uint16_t *src, int64_t ld, int64_t kc, int64_t n, int w,
+                          float *restrict dst) {
+  for (int64_t j = 0; j < n; j += w) {
+    int64_t m = min64(w, n - j);
+    float *d = dst + j * kc;
+    for (int64_t k = 0; k < kc; k++) {
+      const uint16_t *s = src + k * ld + j;
+      int64_t i = 0;
+      for (; i < m; i++) d[k * w + i] = wt_f16_to_f32(s[i]);
+      for (; i < w; i++) d[k * w + i] = 0.0f;
+    }
+  }
+}
+
+/* pack_rows from a float16 source: row r read along k, written w apart. */
+static void pack_rows_h(const uint16_t *src, int64_t ld, int64_t rows, int64_t kc, int64_t w,
+                        float *restrict dst) {
+  for (int64_t r0 = 0; r0 < rows; r0 += w) {
+    int64_t m = min64(w, rows - r0);
+    for (int64_t i = 0; i < w; i++) {
+      const uint16_t *s = src + (r0 + i) * ld;
+      if (i < m)
+        for (int64_t k = 0; k < kc; k++) dst[k * w + i] = wt_f16_to_f32(s[k]);
+      else
+        for (int64_t k = 0; k < kc; k++) dst[k * w + i] = 0.0f;
+    }
+    dst += w * kc;
+  }
+}
+
+typedef struct gemm_half_job {
+  gemm_job g;          /* g.A / g.B: float or float16 as half says */
+  int half;            /* WT_GEMM_A_HALF | WT_GEMM_B_HALF */
+} gemm_half_job;
+
+static void pack_a_any(const gemm_half_job *h, int64_t i0, int64_t k0, int64_t mc, int64_t kc,
+                       float *dst) {
+  const gemm_job *g = &h->g;
+  if (!(h->half & WT_GEMM_A_HALF)) {
+    pack_a(g->trans_a, g->A, g->lda, i0, k0, mc, kc, dst);
+    return;
+  }
+  const uint16_t *A = (const uint16_t *)(const void *)g->A;
+  if (g->trans_a) pack_kmajor_h(A + k0 * g->lda + i0, g->lda, kc, mc, MR, dst);
+  else pack_rows_h(A + i0 * g->lda + k0, g->lda, mc, kc, MR, dst);
+}
+
+static void pack_b_any(const gemm_half_job *h, int64_t k0, int64_t j0, int64_t kc, int64_t nc,
+                       float *dst) {
+  const gemm_job *g = &h->g;
+  if (!(h->half & WT_GEMM_B_HALF)) {
+    pack_b(g->trans_b, g->B, g->ldb, k0, j0, kc, nc, dst);
+    return;
+  }
+  const uint16_t *B = (const uint16_t *)(const void *)g->B;
+  if (!g->trans_b) pack_kmajor_h(B + k0 * g->ldb + j0, g->ldb, kc, nc, NR, dst);
+  else pack_rows_h(B + j0 * g->ldb + k0, g->ldb, nc, kc, NR, dst);
+}
+
+/* packed_block with the packing above, in one loop nest: K slices outermost (each element of C
+ * sums them in order, as there), a batch of at most MC rows packs its rows of op(A) once per
+ * slice, and op(B) and larger A are packed as often as packed_block packs them. */
+static void packed_block_half(const gemm_half_job *h, int64_t i0, int64_t i1, int64_t j0,
+                              int64_t j1, float *buf_a, float *buf_b) {
+  const gemm_job *g = &h->g;
+  const int batch = i1 - i0 <= MC;
+  for (int64_t pc = 0; pc < g->K; pc += KC) {
+    int64_t kc = min64(KC, g->K - pc);
+    float beta_k = pc == 0 ? g->beta : 1.0f;
+    if (batch) pack_a_any(h, i0, pc, i1 - i0, kc, buf_a);
+    for (int64_t jc = j0; jc < j1; jc += NC) {
+      int64_t nc = min64(NC, j1 - jc);
+      pack_b_any(h, pc, jc, kc, nc, buf_b);
+      for (int64_t ic = i0; ic < i1; ic += MC) {
+        int64_t mc = min64(MC, i1 - ic);
+        if (!batch) pack_a_any(h, ic, pc, mc, kc, buf_a);
+        packed_tiles(g, ic, mc, jc, nc, kc, beta_k, buf_a, buf_b);
+        if (g->relu && pc + kc == g->K) relu_block(g->C + ic * g->ldc + jc, mc, nc, g->ldc);
+      }
+    }
+  }
+}
+
+static void packed_task_half(void *ctx, int64_t block, int32_t thread) {
+  const gemm_half_job *h = ctx;
+  const gemm_job *g = &h->g;
+  int64_t bi = block % g->mblocks, bj = block / g->mblocks;
+  int64_t i0 = bi * g->mb, j0 = bj * g->nb;
+  float *pa, *pb;
+  thread_buffers(thread, &pa, &pb);
+  packed_block_half(h, i0, min64(i0 + g->mb, g->M), j0, min64(j0 + g->nb, g->N), pa, pb);
+}
+
+void wt_sgemm_half(int half, int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
+                   float alpha, const void *A, int64_t lda, const void *B, int64_t ldb, float beta,
+                   float *C, int64_t ldc, int relu) {
+  if (!half) {
+    sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, relu);
+    return;
+  }
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0 || alpha == 0.0f) {
+    scale_c(M, N, beta, C, ldc);
+    if (relu) relu_block(C, M, N, ldc);
+    return;
+  }
+  gemm_half_job h = {{trans_a, trans_b, relu, M, N, K, alpha, beta, A, B, lda, ldb, ldc, C, M, N, 1},
+                     half};
+  gemm_job *g = &h.g;
+  /* the float path's split (see sgemm): one block on one thread, else MC rows by columns */
+  if ((M * N * K >= WT_GEMM_THREAD_MIN && wt_pool_threads() > 1) || wt_pool_split_small()) {
+    int64_t target = 2 * (int64_t)wt_pool_threads();
+    if (target > WT_GEMM_BLOCKS) target = WT_GEMM_BLOCKS;
+    if (target < 2) target = 2;
+    g->mb = MC;
+    g->mblocks = (M + MC - 1) / MC;
+    int64_t nsplit = (target + g->mblocks - 1) / g->mblocks;
+    int64_t nb = (N + nsplit - 1) / nsplit;
+    nb = (nb + NR - 1) / NR * NR;
+    if (nb < 4 * NR) nb = 4 * NR;
+    g->nb = nb < N ? nb : N;
+  }
+  wt_parallel_for(g->mblocks * ((N + g->nb - 1) / g->nb), packed_task_half, &h);
 }
