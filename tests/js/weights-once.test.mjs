@@ -256,4 +256,17 @@ if (!isMainThread && workerData.checkpoint) {
     state.release();
     assert.ok(Math.abs(loss - Math.log(10)) < 1e-5, `loss ${loss}`);
   });
+
+  test('frozenDtype float16 on a base by reference: every frozen weight is read to be converted (also from a Blob); the same artifacts as embedding', async () => {
+    const options = { requiresGrad: HEAD, loss: 'CrossEntropyLoss', frozenDtype: 'float16' };
+    const embedded = await artifacts.generateArtifacts(model, { ...options, keepExternalData: false });
+    const fromPath = await artifacts.generateArtifacts(model, options);
+    const blob = new Blob([await readFile(`${model}.data`)]);
+    const fromBlob = await artifacts.generateArtifacts(new Blob([await readFile(model)]), { ...options, externalData: [{ path: 'base.onnx.data', data: blob }] });
+    for (const k of ['trainingModel', 'evalModel', 'checkpoint']) {
+      assert.deepEqual(fromPath[k], embedded[k], k);
+      assert.deepEqual(fromBlob[k], embedded[k], k);
+    }
+    assert.ok(embedded.trainingModel.byteLength < weights * 0.55, 'float16 inside');
+  });
 }
