@@ -1,0 +1,141 @@
+#!/usr/bin/env node
+// A frozen base saved with external data, fine-tuned from its URL in headless Chromium (issue 17's
+// benchmark rows; not part of npm test):
+//   node tests/bench/big-chromium.mjs [LAYERS] [WIDTH] [--float16] [--batch N] [--steps N] [--keep DIR]
+// Default: the 100M-parameter base of big-base.mjs (24 x Linear(2048) + ReLU, a Linear(2048, 10)
+// head), float32, batch 16. tests/bench/make_big_base.py writes base.onnx + base.onnx.data into
+// DIR (reused when --keep names a folder that has them); a local server (tests/browser/harness.mjs)
+// serves them under /big/ beside webtrain; the test page runs the README's flow on the URL:
+// generateArtifacts(url, { requiresGrad: head }), loadCheckpoint, Module.create (the side file
+// streams into the heap), Optimizer.create, a few train steps and an eval step, on the page's
+// main thread (single-threaded build: the page is not cross-origin isolated). Prints one JSON
+// line: generation / load seconds, ms per step, the wasm Memory after each phase against the side
+// file's bytes, the renderer processes' peak RSS (sampled from /proc every 100 ms), and the
+// error if the flow failed (e.g. out of memory), with where it failed.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { serve, launch, guard, openPage } from '../browser/harness.mjs';
+
+const args = process.argv.slice(2);
+const flag = (name, dflt) => {
+  const i = args.indexOf(name);
+  if (i < 0) return dflt;
+  const v = args[i + 1];
+  args.splice(i, 2);
+  return v;
+};
+const bool = (name) => args.includes(name) && !!args.splice(args.indexOf(name), 1);
+const batch = Number(flag('--batch', 16));
+const steps = Number(flag('--steps', 5));
+const keep = flag('--keep', null);
+const half = bool('--float16');
+const [layers = 24, width = 2048] = args.map(Number);
+const classes = 10;
+const MB = 2 ** 20;
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const log = (s) => console.error(`[big-chromium ${(performance.now() / 1000).toFixed(1)}s] ${s}`);
+
+/** RSS (bytes) of Chromium's renderer processes now, from /proc. */
+async function rendererRss() {
+  let sum = 0;
+  for (const pid of await readdir('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const cmd = await readFile(`/proc/${pid}/cmdline`, 'utf8');
+      if (!cmd.includes('--type=renderer')) continue;
+      const m = /VmRSS:\s+(\d+) kB/.exec(await readFile(`/proc/${pid}/status`, 'utf8'));
+      if (m) sum += Number(m[1]) * 1024;
+    } catch { /* gone */ }
+  }
+  return sum;
+}
+
+const dir = keep ?? (await mkdtemp(join(tmpdir(), 'webtrain-bigchromium-')));
+let server, browser, sampler;
+try {
+  const model = join(dir, 'base.onnx');
+  if (!(keep && existsSync(model) && existsSync(`${model}.data`))) {
+    const t0 = performance.now();
+    const made = spawnSync('/usr/bin/python3', [join(root, 'tests/bench/make_big_base.py'), model, String(layers), String(width), String(classes), ...(half ? ['--float16'] : [])], { encoding: 'utf8' });
+    if (made.status !== 0) throw new Error(`make_big_base.py failed: ${made.stderr}${made.error ?? ''}`);
+    log(`${made.stdout.trim()} (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+  } else log(`reusing ${model}`);
+  const weightBytes = (await stat(`${model}.data`)).size;
+  server = await serve({ mounts: { '/big/': dir } });
+  browser = await launch(['--js-flags=--no-liftoff']);
+  const ctx = await guard(await browser.newContext(), server.url);
+  const page = await openPage(ctx, `${server.url}/tests/browser/pages/index.html`);
+  page.setDefaultTimeout(0);
+  let peak = 0;
+  sampler = setInterval(() => rendererRss().then((r) => { peak = Math.max(peak, r); }), 100);
+  const load0 = loadavg()[0];
+  const r = await page.evaluate(async ({ batch, steps, width, classes }) => {
+    const wt = window.webtrain;
+    const MB = 2 ** 20;
+    const core = await wt.init();
+    const at = {};
+    const snap = (phase) => { at[phase] = +(core.heapStats().memory / MB).toFixed(1); };
+    const out = { at };
+    let phase = 'generateArtifacts';
+    try {
+      let t = performance.now();
+      const art = await wt.artifacts.generateArtifacts('/big/base.onnx', { requiresGrad: ['head.weight', 'head.bias'], loss: 'CrossEntropyLoss', optimizer: 'AdamW' });
+      out.genSeconds = +((performance.now() - t) / 1000).toFixed(2);
+      out.artifactBytes = Object.fromEntries(Object.entries(art).map(([k, v]) => [k, v?.byteLength ?? 0]));
+      snap('generated');
+      phase = 'load';
+      t = performance.now();
+      const state = await wt.CheckpointState.loadCheckpoint(art.checkpoint);
+      let streamed = 0;
+      const module = await wt.Module.create(art.trainingModel, state, art.evalModel, { onProgress: (p) => { streamed = p.loaded; } });
+      const optimizer = await wt.Optimizer.create(art.optimizerModel, module);
+      out.loadSeconds = +((performance.now() - t) / 1000).toFixed(2);
+      out.streamedBytes = streamed;
+      snap('loaded');
+      phase = 'train';
+      const x = new wt.Tensor('float32', Float32Array.from({ length: batch * width }, (_, i) => Math.sin(i * 0.37)), [batch, width]);
+      const y = new wt.Tensor('int64', BigInt64Array.from({ length: batch }, (_, i) => BigInt(i % classes)), [batch]);
+      const losses = [];
+      const step = () => {
+        losses.push(module.train().runAll(x, y)[0].data[0]);
+        optimizer.step();
+        module.lazyResetGrad();
+      };
+      step();
+      t = performance.now();
+      for (let i = 1; i < steps; i++) step();
+      out.msPerStep = +((performance.now() - t) / Math.max(1, steps - 1)).toFixed(1);
+      out.losses = losses.map((l) => +l.toFixed(4));
+      snap('trained');
+      out.evalLoss = module.eval().runAll(x, y)[0].data[0];
+      snap('evaluated');
+      out.runtime = wt.runtimeInfo();
+      optimizer.release();
+      module.release();
+      state.release();
+    } catch (e) {
+      out.error = `${phase}: ${e?.message ?? e}`;
+      try { snap('failed'); } catch { /* the instance may be gone */ }
+    }
+    return out;
+  }, { batch, steps, width, classes });
+  clearInterval(sampler);
+  const memory = r.at.evaluated ?? r.at.failed ?? 0;
+  const res = {
+    env: 'chromium', browser: browser.version(), layers, width, batch, steps, frozenDtype: half ? 'float16' : 'float32', loadAvg: +load0.toFixed(2),
+    params: layers * (width * width + width) + classes * (width + 1), weightMB: +(weightBytes / MB).toFixed(1),
+    ...r, wasmMemoryMB: memory, wasmMemoryOverWeights: +((memory * MB) / weightBytes).toFixed(2),
+    rendererPeakRssMB: +(peak / MB).toFixed(1), rendererPeakRssOverWeights: +(peak / weightBytes).toFixed(2),
+  };
+  console.log(JSON.stringify(res));
+  await ctx.close();
+} finally {
+  clearInterval(sampler);
+  await browser?.close();
+  await server?.close();
+  if (!keep) await rm(dir, { recursive: true, force: true });
+}
