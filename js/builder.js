@@ -8,7 +8,7 @@ import { DType } from './abi.js';
  * fn(builder) on a fresh generator handle holding the model `bytes` (shapes inferred); the handle
  * is freed when fn settles. `context` prefixes the errors of creating the handle and, when
  * `loadContext` is true, of loading the model; `external` reads its external data (js/external.js);
- * `keepExternal` holds float initializers stored in external data by reference (not read).
+ * `keepExternal` holds float and float16 initializers stored in external data by reference (not read).
  */
 export async function withGenerator(core, bytes, { context, loadContext = false, external = null, keepExternal = false }, fn) {
   const m = core.m;

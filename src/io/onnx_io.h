@@ -21,7 +21,7 @@ typedef struct wt_onnx_read_opts {
   const char *base_dir;               /* directory of the model file, for external data */
   wt_external_read_fn read_external;  /* NULL: files under base_dir (native) or an error */
   void *user;
-  /* Float initializers in external data are held by reference, their bytes not read
+  /* Float and float16 initializers in external data are held by reference, their bytes not read
    * (WT_VALUE_EXTERNAL with data NULL; wt_onnx_load_external reads one when needed). */
   int keep_external;
   /* External initializers whose file range this graph has loaded already borrow its bytes

@@ -176,7 +176,8 @@ static void *shared_bytes(const wt_graph *share, const wt_external_ref *r, int d
   return NULL;
 }
 
-/* An external initializer held by reference (opts->keep_external: float tensors) or borrowing
+/* An external initializer held by reference (opts->keep_external: float and float16 tensors,
+ * the weights; a float16 base's weights are read through Casts the planner elides) or borrowing
  * opts->share's bytes of the same file range; *done 0 when neither applies (it is read). */
 static int read_by_reference(wt_graph *g, const Onnx__TensorProto *tp, const wt_onnx_read_opts *opts,
                              int *done) {
@@ -189,7 +190,7 @@ static int read_by_reference(wt_graph *g, const Onnx__TensorProto *tp, const wt_
   wt_external_ref r;
   WT_TRY(wt_external_parse(tp, nbytes, tp->name, &r));
   void *data = shared_bytes(opts->share, &r, dtype);
-  if (!data && !(opts->keep_external && dtype == WT_FLOAT && nbytes > 0)) return WT_OK;
+  if (!data && !(opts->keep_external && (dtype == WT_FLOAT || dtype == WT_FLOAT16) && nbytes > 0)) return WT_OK;
   int v = wt_graph_value(g, tp->name);
   if (v < 0) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
   wt_value *val = &g->values[v];

@@ -37,7 +37,7 @@ typedef struct gen {
   char *custom_value;
   wt_graph *g;                  /* the forward model, extended by custom-loss builders */
   wt_artifacts out;
-  int keep_external;            /* float initializers in external data held by reference */
+  int keep_external;            /* float/float16 initializers in external data held by reference */
 } gen;
 
 gen *wtw_gen_new(void) { return calloc(1, sizeof(gen)); }

@@ -214,6 +214,47 @@ if (!isMainThread && workerData.checkpoint) {
     await assert.rejects(Module.create(art.trainingModel, await CheckpointState.loadCheckpoint(art.checkpoint), undefined, { onProgress: 5 }), /Module.create: onProgress must be a function/);
   });
 
+  test('a float16 base in external data (weights read through Casts) stays by reference too, from a path and a Blob; it trains as embedded and as its float32 twin', async () => {
+    // the 1B-parameter float16 base of tests/bench/big-base.mjs at small scale: before, its float16
+    // weights were read and embedded in both models (2 GB each: generation ran out of memory)
+    const sub = join(dir, 'half');
+    await (await import('node:fs/promises')).mkdir(sub, { recursive: true });
+    const make = (name, form) => {
+      const r = spawnSync('/usr/bin/python3', [fileURLToPath(new URL('../bench/make_big_base.py', import.meta.url)), join(sub, name), '3', String(WIDTH), form], { encoding: 'utf8' });
+      assert.equal(r.status, 0, r.stderr);
+      return join(sub, name);
+    };
+    const half = make('half.onnx', '--float16');
+    const twin = make('twin.onnx', '--float16-as-float32');
+    const halfWeights = (await stat(`${half}.data`)).size;
+    const a = await flow(half);
+    assert.ok(a.sizes.trainingModel < 64 * 1024 && a.sizes.evalModel < 64 * 1024, `by reference: ${JSON.stringify(a.sizes)} (the side file is ${halfWeights} bytes)`);
+    assert.ok(a.byReference.byteLength < 64 * 1024, `exported by reference: ${a.byReference.byteLength} bytes`);
+    const b = await flow(half, { keepExternalData: false });
+    assert.ok(b.sizes.trainingModel > 0.99 * (halfWeights - 10 * WIDTH * 4), 'embedded: the float16 weights are inside');
+    assert.deepEqual(a.losses, b.losses);
+    assert.equal(a.evalLoss, b.evalLoss);
+    assert.deepEqual(a.exported, b.exported);
+    const c = await flow(twin);
+    for (const [i, l] of [...a.losses, a.evalLoss].entries()) {
+      const want = [...c.losses, c.evalLoss][i];
+      assert.ok(Math.abs(l - want) <= 1e-5 * Math.abs(want), `loss ${i}: float16 ${l}, float32 twin ${want}`);
+    }
+    // from a Blob, only the trained head's bytes are read ahead, not the float16 weights
+    const sliced = [];
+    class CountingBlob extends Blob {
+      slice(start, end) {
+        sliced.push(end - start);
+        return super.slice(start, end);
+      }
+    }
+    const data = new CountingBlob([await readFile(`${half}.data`)]);
+    const fromBlob = await artifacts.generateArtifacts(new Blob([await readFile(half)]), { requiresGrad: HEAD, loss: 'CrossEntropyLoss', optimizer: 'AdamW', externalData: [{ path: 'half.onnx.data', data }] });
+    assert.deepEqual(fromBlob.checkpoint, a.art.checkpoint);
+    const read = sliced.reduce((x, y) => x + y, 0);
+    assert.ok(read < 128 * 1024, `bytes read ahead from the Blob (the head and the biases: 66 KB): ${read} (the float16 weights are ${halfWeights - 10 * WIDTH * 4})`);
+  });
+
   test('a checkpoint holding the frozen weights (frozenParams) loads from a file in place: the heap holds it once', async () => {
     const frozenParams = Array.from({ length: LAYERS }, (_, i) => [`l${i}.weight`, `l${i}.bias`]).flat();
     const art = await artifacts.generateArtifacts(model, { requiresGrad: HEAD, frozenParams, loss: 'CrossEntropyLoss' });
