@@ -179,7 +179,7 @@ static uint64_t memory_limit(void) {
 static int check_fits(const wt_session *s, const wt_tensor *inputs, const wt_plan *p) {
 #ifdef __EMSCRIPTEN__
   if (!g_memory_limit) { /* what the heap holds now (weights, models, state) but this arena */
-    uint64_t in_use = (uint64_t)mallinfo().uordblks, arena = s->arena->base ? s->arena->bytes + 64 : 0;
+    uint64_t in_use = wt_mallinfo_bytes(mallinfo().uordblks), arena = s->arena->base ? s->arena->bytes + 64 : 0;
     uint64_t held = in_use > arena ? in_use - arena : 0, act = wt_plan_arena_bytes(p);
     uint64_t limit = memory_limit();
     if (held + act + 64 <= limit) return WT_OK;

@@ -10,6 +10,9 @@
 /* Limits up front: a plan whose weights, inputs and activations pass this many bytes fails
  * before its arena is allocated (0: the build's maximum memory; tests set less). */
 void wt_session_memory_limit_set(uint64_t bytes);
+/* A mallinfo() field (an int) as the bytes it counts: wasm32 heaps pass 2 GiB (a 1B-parameter
+ * float16 base), where the int is negative; read as unsigned up to the 4 GiB the build holds. */
+static inline uint64_t wt_mallinfo_bytes(int field) { return (uint64_t)(unsigned)field; }
 
 /* A session over g, which it takes ownership of (freed even on error). */
 int wt_session_create_from_graph(wt_graph *g, wt_session **out);

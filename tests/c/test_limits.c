@@ -69,5 +69,10 @@ int main(void) {
   CHECK(strstr(m, "96 MiB of weights and inputs") != NULL);
   wt_session_free(s);
   wt_session_memory_limit_set(0);
+  /* the heap in use past 2 GiB (a 1B-parameter float16 base: 2.0 GiB of weights): mallinfo's
+   * int is negative there, and was read as 16 EiB in use */
+  CHECK(wt_mallinfo_bytes(-2144700680) == 2150266616ull);
+  CHECK(wt_mallinfo_bytes(-1) == 4294967295ull);
+  CHECK(wt_mallinfo_bytes(1 << 30) == 1073741824ull);
   CHECK_DONE();
 }
