@@ -10,7 +10,8 @@
 // streams into the heap), Optimizer.create, a few train steps and an eval step, on the page's
 // main thread (single-threaded build: the page is not cross-origin isolated). Prints one JSON
 // line: generation / load seconds, ms per step, the wasm Memory after each phase against the side
-// file's bytes, the renderer processes' peak RSS (sampled from /proc every 100 ms), and the
+// file's bytes, the renderer processes' RSS after each phase and their peak (sampled from /proc
+// every 100 ms), and the
 // error if the flow failed (e.g. out of memory), with where it failed.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -72,13 +73,22 @@ try {
   page.setDefaultTimeout(0);
   let peak = 0;
   sampler = setInterval(() => rendererRss().then((r) => { peak = Math.max(peak, r); }), 100);
+  const rssAt = {};
+  await page.exposeFunction('wtRss', async (phase) => {
+    const now = await rendererRss();
+    peak = Math.max(peak, now);
+    rssAt[phase] = { rssMB: +(now / MB).toFixed(1), peakSoFarMB: +(peak / MB).toFixed(1) };
+  });
   const load0 = loadavg()[0];
   const r = await page.evaluate(async ({ batch, steps, width, classes }) => {
     const wt = window.webtrain;
     const MB = 2 ** 20;
     const core = await wt.init();
     const at = {};
-    const snap = (phase) => { at[phase] = +(core.heapStats().memory / MB).toFixed(1); };
+    const snap = async (phase) => {
+      at[phase] = +(core.heapStats().memory / MB).toFixed(1);
+      await window.wtRss(phase);
+    };
     const out = { at };
     let phase = 'generateArtifacts';
     try {
@@ -86,7 +96,7 @@ try {
       const art = await wt.artifacts.generateArtifacts('/big/base.onnx', { requiresGrad: ['head.weight', 'head.bias'], loss: 'CrossEntropyLoss', optimizer: 'AdamW' });
       out.genSeconds = +((performance.now() - t) / 1000).toFixed(2);
       out.artifactBytes = Object.fromEntries(Object.entries(art).map(([k, v]) => [k, v?.byteLength ?? 0]));
-      snap('generated');
+      await snap('generated');
       phase = 'load';
       t = performance.now();
       const state = await wt.CheckpointState.loadCheckpoint(art.checkpoint);
@@ -95,7 +105,7 @@ try {
       const optimizer = await wt.Optimizer.create(art.optimizerModel, module);
       out.loadSeconds = +((performance.now() - t) / 1000).toFixed(2);
       out.streamedBytes = streamed;
-      snap('loaded');
+      await snap('loaded');
       phase = 'train';
       const x = new wt.Tensor('float32', Float32Array.from({ length: batch * width }, (_, i) => Math.sin(i * 0.37)), [batch, width]);
       const y = new wt.Tensor('int64', BigInt64Array.from({ length: batch }, (_, i) => BigInt(i % classes)), [batch]);
@@ -110,16 +120,16 @@ try {
       for (let i = 1; i < steps; i++) step();
       out.msPerStep = +((performance.now() - t) / Math.max(1, steps - 1)).toFixed(1);
       out.losses = losses.map((l) => +l.toFixed(4));
-      snap('trained');
+      await snap('trained');
       out.evalLoss = module.eval().runAll(x, y)[0].data[0];
-      snap('evaluated');
+      await snap('evaluated');
       out.runtime = wt.runtimeInfo();
       optimizer.release();
       module.release();
       state.release();
     } catch (e) {
       out.error = `${phase}: ${e?.message ?? e}`;
-      try { snap('failed'); } catch { /* the instance may be gone */ }
+      try { await snap('failed'); } catch { /* the instance may be gone */ }
     }
     return out;
   }, { batch, steps, width, classes });
@@ -129,7 +139,7 @@ try {
     env: 'chromium', browser: browser.version(), layers, width, batch, steps, frozenDtype: half ? 'float16' : 'float32', loadAvg: +load0.toFixed(2),
     params: layers * (width * width + width) + classes * (width + 1), weightMB: +(weightBytes / MB).toFixed(1),
     ...r, wasmMemoryMB: memory, wasmMemoryOverWeights: +((memory * MB) / weightBytes).toFixed(2),
-    rendererPeakRssMB: +(peak / MB).toFixed(1), rendererPeakRssOverWeights: +(peak / weightBytes).toFixed(2),
+    rendererRssAt: rssAt, rendererPeakRssMB: +(peak / MB).toFixed(1), rendererPeakRssOverWeights: +(peak / weightBytes).toFixed(2),
   };
   console.log(JSON.stringify(res));
   await ctx.close();
