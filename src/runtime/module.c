@@ -192,12 +192,44 @@ static int write_back_bn(wt_module *mod) {
   return WT_OK;
 }
 
+/* Limits up front for a training model's weights in external data (a frozen base by reference):
+ * when they cannot fit beside what the heap holds, the load fails before any is allocated,
+ * saying how many bytes they need and what would help (a step's check adds the activations). */
+static int check_weights_fit(const uint8_t *bytes, size_t len) {
+  wt_external_ref *refs;
+  int n;
+  WT_TRY(wt_onnx_list_external(bytes, len, &refs, &n));
+  uint64_t need = 0, half = 0;
+  for (int i = 0; i < n; i++) {
+    need += refs[i].length;
+    if (refs[i].dtype == WT_FLOAT16) half += refs[i].length;
+  }
+  wt_external_refs_free(refs, n);
+  uint64_t held = wt_session_heap_in_use(), limit = wt_session_memory_limit();
+  if (held + need <= limit) return WT_OK;
+  return wt_errorf(WT_ERR_NO_MEMORY, "its weights in external data need %llu bytes (%llu MiB%s) "
+                   "beside the %llu MiB in use, more than this build's memory can hold (%llu MiB); "
+                   "what would help: %s", (unsigned long long)need, (unsigned long long)(need >> 20),
+                   half ? (half == need ? ", all float16" : ", float16 ones included") : "",
+                   (unsigned long long)(held >> 20), (unsigned long long)(limit >> 20),
+                   half == need ? "a smaller base (fewer or narrower frozen layers)" :
+                   "float16 frozen weights (generateArtifacts(model, { frozenDtype: 'float16' })), "
+                   "which halves them, or a smaller base");
+}
+
 /* owned: bytes are the caller's malloc'd copy, to be freed once parsed */
 static int load_mode(wt_module *mod, int eval, const uint8_t *bytes, size_t len, int owned) {
   wt_graph *g;
   /* The eval model's external initializers share the training model's bytes of the same file
    * range (a frozen base's weights): held once. */
   wt_onnx_read_opts opts = {.share = eval && mod->m[0].sess ? wt_session_graph(mod->m[0].sess) : NULL};
+  if (!eval) { /* the eval model's weights are the training model's */
+    int rc = check_weights_fit(bytes, len);
+    if (rc) {
+      if (owned) free((void *)bytes);
+      return rc;
+    }
+  }
   WT_TRY(owned ? wt_onnx_read_owned((uint8_t *)bytes, len, &opts, &g) : wt_onnx_read(bytes, len, &opts, &g));
   mod->m[eval].n_model_out = g->n_outputs;
   if (!eval) {

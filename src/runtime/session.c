@@ -172,6 +172,14 @@ static uint64_t memory_limit(void) {
   return (uint64_t)1 << 40;
 #endif
 }
+uint64_t wt_session_memory_limit(void) { return memory_limit(); }
+uint64_t wt_session_heap_in_use(void) {
+#ifdef __EMSCRIPTEN__
+  return wt_mallinfo_bytes(mallinfo().uordblks);
+#else
+  return 0;
+#endif
+}
 
 /* Limits up front: the weights (initializers and the bytes fed to the inputs, parameters
  * included) plus the plan's activations must fit in the memory the build can have, else the
@@ -179,7 +187,7 @@ static uint64_t memory_limit(void) {
 static int check_fits(const wt_session *s, const wt_tensor *inputs, const wt_plan *p) {
 #ifdef __EMSCRIPTEN__
   if (!g_memory_limit) { /* what the heap holds now (weights, models, state) but this arena */
-    uint64_t in_use = wt_mallinfo_bytes(mallinfo().uordblks), arena = s->arena->base ? s->arena->bytes + 64 : 0;
+    uint64_t in_use = wt_session_heap_in_use(), arena = s->arena->base ? s->arena->bytes + 64 : 0;
     uint64_t held = in_use > arena ? in_use - arena : 0, act = wt_plan_arena_bytes(p);
     uint64_t limit = memory_limit();
     if (held + act + 64 <= limit) return WT_OK;

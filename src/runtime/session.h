@@ -10,6 +10,10 @@
 /* Limits up front: a plan whose weights, inputs and activations pass this many bytes fails
  * before its arena is allocated (0: the build's maximum memory; tests set less). */
 void wt_session_memory_limit_set(uint64_t bytes);
+/* The most bytes the heap can hold (wasm32: the build's maximum memory, or the test's limit set
+ * above; natively 1 TiB unless set), and the bytes malloc'd now (natively 0: not tracked). */
+uint64_t wt_session_memory_limit(void);
+uint64_t wt_session_heap_in_use(void);
 /* A mallinfo() field (an int) as the bytes it counts: wasm32 heaps pass 2 GiB (a 1B-parameter
  * float16 base), where the int is negative; read as unsigned up to the 4 GiB the build holds. */
 static inline uint64_t wt_mallinfo_bytes(int field) { return (uint64_t)(unsigned)field; }

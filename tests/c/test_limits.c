@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "check.h"
+#include "io/checkpoint.h"
+#include "io/onnx_io.h"
 #include "runtime/session.h"
 #include "webtrain.h"
 
@@ -43,6 +45,60 @@ static int run(wt_session *s, int64_t batch) {
   return rc;
 }
 
+/* A training model whose one weight W [rows, 1024] of dtype is held by reference in 'w.data'
+ * (written as the reference; no side file exists), and an empty state: Module.create's
+ * up-front check on the weights in external data. Returns the status; the message is kept. */
+static int create_by_reference(int dtype, int64_t rows) {
+  wt_graph *g = wt_graph_new();
+  int x = wt_graph_add_value(g, "X"), w = wt_graph_add_value(g, "W"), y = wt_graph_add_value(g, "Y");
+  g->values[x].dtype = WT_FLOAT;
+  CHECK_OK(wt_value_set_shape(g, x, 2, (const int64_t[]){1, rows}));
+  CHECK_OK(wt_graph_add_input(g, x));
+  g->values[w].flags |= WT_VALUE_INITIALIZER | WT_VALUE_EXTERNAL;
+  g->values[w].dtype = (int8_t)dtype;
+  CHECK_OK(wt_value_set_shape(g, w, 2, (const int64_t[]){rows, 1024}));
+  g->values[w].nbytes = (size_t)rows * 1024 * (dtype == WT_FLOAT16 ? 2 : 4);
+  CHECK_OK(wt_graph_set_external(g, "W", "w.data", 0));
+  CHECK(wt_graph_add_node(g, "MatMul", "", "mm", 2, (int[]){x, w}, 1, &y) >= 0);
+  CHECK_OK(wt_graph_add_output(g, y));
+  CHECK_OK(wt_graph_set_opset(g, "", 17));
+  uint8_t *model = NULL, *ckpt = NULL;
+  size_t model_len = 0, ckpt_len = 0;
+  CHECK_OK(wt_onnx_write(g, &model, &model_len));
+  wt_graph_free(g);
+  wt_checkpoint empty = {0};
+  CHECK_OK(wt_checkpoint_write(&empty, 0, &ckpt, &ckpt_len));
+  wt_state *st = NULL;
+  CHECK_OK(wt_state_load(ckpt, ckpt_len, &st));
+  wt_module *m = NULL;
+  int rc = wt_module_create(st, model, model_len, NULL, 0, &m);
+  wt_module_free(m);
+  wt_state_free(st);
+  free(model);
+  free(ckpt);
+  return rc;
+}
+
+/* The weights by reference past the limit fail before any is allocated, saying what would help;
+ * under it, the load goes on (and fails later here: there is no side file). */
+static void weights_up_front(void) {
+  wt_session_memory_limit_set((uint64_t)64 << 20);
+  CHECK(create_by_reference(WT_FLOAT, 24 << 10) == WT_ERR_NO_MEMORY); /* 96 MiB of float */
+  const char *m = wt_error_message();
+  printf("%s\n", m);
+  CHECK(strstr(m, "training model: its weights in external data need 100663296 bytes (96 MiB) ") &&
+        strstr(m, "more than this build's memory can hold (64 MiB)") && strstr(m, "frozenDtype: 'float16'"));
+  CHECK(create_by_reference(WT_FLOAT16, 48 << 10) == WT_ERR_NO_MEMORY); /* 96 MiB of float16 */
+  m = wt_error_message();
+  printf("%s\n", m);
+  CHECK(strstr(m, "(96 MiB, all float16)") && strstr(m, "a smaller base") && !strstr(m, "frozenDtype"));
+  CHECK(create_by_reference(WT_FLOAT16, 16 << 10) != WT_OK); /* 32 MiB: past the check */
+  m = wt_error_message();
+  printf("%s\n", m);
+  CHECK(strstr(m, "more than this build's memory") == NULL && strstr(m, "w.data") != NULL);
+  wt_session_memory_limit_set(0);
+}
+
 int main(void) {
   wt_session_memory_limit_set((uint64_t)64 << 20);
   /* weights 3 x 1 MiB; at batch 8 the activations are 4 x 8 MiB... too much for 64 MiB at 16 */
@@ -74,5 +130,6 @@ int main(void) {
   CHECK(wt_mallinfo_bytes(-2144700680) == 2150266616ull);
   CHECK(wt_mallinfo_bytes(-1) == 4294967295ull);
   CHECK(wt_mallinfo_bytes(1 << 30) == 1073741824ull);
+  weights_up_front();
   CHECK_DONE();
 }
