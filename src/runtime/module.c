@@ -207,14 +207,15 @@ static int check_weights_fit(const uint8_t *bytes, size_t len) {
   wt_external_refs_free(refs, n);
   uint64_t held = wt_session_heap_in_use(), limit = wt_session_memory_limit();
   if (held + need <= limit) return WT_OK;
+  /* float16 helps only where halving the float weights would make them fit */
   return wt_errorf(WT_ERR_NO_MEMORY, "its weights in external data need %llu bytes (%llu MiB%s) "
                    "beside the %llu MiB in use, more than this build's memory can hold (%llu MiB); "
                    "what would help: %s", (unsigned long long)need, (unsigned long long)(need >> 20),
                    half ? (half == need ? ", all float16" : ", float16 ones included") : "",
                    (unsigned long long)(held >> 20), (unsigned long long)(limit >> 20),
-                   half == need ? "a smaller base (fewer or narrower frozen layers)" :
+                   held + half + (need - half) / 2 > limit ? "a smaller base (fewer or narrower frozen layers)" :
                    "float16 frozen weights (generateArtifacts(model, { frozenDtype: 'float16' })), "
-                   "which halves them, or a smaller base");
+                   "which halves the float ones, or a smaller base");
 }
 
 /* owned: bytes are the caller's malloc'd copy, to be freed once parsed */
