@@ -48,6 +48,21 @@ int wt_conv_is_pointwise(const wt_conv_geom *g);
 void wt_im2col(const wt_conv_geom *g, int64_t channels, const float *x, float *col);
 /* The adjoint of im2col: x[...] += col[...] for every in-image position (x is accumulated). */
 void wt_col2im(const wt_conv_geom *g, int64_t channels, const float *col, float *x);
+/* The same with rows of `ld` floats (>= grid_size): one image's columns among several. */
+void wt_im2col_ld(const wt_conv_geom *g, int64_t channels, const float *x, float *col, int64_t ld);
+void wt_col2im_ld(const wt_conv_geom *g, int64_t channels, const float *col, int64_t ld, float *x);
+
+/* Small grids put several images side by side in one product (more GEMM columns, and the
+ * weights read once for them all): Conv, its dX and its dW take wt_conv_batch_images(g, N)
+ * images per GEMM, N = 1 or grids of WT_CONV_BATCH_COLS positions or more one at a time. A
+ * function of the shape alone, so the bits do not depend on threads. */
+#define WT_CONV_BATCH_COLS 64
+int64_t wt_conv_batch_images(const wt_conv_geom *g, int64_t N);
+/* Scratch of one (image block, group) product: its columns (and, batched, its [Mg, cols]). */
+size_t wt_conv_item_floats(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group);
+/* dst [rows, nimg * G] = the rows of nimg images (image j at src + j * img_stride, rows of G). */
+void wt_conv_gather_cols(const wt_conv_geom *g, int64_t nimg, int64_t rows, const float *src,
+                         int64_t img_stride, float *dst);
 
 /* Whether a Conv (or its dX) runs its `items` (image, group) products, per_item multiply-adds
  * each, on the thread pool: when there is enough work, one product is too small to split
@@ -58,14 +73,15 @@ int wt_conv_items_threaded(const wt_conv_geom *g, int64_t items, int64_t per_ite
  * or ConvGrad's dX (in = dY, out = dX); col is the caller's im2col scratch (thread 0's). */
 typedef struct wt_conv_job {
   const wt_conv_geom *g;
-  int64_t C, M, group;
+  int64_t N, C, M, group, nb;   /* nb: wt_conv_batch_images */
   const float *in, *w, *bias;
   float *out, *col;
 } wt_conv_job;
 
 /* Conv forward. x [N, C, img...], w [M, C/group, k...], bias [M] or NULL, y [N, M, grid...].
  * col: scratch of wt_conv_scratch_floats(...) floats (may be NULL when that is 0). */
-size_t wt_conv_scratch_floats(const wt_conv_geom *g, int64_t C, int64_t group);
+size_t wt_conv_scratch_floats(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M,
+                              int64_t group);
 void wt_conv_forward(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group,
                      const float *x, const float *w, const float *bias, float *y, float *col);
 

@@ -563,25 +563,29 @@ static void test_maxpool_grad(void) {
 
 /* ---- Conv and ConvGrad: (image, group) products and dW's chunked sum over images ------------ */
 
-static void test_conv(void) {
-  /* 3x3, pad 1, stride 1 over 9x9 images; two groups; N = 11: three dW chunks of 4, 4, 3 */
-  const wt_conv_geom g = {.img = {1, 9, 9}, .grid = {1, 9, 9}, .k = {1, 3, 3},
-                          .stride = {1, 1, 1}, .dil = {1, 1, 1}, .pad = {0, 1, 1}};
+/* 3x3 over 9x9 images, pad 1, stride `s`; two groups; N = 11: three dW chunks of 4, 4, 3. At
+ * stride 2 the 5x5 grid puts 2 images side by side per GEMM (wt_conv_batch_images), so the
+ * blocks of images (2, 2, 2, 2, 2, 1) and the chunks' last batch of one image are covered. */
+static void test_conv_stride(int64_t s) {
+  const int64_t O = (9 + 2 - 3) / s + 1, G = O * O;
+  const wt_conv_geom g = {.img = {1, 9, 9}, .grid = {1, O, O}, .k = {1, 3, 3},
+                          .stride = {1, s, s}, .dil = {1, 1, 1}, .pad = {0, 1, 1}};
   const int64_t N = 11, C = 4, M = 6, group = 2, I = 81, CK = (C / group) * 9;
   CHECK(wt_conv_dw_chunks(N) == 3 && wt_conv_dw_chunks(4) == 1 && wt_conv_dw_chunks(64) == 8);
+  CHECK(wt_conv_batch_images(&g, N) == (s == 1 ? 1 : 2));
   float *x = malloc(sizeof(float) * N * C * I), *w = malloc(sizeof(float) * M * CK);
-  float *dy = malloc(sizeof(float) * N * M * I), *b = malloc(sizeof(float) * M);
+  float *dy = malloc(sizeof(float) * N * M * G), *b = malloc(sizeof(float) * M);
   float *col = malloc(sizeof(float) * wt_conv_grad_scratch_floats(&g, N, C, M, group));
   float *out[2][4];
   for (int r = 0; r < 2; r++) {
-    out[r][0] = malloc(sizeof(float) * N * M * I); /* y */
+    out[r][0] = malloc(sizeof(float) * N * M * G); /* y */
     out[r][1] = malloc(sizeof(float) * N * C * I); /* dx */
     out[r][2] = malloc(sizeof(float) * M * CK);    /* dw */
     out[r][3] = malloc(sizeof(float) * M);         /* db */
   }
   fill(x, N * C * I, 41);
   fill(w, M * CK, 42);
-  fill(dy, N * M * I, 43);
+  fill(dy, N * M * G, 43);
   fill(b, M, 44);
   int same = 1;
   for (int split = 0; split < 2; split++)
@@ -592,7 +596,7 @@ static void test_conv(void) {
       wt_conv_forward(&g, N, C, M, group, x, w, b, o[0], col);
       wt_conv_grad(&g, N, C, M, group, dy, x, w, o[1], o[2], o[3], col);
       if (o == out[1])
-        same &= !memcmp(out[0][0], out[1][0], sizeof(float) * N * M * I) &&
+        same &= !memcmp(out[0][0], out[1][0], sizeof(float) * N * M * G) &&
                 !memcmp(out[0][1], out[1][1], sizeof(float) * N * C * I) &&
                 !memcmp(out[0][2], out[1][2], sizeof(float) * M * CK) &&
                 !memcmp(out[0][3], out[1][3], sizeof(float) * M);
@@ -604,15 +608,15 @@ static void test_conv(void) {
   for (int64_t m = 0; m < M; m++)
     for (int64_t ck = 0; ck < CK; ck++) {
       int64_t gi = m / (M / group), c = gi * (C / group) + ck / 9, kh = ck % 9 / 3, kw = ck % 3;
-      double s = 0;
+      double sum = 0;
       for (int64_t n = 0; n < N; n++)
-        for (int64_t oh = 0; oh < 9; oh++)
-          for (int64_t ow = 0; ow < 9; ow++) {
-            int64_t ih = oh - 1 + kh, iw = ow - 1 + kw;
+        for (int64_t oh = 0; oh < O; oh++)
+          for (int64_t ow = 0; ow < O; ow++) {
+            int64_t ih = oh * s - 1 + kh, iw = ow * s - 1 + kw;
             if (ih < 0 || ih >= 9 || iw < 0 || iw >= 9) continue;
-            s += (double)dy[(n * M + m) * I + oh * 9 + ow] * x[(n * C + c) * I + ih * 9 + iw];
+            sum += (double)dy[(n * M + m) * G + oh * O + ow] * x[(n * C + c) * I + ih * 9 + iw];
           }
-      double e = fabs(out[0][2][m * CK + ck] - s) / (1.0 + fabs(s));
+      double e = fabs(out[0][2][m * CK + ck] - sum) / (1.0 + fabs(sum));
       if (e > worst) worst = e;
     }
   CHECK(worst < 1e-5);
@@ -623,6 +627,11 @@ static void test_conv(void) {
   free(dy);
   free(b);
   free(col);
+}
+
+static void test_conv(void) {
+  test_conv_stride(1);
+  test_conv_stride(2);
 }
 
 int main(void) {
