@@ -135,6 +135,7 @@ int64_t wt_conv_batch_images(const wt_conv_geom *g, int64_t N) {
 }
 
 size_t wt_conv_item_floats(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group) {
+  if (wt_conv_is_depthwise(C, group)) return 0; /* direct: kernels/conv_depthwise.c */
   const int64_t nb = wt_conv_batch_images(g, N), cols = nb * wt_conv_grid_size(g);
   if (nb > 1) /* the images' columns side by side, then the product's [Mg, cols] (Y or dY) */
     return (size_t)(((C / group) * wt_conv_kernel_size(g) + M / group) * cols);
@@ -221,6 +222,10 @@ int wt_conv_items_threaded(const wt_conv_geom *g, int64_t items, int64_t per_ite
 
 void wt_conv_forward(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group,
                      const float *x, const float *w, const float *bias, float *y, float *col) {
+  if (wt_conv_is_depthwise(C, group)) {
+    wt_conv_depthwise_forward(g, N, C, M, x, w, bias, y);
+    return;
+  }
   const int64_t nb = wt_conv_batch_images(g, N);
   wt_conv_job j = {g, N, C, M, group, nb, x, w, bias, y, col};
   const int64_t items = (N + nb - 1) / nb * group;

@@ -110,6 +110,15 @@ void wt_conv_grad(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_
 void wt_conv_transpose_grad(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M,
                             int64_t group, const float *dy, const float *x, const float *w,
                             float *dx, float *dw, float *db, float *col);
+/* Depthwise convolutions (C == group > 1: one input channel per group, M / C outputs each) run
+ * direct, without im2col or scratch (kernels/conv_depthwise.c); wt_conv_forward and
+ * wt_conv_grad dispatch to them. dx / dw may be NULL; both are overwritten. */
+int wt_conv_is_depthwise(int64_t C, int64_t group);
+void wt_conv_depthwise_forward(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M,
+                               const float *x, const float *w, const float *bias, float *y);
+void wt_conv_depthwise_grad(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M,
+                            const float *dy, const float *x, const float *w, float *dx,
+                            float *dw);
 /* sums[m] = sum over n and s of y[n, m, s] (y [N, M, S]). */
 void wt_channel_sums(const float *y, int64_t N, int64_t M, int64_t S, float *sums);
 

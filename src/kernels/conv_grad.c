@@ -81,6 +81,7 @@ int64_t wt_conv_dw_chunks(int64_t N) {
 
 size_t wt_conv_grad_scratch_floats(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M,
                                    int64_t group) {
+  if (wt_conv_is_depthwise(C, group)) return 0;
   int64_t chunks = wt_conv_dw_chunks(N), partial = M * (C / group) * wt_conv_kernel_size(g);
   return wt_conv_item_floats(g, N, C, M, group) + (size_t)((chunks > 1 ? chunks - 1 : 0) * partial);
 }
@@ -136,6 +137,10 @@ void wt_conv_grad(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_
   const int64_t K = wt_conv_kernel_size(g), G = wt_conv_grid_size(g);
   const int64_t CK = Cg * K;
   if (db) wt_channel_sums(dy, N, M, G, db);
+  if (wt_conv_is_depthwise(C, group)) {
+    wt_conv_depthwise_grad(g, N, C, M, dy, x, w, dx, dw);
+    return;
+  }
   if (dw && N == 0) memset(dw, 0, sizeof(float) * (size_t)(M * CK));
   if (dw && N > 0) {
     const int64_t chunks = wt_conv_dw_chunks(N);

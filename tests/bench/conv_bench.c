@@ -2,7 +2,7 @@
  * (kernels/conv*.c) on the convolutions of torchvision's resnet18 at batch 2 and 64x64 images
  * (the benchmark's torchvision row), plus a depthwise 3x3 and a grouped one, one thread.
  *   native: cc -O3 -Isrc -Iinclude tests/bench/conv_bench.c src/kernels/conv.c \
- *             src/kernels/conv_grad.c src/kernels/gemm.c \
+ *             src/kernels/conv_grad.c src/kernels/conv_depthwise.c src/kernels/gemm.c \
  *             src/kernels/optim.c src/base/pool.c -o build/conv_bench -lm -lpthread
  *   wasm:   NODE_PATH=/usr/share/nodejs emcc -O3 -msimd128 (the same sources) \
  *             -sINITIAL_MEMORY=256MB -o /tmp/conv_bench.js && node --no-experimental-fetch /tmp/conv_bench.js

@@ -80,6 +80,14 @@ static int conv_checks(void) {
             .dil = {1, 2}, .has_dil = 1};
   a[0] = ARG(3, 2, 4, 5), a[1] = ARG(3, 2, 3, 2), a[2] = ARG(3);
   f += gradcheck("Conv 2x2 grid, 3 images, stride 2, dilation", "Conv", NULL, 3, a, set_attrs);
+  /* depthwise (direct kernels): channel multiplier 2, stride 2 along rows wide enough for the
+   * vector path; 5x5 with dilation and asymmetric pads */
+  C = (cfg){.nsp = 2, .group = 2, .pads = {1, 1, 1, 1}, .has_pads = 1, .strides = {1, 2}, .has_strides = 1};
+  a[0] = ARG(2, 2, 3, 18), a[1] = ARG(4, 1, 3, 3), a[2] = ARG(4);
+  f += gradcheck("Conv depthwise x2, stride 2 wide rows", "Conv", NULL, 3, a, set_attrs);
+  C = (cfg){.nsp = 2, .group = 3, .pads = {2, 1, 2, 3}, .has_pads = 1, .dil = {1, 2}, .has_dil = 1};
+  a[0] = ARG(1, 3, 5, 9), a[1] = ARG(3, 1, 5, 5), a[2] = ARG(3);
+  f += gradcheck("Conv depthwise 5x5 dilation", "Conv", NULL, 3, a, set_attrs);
   /* depthwise, stride 2 */
   C = (cfg){.nsp = 2, .group = 3, .strides = {2, 2}, .has_strides = 1};
   a[0] = ARG(1, 3, 6, 5), a[1] = ARG(3, 1, 2, 2);

@@ -629,9 +629,84 @@ static void test_conv_stride(int64_t s) {
   free(col);
 }
 
+/* Depthwise (C == group, 2 outputs per channel; direct kernels): the same bits at 1-4 threads
+ * (and with small work split), and dX / dW against float64 sums. 3x3, pad 1, stride (1, 2). */
+static void test_conv_depthwise(void) {
+  const int64_t N = 3, C = 5, M = 10, H = 7, W = 22, OH = 7, OW = 11, I = H * W, G = OH * OW;
+  const wt_conv_geom g = {.img = {1, H, W}, .grid = {1, OH, OW}, .k = {1, 3, 3},
+                          .stride = {1, 1, 2}, .dil = {1, 1, 1}, .pad = {0, 1, 1}};
+  CHECK(wt_conv_is_depthwise(C, C) && !wt_conv_is_depthwise(4, 2) && !wt_conv_is_depthwise(1, 1));
+  CHECK(wt_conv_grad_scratch_floats(&g, N, C, M, C) == 0);
+  float *x = malloc(sizeof(float) * N * C * I), *w = malloc(sizeof(float) * M * 9);
+  float *dy = malloc(sizeof(float) * N * M * G), *b = malloc(sizeof(float) * M);
+  float *out[2][4];
+  for (int r = 0; r < 2; r++) {
+    out[r][0] = malloc(sizeof(float) * N * M * G);
+    out[r][1] = malloc(sizeof(float) * N * C * I);
+    out[r][2] = malloc(sizeof(float) * M * 9);
+    out[r][3] = malloc(sizeof(float) * M);
+  }
+  fill(x, N * C * I, 51);
+  fill(w, M * 9, 52);
+  fill(dy, N * M * G, 53);
+  fill(b, M, 54);
+  int same = 1;
+  for (int split = 0; split < 2; split++)
+    for (int32_t t = 1; t <= 4; t++) {
+      wt_pool_set_split_small(split);
+      wt_set_threads(t);
+      float **o = out[t == 1 && split == 0 ? 0 : 1];
+      wt_conv_forward(&g, N, C, M, C, x, w, b, o[0], NULL);
+      wt_conv_grad(&g, N, C, M, C, dy, x, w, o[1], o[2], o[3], NULL);
+      if (o == out[1])
+        for (int k = 0; k < 4; k++) {
+          int64_t n = k == 0 ? N * M * G : k == 1 ? N * C * I : k == 2 ? M * 9 : M;
+          same &= !memcmp(out[0][k], out[1][k], sizeof(float) * n);
+        }
+    }
+  wt_pool_set_split_small(0);
+  CHECK(same);
+  /* every tap of every output: y against the float64 sum, and its adjoints dX and dW */
+  double *dx = calloc((size_t)(N * C * I), sizeof(double)), dw[10 * 9] = {0}, worst = 0;
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t m = 0; m < M; m++)
+      for (int64_t oh = 0; oh < OH; oh++)
+        for (int64_t ow = 0; ow < OW; ow++) {
+          double s = b[m], gy = dy[(n * M + m) * G + oh * OW + ow];
+          for (int64_t kh = 0; kh < 3; kh++)
+            for (int64_t kw = 0; kw < 3; kw++) {
+              int64_t ih = oh - 1 + kh, iw = ow * 2 - 1 + kw;
+              if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+              int64_t xi = (n * C + m / 2) * I + ih * W + iw;
+              s += (double)w[m * 9 + kh * 3 + kw] * x[xi];
+              dx[xi] += gy * w[m * 9 + kh * 3 + kw];
+              dw[m * 9 + kh * 3 + kw] += gy * x[xi];
+            }
+          double e = fabs(out[0][0][(n * M + m) * G + oh * OW + ow] - s) / (1.0 + fabs(s));
+          if (e > worst) worst = e;
+        }
+  for (int64_t i = 0; i < N * C * I; i++) {
+    double e = fabs(out[0][1][i] - dx[i]) / (1.0 + fabs(dx[i]));
+    if (e > worst) worst = e;
+  }
+  for (int64_t i = 0; i < M * 9; i++) {
+    double e = fabs(out[0][2][i] - dw[i]) / (1.0 + fabs(dw[i]));
+    if (e > worst) worst = e;
+  }
+  CHECK(worst < 1e-5);
+  free(dx);
+  for (int r = 0; r < 2; r++)
+    for (int k = 0; k < 4; k++) free(out[r][k]);
+  free(x);
+  free(w);
+  free(dy);
+  free(b);
+}
+
 static void test_conv(void) {
   test_conv_stride(1);
   test_conv_stride(2);
+  test_conv_depthwise();
 }
 
 int main(void) {
