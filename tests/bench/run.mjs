@@ -162,7 +162,8 @@ function summarize(rs) {
   };
   const stepMs = med((r) => r.stepMs);
   const peak = (f) => Math.max(...ok.map((r) => r[f] ?? 0)) || null;
-  return { ...ok[0], rounds: ok.length, stepMs, evalMs: med((r) => r.evalMs), train: { ...ok[0].train, min: Math.min(...ok.map((r) => r.train.min)) }, heapBytes: peak('heapBytes'), mallocPeakBytes: peak('mallocPeakBytes'), rssPeakBytes: peak('rssPeakBytes'), loadavg: med((r) => r.loadavg), gflops: ok[0].stepFlops / (stepMs * 1e6), gflopsExact: ok[0].exactFlops / (stepMs * 1e6) };
+  const cpuMs = ok.every((r) => r.train?.cpuMedian) ? med((r) => r.train.cpuMedian) : undefined;
+  return { ...ok[0], rounds: ok.length, stepMs, cpuMs, evalMs: med((r) => r.evalMs), train: { ...ok[0].train, min: Math.min(...ok.map((r) => r.train.min)) }, heapBytes: peak('heapBytes'), mallocPeakBytes: peak('mallocPeakBytes'), rssPeakBytes: peak('rssPeakBytes'), loadavg: med((r) => r.loadavg), gflops: ok[0].stepFlops / (stepMs * 1e6), gflopsExact: ok[0].exactFlops / (stepMs * 1e6) };
 }
 
 async function main() {

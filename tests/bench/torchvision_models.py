@@ -99,15 +99,19 @@ def timed(fn, steps, warmup, warmup_ms):
     while i < warmup or (time.perf_counter() - t0) * 1e3 < warmup_ms:
         fn()
         i += 1
-    ts = []
+    ts, cpu = [], []
     for _ in range(steps):
+        c = time.process_time()  # every thread of the process, as Node's process.cpuUsage()
         a = time.perf_counter()
         fn()
         ts.append((time.perf_counter() - a) * 1e3)
-    ts.sort()
-    n = len(ts)
-    med = ts[n // 2] if n % 2 else (ts[n // 2 - 1] + ts[n // 2]) / 2
-    return {'median': med, 'min': ts[0], 'n': n}
+        cpu.append((time.process_time() - c) * 1e3)
+
+    def median(v):
+        v = sorted(v)
+        n = len(v)
+        return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+    return {'median': median(ts), 'min': min(ts), 'n': len(ts), 'cpuMedian': median(cpu)}
 
 
 def time_steps(key, optimizer, lr, steps, warmup, evals, warmup_ms):
