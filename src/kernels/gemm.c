@@ -23,17 +23,36 @@
 #include "base/pool.h"
 #include "kernels/simd.h"
 
-/* Register tile: MR rows x NR columns (NR / 4 vectors per row). 4 x 8 = 8 accumulators, 2 B
- * vectors and 1 A broadcast per k step. Measured in Node 20 at n=512, 4x8, 2x16, 6x8 and 3x12 are
- * within 2% of each other and 4x12 spills; 4x8 wastes least on narrow edges (N = 10 output
- * layers). The k loop is throughput-bound on the vector ports: without FMA each 4-lane
- * multiply-add is 2 instructions, and on the Intel hosts (mul on 2 ports, add on 2, 3 distinct)
- * 8 mul + 8 add per k step take 5.3 cycles: 12 flop/cycle, ~40.5 GFLOP/s at 3.35 GHz, which the
- * kernel alone reaches (unrolling k by 2 or 4 did not help). The -D overrides exist for tuning
- * with tests/bench/gemm_bench.c. */
+/* Register tile: MR rows x NR columns (NR / 4 vectors per row), and the k loop unrolled KU
+ * times. Measured in Node 20 on this project's 2-core AMD EPYC hosts (gemm_bench, n = 512,
+ * best of interleaved runs): the k step is bound by the front end, not the vector ports.
+ * - SIMD128 (a multiply and an add per 4-lane step): 4 x 8 with k unrolled by 2, 61-64 GFLOP/s
+ *   (55 without the unroll: per k, 2 loads, 4 broadcasts, 16 arithmetic and ~8 loop/bounds
+ *   instructions; the unroll halves the last). 6 x 8 spills in V8 (12 accumulators, 2 B vectors,
+ *   a broadcast and the product's temporary exceed the 16 xmm registers): 34.
+ * - Relaxed SIMD (one fused madd per step, no temporary): 6 x 8, 64-68 GFLOP/s (4 x 8: 60-62;
+ *   unrolling k: 46-60, worse). 12 independent accumulators also cover the FMA latency that
+ *   8 barely did.
+ * On the Intel hosts of earlier measurements the SIMD128 kernel was port-bound instead (mul and add
+ * on shared ports) and neither the unroll nor 6 x 8 helped there.
+ * 4 x 8 also wastes least on narrow edges (N = 10 output layers). The -D overrides exist for
+ * tuning with tests/bench/gemm_bench.c. */
 #ifndef WT_GEMM_MR
+#if defined(__wasm_relaxed_simd__)
+#define WT_GEMM_MR 6
+#else
 #define WT_GEMM_MR 4
+#endif
+#endif
+#ifndef WT_GEMM_NR
 #define WT_GEMM_NR 8
+#endif
+#ifndef WT_GEMM_KU
+#if defined(__wasm_relaxed_simd__)
+#define WT_GEMM_KU 1
+#else
+#define WT_GEMM_KU 2
+#endif
 #endif
 #define MR WT_GEMM_MR
 #define NR WT_GEMM_NR
@@ -61,6 +80,9 @@ static _Alignas(64) float g_pack_a[MC * KC];
 static _Alignas(64) float g_pack_b[KC * NC];
 
 #define UNROLL _Pragma("GCC unroll 16")
+#define KU_PRAGMA(x) _Pragma(#x)
+#define KU_PRAGMA2(n) KU_PRAGMA(GCC unroll n)
+#define KUNROLL KU_PRAGMA2(WT_GEMM_KU)
 
 static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -71,7 +93,7 @@ __attribute__((noinline)) static void micro_kernel(int64_t kc, const float *rest
                                                    int64_t ldc, float alpha, float beta) {
   wt_f32x4 acc[MR][NV];
   UNROLL for (int i = 0; i < MR; i++) UNROLL for (int v = 0; v < NV; v++) acc[i][v] = wt_f32x4_zero();
-  for (int64_t k = 0; k < kc; k++) {
+  KUNROLL for (int64_t k = 0; k < kc; k++) {
     wt_f32x4 bv[NV];
     UNROLL for (int v = 0; v < NV; v++) bv[v] = wt_f32x4_load(b + 4 * v);
     UNROLL for (int i = 0; i < MR; i++) {

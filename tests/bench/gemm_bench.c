@@ -102,6 +102,17 @@ int main(int argc, char **argv) {
   bad |= bench("dX2", 0, 0, 64, 128, 10);
   bad |= bench("dW2", 1, 0, 128, 10, 64);
   bad |= bench("dW2", 1, 0, 10, 128, 64);
+  /* A frozen base's forward (8 x Linear(1024) at batch 64): Y = X W^T (Gemm transB, torch's
+   * Linear) and Y = X W. */
+  bad |= bench("frozen", 0, 1, 64, 1024, 1024);
+  bad |= bench("frozen", 0, 0, 64, 1024, 1024);
+  /* The d=256 transformer block at batch 8 x seq 128: QKV / MLP up / MLP down and their
+   * weight gradients. */
+  bad |= bench("d256", 0, 0, 1024, 768, 256);
+  bad |= bench("d256", 0, 0, 1024, 1024, 256);
+  bad |= bench("d256", 0, 0, 1024, 256, 1024);
+  bad |= bench("d256", 1, 0, 256, 1024, 1024);
+  bad |= bench("d256", 0, 1, 1024, 256, 1024);
   /* Thin shapes (batch 1 inference, matrix x vector). */
   bad |= bench("thin", 0, 0, 1, 128, 784);
   bad |= bench("thin", 0, 1, 1, 128, 784);
