@@ -91,6 +91,77 @@ static void forward_planes(void *ctx, int64_t p0, int64_t count) {
   }
 }
 
+/* Floats of one zero-padded input plane kept on the stack (forward_padded). */
+#define DW_PAD_MAX 8192
+
+/* Row length of the padded plane: every read of the outputs' taps, the vector loads included. */
+static int64_t padded_row(const wt_conv_geom *g) {
+  return g->stride[2] * g->grid[2] + (g->k[2] - 1) * g->dil[2] + 8;
+}
+
+static int padded_fits(const wt_conv_geom *g) {
+  return g->stride[2] <= 2 && g->img[0] * g->img[1] * padded_row(g) <= DW_PAD_MAX &&
+         g->pad[2] + g->img[2] <= padded_row(g);
+}
+
+/* Forward over planes small enough to copy: each input plane once into rows with the leading
+ * and trailing pads as zeros, so every output takes the vector path (four at a time; the last
+ * OW % 4 one at a time with the same terms): bias, then every kw tap of the in-image rows in
+ * (kd, kh, kw) order, pad taps adding w * 0. */
+static void forward_padded(void *ctx, int64_t p0, int64_t count) {
+  const dw_ctx *d = ctx;
+  const wt_conv_geom *g = d->g;
+  const int64_t G = wt_conv_grid_size(g), I = wt_conv_img_size(g), K = wt_conv_kernel_size(g);
+  const int64_t KW = g->k[2], s2 = g->stride[2], d2 = g->dil[2], p2 = g->pad[2];
+  const int64_t W = g->img[2], OW = g->grid[2], L = padded_row(g), rows = g->img[0] * g->img[1];
+  _Alignas(16) float buf[DW_PAD_MAX];
+  for (int64_t p = p0; p < p0 + count; p++) {
+    const int64_t n = p / d->M, m = p % d->M, c = m / d->mult;
+    const float *xc = d->x + (n * d->C + c) * I, *wm = d->w + m * K;
+    const float b = d->bias ? d->bias[m] : 0.0f;
+    if (p == p0 || m % d->mult == 0) /* the plane changes (its output channels are consecutive) */
+      for (int64_t r = 0; r < rows; r++) {
+        float *dst = buf + r * L;
+        memset(dst, 0, sizeof(float) * (size_t)L);
+        memcpy(dst + p2, xc + r * W, sizeof(float) * (size_t)W);
+      }
+    for (int64_t od = 0; od < g->grid[0]; od++)
+      for (int64_t oh = 0; oh < g->grid[1]; oh++) {
+        float *yrow = d->y + p * G + (od * g->grid[1] + oh) * OW;
+        int64_t o = 0;
+        for (; o + 4 <= OW; o += 4) {
+          wt_f32x4 acc = wt_f32x4_splat(b);
+          for (int64_t kd = 0; kd < g->k[0]; kd++) {
+            const int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
+            if (id < 0 || id >= g->img[0]) continue;
+            for (int64_t kh = 0; kh < g->k[1]; kh++) {
+              const int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
+              if (ih < 0 || ih >= g->img[1]) continue;
+              const float *xr = buf + (id * g->img[1] + ih) * L + o * s2, *wr = wm + (kd * g->k[1] + kh) * KW;
+              for (int64_t kw = 0; kw < KW; kw++)
+                acc = wt_f32x4_add(acc, wt_f32x4_mul(wt_f32x4_splat(wr[kw]), load_strided(xr + kw * d2, s2)));
+            }
+          }
+          wt_f32x4_store(yrow + o, acc);
+        }
+        for (; o < OW; o++) {
+          float acc = b;
+          for (int64_t kd = 0; kd < g->k[0]; kd++) {
+            const int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
+            if (id < 0 || id >= g->img[0]) continue;
+            for (int64_t kh = 0; kh < g->k[1]; kh++) {
+              const int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
+              if (ih < 0 || ih >= g->img[1]) continue;
+              const float *xr = buf + (id * g->img[1] + ih) * L + o * s2, *wr = wm + (kd * g->k[1] + kh) * KW;
+              for (int64_t kw = 0; kw < KW; kw++) acc += wr[kw] * xr[kw * d2];
+            }
+          }
+          yrow[o] = acc;
+        }
+      }
+  }
+}
+
 /* dX, planes [p0, p0 + count) of (image, input channel): each output channel of the group, in
  * order, scatters its taps (the adjoint of forward_planes' reads). */
 static void grad_x_planes(void *ctx, int64_t p0, int64_t count) {
@@ -194,7 +265,8 @@ void wt_conv_depthwise_forward(const wt_conv_geom *g, int64_t N, int64_t C, int6
                                const float *x, const float *w, const float *bias, float *y) {
   dw_ctx d = {.g = g, .C = C, .M = M, .mult = M / C, .x = x, .w = w, .bias = bias, .y = y, .N = N};
   const int64_t G = wt_conv_grid_size(g), work = N * M * G * wt_conv_kernel_size(g);
-  wt_parallel_range(N * M, per_block(G), work >= WT_DW_THREAD_MIN ? 1 : N * M + 1, forward_planes, &d);
+  wt_parallel_range(N * M, per_block(G), work >= WT_DW_THREAD_MIN ? 1 : N * M + 1,
+                    padded_fits(g) ? forward_padded : forward_planes, &d);
 }
 
 void wt_conv_depthwise_grad(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M,
