@@ -104,6 +104,15 @@ static int padded_fits(const wt_conv_geom *g) {
          g->pad[2] + g->img[2] <= padded_row(g);
 }
 
+/* Copies input plane xc into buf as padded rows (see padded_row). */
+static void pad_plane(const wt_conv_geom *g, const float *xc, float *buf) {
+  const int64_t L = padded_row(g), W = g->img[2], rows = g->img[0] * g->img[1];
+  for (int64_t r = 0; r < rows; r++) {
+    memset(buf + r * L, 0, sizeof(float) * (size_t)L);
+    memcpy(buf + r * L + g->pad[2], xc + r * W, sizeof(float) * (size_t)W);
+  }
+}
+
 /* Forward over planes small enough to copy: each input plane once into rows with the leading
  * and trailing pads as zeros, so every output takes the vector path (four at a time; the last
  * OW % 4 one at a time with the same terms): bias, then every kw tap of the in-image rows in
@@ -112,19 +121,14 @@ static void forward_padded(void *ctx, int64_t p0, int64_t count) {
   const dw_ctx *d = ctx;
   const wt_conv_geom *g = d->g;
   const int64_t G = wt_conv_grid_size(g), I = wt_conv_img_size(g), K = wt_conv_kernel_size(g);
-  const int64_t KW = g->k[2], s2 = g->stride[2], d2 = g->dil[2], p2 = g->pad[2];
-  const int64_t W = g->img[2], OW = g->grid[2], L = padded_row(g), rows = g->img[0] * g->img[1];
+  const int64_t KW = g->k[2], s2 = g->stride[2], d2 = g->dil[2];
+  const int64_t OW = g->grid[2], L = padded_row(g);
   _Alignas(16) float buf[DW_PAD_MAX];
   for (int64_t p = p0; p < p0 + count; p++) {
     const int64_t n = p / d->M, m = p % d->M, c = m / d->mult;
     const float *xc = d->x + (n * d->C + c) * I, *wm = d->w + m * K;
     const float b = d->bias ? d->bias[m] : 0.0f;
-    if (p == p0 || m % d->mult == 0) /* the plane changes (its output channels are consecutive) */
-      for (int64_t r = 0; r < rows; r++) {
-        float *dst = buf + r * L;
-        memset(dst, 0, sizeof(float) * (size_t)L);
-        memcpy(dst + p2, xc + r * W, sizeof(float) * (size_t)W);
-      }
+    if (p == p0 || m % d->mult == 0) pad_plane(g, xc, buf); /* a new plane (its outputs are consecutive) */
     for (int64_t od = 0; od < g->grid[0]; od++)
       for (int64_t oh = 0; oh < g->grid[1]; oh++) {
         float *yrow = d->y + p * G + (od * g->grid[1] + oh) * OW;
@@ -254,6 +258,54 @@ static void grad_w_channels(void *ctx, int64_t m0, int64_t count) {
   }
 }
 
+/* Taps whose dW sums stay in registers / on the stack (grad_w_padded). */
+#define DW_TAPS_MAX 32
+
+/* dW over padded planes (as forward_padded): per channel, every tap's sum of dY * X in four
+ * lanes (outputs o, o + 4, ... of each row, images and rows in order) plus the last OW % 4
+ * outputs one at a time, reduced at the end; pad taps add dY * 0. */
+static void grad_w_padded(void *ctx, int64_t m0, int64_t count) {
+  const dw_ctx *d = ctx;
+  const wt_conv_geom *g = d->g;
+  const int64_t G = wt_conv_grid_size(g), I = wt_conv_img_size(g), K = wt_conv_kernel_size(g);
+  const int64_t KW = g->k[2], s2 = g->stride[2], d2 = g->dil[2], OW = g->grid[2], L = padded_row(g);
+  _Alignas(16) float buf[DW_PAD_MAX];
+  wt_f32x4 acc[DW_TAPS_MAX];
+  float tail[DW_TAPS_MAX];
+  for (int64_t m = m0; m < m0 + count; m++) {
+    const int64_t c = m / d->mult;
+    for (int64_t t = 0; t < K; t++) acc[t] = wt_f32x4_zero(), tail[t] = 0.0f;
+    for (int64_t n = 0; n < d->N; n++) {
+      pad_plane(g, d->x + (n * d->C + c) * I, buf);
+      const float *dym = d->dy + (n * d->M + m) * G;
+      for (int64_t od = 0; od < g->grid[0]; od++)
+        for (int64_t oh = 0; oh < g->grid[1]; oh++) {
+          const float *dyrow = dym + (od * g->grid[1] + oh) * OW;
+          for (int64_t kd = 0; kd < g->k[0]; kd++) {
+            const int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
+            if (id < 0 || id >= g->img[0]) continue;
+            for (int64_t kh = 0; kh < g->k[1]; kh++) {
+              const int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
+              if (ih < 0 || ih >= g->img[1]) continue;
+              const float *xr = buf + (id * g->img[1] + ih) * L;
+              wt_f32x4 *a = acc + (kd * g->k[1] + kh) * KW;
+              float *tl = tail + (kd * g->k[1] + kh) * KW;
+              int64_t o = 0;
+              for (; o + 4 <= OW; o += 4) {
+                const wt_f32x4 dv = wt_f32x4_load(dyrow + o);
+                for (int64_t kw = 0; kw < KW; kw++)
+                  a[kw] = wt_f32x4_add(a[kw], wt_f32x4_mul(dv, load_strided(xr + o * s2 + kw * d2, s2)));
+              }
+              for (; o < OW; o++)
+                for (int64_t kw = 0; kw < KW; kw++) tl[kw] += dyrow[o] * xr[o * s2 + kw * d2];
+            }
+          }
+        }
+    }
+    for (int64_t t = 0; t < K; t++) d->dw[m * K + t] = wt_f32x4_hsum(acc[t]) + tail[t];
+  }
+}
+
 /* Planes (or channels) per pool block: about 16K output elements, at least one. */
 static int64_t per_block(int64_t elems) {
   return elems >= 16384 ? 1 : 16384 / (elems > 0 ? elems : 1);
@@ -274,6 +326,8 @@ void wt_conv_depthwise_grad(const wt_conv_geom *g, int64_t N, int64_t C, int64_t
                             float *dw) {
   dw_ctx d = {.g = g, .C = C, .M = M, .mult = M / C, .x = x, .w = w, .dy = dy, .dx = dx, .dw = dw, .N = N};
   const int64_t G = wt_conv_grid_size(g), work = N * M * G * wt_conv_kernel_size(g);
-  if (dw) wt_parallel_range(M, per_block(N * G), work >= WT_DW_THREAD_MIN ? 1 : M + 1, grad_w_channels, &d);
+  if (dw)
+    wt_parallel_range(M, per_block(N * G), work >= WT_DW_THREAD_MIN ? 1 : M + 1,
+                      padded_fits(g) && wt_conv_kernel_size(g) <= DW_TAPS_MAX ? grad_w_padded : grad_w_channels, &d);
   if (dx) wt_parallel_range(N * C, per_block(wt_conv_img_size(g)), work >= WT_DW_THREAD_MIN ? 1 : N * C + 1, grad_x_planes, &d);
 }
