@@ -258,6 +258,83 @@ static void grad_w_channels(void *ctx, int64_t m0, int64_t count) {
   }
 }
 
+/* dX by gathering (stride 1 along rows, one output channel per input channel): each dY plane
+ * is copied into rows of dx_row(g) floats, (KW - 1) * dil zeros first, so that every input
+ * position reads its taps' outputs without bounds checks. */
+static int64_t dx_row(const wt_conv_geom *g) {
+  return g->img[2] + g->pad[2] + (g->k[2] - 1) * g->dil[2] + 4;
+}
+
+static int dx_padded_fits(const wt_conv_geom *g, int64_t mult) {
+  const int64_t B = (g->k[2] - 1) * g->dil[2];
+  return mult == 1 && g->stride[2] == 1 && B + g->grid[2] <= dx_row(g) &&
+         g->grid[0] * g->grid[1] * dx_row(g) <= DW_PAD_MAX;
+}
+
+/* Output index of input position i along a dim for tap k, or -1 (not a multiple of the stride,
+ * or outside the grid). */
+static inline int64_t out_of(int64_t i, int64_t k, int64_t s, int64_t dil, int64_t pad, int64_t n) {
+  int64_t t = i + pad - k * dil;
+  if (t < 0 || t % s) return -1;
+  t /= s;
+  return t < n ? t : -1;
+}
+
+/* dX, planes [p0, p0 + count) of (image, channel): each input position's sum over its taps in
+ * (kd, kh, kw) order, four positions at a time in a register (the last W % 4 one at a time with
+ * the same terms); taps landing past the grid's row ends read the zeros. */
+static void grad_x_padded(void *ctx, int64_t p0, int64_t count) {
+  const dw_ctx *d = ctx;
+  const wt_conv_geom *g = d->g;
+  const int64_t G = wt_conv_grid_size(g), I = wt_conv_img_size(g), K = wt_conv_kernel_size(g);
+  const int64_t KW = g->k[2], d2 = g->dil[2], p2 = g->pad[2], W = g->img[2], OW = g->grid[2];
+  const int64_t L = dx_row(g), B = (KW - 1) * d2, rows = g->grid[0] * g->grid[1];
+  _Alignas(16) float buf[DW_PAD_MAX];
+  for (int64_t p = p0; p < p0 + count; p++) { /* p = n * C + c, and m = c */
+    const int64_t n = p / d->C, m = p % d->C;
+    const float *dym = d->dy + (n * d->M + m) * G, *wm = d->w + m * K;
+    for (int64_t r = 0; r < rows; r++) {
+      memset(buf + r * L, 0, sizeof(float) * (size_t)L);
+      memcpy(buf + r * L + B, dym + r * OW, sizeof(float) * (size_t)OW);
+    }
+    float *dxc = d->dx + p * I;
+    for (int64_t id = 0; id < g->img[0]; id++)
+      for (int64_t ih = 0; ih < g->img[1]; ih++) {
+        float *dxrow = dxc + (id * g->img[1] + ih) * W;
+        int64_t i = 0;
+        for (; i + 4 <= W; i += 4) {
+          wt_f32x4 acc = wt_f32x4_zero();
+          for (int64_t kd = 0; kd < g->k[0]; kd++) {
+            const int64_t od = out_of(id, kd, g->stride[0], g->dil[0], g->pad[0], g->grid[0]);
+            if (od < 0) continue;
+            for (int64_t kh = 0; kh < g->k[1]; kh++) {
+              const int64_t oh = out_of(ih, kh, g->stride[1], g->dil[1], g->pad[1], g->grid[1]);
+              if (oh < 0) continue;
+              const float *dr = buf + (od * g->grid[1] + oh) * L + B + p2 + i, *wr = wm + (kd * g->k[1] + kh) * KW;
+              for (int64_t kw = 0; kw < KW; kw++)
+                acc = wt_f32x4_add(acc, wt_f32x4_mul(wt_f32x4_splat(wr[kw]), wt_f32x4_load(dr - kw * d2)));
+            }
+          }
+          wt_f32x4_store(dxrow + i, acc);
+        }
+        for (; i < W; i++) {
+          float acc = 0.0f;
+          for (int64_t kd = 0; kd < g->k[0]; kd++) {
+            const int64_t od = out_of(id, kd, g->stride[0], g->dil[0], g->pad[0], g->grid[0]);
+            if (od < 0) continue;
+            for (int64_t kh = 0; kh < g->k[1]; kh++) {
+              const int64_t oh = out_of(ih, kh, g->stride[1], g->dil[1], g->pad[1], g->grid[1]);
+              if (oh < 0) continue;
+              const float *dr = buf + (od * g->grid[1] + oh) * L + B + p2 + i, *wr = wm + (kd * g->k[1] + kh) * KW;
+              for (int64_t kw = 0; kw < KW; kw++) acc += wr[kw] * dr[-kw * d2];
+            }
+          }
+          dxrow[i] = acc;
+        }
+      }
+  }
+}
+
 /* Taps whose dW sums stay in registers / on the stack (grad_w_padded). */
 #define DW_TAPS_MAX 32
 
@@ -329,5 +406,7 @@ void wt_conv_depthwise_grad(const wt_conv_geom *g, int64_t N, int64_t C, int64_t
   if (dw)
     wt_parallel_range(M, per_block(N * G), work >= WT_DW_THREAD_MIN ? 1 : M + 1,
                       padded_fits(g) && wt_conv_kernel_size(g) <= DW_TAPS_MAX ? grad_w_padded : grad_w_channels, &d);
-  if (dx) wt_parallel_range(N * C, per_block(wt_conv_img_size(g)), work >= WT_DW_THREAD_MIN ? 1 : N * C + 1, grad_x_planes, &d);
+  if (dx)
+    wt_parallel_range(N * C, per_block(wt_conv_img_size(g)), work >= WT_DW_THREAD_MIN ? 1 : N * C + 1,
+                      dx_padded_fits(g, M / C) ? grad_x_padded : grad_x_planes, &d);
 }

@@ -629,12 +629,14 @@ static void test_conv_stride(int64_t s) {
   free(col);
 }
 
-/* Depthwise (C == group, 2 outputs per channel; direct kernels): the same bits at 1-4 threads
- * (and with small work split), and dX / dW against float64 sums. 3x3, pad 1, stride (1, 2). */
-static void test_conv_depthwise(void) {
-  const int64_t N = 3, C = 5, M = 10, H = 7, W = 22, OH = 7, OW = 11, I = H * W, G = OH * OW;
+/* Depthwise (C == group, `mult` outputs per channel; direct kernels): the same bits at 1-4
+ * threads (and with small work split), and y, dX, dW against float64 sums. 3x3, pad 1, stride
+ * (sh, sw) over 7 x 22 images. */
+static void test_conv_depthwise(int64_t mult, int64_t sh, int64_t sw) {
+  const int64_t N = 3, C = 5, M = 5 * mult, H = 7, W = 22, OH = (H - 1) / sh + 1, OW = (W - 1) / sw + 1;
+  const int64_t I = H * W, G = OH * OW;
   const wt_conv_geom g = {.img = {1, H, W}, .grid = {1, OH, OW}, .k = {1, 3, 3},
-                          .stride = {1, 1, 2}, .dil = {1, 1, 1}, .pad = {0, 1, 1}};
+                          .stride = {1, sh, sw}, .dil = {1, 1, 1}, .pad = {0, 1, 1}};
   CHECK(wt_conv_is_depthwise(C, C) && !wt_conv_is_depthwise(4, 2) && !wt_conv_is_depthwise(1, 1));
   CHECK(wt_conv_grad_scratch_floats(&g, N, C, M, C) == 0);
   float *x = malloc(sizeof(float) * N * C * I), *w = malloc(sizeof(float) * M * 9);
@@ -668,6 +670,7 @@ static void test_conv_depthwise(void) {
   CHECK(same);
   /* every tap of every output: y against the float64 sum, and its adjoints dX and dW */
   double *dx = calloc((size_t)(N * C * I), sizeof(double)), dw[10 * 9] = {0}, worst = 0;
+  CHECK(M <= 10);
   for (int64_t n = 0; n < N; n++)
     for (int64_t m = 0; m < M; m++)
       for (int64_t oh = 0; oh < OH; oh++)
@@ -675,9 +678,9 @@ static void test_conv_depthwise(void) {
           double s = b[m], gy = dy[(n * M + m) * G + oh * OW + ow];
           for (int64_t kh = 0; kh < 3; kh++)
             for (int64_t kw = 0; kw < 3; kw++) {
-              int64_t ih = oh - 1 + kh, iw = ow * 2 - 1 + kw;
+              int64_t ih = oh * sh - 1 + kh, iw = ow * sw - 1 + kw;
               if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-              int64_t xi = (n * C + m / 2) * I + ih * W + iw;
+              int64_t xi = (n * C + m / mult) * I + ih * W + iw;
               s += (double)w[m * 9 + kh * 3 + kw] * x[xi];
               dx[xi] += gy * w[m * 9 + kh * 3 + kw];
               dw[m * 9 + kh * 3 + kw] += gy * x[xi];
@@ -706,7 +709,8 @@ static void test_conv_depthwise(void) {
 static void test_conv(void) {
   test_conv_stride(1);
   test_conv_stride(2);
-  test_conv_depthwise();
+  test_conv_depthwise(2, 1, 2); /* multiplier 2, stride 2 along rows: the scatter dX */
+  test_conv_depthwise(1, 2, 1); /* one output per channel, stride 1 along rows: the gather dX */
 }
 
 int main(void) {
