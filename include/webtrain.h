@@ -40,7 +40,8 @@ typedef enum wt_dtype {
   WT_FLOAT = 1,
   WT_INT32 = 6,
   WT_INT64 = 7,
-  WT_BOOL = 9
+  WT_BOOL = 9,
+  WT_FLOAT16 = 10           /* storage only: frozen weights, widened to float where read */
 } wt_dtype;
 
 /* Built-in losses and optimizers of artifact generation: ONNX Runtime's LossType / OptimType

@@ -1,6 +1,6 @@
 // Type declarations for js/abi.js (the C enums mirrored; tests/js/abi.test.mjs checks these literals too).
 export declare const Status: { readonly OK: 0; readonly ERR_INVALID_ARG: 1; readonly ERR_PARSE: 2; readonly ERR_UNSUPPORTED: 3; readonly ERR_SHAPE: 4; readonly ERR_NO_MEMORY: 5; readonly ERR_IO: 6; readonly ERR_RUNTIME: 7; readonly ERR_INTERNAL: 8; };
-export declare const DType: { readonly UNDEFINED: 0; readonly FLOAT: 1; readonly INT32: 6; readonly INT64: 7; readonly BOOL: 9; };
+export declare const DType: { readonly UNDEFINED: 0; readonly FLOAT: 1; readonly INT32: 6; readonly INT64: 7; readonly BOOL: 9; readonly FLOAT16: 10; };
 export declare const Loss: { readonly NONE: 0; readonly MSE: 1; readonly CE: 2; readonly BCE: 3; readonly L1: 4; };
 export declare const Optim: { readonly NONE: 0; readonly ADAMW: 1; readonly SGD: 2; };
 export declare const LossType: { readonly MSELoss: typeof Loss.MSE; readonly CrossEntropyLoss: typeof Loss.CE; readonly BCEWithLogitsLoss: typeof Loss.BCE; readonly L1Loss: typeof Loss.L1 };

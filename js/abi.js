@@ -22,7 +22,7 @@ export const Status = Object.freeze({
 });
 
 /** enum wt_dtype: ONNX TensorProto codes of the element types webtrain computes with. */
-export const DType = Object.freeze({ UNDEFINED: 0, FLOAT: 1, INT32: 6, INT64: 7, BOOL: 9 });
+export const DType = Object.freeze({ UNDEFINED: 0, FLOAT: 1, INT32: 6, INT64: 7, BOOL: 9, FLOAT16: 10 });
 
 /** enum wt_loss_type: ONNX Runtime's LossType numbering. */
 export const Loss = Object.freeze({ NONE: 0, MSE: 1, CE: 2, BCE: 3, L1: 4 });

@@ -66,6 +66,13 @@ export interface GenerateArtifactsOptions extends ModelOptions {
   /** Names of the parameters kept frozen (saved in the checkpoint, not trained). */
   frozenParams?: readonly string[] | undefined;
   /**
+   * 'float16': frozen float32 weights read only by MatMul, Gemm (A, B), Gather (data) and Conv (W) are
+   * stored as float16 (half the memory; read through a Cast to float, widened where the kernels
+   * read them); the others are listed in the result's `keptFloat32` with the reason.
+   * 'float32' or absent: as they are (a float16 model's weights stay float16).
+   */
+  frozenDtype?: 'float16' | 'float32' | undefined;
+  /**
    * The loss added on the model's output: a built-in loss (`LossType` value, name, or options),
    * an onnxblock Block (a custom loss; it is called with the `lossInputNames`, or else with the
    * model's outputs), or null/undefined when the model's first output already is the loss.
@@ -128,6 +135,8 @@ export interface Artifacts<O extends GenerateArtifactsOptions = GenerateArtifact
   checkpoint: Uint8Array;
   /** Present with `nominalCheckpoint: true`. */
   nominalCheckpoint: BytesIf<Exclude<OptionOf<O, 'nominalCheckpoint'>, false>>;
+  /** With `frozenDtype: 'float16'`: the frozen float32 weights that stayed float32, and why. */
+  keptFloat32?: { name: string; reason: string }[];
 }
 
 /**

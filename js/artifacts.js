@@ -7,7 +7,7 @@ import { importNode, isNode } from './node-builtin.js';
 import { Block, withBuilder } from './onnxblock.js';
 import { withGenerator } from './builder.js';
 import { externalDataOption, externalReaders } from './external.js';
-import { LossType, OptimType, Loss, Optim, NameList, LossWeights, GenResult, fieldName } from './abi.js';
+import { DType, LossType, OptimType, Loss, Optim, NameList, LossWeights, GenResult, fieldName } from './abi.js';
 
 export { LossType, OptimType };
 
@@ -35,6 +35,7 @@ const optimOptions = (opt) => kindOptions(opt, OptimType, Optim.NONE, 'optimizer
  * there, named `${prefix}training_model.onnx` ... as ONNX Runtime names them.
  */
 export async function generateArtifacts(model, options = {}) {
+  const half = frozenDtypeOption(options.frozenDtype);
   const core = await init(options);
   const m = core.m;
   const entries = externalDataOption(options.externalData, 'generateArtifacts');
@@ -81,6 +82,7 @@ export async function generateArtifacts(model, options = {}) {
       core.check(m._wtw_gen_set_lr(gen, o.lr));
     }
     core.check(m._wtw_gen_set_flags(gen, options.nominalCheckpoint ? 1 : 0, options.ortFormat ? 1 : 0, options.customOpLibrary ? 1 : 0));
+    core.check(m._wtw_gen_set_frozen_dtype(gen, half ? DType.FLOAT16 : 0));
     core.check(m._wtw_gen_run(gen));
     // { trainingModel, evalModel, optimizerModel?, checkpoint, nominalCheckpoint? }: the
     // optimizer model and the nominal checkpoint only when generated.
@@ -90,9 +92,21 @@ export async function generateArtifacts(model, options = {}) {
       const optional = which === GenResult.OPTIMIZER_MODEL || which === GenResult.NOMINAL_CHECKPOINT;
       if (n || !optional) result[fieldName(key)] = n ? core.copyOut(m._wtw_gen_result_data(gen, which), n) : undefined;
     }
+    // frozenDtype 'float16': the frozen float32 weights that stay float32, and why
+    if (half) result.keptFloat32 = core.string(m._wtw_gen_frozen_kept(gen)).split('\n').filter(Boolean).map((line) => {
+      const at = line.indexOf(': ');
+      return { name: line.slice(0, at), reason: line.slice(at + 2) };
+    });
     if (options.artifactDirectory) await writeArtifacts(options.artifactDirectory, options.prefix ?? '', result);
     return result;
   });
+}
+
+/** frozenDtype: undefined or 'float32' (weights as they are) -> false, 'float16' -> true. */
+function frozenDtypeOption(value) {
+  if (value === undefined || value === null || value === 'float32') return false;
+  if (value === 'float16') return true;
+  throw new WebtrainError(`generateArtifacts: frozenDtype ${typeof value === 'string' ? `'${value}'` : String(value)}; expected 'float16' (frozen weights stored as float16) or 'float32' (as they are)`);
 }
 
 /** The file each artifact is written to (after the prefix), as ONNX Runtime names them. */
@@ -110,5 +124,5 @@ async function writeArtifacts(dir, prefix, result) {
     const { mkdir } = await importNode('fs/promises');
     await mkdir(d, { recursive: true });
   }
-  for (const [k, v] of Object.entries(result)) await writeBytes(`${d.replace(/\/$/, '')}/${prefix}${fileNames[k]}`, v);
+  for (const [k, v] of Object.entries(result)) if (fileNames[k]) await writeBytes(`${d.replace(/\/$/, '')}/${prefix}${fileNames[k]}`, v);
 }

@@ -1,8 +1,8 @@
 // Type declarations for js/tensor.js.
 import type { DType } from './abi.js';
 
-/** The element types webtrain's tensors hold. */
-export type TensorType = 'float32' | 'int32' | 'int64' | 'bool';
+/** The element types webtrain's tensors hold (`float16`: bits in a Uint16Array, frozen weights only). */
+export type TensorType = 'float32' | 'int32' | 'int64' | 'bool' | 'float16';
 
 /** The typed array behind each element type (`bool` is one byte per element, 0 or 1). */
 export interface TensorDataTypeMap {
@@ -10,6 +10,7 @@ export interface TensorDataTypeMap {
   int32: Int32Array;
   int64: BigInt64Array;
   bool: Uint8Array;
+  float16: Uint16Array;
 }
 
 /** What a plain array passed to `new Tensor(type, array, dims)` may hold, per element type. */
@@ -18,6 +19,7 @@ export interface TensorElementTypeMap {
   int32: number;
   int64: number | bigint;
   bool: boolean | number;
+  float16: number;
 }
 
 /** Any of the typed arrays a tensor can hold. */
@@ -50,7 +52,7 @@ export interface TensorConstructor {
   /** `new Tensor(data, dims)`: an int64 tensor. */
   new (data: BigInt64Array, dims?: readonly number[]): Tensor<'int64'>;
   readonly prototype: Tensor;
-  /** The ONNX element type code of a type name (enum wt_dtype, js/abi.js DType: float32 → FLOAT, int32 → INT32, int64 → INT64, bool → BOOL). */
+  /** The ONNX element type code of a type name (enum wt_dtype, js/abi.js DType: float32 → FLOAT, int32 → INT32, int64 → INT64, bool → BOOL, float16 → FLOAT16). */
   typeCode(type: TensorType): (typeof DType)[Exclude<keyof typeof DType, 'UNDEFINED'>];
   /** The type name of an ONNX element type code; throws a TypeError for unsupported codes. */
   typeName(code: number): TensorType;

@@ -6,6 +6,8 @@ const TYPES = {
   int32: { code: DType.INT32, array: Int32Array },
   int64: { code: DType.INT64, array: BigInt64Array },
   bool: { code: DType.BOOL, array: Uint8Array },
+  // IEEE float16 bit patterns (as onnxruntime-web holds them): frozen weights stored half size
+  float16: { code: DType.FLOAT16, array: Uint16Array },
 };
 const BY_CODE = new Map(Object.entries(TYPES).map(([name, t]) => [t.code, name]));
 

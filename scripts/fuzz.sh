@@ -127,6 +127,7 @@ if [[ ! -f "$C/.seeded" ]]; then
   # large files (the 400 KB MLPs, the 1.5 MB checkpoint) only slow the fuzzers down
   mapfile -t seeds < <(find tests/golden/cases -name model.onnx -size -256k; \
                        find tests/data/ort-mnist -type f ! -name '*.md' -size -256k; \
+                       ls tests/data/half-mlp*.onnx; \
                        [[ -d build/onnx-node-tests ]] && find build/onnx-node-tests -name model.onnx -size -64k)
   "$OUT/bin/fuzz_seedgen" "$C" "${seeds[@]}" 2>"$OUT/seedgen.log"
   touch "$C/.seeded"

@@ -42,6 +42,8 @@ Options:
   -o, --output DIR              directory to write the artifacts to (created if missing)
       --requires-grad a,b,...   parameters to train (default: every float initializer)
       --frozen a,b,...          parameters to keep fixed
+      --frozen-dtype float16    store frozen float32 weights as float16 (half the memory;
+                                read as float by MatMul, Gemm, Gather and Conv); default float32
       --loss NAME               ${LOSSES.join(' | ')} (default: none:
                                 the model's first output is the loss)
       --optimizer NAME          AdamW | SGD | none (default: none: no optimizer model)
@@ -56,6 +58,7 @@ Options:
       output: { type: 'string', short: 'o' },
       'requires-grad': { type: 'list' },
       frozen: { type: 'list' },
+      'frozen-dtype': { type: 'string', choices: ['float16', 'float32'] },
       loss: { type: 'string', choices: LOSSES },
       optimizer: { type: 'string', choices: OPTIMIZERS },
       'additional-outputs': { type: 'list' },
@@ -158,6 +161,7 @@ async function generateArtifactsCommand(o, [model]) {
     artifacts.generateArtifacts(model, {
       requiresGrad: o.requiresGrad,
       frozenParams: o.frozen,
+      frozenDtype: o.frozenDtype,
       loss: o.loss === undefined || o.loss === 'none' ? undefined : o.loss,
       optimizer: o.optimizer === undefined || o.optimizer === 'none' ? undefined : o.optimizer,
       additionalOutputNames: o.additionalOutputs,
@@ -171,6 +175,10 @@ async function generateArtifactsCommand(o, [model]) {
   const width = Math.max(...rows.map((r) => r[0].length));
   process.stdout.write(`wrote ${rows.length} files:\n`);
   for (const [path, size] of rows) process.stdout.write(`  ${path.padEnd(width)}  ${size.padStart(9)}\n`);
+  if (result.keptFloat32?.length) {
+    process.stdout.write(`kept float32 (${result.keptFloat32.length} frozen weight${result.keptFloat32.length === 1 ? '' : 's'}):\n`);
+    for (const { name, reason } of result.keptFloat32) process.stdout.write(`  ${name}: ${reason}\n`);
+  }
   return 0;
 }
 

@@ -51,6 +51,8 @@ typedef struct wt_artifacts_opts {
   int nominal_checkpoint;       /* also produce a nominal checkpoint */
   int ort_format;               /* rejected: not supported */
   const char *custom_op_library;  /* rejected: not supported */
+  int frozen_dtype;             /* 0: frozen weights as they are; WT_FLOAT16: float32 ones stored as
+                                   float16 where only GEMM inputs and Gather read them (half.c) */
 } wt_artifacts_opts;
 
 typedef struct wt_bytes {
@@ -60,6 +62,8 @@ typedef struct wt_bytes {
 
 typedef struct wt_artifacts {
   wt_bytes training_model, eval_model, optimizer_model, checkpoint, nominal_checkpoint;
+  /* frozen_dtype: the frozen float32 weights kept float32, a line "name: why" each (NULL: none) */
+  char *frozen_kept;
 } wt_artifacts;
 
 int wt_generate_artifacts(const uint8_t *model, size_t len, const wt_artifacts_opts *opts,
@@ -80,6 +84,12 @@ int wt_artifacts_add_loss(wt_graph *g, const wt_artifacts_opts *o, int *loss_val
 int wt_artifacts_eval_model(const wt_graph *g, wt_bytes *out);
 /* The training model's fusions (see fuse.c); prunes what they leave dead. */
 int wt_artifacts_fuse_gelu(wt_graph *g);
+/* frozen_dtype float16 on the forward graph (shapes inferred): every float32 initializer not in
+ * trainable[] that only GEMM inputs and Gather read becomes float16 behind a Cast to float (one
+ * read only through a 2-D Transpose into them is transposed first: that value replaces it, in
+ * frozen[] too); *kept (malloc'd, NULL when empty) names the others and why. */
+int wt_artifacts_frozen_half(wt_graph *g, const int *trainable, int n_tr, int *frozen, int n_fr,
+                             char **kept);
 int wt_artifacts_optimizer_model(const wt_graph *train, const int *params, int n_params,
                                  const wt_optim_opts *o, wt_bytes *out);
 

@@ -119,7 +119,9 @@ static int check_names(const wt_graph *g, const char *what, const char *const *n
       return wt_errorf(WT_ERR_INVALID_ARG, "%s: '%s' is not an initializer (parameter) of the model%s",
                        what, names[i], hint);
     }
-    if (g->values[v].dtype != WT_FLOAT)
+    /* a frozen weight may be float16 (kept as it is: read through a Cast to float) */
+    int frozen_half = g->values[v].dtype == WT_FLOAT16 && !strcmp(what, "frozen_params");
+    if (g->values[v].dtype != WT_FLOAT && !frozen_half)
       return wt_errorf(WT_ERR_INVALID_ARG, "%s: parameter '%s' is %s; only float parameters can be "
                        "trained", what, names[i], wt_dtype_name(g->values[v].dtype));
   }
@@ -320,6 +322,14 @@ int wt_generate_artifacts_graph(wt_graph *g, const wt_artifacts_opts *o, wt_arti
     goto fail;
   }
   if ((rc = select_params(g, o, tr, &n_tr, fr, &n_fr))) goto fail;
+  if (o->frozen_dtype && o->frozen_dtype != WT_FLOAT16 && o->frozen_dtype != WT_FLOAT) {
+    rc = wt_errorf(WT_ERR_INVALID_ARG, "frozen_dtype: %s; expected float16 or float",
+                   wt_dtype_name(o->frozen_dtype));
+    goto fail;
+  }
+  if (o->frozen_dtype == WT_FLOAT16 && ((rc = wt_graph_infer_shapes(g)) ||
+                                        (rc = wt_artifacts_frozen_half(g, tr, n_tr, fr, n_fr, &out->frozen_kept))))
+    goto fail;
   if ((rc = write_checkpoint(g, tr, n_tr, fr, n_fr, 0, o->optimizer.lr, &out->checkpoint))) goto fail;
   if (o->nominal_checkpoint && (rc = write_checkpoint(g, tr, n_tr, fr, n_fr, 1, o->optimizer.lr, &out->nominal_checkpoint)))
     goto fail;
@@ -364,5 +374,6 @@ void wt_artifacts_free(wt_artifacts *a) {
   free(a->optimizer_model.data);
   free(a->checkpoint.data);
   free(a->nominal_checkpoint.data);
+  free(a->frozen_kept);
   memset(a, 0, sizeof *a);
 }

@@ -7,6 +7,7 @@ size_t wt_dtype_size(int dtype) {
     case WT_INT32: return 4;
     case WT_INT64: return 8;
     case WT_BOOL: return 1;
+    case WT_FLOAT16: return 2;
     default: return 0;
   }
 }

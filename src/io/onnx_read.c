@@ -27,7 +27,8 @@ static int read_value_type(wt_graph *g, int v, const Onnx__ValueInfoProto *vi, c
   const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
   if (tt->has_elem_type && tt->elem_type != 0 && !wt_dtype_supported(tt->elem_type))
     return wt_errorf(WT_ERR_UNSUPPORTED,
-                     "%s '%s' has dtype %s; webtrain supports float, int32, int64 and bool", what,
+                     "%s '%s' has dtype %s; webtrain supports float, int32, int64, bool and float16 "
+                     "(weights)", what,
                      val->name, wt_dtype_name(tt->elem_type));
   val->dtype = tt->has_elem_type ? tt->elem_type : 0;
   if (!tt->shape) return WT_OK;

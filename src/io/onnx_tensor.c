@@ -29,6 +29,16 @@ static int copy_typed(const Onnx__TensorProto *tp, int dtype, int64_t n, void *d
       if ((int64_t)have != n) break;
       for (int64_t i = 0; i < n; i++) ((uint8_t *)dst)[i] = tp->int32_data[i] != 0;
       return WT_OK;
+    case WT_FLOAT16: /* ONNX keeps each float16's bits in the low 16 bits of an int32 */
+      have = tp->n_int32_data;
+      if ((int64_t)have != n) break;
+      for (int64_t i = 0; i < n; i++) {
+        if (tp->int32_data[i] < 0 || tp->int32_data[i] > 0xffff)
+          return wt_errorf(WT_ERR_PARSE, "tensor '%s' is float16 and element %lld of its int32_data is "
+                           "%d: expected float16 bits, 0..65535", name, (long long)i, (int)tp->int32_data[i]);
+        ((uint16_t *)dst)[i] = (uint16_t)tp->int32_data[i];
+      }
+      return WT_OK;
     case WT_INT64:
       have = tp->n_int64_data;
       if ((int64_t)have != n) break;
@@ -49,7 +59,8 @@ int wt_tensor_from_proto(const Onnx__TensorProto *tp, const wt_onnx_read_opts *o
   int dtype = tp->has_data_type ? tp->data_type : 0;
   if (!wt_dtype_supported(dtype))
     return wt_errorf(WT_ERR_UNSUPPORTED,
-                     "%s '%s' has dtype %s; webtrain supports float, int32, int64 and bool", what,
+                     "%s '%s' has dtype %s; webtrain supports float, int32, int64, bool and float16 "
+                     "(weights)", what,
                      name, wt_dtype_name(dtype));
   if (tp->segment)
     return wt_errorf(WT_ERR_UNSUPPORTED, "%s '%s' is segmented; segments are not supported", what,

@@ -135,7 +135,6 @@ int64_t wt_conv_batch_images(const wt_conv_geom *g, int64_t N) {
 }
 
 size_t wt_conv_item_floats(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group) {
-  if (wt_conv_is_depthwise(C, group)) return 0; /* direct: kernels/conv_depthwise.c */
   const int64_t nb = wt_conv_batch_images(g, N), cols = nb * wt_conv_grid_size(g);
   if (nb > 1) /* the images' columns side by side, then the product's [Mg, cols] (Y or dY) */
     return (size_t)(((C / group) * wt_conv_kernel_size(g) + M / group) * cols);
@@ -165,7 +164,8 @@ static void conv_batch_item(const wt_conv_job *j, int64_t n0, int64_t nimg, int6
   float *prod = col + CK * cols;
   for (int64_t i = 0; i < nimg; i++)
     wt_im2col_ld(g, Cg, j->in + ((n0 + i) * j->C + gi * Cg) * I, col + i * G, cols);
-  wt_sgemm(0, 0, Mg, cols, CK, 1.0f, j->w + gi * Mg * CK, CK, col, cols, 0.0f, prod, cols);
+  wt_sgemm_half(j->w_half ? WT_GEMM_A_HALF : 0, 0, 0, Mg, cols, CK, 1.0f, wt_conv_w_at(j, gi * Mg * CK),
+                CK, col, cols, 0.0f, prod, cols, 0);
   for (int64_t i = 0; i < nimg; i++)
     for (int64_t m = 0; m < Mg; m++) {
       float *dst = j->out + ((n0 + i) * j->M + gi * Mg + m) * G;
@@ -204,7 +204,8 @@ static void conv_item(void *ctx, int64_t item, int32_t thread) {
     wt_im2col(g, Cg, xg, col);
     B = col;
   }
-  wt_sgemm(0, 0, Mg, G, CK, 1.0f, j->w + gi * Mg * CK, CK, B, G, j->bias ? 1.0f : 0.0f, yg, G);
+  wt_sgemm_half(j->w_half ? WT_GEMM_A_HALF : 0, 0, 0, Mg, G, CK, 1.0f, wt_conv_w_at(j, gi * Mg * CK),
+                CK, B, G, j->bias ? 1.0f : 0.0f, yg, G, 0);
 }
 
 /* Fewest multiply-adds of a whole Conv worth running its (image, group) products on the pool
@@ -222,12 +223,18 @@ int wt_conv_items_threaded(const wt_conv_geom *g, int64_t items, int64_t per_ite
 
 void wt_conv_forward(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group,
                      const float *x, const float *w, const float *bias, float *y, float *col) {
-  if (wt_conv_is_depthwise(C, group)) {
+  wt_conv_forward_w(g, N, C, M, group, x, w, 0, bias, y, col);
+}
+
+void wt_conv_forward_w(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group,
+                       const float *x, const void *w, int w_half, const float *bias, float *y,
+                       float *col) {
+  if (wt_conv_is_depthwise(C, group) && !w_half) { /* a float16 W takes the GEMM path */
     wt_conv_depthwise_forward(g, N, C, M, x, w, bias, y);
     return;
   }
   const int64_t nb = wt_conv_batch_images(g, N);
-  wt_conv_job j = {g, N, C, M, group, nb, x, w, bias, y, col};
+  wt_conv_job j = {g, N, C, M, group, nb, x, w, bias, y, col, w_half};
   const int64_t items = (N + nb - 1) / nb * group;
   const int64_t per = nb * (M / group) * wt_conv_grid_size(g) * (C / group) * wt_conv_kernel_size(g);
   if (wt_conv_items_threaded(g, items, per, wt_conv_item_floats(g, N, C, M, group))) {

@@ -74,9 +74,17 @@ int wt_conv_items_threaded(const wt_conv_geom *g, int64_t items, int64_t per_ite
 typedef struct wt_conv_job {
   const wt_conv_geom *g;
   int64_t N, C, M, group, nb;   /* nb: wt_conv_batch_images */
-  const float *in, *w, *bias;
+  const float *in;
+  const void *w;                /* float, or float16 when w_half (a frozen weight) */
+  const float *bias;
   float *out, *col;
+  int w_half;
 } wt_conv_job;
+
+/* The weight at element offset off (float or float16, as the job says). */
+static inline const void *wt_conv_w_at(const wt_conv_job *j, int64_t off) {
+  return j->w_half ? (const void *)((const uint16_t *)j->w + off) : (const void *)((const float *)j->w + off);
+}
 
 /* Conv forward. x [N, C, img...], w [M, C/group, k...], bias [M] or NULL, y [N, M, grid...].
  * col: scratch of wt_conv_scratch_floats(...) floats (may be NULL when that is 0). */
@@ -84,6 +92,10 @@ size_t wt_conv_scratch_floats(const wt_conv_geom *g, int64_t N, int64_t C, int64
                               int64_t group);
 void wt_conv_forward(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group,
                      const float *x, const float *w, const float *bias, float *y, float *col);
+/* The same with w float16 (w_half: a frozen weight, widened while the GEMM packs it). */
+void wt_conv_forward_w(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group,
+                       const float *x, const void *w, int w_half, const float *bias, float *y,
+                       float *col);
 
 /* ConvTranspose forward. x [N, C, grid...], w [C, M/group, k...], bias [M] or NULL,
  * y [N, M, img...]. col: scratch of wt_conv_transpose_scratch_floats(...) floats. */
@@ -105,14 +117,19 @@ size_t wt_conv_grad_scratch_floats(const wt_conv_geom *g, int64_t N, int64_t C, 
 void wt_conv_grad(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group,
                   const float *dy, const float *x, const float *w, float *dx, float *dw,
                   float *db, float *col);
+/* The same with w float16 when w_half (a frozen weight: dX reads it, widened while packed). */
+void wt_conv_grad_w(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group,
+                    const float *dy, const float *x, const void *w, int w_half, float *dx,
+                    float *dw, float *db, float *col);
 /* ConvTransposeGrad: dy [N, M, img...] -> dx like x [N, C, grid...], dw like w
  * [C, M/group, k...], db [M]. */
 void wt_conv_transpose_grad(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M,
                             int64_t group, const float *dy, const float *x, const float *w,
                             float *dx, float *dw, float *db, float *col);
 /* Depthwise convolutions (C == group > 1: one input channel per group, M / C outputs each) run
- * direct, without im2col or scratch (kernels/conv_depthwise.c); wt_conv_forward and
- * wt_conv_grad dispatch to them. dx / dw may be NULL; both are overwritten. */
+ * direct, without im2col, GEMM or the scratch (kernels/conv_depthwise.c): wt_conv_forward(_w)
+ * and wt_conv_grad(_w) dispatch to them unless W is float16 (then the GEMM path, which widens
+ * it while packing). dx / dw may be NULL; both are overwritten. */
 int wt_conv_is_depthwise(int64_t C, int64_t group);
 void wt_conv_depthwise_forward(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M,
                                const float *x, const float *w, const float *bias, float *y);

@@ -38,7 +38,8 @@ static void conv_dx_batch(const wt_conv_job *j, int64_t n0, int64_t nimg, int64_
   const int64_t cols = nimg * G;
   float *dyb = col + CK * cols;
   wt_conv_gather_cols(g, nimg, Mg, j->in + (n0 * j->M + gi * Mg) * G, j->M * G, dyb);
-  wt_sgemm(1, 0, CK, cols, Mg, 1.0f, j->w + gi * Mg * CK, CK, dyb, cols, 0.0f, col, cols);
+  wt_sgemm_half(j->w_half ? WT_GEMM_A_HALF : 0, 1, 0, CK, cols, Mg, 1.0f, wt_conv_w_at(j, gi * Mg * CK),
+                CK, dyb, cols, 0.0f, col, cols, 0);
   for (int64_t i = 0; i < nimg; i++) {
     float *dxg = j->out + ((n0 + i) * j->C + gi * Cg) * I;
     memset(dxg, 0, sizeof(float) * (size_t)(Cg * I));
@@ -56,13 +57,15 @@ static void conv_dx_item(void *ctx, int64_t item, int32_t thread) {
   }
   const int64_t Cg = j->C / j->group, Mg = j->M / j->group, n = item / j->group, gi = item % j->group;
   const int64_t G = wt_conv_grid_size(g), I = wt_conv_img_size(g), CK = Cg * wt_conv_kernel_size(g);
-  const float *dyg = j->in + (n * j->M + gi * Mg) * G, *wg = j->w + gi * Mg * CK;
+  const float *dyg = j->in + (n * j->M + gi * Mg) * G;
+  const void *wg = wt_conv_w_at(j, gi * Mg * CK);
+  const int half = j->w_half ? WT_GEMM_A_HALF : 0;
   float *dxg = j->out + (n * j->C + gi * Cg) * I;
   if (wt_conv_is_pointwise(g)) {
-    wt_sgemm(1, 0, CK, G, Mg, 1.0f, wg, CK, dyg, G, 0.0f, dxg, G);
+    wt_sgemm_half(half, 1, 0, CK, G, Mg, 1.0f, wg, CK, dyg, G, 0.0f, dxg, G, 0);
   } else {
     float *col = thread > 0 ? wt_pool_scratch_outer(thread) : j->col;
-    wt_sgemm(1, 0, CK, G, Mg, 1.0f, wg, CK, dyg, G, 0.0f, col, G);
+    wt_sgemm_half(half, 1, 0, CK, G, Mg, 1.0f, wg, CK, dyg, G, 0.0f, col, G, 0);
     memset(dxg, 0, sizeof(float) * (size_t)(Cg * I));
     wt_col2im(g, Cg, col, dxg);
   }
@@ -81,7 +84,6 @@ int64_t wt_conv_dw_chunks(int64_t N) {
 
 size_t wt_conv_grad_scratch_floats(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M,
                                    int64_t group) {
-  if (wt_conv_is_depthwise(C, group)) return 0;
   int64_t chunks = wt_conv_dw_chunks(N), partial = M * (C / group) * wt_conv_kernel_size(g);
   return wt_conv_item_floats(g, N, C, M, group) + (size_t)((chunks > 1 ? chunks - 1 : 0) * partial);
 }
@@ -133,11 +135,17 @@ static void conv_dw_chunk(void *ctx, int64_t b, int32_t thread) {
 void wt_conv_grad(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group,
                   const float *dy, const float *x, const float *w, float *dx, float *dw,
                   float *db, float *col) {
+  wt_conv_grad_w(g, N, C, M, group, dy, x, w, 0, dx, dw, db, col);
+}
+
+void wt_conv_grad_w(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group,
+                    const float *dy, const float *x, const void *w, int w_half, float *dx,
+                    float *dw, float *db, float *col) {
   const int64_t Cg = C / group, Mg = M / group;
   const int64_t K = wt_conv_kernel_size(g), G = wt_conv_grid_size(g);
   const int64_t CK = Cg * K;
   if (db) wt_channel_sums(dy, N, M, G, db);
-  if (wt_conv_is_depthwise(C, group)) {
+  if (wt_conv_is_depthwise(C, group) && !w_half) { /* a float16 W takes the GEMM path */
     wt_conv_depthwise_grad(g, N, C, M, dy, x, w, dx, dw);
     return;
   }
@@ -156,7 +164,7 @@ void wt_conv_grad(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_
   if (!dx) return;
   /* dX: independent per (image, group), so on the pool as the forward pass (conv.c). */
   const int64_t nb = wt_conv_batch_images(g, N), items = (N + nb - 1) / nb * group;
-  wt_conv_job j = {g, N, C, M, group, nb, dy, w, NULL, dx, col};
+  wt_conv_job j = {g, N, C, M, group, nb, dy, w, NULL, dx, col, w_half};
   if (wt_conv_items_threaded(g, items, nb * Mg * G * CK, wt_conv_item_floats(g, N, C, M, group))) {
     wt_parallel_for(items, conv_dx_item, &j);
     return;

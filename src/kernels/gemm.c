@@ -20,6 +20,7 @@
  * (packed_task); nothing in webtrain calls wt_sgemm from two threads outside the pool. */
 #include "kernels/gemm.h"
 
+#include "base/half.h"
 #include "base/pool.h"
 #include "kernels/simd.h"
 
@@ -72,7 +73,9 @@
 #define WT_GEMM_NC 256
 #endif
 #define KC WT_GEMM_KC
-#define MC ((WT_GEMM_MC / MR) * MR)
+/* MC rounded up to whole register tiles: with 6-row tiles a batch of 64 rows stays one block
+ * (60 would leave a 4-row block that packs all of op(B) again for 4 rows). */
+#define MC (((WT_GEMM_MC + MR - 1) / MR) * MR)
 #define NC ((WT_GEMM_NC / NR) * NR)
 
 /* 64-byte aligned for cache lines; 16-byte alignment is all the vector loads need. */
@@ -534,9 +537,44 @@ static void thread_buffers(int32_t thread, float **pa, float **pb) {
   *pb = s + MC * KC; /* MC * KC floats: a multiple of 16, so still 64-byte aligned */
 }
 
-/* C[i0 .. i1, j0 .. j1] by the Goto loop nest. */
+/* One KC slice of C[ic .. ic+mc, jc .. jc+nc]: op(B)'s slice packed in buf_b, op(A)'s in buf_a. */
+static void packed_tiles(const gemm_job *g, int64_t ic, int64_t mc, int64_t jc, int64_t nc,
+                         int64_t kc, float beta_k, const float *buf_a, const float *buf_b) {
+  for (int64_t jr = 0; jr < nc; jr += NR) {
+    int64_t n = min64(NR, nc - jr);
+    const float *pb = buf_b + jr * kc;
+    for (int64_t ir = 0; ir < mc; ir += MR) {
+      int64_t m = min64(MR, mc - ir);
+      const float *pa = buf_a + ir * kc;
+      float *c = g->C + (ic + ir) * g->ldc + jc + jr;
+      if (m == MR && n == NR)
+        micro_kernel(kc, pa, pb, c, g->ldc, g->alpha, beta_k);
+      else
+        edge_tile(kc, pa, pb, c, g->ldc, m, n, g->alpha, beta_k);
+    }
+  }
+}
+
+/* C[i0 .. i1, j0 .. j1] by the Goto loop nest. A block of at most MC rows (a training batch)
+ * takes the K slices outermost instead, so its rows of op(A) are packed once per slice rather
+ * than once per slice and NC columns; each element of C still sums the slices in order. */
 static void packed_block(const gemm_job *g, int64_t i0, int64_t i1, int64_t j0, int64_t j1,
                          float *buf_a, float *buf_b) {
+  if (i1 - i0 <= MC) {
+    int64_t mc = i1 - i0;
+    for (int64_t pc = 0; pc < g->K; pc += KC) {
+      int64_t kc = min64(KC, g->K - pc);
+      float beta_k = pc == 0 ? g->beta : 1.0f;
+      pack_a(g->trans_a, g->A, g->lda, i0, pc, mc, kc, buf_a);
+      for (int64_t jc = j0; jc < j1; jc += NC) {
+        int64_t nc = min64(NC, j1 - jc);
+        pack_b(g->trans_b, g->B, g->ldb, pc, jc, kc, nc, buf_b);
+        packed_tiles(g, i0, mc, jc, nc, kc, beta_k, buf_a, buf_b);
+        if (g->relu && pc + kc == g->K) relu_block(g->C + i0 * g->ldc + jc, mc, nc, g->ldc);
+      }
+    }
+    return;
+  }
   for (int64_t jc = j0; jc < j1; jc += NC) {
     int64_t nc = min64(NC, j1 - jc);
     for (int64_t pc = 0; pc < g->K; pc += KC) {
@@ -546,19 +584,7 @@ static void packed_block(const gemm_job *g, int64_t i0, int64_t i1, int64_t j0, 
       for (int64_t ic = i0; ic < i1; ic += MC) {
         int64_t mc = min64(MC, i1 - ic);
         pack_a(g->trans_a, g->A, g->lda, ic, pc, mc, kc, buf_a);
-        for (int64_t jr = 0; jr < nc; jr += NR) {
-          int64_t n = min64(NR, nc - jr);
-          const float *pb = buf_b + jr * kc;
-          for (int64_t ir = 0; ir < mc; ir += MR) {
-            int64_t m = min64(MR, mc - ir);
-            const float *pa = buf_a + ir * kc;
-            float *c = g->C + (ic + ir) * g->ldc + jc + jr;
-            if (m == MR && n == NR)
-              micro_kernel(kc, pa, pb, c, g->ldc, g->alpha, beta_k);
-            else
-              edge_tile(kc, pa, pb, c, g->ldc, m, n, g->alpha, beta_k);
-          }
-        }
+        packed_tiles(g, ic, mc, jc, nc, kc, beta_k, buf_a, buf_b);
         if (g->relu && pc + kc == g->K) relu_block(g->C + ic * g->ldc + jc, mc, nc, g->ldc);
       }
     }
@@ -579,8 +605,10 @@ static void packed_task(void *ctx, int64_t block, int32_t thread) {
 #ifndef WT_GEMM_THREAD_MIN
 #define WT_GEMM_THREAD_MIN ((int64_t)1 << 20)
 #endif
-/* Blocks of C the packed path aims for (enough for 4 threads to share evenly); never narrower
- * than 4 register tiles. */
+/* Blocks of C the packed path aims for: two per thread (a thread delayed by the machine's other
+ * work leaves its second block to the others), at most 8; never narrower than 4 register tiles.
+ * Fewer blocks pack less: each block packs its own rows of op(A) (all of them when M is a
+ * batch of <= MC rows) and columns of op(B). The bits do not depend on the grid. */
 #define WT_GEMM_BLOCKS 8
 
 /* Fewest multiply-adds for which the unpacked (direct) path splits its rows over threads. */
@@ -655,10 +683,13 @@ static void sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, flo
   /* One thread: one block, so each packed panel of op(B) serves all of M (blocks of C would pack
    * it again per block; the bits are the same either way, see above). */
   if ((M * N * K >= WT_GEMM_THREAD_MIN && wt_pool_threads() > 1) || wt_pool_split_small()) {
-    /* Blocks of MC rows; the columns cut as well until there are about WT_GEMM_BLOCKS. */
+    /* Blocks of MC rows; the columns cut as well until there are about two per thread. */
+    int64_t target = 2 * (int64_t)wt_pool_threads();
+    if (target > WT_GEMM_BLOCKS) target = WT_GEMM_BLOCKS;
+    if (target < 2) target = 2;
     g.mb = MC;
     g.mblocks = (M + MC - 1) / MC;
-    int64_t nsplit = (WT_GEMM_BLOCKS + g.mblocks - 1) / g.mblocks;
+    int64_t nsplit = (target + g.mblocks - 1) / g.mblocks;
     int64_t nb = (N + nsplit - 1) / nsplit;
     nb = (nb + NR - 1) / NR * NR;
     if (nb < 4 * NR) nb = 4 * NR;
@@ -698,4 +729,136 @@ void wt_sgemm_batch(int trans_a, int trans_b, int64_t nbatch, int64_t M, int64_t
     return;
   }
   for (int64_t t = 0; t < nbatch; t++) batch_task(&b, t, wt_pool_thread_index());
+}
+
+/* ---- float16 operands (frozen weights) ---------------------------------------------------
+ * A float16 A or B is widened to float while its panels are packed, so the microkernel, the
+ * blocking and the block split over threads are the float path's (bit-identical at any thread
+ * count, as above) and no float copy of the operand is ever made. Always the packed path: the
+ * thin and direct paths read their operands in place. */
+
+/* pack_kmajor from a float16 source. */
+static void pack_kmajor_h(const uint16_t *src, int64_t ld, int64_t kc, int64_t n, int w,
+                          float *restrict dst) {
+  for (int64_t j = 0; j < n; j += w) {
+    int64_t m = min64(w, n - j);
+    float *d = dst + j * kc;
+    for (int64_t k = 0; k < kc; k++) {
+      const uint16_t *s = src + k * ld + j;
+      int64_t i = 0;
+      for (; i < m; i++) d[k * w + i] = wt_f16_to_f32(s[i]);
+      for (; i < w; i++) d[k * w + i] = 0.0f;
+    }
+  }
+}
+
+/* pack_rows from a float16 source: row r read along k, written w apart. */
+static void pack_rows_h(const uint16_t *src, int64_t ld, int64_t rows, int64_t kc, int64_t w,
+                        float *restrict dst) {
+  for (int64_t r0 = 0; r0 < rows; r0 += w) {
+    int64_t m = min64(w, rows - r0);
+    for (int64_t i = 0; i < w; i++) {
+      const uint16_t *s = src + (r0 + i) * ld;
+      if (i < m)
+        for (int64_t k = 0; k < kc; k++) dst[k * w + i] = wt_f16_to_f32(s[k]);
+      else
+        for (int64_t k = 0; k < kc; k++) dst[k * w + i] = 0.0f;
+    }
+    dst += w * kc;
+  }
+}
+
+typedef struct gemm_half_job {
+  gemm_job g;          /* g.A / g.B: float or float16 as half says */
+  int half;            /* WT_GEMM_A_HALF | WT_GEMM_B_HALF */
+} gemm_half_job;
+
+static void pack_a_any(const gemm_half_job *h, int64_t i0, int64_t k0, int64_t mc, int64_t kc,
+                       float *dst) {
+  const gemm_job *g = &h->g;
+  if (!(h->half & WT_GEMM_A_HALF)) {
+    pack_a(g->trans_a, g->A, g->lda, i0, k0, mc, kc, dst);
+    return;
+  }
+  const uint16_t *A = (const uint16_t *)(const void *)g->A;
+  if (g->trans_a) pack_kmajor_h(A + k0 * g->lda + i0, g->lda, kc, mc, MR, dst);
+  else pack_rows_h(A + i0 * g->lda + k0, g->lda, mc, kc, MR, dst);
+}
+
+static void pack_b_any(const gemm_half_job *h, int64_t k0, int64_t j0, int64_t kc, int64_t nc,
+                       float *dst) {
+  const gemm_job *g = &h->g;
+  if (!(h->half & WT_GEMM_B_HALF)) {
+    pack_b(g->trans_b, g->B, g->ldb, k0, j0, kc, nc, dst);
+    return;
+  }
+  const uint16_t *B = (const uint16_t *)(const void *)g->B;
+  if (!g->trans_b) pack_kmajor_h(B + k0 * g->ldb + j0, g->ldb, kc, nc, NR, dst);
+  else pack_rows_h(B + j0 * g->ldb + k0, g->ldb, nc, kc, NR, dst);
+}
+
+/* packed_block with the packing above, in one loop nest: K slices outermost (each element of C
+ * sums them in order, as there), a batch of at most MC rows packs its rows of op(A) once per
+ * slice, and op(B) and larger A are packed as often as packed_block packs them. */
+static void packed_block_half(const gemm_half_job *h, int64_t i0, int64_t i1, int64_t j0,
+                              int64_t j1, float *buf_a, float *buf_b) {
+  const gemm_job *g = &h->g;
+  const int batch = i1 - i0 <= MC;
+  for (int64_t pc = 0; pc < g->K; pc += KC) {
+    int64_t kc = min64(KC, g->K - pc);
+    float beta_k = pc == 0 ? g->beta : 1.0f;
+    if (batch) pack_a_any(h, i0, pc, i1 - i0, kc, buf_a);
+    for (int64_t jc = j0; jc < j1; jc += NC) {
+      int64_t nc = min64(NC, j1 - jc);
+      pack_b_any(h, pc, jc, kc, nc, buf_b);
+      for (int64_t ic = i0; ic < i1; ic += MC) {
+        int64_t mc = min64(MC, i1 - ic);
+        if (!batch) pack_a_any(h, ic, pc, mc, kc, buf_a);
+        packed_tiles(g, ic, mc, jc, nc, kc, beta_k, buf_a, buf_b);
+        if (g->relu && pc + kc == g->K) relu_block(g->C + ic * g->ldc + jc, mc, nc, g->ldc);
+      }
+    }
+  }
+}
+
+static void packed_task_half(void *ctx, int64_t block, int32_t thread) {
+  const gemm_half_job *h = ctx;
+  const gemm_job *g = &h->g;
+  int64_t bi = block % g->mblocks, bj = block / g->mblocks;
+  int64_t i0 = bi * g->mb, j0 = bj * g->nb;
+  float *pa, *pb;
+  thread_buffers(thread, &pa, &pb);
+  packed_block_half(h, i0, min64(i0 + g->mb, g->M), j0, min64(j0 + g->nb, g->N), pa, pb);
+}
+
+void wt_sgemm_half(int half, int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
+                   float alpha, const void *A, int64_t lda, const void *B, int64_t ldb, float beta,
+                   float *C, int64_t ldc, int relu) {
+  if (!half) {
+    sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, relu);
+    return;
+  }
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0 || alpha == 0.0f) {
+    scale_c(M, N, beta, C, ldc);
+    if (relu) relu_block(C, M, N, ldc);
+    return;
+  }
+  gemm_half_job h = {{trans_a, trans_b, relu, M, N, K, alpha, beta, A, B, lda, ldb, ldc, C, M, N, 1},
+                     half};
+  gemm_job *g = &h.g;
+  /* the float path's split (see sgemm): one block on one thread, else MC rows by columns */
+  if ((M * N * K >= WT_GEMM_THREAD_MIN && wt_pool_threads() > 1) || wt_pool_split_small()) {
+    int64_t target = 2 * (int64_t)wt_pool_threads();
+    if (target > WT_GEMM_BLOCKS) target = WT_GEMM_BLOCKS;
+    if (target < 2) target = 2;
+    g->mb = MC;
+    g->mblocks = (M + MC - 1) / MC;
+    int64_t nsplit = (target + g->mblocks - 1) / g->mblocks;
+    int64_t nb = (N + nsplit - 1) / nsplit;
+    nb = (nb + NR - 1) / NR * NR;
+    if (nb < 4 * NR) nb = 4 * NR;
+    g->nb = nb < N ? nb : N;
+  }
+  wt_parallel_for(g->mblocks * ((N + g->nb - 1) / g->nb), packed_task_half, &h);
 }

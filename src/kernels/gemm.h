@@ -28,6 +28,16 @@ void wt_sgemm_batch(int trans_a, int trans_b, int64_t nbatch, int64_t M, int64_t
                     float beta, float *C, int64_t ldc, int relu, wt_gemm_offsets_fn offsets,
                     const void *ctx);
 
+/* C = alpha * op(A) op(B) + beta * C (ReLU after when relu) where A and/or B are float16 (frozen
+ * weights), as half says: WT_GEMM_A_HALF, WT_GEMM_B_HALF (0: wt_sgemm). lda / ldb in elements.
+ * Each operand is widened while its panels are packed (no float copy of it), the microkernel and
+ * blocking are wt_sgemm's packed path's: the result equals that path on the widened operands,
+ * bit-identical at any thread count. */
+enum { WT_GEMM_A_HALF = 1, WT_GEMM_B_HALF = 2 };
+void wt_sgemm_half(int half, int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
+                   float alpha, const void *A, int64_t lda, const void *B, int64_t ldb, float beta,
+                   float *C, int64_t ldc, int relu);
+
 /* The scalar reference the fast kernel is tested against (same contract, plain loops). */
 void wt_sgemm_ref(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
                   const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,

@@ -17,6 +17,7 @@ typedef struct conv_params {
   int64_t C, M, group;
   int has_bias;
   int want[3];                  /* gradient ops: outputs dX, dW, dB requested */
+  int w_half;                   /* Conv, ConvGrad: W float16 (a frozen weight, half_inputs) */
 } conv_params;
 static_assert(sizeof(conv_params) <= WT_PARAMS_MAX, "conv_params too big");
 
@@ -36,7 +37,8 @@ static int check_bias(const wt_infer_ctx *ctx, int64_t M, int *has_bias) {
 /* Checks X / W (node inputs xi and xi + 1) dtypes and ranks; returns nsp. */
 static int check_xw(const wt_tensor *X, const wt_tensor *W, int xi, int *nsp) {
   WT_TRY(wt_expect_float(X, "X", xi));
-  WT_TRY(wt_expect_float(W, "W", xi + 1));
+  /* float16 W reaches only the ops whose half_inputs say so (Conv, ConvGrad) */
+  if (W->dtype != WT_FLOAT16) WT_TRY(wt_expect_float(W, "W", xi + 1));
   if (X->rank < 3)
     return wt_errorf(WT_ERR_SHAPE, "input 'X' (index %d) has rank %d; expected rank >= 3 "
                      "(N, C, spatial...)", xi, X->rank);
@@ -65,6 +67,7 @@ static int conv_setup(const wt_node *n, const wt_tensor *X, const wt_tensor *W, 
   WT_TRY(read_group(n, &p->group));
   p->C = X->dims[1];
   p->M = W->dims[0];
+  p->w_half = W->dtype == WT_FLOAT16;
   if (W->dims[1] * p->group != p->C)
     return wt_errorf(WT_ERR_SHAPE, "input 'W' (index %d) has %lld input channels per group with "
                      "group %lld, but 'X' has %lld channels; expected W.dims[1] * group == C",
@@ -165,8 +168,8 @@ static int conv_run(const wt_run_ctx *ctx) {
   const conv_params *p = ctx->params;
   const wt_tensor *X = &ctx->in[0];
   if (wt_numel(&ctx->out[0]) == 0) return WT_OK; /* empty output: nothing to compute */
-  wt_conv_forward(&p->g, X->dims[0], p->C, p->M, p->group, X->data, ctx->in[1].data,
-                  p->has_bias ? ctx->in[2].data : NULL, ctx->out[0].data, ctx->scratch);
+  wt_conv_forward_w(&p->g, X->dims[0], p->C, p->M, p->group, X->data, ctx->in[1].data, p->w_half,
+                    p->has_bias ? ctx->in[2].data : NULL, ctx->out[0].data, ctx->scratch);
   return WT_OK;
 }
 
@@ -227,7 +230,8 @@ static int conv_transpose_grad_rule(wt_grad_ctx *c) {
 
 static const wt_op_def wt_op_Conv = {.domain = "", .op_type = "Conv", .min_inputs = 2,
                               .max_inputs = 3, .min_outputs = 1, .max_outputs = 1,
-                              .infer = conv_infer, .run = conv_run, .grad = conv_grad_rule};
+                              .infer = conv_infer, .run = conv_run, .grad = conv_grad_rule,
+                              .half_inputs = 0x2};
 
 /* ---- ConvTranspose ------------------------------------------------------------------------ */
 
@@ -310,9 +314,9 @@ static float *want_out(const wt_run_ctx *ctx, int i) {
 
 static int conv_grad_run(const wt_run_ctx *ctx) {
   const conv_params *p = ctx->params;
-  wt_conv_grad(&p->g, ctx->in[1].dims[0], p->C, p->M, p->group, ctx->in[0].data,
-               ctx->in[1].data, ctx->in[2].data, want_out(ctx, 0), want_out(ctx, 1),
-               want_out(ctx, 2), ctx->scratch);
+  wt_conv_grad_w(&p->g, ctx->in[1].dims[0], p->C, p->M, p->group, ctx->in[0].data,
+                 ctx->in[1].data, ctx->in[2].data, p->w_half, want_out(ctx, 0), want_out(ctx, 1),
+                 want_out(ctx, 2), ctx->scratch);
   return WT_OK;
 }
 
@@ -327,7 +331,7 @@ static int conv_transpose_grad_run(const wt_run_ctx *ctx) {
 static const wt_op_def wt_op_ConvGrad = {.domain = WT_MS, .op_type = "ConvGrad", .min_inputs = 3,
                                   .max_inputs = 3, .min_outputs = 1, .max_outputs = 3,
                                   .infer = conv_grad_infer, .run = conv_grad_run,
-                                  .flags = WT_OP_GRADIENT};
+                                  .flags = WT_OP_GRADIENT, .half_inputs = 0x4};
 
 static const wt_op_def wt_op_ConvTransposeGrad = {.domain = WT_MS, .op_type = "ConvTransposeGrad",
                                            .min_inputs = 3, .max_inputs = 3, .min_outputs = 1,

@@ -5,6 +5,7 @@
 #include <assert.h>
 #include <string.h>
 
+#include "base/half.h"
 #include "grad/grad.h"
 #include "kernels/copy.h"
 #include "ops/op.h"
@@ -12,6 +13,7 @@
 
 typedef struct index_params {
   int axis;      /* Gather*, ScatterElements: normalized axis; GatherND: batch_dims */
+  int widen;     /* Gather: float16 data, rows widened to float as they are copied */
   int reduction; /* scatters */
 } index_params;
 
@@ -112,11 +114,30 @@ static int gather_infer(wt_infer_ctx *ctx) {
   for (int i = 0; i < p->axis; i++) dims[k++] = x->dims[i];
   for (int i = 0; i < ind->rank; i++) dims[k++] = ind->dims[i];
   for (int i = p->axis + 1; i < x->rank; i++) dims[k++] = x->dims[i];
-  wt_set_shape(&ctx->out[0], x->dtype, r, dims);
+  p->widen = x->dtype == WT_FLOAT16; /* a float16 frozen embedding (half_inputs) */
+  wt_set_shape(&ctx->out[0], p->widen ? WT_FLOAT : x->dtype, r, dims);
+  return WT_OK;
+}
+
+/* gather_run from float16 data: each row widened into the float output as it is copied. */
+static int gather_run_widen(const wt_run_ctx *ctx) {
+  const index_params *p = ctx->params;
+  const wt_tensor *x = &ctx->in[0], *ind = &ctx->in[1];
+  int64_t outer = wt_dims_prod(x->dims, 0, p->axis), d = x->dims[p->axis];
+  int64_t row = wt_dims_prod(x->dims, p->axis + 1, x->rank), ni = wt_numel(ind);
+  const uint16_t *src = x->data;
+  float *dst = ctx->out[0].data;
+  for (int64_t j = 0; j < ni; j++) {
+    int64_t v = wt_su_idx(ind->data, ind->dtype == WT_INT64, j);
+    WT_TRY(fix_index(&v, d, j, p->axis));
+    for (int64_t o = 0; o < outer && row; o++)
+      wt_f16_to_f32_n(dst + (o * ni + j) * row, src + (o * d + v) * row, (size_t)row);
+  }
   return WT_OK;
 }
 
 static int gather_run(const wt_run_ctx *ctx) {
+  if (((const index_params *)ctx->params)->widen) return gather_run_widen(ctx);
   const index_params *p = ctx->params;
   const wt_tensor *x = &ctx->in[0], *ind = &ctx->in[1];
   size_t elem = wt_dtype_size(x->dtype);
@@ -558,7 +579,8 @@ static_assert(sizeof(index_params) <= WT_PARAMS_MAX, "params");
 
 static const wt_op_def wt_op_Gather = {.domain = "", .op_type = "Gather", .min_inputs = 2,
                                 .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
-                                .infer = gather_infer, .run = gather_run, .grad = gather_grad};
+                                .infer = gather_infer, .run = gather_run, .grad = gather_grad,
+                                .half_inputs = 0x1};
 static const wt_op_def wt_op_GatherElements = {.domain = "", .op_type = "GatherElements",
                                         .min_inputs = 2, .max_inputs = 2, .min_outputs = 1,
                                         .max_outputs = 1, .infer = gather_elements_infer,

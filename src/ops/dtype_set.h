@@ -6,8 +6,10 @@
 #include <stdint.h>
 
 #include "base/dtype.h"
+#include "base/half.h"
 
-enum { DT_F = 1, DT_I32 = 2, DT_I64 = 4, DT_B = 8, DT_NUM = DT_F | DT_I32 | DT_I64, DT_ALL = DT_NUM | DT_B };
+enum { DT_F = 1, DT_I32 = 2, DT_I64 = 4, DT_B = 8, DT_NUM = DT_F | DT_I32 | DT_I64, DT_ALL = DT_NUM | DT_B,
+       DT_H = 16 /* float16: storage only (Cast reads and writes it) */ };
 
 static inline unsigned dt_bit(int dtype) {
   switch (dtype) {
@@ -15,6 +17,7 @@ static inline unsigned dt_bit(int dtype) {
     case WT_INT32: return DT_I32;
     case WT_INT64: return DT_I64;
     case WT_BOOL: return DT_B;
+    case WT_FLOAT16: return DT_H;
     default: return 0;
   }
 }
@@ -24,16 +27,18 @@ static inline const char *dt_list(unsigned m) {
     case DT_F: return "float";
     case DT_B: return "bool";
     case DT_NUM: return "float, int32 or int64";
+    case DT_ALL | DT_H: return "float, float16, int32, int64 or bool";
     default: return "float, int32, int64 or bool";
   }
 }
 
-/* Element i of a float / int32 / int64 / bool buffer as a double (bool: 0 or 1). */
+/* Element i of a float / float16 / int32 / int64 / bool buffer as a double (bool: 0 or 1). */
 static inline double dt_load_d(const void *p, int dtype, int64_t i) {
   switch (dtype) {
     case WT_FLOAT: return ((const float *)p)[i];
     case WT_INT32: return ((const int32_t *)p)[i];
     case WT_INT64: return (double)((const int64_t *)p)[i];
+    case WT_FLOAT16: return wt_f16_to_f32(((const uint16_t *)p)[i]);
     default: return ((const uint8_t *)p)[i] != 0;
   }
 }

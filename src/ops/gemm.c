@@ -1,6 +1,7 @@
 /* Op family: gemm. MatMul (numpy matmul: 1-D promotion, broadcast batch dims) and Gemm
  * (Y = alpha * op(A) * op(B) + beta * C, C unidirectionally broadcast to [M, N]).
- * Both run on wt_sgemm; float32 only. Gradient rules emit Gemm on 2-D views (like ONNX Runtime)
+ * Both run on wt_sgemm; float32, with A and B also float16 (frozen weights reached through a Cast
+ * the shape pass skips: wt_sgemm_half widens them while packing). Gradient rules emit Gemm on 2-D views (like ONNX Runtime)
  * or MatMul + Transpose + ReduceSum for batched / broadcast / 1-D operands. */
 #include <assert.h>
 #include <string.h>
@@ -23,18 +24,30 @@ typedef struct mm_params {
   /* B has a single matrix: fold all of A's batches into the rows of one GEMM. */
   int fold;
   int relu;                     /* a following Relu fused as the GEMM's epilogue (absorb) */
+  int half;                     /* WT_GEMM_A_HALF / WT_GEMM_B_HALF: float16 operands */
 } mm_params;
 static_assert(sizeof(mm_params) <= WT_PARAMS_MAX, "mm_params too large");
 
+/* Operand i of a GEMM op: float, or float16 (sets its bit in *half). */
+static int expect_float_or_half(const wt_tensor *t, const char *name, int i, int *half) {
+  if (t->dtype == WT_FLOAT16) {
+    *half |= i == 0 ? WT_GEMM_A_HALF : WT_GEMM_B_HALF;
+    return WT_OK;
+  }
+  return wt_expect_float(t, name, i);
+}
+
 static int matmul_infer(wt_infer_ctx *ctx) {
   const wt_tensor *a = &ctx->in[0], *b = &ctx->in[1];
-  WT_TRY(wt_expect_float(a, "A", 0));
-  WT_TRY(wt_expect_float(b, "B", 1));
+  int half = 0;
+  WT_TRY(expect_float_or_half(a, "A", 0, &half));
+  WT_TRY(expect_float_or_half(b, "B", 1, &half));
   if (a->rank < 1 || b->rank < 1)
     return wt_errorf(WT_ERR_SHAPE, "inputs have ranks %d and %d; MatMul needs rank >= 1 on both",
                      a->rank, b->rank);
   mm_params *p = WT_PARAMS(ctx, mm_params);
   memset(p, 0, sizeof *p);
+  p->half = half;
   /* 1-D promotion: A [K] -> [1, K], B [K] -> [K, 1]; the added dim is dropped from Y. */
   int a1 = a->rank == 1, b1 = b->rank == 1;
   int64_t M = a1 ? 1 : a->dims[a->rank - 2], K = a->dims[a->rank - 1];
@@ -92,6 +105,27 @@ static void matmul_offsets(const void *ctx, int64_t t, int64_t off[3]) {
   }
 }
 
+/* matmul_run with float16 operands: batch by batch (each product splits over threads itself). */
+static void matmul_run_half(const mm_params *p, const void *A, const void *B, float *Y, int64_t nbatch) {
+  int64_t M = p->M, N = p->N, K = p->K;
+  size_t ea = p->half & WT_GEMM_A_HALF ? 2 : 4, eb = p->half & WT_GEMM_B_HALF ? 2 : 4;
+  if (p->fold) {
+    int64_t a_batches = 1;
+    for (int i = 0; i < p->nb; i++)
+      if (p->a_stride[i]) a_batches *= p->batch[i];
+    if (a_batches == nbatch) {
+      wt_sgemm_half(p->half, 0, 0, nbatch * M, N, K, 1.0f, A, K, B, N, 0.0f, Y, N, p->relu);
+      return;
+    }
+  }
+  for (int64_t t = 0; t < nbatch; t++) {
+    int64_t off[3];
+    matmul_offsets(p, t, off);
+    wt_sgemm_half(p->half, 0, 0, M, N, K, 1.0f, (const char *)A + (size_t)off[0] * ea, K,
+                  (const char *)B + (size_t)off[1] * eb, N, 0.0f, Y + off[2], N, p->relu);
+  }
+}
+
 static int matmul_run(const wt_run_ctx *ctx) {
   const mm_params *p = ctx->params;
   const float *A = ctx->in[0].data, *B = ctx->in[1].data;
@@ -101,6 +135,10 @@ static int matmul_run(const wt_run_ctx *ctx) {
   if (nbatch == 0 || M == 0 || N == 0) return WT_OK;
   if (K == 0) { /* Empty sums (ReLU of zeros is zeros); A and B may have no data at all. */
     memset(Y, 0, sizeof(float) * (size_t)(nbatch * M * N));
+    return WT_OK;
+  }
+  if (p->half) {
+    matmul_run_half(p, A, B, Y, nbatch);
     return WT_OK;
   }
   if (p->fold) {
@@ -254,7 +292,7 @@ static int matmul_absorb(void *params, const wt_node *next) {
 static const wt_op_def wt_op_MatMul = {.domain = "", .op_type = "MatMul", .min_inputs = 2,
                                 .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
                                 .infer = matmul_infer, .run = matmul_run, .grad = matmul_grad,
-                                .absorb = matmul_absorb};
+                                .absorb = matmul_absorb, .half_inputs = 0x3};
 
 /* ---- Gemm ------------------------------------------------------------------------------- */
 
@@ -266,13 +304,15 @@ typedef struct gemm_params {
   /* C's element strides along Y's rows and columns (0 where broadcast). */
   int64_t c_rs, c_cs;
   int relu;                     /* a following Relu fused as the GEMM's epilogue (absorb) */
+  int half;                     /* WT_GEMM_A_HALF / WT_GEMM_B_HALF: float16 operands */
 } gemm_params;
 static_assert(sizeof(gemm_params) <= WT_PARAMS_MAX, "gemm_params too large");
 
 static int gemm_infer(wt_infer_ctx *ctx) {
   const wt_tensor *a = &ctx->in[0], *b = &ctx->in[1];
-  WT_TRY(wt_expect_float(a, "A", 0));
-  WT_TRY(wt_expect_float(b, "B", 1));
+  int half = 0;
+  WT_TRY(expect_float_or_half(a, "A", 0, &half));
+  WT_TRY(expect_float_or_half(b, "B", 1, &half));
   int has_c = wt_has_input(ctx->in, ctx->n_in, 2);
   if (!has_c && ctx->opset < 11)
     return wt_errorf(WT_ERR_SHAPE, "input 'C' (index 2) is missing; it is optional only from opset 11");
@@ -280,6 +320,7 @@ static int gemm_infer(wt_infer_ctx *ctx) {
     return wt_errorf(WT_ERR_SHAPE, "inputs 'A' and 'B' have ranks %d and %d; expected rank 2",
                      a->rank, b->rank);
   gemm_params *p = WT_PARAMS(ctx, gemm_params);
+  p->half = half;
   p->trans_a = wt_attr_int(ctx->node, "transA", 0) != 0;
   p->trans_b = wt_attr_int(ctx->node, "transB", 0) != 0;
   p->alpha = wt_attr_float(ctx->node, "alpha", 1.0f);
@@ -337,7 +378,10 @@ static int gemm_run(const wt_run_ctx *ctx) {
     beta = p->beta;
   }
   int64_t lda = p->trans_a ? M : K, ldb = p->trans_b ? K : N;
-  (p->relu ? wt_sgemm_relu : wt_sgemm)(p->trans_a, p->trans_b, M, N, K, p->alpha, A, lda, B, ldb, beta, Y, N);
+  if (p->half)
+    wt_sgemm_half(p->half, p->trans_a, p->trans_b, M, N, K, p->alpha, A, lda, B, ldb, beta, Y, N, p->relu);
+  else
+    (p->relu ? wt_sgemm_relu : wt_sgemm)(p->trans_a, p->trans_b, M, N, K, p->alpha, A, lda, B, ldb, beta, Y, N);
   return WT_OK;
 }
 
@@ -372,7 +416,8 @@ static int gemm_grad(wt_grad_ctx *c) {
 
 static const wt_op_def wt_op_Gemm = {.domain = "", .op_type = "Gemm", .min_inputs = 2, .max_inputs = 3,
                               .min_outputs = 1, .max_outputs = 1, .infer = gemm_infer,
-                              .run = gemm_run, .grad = gemm_grad, .absorb = gemm_absorb};
+                              .run = gemm_run, .grad = gemm_grad, .absorb = gemm_absorb,
+                              .half_inputs = 0x3};
 
 const wt_op_def *const wt_ops_gemm[] = {
     &wt_op_Gemm,

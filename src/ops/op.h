@@ -100,7 +100,12 @@ enum wt_op_flags {
   WT_OP_RUNNING_STATS = 1u << 6,
   /* Accumulates input 1 into buffer input 0, overwriting it when the bool input 2 is true
    * (InPlaceAccumulatorV2): the planner may then have input 1 written straight into the buffer. */
-  WT_OP_ACCUMULATOR = 1u << 7
+  WT_OP_ACCUMULATOR = 1u << 7,
+  /* Converts its input 0 to the dtype of attribute 'to' (Cast). From float16 to float, when every
+   * reader of the output reads float16 itself (half_inputs), the shape pass leaves the float16
+   * bytes as they are (a view, nothing runs): frozen float16 weights are widened where a kernel
+   * reads them, never copied whole into float32. */
+  WT_OP_WIDEN = 1u << 8
 };
 
 typedef struct wt_op_def {
@@ -125,6 +130,11 @@ typedef struct wt_op_def {
    * comparing the node's op_type. */
   int variant;
   const void *spec;
+  /* Inputs (bit i: input i) the op reads as float16 as well as float, converting as it reads
+   * (GEMM packing its panels, Gather copying rows): a float16 frozen weight reaches them through
+   * a Cast the shape pass skips (WT_OP_WIDEN). float16 at any other input of any op is refused
+   * before its infer runs, naming the node, input and dtype. */
+  uint32_t half_inputs;
 } wt_op_def;
 
 /* A definition's gradient column in a family's op list (an X-macro): the rule, or none by design

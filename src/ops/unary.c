@@ -109,8 +109,8 @@ static int infer(wt_infer_ctx *ctx) {
     case K_CASTLIKE:
       out_dtype = s->kind == K_CAST ? (int)wt_attr_int(ctx->node, "to", 0) : ctx->in[1].dtype;
       if (!dt_bit(out_dtype))
-        return wt_errorf(WT_ERR_UNSUPPORTED, "target dtype %s; expected float, int32, int64 or bool",
-                         wt_dtype_name(out_dtype));
+        return wt_errorf(WT_ERR_UNSUPPORTED, "target dtype %s; expected float, float16, int32, int64 or "
+                         "bool", wt_dtype_name(out_dtype));
       p->to = out_dtype;
       break;
     case K_DROPOUT:
@@ -165,6 +165,11 @@ static void cast(const wt_tensor *x, wt_tensor *y) {
   int64_t n = wt_numel(x);
   if (x->dtype == y->dtype) {
     if (x->data != y->data) memcpy(y->data, x->data, wt_nbytes(x));
+    return;
+  }
+  if (y->dtype == WT_FLOAT16) { /* through float: int64 -> float rounds once more, as ORT does */
+    for (int64_t i = 0; i < n; i++)
+      ((uint16_t *)y->data)[i] = wt_f32_to_f16((float)dt_load_d(x->data, x->dtype, i));
     return;
   }
   for (int64_t i = 0; i < n; i++) {

@@ -73,7 +73,7 @@ enum { K_NOT = WT_EW_UNOP_COUNT, K_CAST, K_CASTLIKE, K_IDENTITY, K_DROPOUT, K_IS
   ACT(IsNaN, K_ISNAN, DT_F, 0, NO_RULE)                                                            \
   ACT(IsInf, K_ISINF, DT_F, 0, NO_RULE)                                                            \
   ACT(Not, K_NOT, DT_B, 0, NO_RULE)                                                                \
-  ACT(Cast, K_CAST, DT_ALL, 0, RULE)                                                               \
+  OP(Cast, "", "Cast", K_CAST, DT_ALL | DT_H, 0, 1, 1, 1, UN_INPLACE | WT_OP_WIDEN, RULE)           \
   OP(CastLike, "", "CastLike", K_CASTLIKE, DT_ALL, 0, 2, 2, 1, UN_INPLACE, RULE)                   \
   OP(Identity, "", "Identity", K_IDENTITY, DT_ALL, 0, 1, 1, 1, WT_OP_VIEW, RULE)                   \
   OP(Dropout, "", "Dropout", K_DROPOUT, DT_F, 0, 1, 3, 2, UN_INPLACE, RULE)                        \

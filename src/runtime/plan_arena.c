@@ -2,6 +2,7 @@
  * plan time. A value lives from the step that writes it to its last reader; views and in-place
  * outputs share their root's buffer; a dead value's room is reused. Two layouts are tried (step
  * order, then offline greedy-by-size) and the smaller kept. */
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "runtime/arena_alloc.h"
@@ -85,9 +86,12 @@ int wt_pl_assign_arena(wt_plan *p) {
       size_t nb = value_bytes(p, v);
       if (last[v] < 0) last[v] = s; /* unused output: still written by the kernel */
       if (wt_arena_alloc_take(&aa, nb, &off[v])) {
-        rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory: the activations at these input shapes pass "
-                       "what this build can address (at '%s', %zu bytes); use a smaller batch",
-                       g->values[v].name, nb);
+        uint64_t need = (uint64_t)aa.high_water + nb;
+        rc = wt_errorf(WT_ERR_NO_MEMORY, "the activations at these input shapes need more than %llu "
+                       "bytes (%llu MiB, at value '%s' of %zu bytes): more than this build can address "
+                       "for them (%llu MiB); what would help: a smaller batch or input",
+                       (unsigned long long)need, (unsigned long long)(need >> 20), g->values[v].name, nb,
+                       (unsigned long long)((uint64_t)(SIZE_MAX / 2) >> 20));
         goto out;
       }
       items[n_items] = (wt_arena_item){.size = nb, .first = s, .last = last[v]};

@@ -13,6 +13,11 @@
 #include "shape/shape.h"
 #include "webtrain.h"
 
+#ifdef __EMSCRIPTEN__
+#include <emscripten/heap.h>
+#include <malloc.h>
+#endif
+
 #define WT_PLAN_CACHE 8
 
 /* Reference-counted activation arena. `user` is the session whose last run's outputs it holds. */
@@ -155,6 +160,61 @@ int wt_session_set_input(wt_session *s, int32_t index, int32_t dtype, int32_t ra
   return WT_OK;
 }
 
+/* The most bytes a run may need: the build's maximum memory (wasm32: 4 GiB at most), or a test's
+ * smaller limit; natively 1 TiB, as the planner's own bound. */
+static uint64_t g_memory_limit;
+void wt_session_memory_limit_set(uint64_t bytes) { g_memory_limit = bytes; }
+static uint64_t memory_limit(void) {
+  if (g_memory_limit) return g_memory_limit;
+#ifdef __EMSCRIPTEN__
+  return (uint64_t)emscripten_get_heap_max();
+#else
+  return (uint64_t)1 << 40;
+#endif
+}
+
+/* Limits up front: the weights (initializers and the bytes fed to the inputs, parameters
+ * included) plus the plan's activations must fit in the memory the build can have, else the
+ * run fails before its arena is allocated, saying what it needs and what would help. */
+static int check_fits(const wt_session *s, const wt_tensor *inputs, const wt_plan *p) {
+#ifdef __EMSCRIPTEN__
+  if (!g_memory_limit) { /* what the heap holds now (weights, models, state) but this arena */
+    uint64_t in_use = (uint64_t)mallinfo().uordblks, arena = s->arena->base ? s->arena->bytes + 64 : 0;
+    uint64_t held = in_use > arena ? in_use - arena : 0, act = wt_plan_arena_bytes(p);
+    uint64_t limit = memory_limit();
+    if (held + act + 64 <= limit) return WT_OK;
+    return wt_errorf(WT_ERR_NO_MEMORY, "the model needs %llu bytes (%llu MiB: %llu MiB in use for its "
+                     "weights, models and state, %llu MiB of activations at these input shapes), more "
+                     "than this build's memory can hold (%llu MiB); what would help: a smaller batch or "
+                     "input, float16 frozen weights (generateArtifacts(model, { frozenDtype: 'float16' })), "
+                     "which halves them", (unsigned long long)(held + act),
+                     (unsigned long long)((held + act) >> 20), (unsigned long long)(held >> 20),
+                     (unsigned long long)(act >> 20), (unsigned long long)(limit >> 20));
+  }
+#endif
+  uint64_t weights = 0, half = 0;
+  for (int v = 0; v < s->g->n_values; v++)
+    if (s->g->values[v].flags & WT_VALUE_INITIALIZER) {
+      weights += s->g->values[v].nbytes;
+      if (s->g->values[v].dtype == WT_FLOAT16) half += s->g->values[v].nbytes;
+    }
+  for (int k = 0; k < s->g->n_inputs; k++) {
+    weights += wt_nbytes(&inputs[k]);
+    if (inputs[k].dtype == WT_FLOAT16) half += wt_nbytes(&inputs[k]);
+  }
+  uint64_t act = wt_plan_arena_bytes(p), need = weights + act, limit = memory_limit();
+  if (need <= limit) return WT_OK;
+  return wt_errorf(WT_ERR_NO_MEMORY, "the model needs %llu bytes (%llu MiB: %llu MiB of weights and "
+                   "inputs%s, %llu MiB of activations at these input shapes), more than this build's "
+                   "memory can hold (%llu MiB); what would help: a smaller batch or input, %s",
+                   (unsigned long long)need, (unsigned long long)(need >> 20),
+                   (unsigned long long)(weights >> 20), half ? " (float16 ones included)" : "",
+                   (unsigned long long)(act >> 20), (unsigned long long)(limit >> 20),
+                   half == weights ? "fewer or smaller weights" :
+                   "float16 frozen weights (generateArtifacts(model, { frozenDtype: 'float16' })), "
+                   "which halves them");
+}
+
 static int find_plan(wt_session *s, const wt_tensor *inputs, wt_plan **out) {
   for (int i = 0; i < s->n_plans; i++) {
     if (!wt_plan_matches(s->plans[i], inputs)) continue;
@@ -166,6 +226,11 @@ static int find_plan(wt_session *s, const wt_tensor *inputs, wt_plan **out) {
   }
   wt_plan *p;
   WT_TRY(wt_plan_build(s->g, inputs, &p));
+  int rc = check_fits(s, inputs, p);
+  if (rc) {
+    wt_plan_free(p);
+    return rc;
+  }
   if (s->n_plans == WT_PLAN_CACHE) {
     if (s->last == s->plans[WT_PLAN_CACHE - 1]) s->last = NULL;
     wt_plan_free(s->plans[--s->n_plans]);

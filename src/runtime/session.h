@@ -2,8 +2,14 @@
 #ifndef WT_RUNTIME_SESSION_H
 #define WT_RUNTIME_SESSION_H
 
+#include <stdint.h>
+
 #include "ir/ir.h"
 #include "webtrain.h"
+
+/* Limits up front: a plan whose weights, inputs and activations pass this many bytes fails
+ * before its arena is allocated (0: the build's maximum memory; tests set less). */
+void wt_session_memory_limit_set(uint64_t bytes);
 
 /* A session over g, which it takes ownership of (freed even on error). */
 int wt_session_create_from_graph(wt_graph *g, wt_session **out);

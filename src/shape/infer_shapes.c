@@ -119,6 +119,12 @@ int wt_graph_infer_shapes(wt_graph *g) {
         (val->flags & (WT_VALUE_INITIALIZER | WT_VALUE_GRAPH_INPUT)))
       continue;
     val->dtype = a->dtype;
+    /* a Cast the pass left as a float16 view (WT_OP_WIDEN) still declares its own type */
+    int p = val->producer;
+    if (a->dtype == WT_FLOAT16 && p >= 0 && p < g->n_nodes) {
+      const wt_op_def *op = wt_op_find(g->nodes[p].domain, g->nodes[p].op_type);
+      if (op && (op->flags & WT_OP_WIDEN)) val->dtype = (int8_t)wt_attr_int(&g->nodes[p], "to", a->dtype);
+    }
     int64_t dims[WT_MAX_RANK];
     for (int d = 0; d < a->rank; d++) dims[d] = a->dims[d] == b->dims[d] ? a->dims[d] : -1;
     rc = wt_value_set_shape(g, v, a->rank, dims);

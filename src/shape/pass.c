@@ -131,6 +131,46 @@ static int add_static(wt_shape_pass *sp, void *buf) {
   return WT_OK;
 }
 
+/* True when every reader of value v reads float16 itself at that input (its definition's
+ * half_inputs) or reads only its shape, and v is no graph output: a Cast from float16 to float
+ * producing v can leave the float16 bytes as they are. */
+static int read_as_half(const wt_graph *g, int v) {
+  if (g->values[v].flags & WT_VALUE_GRAPH_OUTPUT) return 0;
+  int readers = 0;
+  for (int i = 0; i < g->n_nodes; i++) {
+    const wt_node *n = &g->nodes[i];
+    for (int k = 0; k < n->n_inputs; k++) {
+      if (n->inputs[k] != v) continue;
+      const wt_op_def *op = wt_op_find(n->domain, n->op_type);
+      if (!op || (k < 32 && !(op->half_inputs >> k & 1u) && !(op->flags & WT_OP_SHAPE_ONLY))) return 0;
+      if (k >= 32) return 0;
+      readers++;
+    }
+  }
+  return readers > 0;
+}
+
+/* float16 reaches only the inputs whose op reads it (half_inputs), a Cast, or an op of shapes. */
+static int check_half_inputs(const wt_graph *g, const wt_node *n, const wt_op_def *op,
+                             const wt_tensor *in, int opset) {
+  if (op->flags & (WT_OP_WIDEN | WT_OP_SHAPE_ONLY)) return WT_OK;
+  for (int i = 0; i < n->n_inputs; i++) {
+    int v = n->inputs[i];
+    if (v < 0 || in[i].dtype != WT_FLOAT16) continue;
+    /* at a half input, only what a skipped Cast to float left (a float16 weight read as float) */
+    int p = g->values[v].producer;
+    const wt_op_def *by = p >= 0 && p < g->n_nodes ? wt_op_find(g->nodes[p].domain, g->nodes[p].op_type) : NULL;
+    if (i < 32 && (op->half_inputs >> i & 1u) && by && (by->flags & WT_OP_WIDEN)) continue;
+    return wt_node_error(wt_errorf(WT_ERR_SHAPE, "input %d '%s' is float16, which %s does not read: "
+                                   "webtrain holds float16 only as weights read through a Cast to float "
+                                   "by MatMul (A, B), Gemm (A, B), Gather (data) and Conv (W); convert "
+                                   "the model's float16 tensors to float32", i, g->values[v].name,
+                                   n->op_type),
+                         n, opset);
+  }
+  return WT_OK;
+}
+
 /* Infers one node; fills step (params, shapes). Sets *foldable when its outputs can be computed now. */
 static int infer_node(wt_shape_pass *sp, const wt_node *n, wt_shape_step *st, wt_tensor *in,
                       wt_tensor *out, int *foldable) {
@@ -175,6 +215,7 @@ static int infer_node(wt_shape_pass *sp, const wt_node *n, wt_shape_step *st, wt
     out[i].rank = g->values[v].rank;
     if (out[i].rank > 0) memcpy(out[i].dims, g->values[v].dims, sizeof *out[i].dims * (size_t)out[i].rank);
   }
+  WT_TRY(check_half_inputs(g, n, op, in, opset));
   node_ref ref = {sp, n};
   _Alignas(16) unsigned char params[WT_PARAMS_MAX] = {0};
   wt_infer_ctx ic = {.node = n, .opset = opset, .n_in = st->n_in, .in = in, .n_out = st->n_out,
@@ -182,6 +223,10 @@ static int infer_node(wt_shape_pass *sp, const wt_node *n, wt_shape_step *st, wt
                      .out = out, .params = params, .value = input_value, .value_user = &ref};
   int rc = op->infer(&ic);
   if (rc) return wt_node_error(rc, n, opset);
+  /* A float16 frozen weight's Cast to float whose readers widen it themselves: a view. */
+  int widened = (op->flags & WT_OP_WIDEN) && n->n_outputs == 1 && n->outputs[0] >= 0 &&
+                in[0].dtype == WT_FLOAT16 && out[0].dtype == WT_FLOAT && read_as_half(g, n->outputs[0]);
+  if (widened) out[0].dtype = WT_FLOAT16;
   for (size_t i = ic.params_bytes; i < WT_PARAMS_MAX; i++)
     if (params[i])
       return wt_node_error(wt_errorf(WT_ERR_INTERNAL, "infer wrote params past the %zu bytes it took "
@@ -220,9 +265,9 @@ static int infer_node(wt_shape_pass *sp, const wt_node *n, wt_shape_step *st, wt
     }
   }
   st->scratch_bytes = ic.scratch_bytes;
-  st->view = (op->flags & WT_OP_VIEW) && n->n_inputs > 0 && n->inputs[0] >= 0 &&
+  st->view = ((op->flags & WT_OP_VIEW) || widened) && n->n_inputs > 0 && n->inputs[0] >= 0 &&
              n->n_outputs > 0 && n->outputs[0] >= 0;
-  *foldable = all_known || (op->flags & WT_OP_SHAPE_ONLY);
+  *foldable = !widened && (all_known || (op->flags & WT_OP_SHAPE_ONLY));
   return WT_OK;
 }
 

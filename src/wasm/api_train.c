@@ -259,6 +259,17 @@ int wtw_gen_set_flags(gen *g, int nominal_checkpoint, int ort_format, int custom
   return WT_OK;
 }
 
+/* dtype: 0 (frozen weights as they are), WT_FLOAT or WT_FLOAT16 (see wt_artifacts_opts). */
+int wtw_gen_set_frozen_dtype(gen *g, int dtype) {
+  if (dtype != 0 && dtype != WT_FLOAT && dtype != WT_FLOAT16)
+    return wt_errorf(WT_ERR_INVALID_ARG, "frozen dtype %s; expected float16 or float", wt_dtype_name(dtype));
+  g->o.frozen_dtype = dtype == WT_FLOAT ? 0 : dtype;
+  return WT_OK;
+}
+
+/* After a run with frozen dtype float16: the weights kept float32, "name: why" per line, or "". */
+const char *wtw_gen_frozen_kept(const gen *g) { return g->out.frozen_kept ? g->out.frozen_kept : ""; }
+
 /* Generates from the loaded (and possibly extended) model; the model is consumed. */
 int wtw_gen_run(gen *g) {
   WT_TRY(need_graph(g));

@@ -113,6 +113,11 @@ int main(int argc, char **argv) {
   bad |= bench("d256", 0, 0, 1024, 256, 1024);
   bad |= bench("d256", 1, 0, 256, 1024, 1024);
   bad |= bench("d256", 0, 1, 1024, 256, 1024);
+  /* Attention at seq 128, head size 64 (the direct, unpacked path): Q K^T, P V, and the
+   * mid-sized 48 x 32 x 32. */
+  bad |= bench("attn", 0, 0, 128, 128, 64);
+  bad |= bench("attn", 0, 0, 128, 64, 128);
+  bad |= bench("attn", 0, 0, 48, 32, 32);
   /* Thin shapes (batch 1 inference, matrix x vector). */
   bad |= bench("thin", 0, 0, 1, 128, 784);
   bad |= bench("thin", 0, 1, 1, 128, 784);

@@ -108,7 +108,7 @@ static Onnx__TensorProto *tensor(const char *name, int dtype, int rank, const in
     t->dims[i] = dims[i];
     n *= dims[i];
   }
-  size_t es = dtype == WT_INT64 ? 8 : dtype == WT_BOOL ? 1 : 4;
+  size_t es = dtype == WT_INT64 ? 8 : dtype == WT_BOOL ? 1 : dtype == WT_FLOAT16 ? 2 : 4;
   t->has_raw_data = 1;
   t->raw_data.len = (size_t)n * es;
   t->raw_data.data = A(t->raw_data.len);
@@ -496,11 +496,41 @@ static int c_init_dtype_string(void) {
   b->g.initializer[1]->data_type = 8; /* STRING */
   return read_model(b);
 }
-static int c_input_dtype_float16(void) {
+static int c_input_dtype_double(void) {
   model *b = base_model();
-  b->g.input[0]->type->tensor_type->elem_type = 10; /* FLOAT16 */
+  b->g.input[0]->type->tensor_type->elem_type = 11; /* DOUBLE */
   return read_model(b);
 }
+/* float16 where no op reads it: a graph input straight into MatMul (not through a Cast of a
+ * weight), a bias into Add, a weight through a Cast whose reader is Add */
+static int c_input_float16_matmul(void) {
+  model *b = base_model();
+  b->g.input[0]->type->tensor_type->elem_type = WT_FLOAT16;
+  return run_model_x(b, WT_FLOAT16, 2, (int64_t[]){2, 4}, 0.0f);
+}
+static int c_init_float16_add(void) {
+  model *b = base_model();
+  b->g.initializer[1] = tensor("B", WT_FLOAT16, 1, (int64_t[]){3}, NULL);
+  return run_model(b);
+}
+static int c_init_float16_raw_short(void) {
+  model *b = base_model();
+  b->g.initializer[0] = tensor("W", WT_FLOAT16, 2, (int64_t[]){4, 3}, NULL);
+  b->g.initializer[0]->raw_data.len -= 4;
+  return read_model(b);
+}
+static int c_init_float16_int32_data(int count, int32_t value) {
+  model *b = base_model();
+  Onnx__TensorProto *t = tensor("W", WT_FLOAT16, 2, (int64_t[]){4, 3}, NULL);
+  t->has_raw_data = 0;
+  t->n_int32_data = (size_t)count;
+  t->int32_data = A(sizeof(int32_t) * (size_t)(count + 1));
+  for (int i = 0; i < count; i++) t->int32_data[i] = i == 5 ? value : 0x3c00;
+  b->g.initializer[0] = t;
+  return read_model(b);
+}
+static int c_init_float16_int32_count(void) { return c_init_float16_int32_data(11, 0x3c00); }
+static int c_init_float16_int32_range(void) { return c_init_float16_int32_data(12, 70000); }
 static int c_input_rank_9(void) {
   model *b = base_model();
   b->g.input[0] = value_info("X", WT_FLOAT, 9, (int64_t[]){1, 1, 1, 1, 1, 1, 1, 1, 4}, NULL);
@@ -1415,9 +1445,14 @@ static const bad_case CASES[] = {
   {"model/cycle", c_cycle, WT_ERR_PARSE, "MatMul node 'mm': input 'Z' is part of a cycle"},
   {"model/self-loop", c_self_loop, WT_ERR_PARSE, "Add node 'add': input 'Y' is part of a cycle"},
   {"model/undefined-input", c_undefined_input, WT_ERR_PARSE, "Add node 'add': input 'nowhere' is not a graph input, an initializer or the output of any node"},
-  {"model/initializer-double", c_init_dtype_double, WT_ERR_UNSUPPORTED, "initializer 'B' has dtype double; webtrain supports float, int32, int64 and bool"},
+  {"model/initializer-double", c_init_dtype_double, WT_ERR_UNSUPPORTED, "initializer 'B' has dtype double; webtrain supports float, int32, int64, bool and float16 (weights)"},
   {"model/initializer-string", c_init_dtype_string, WT_ERR_UNSUPPORTED, "initializer 'B' has dtype string"},
-  {"model/input-float16", c_input_dtype_float16, WT_ERR_UNSUPPORTED, "graph input 'X' has dtype float16"},
+  {"model/input-double", c_input_dtype_double, WT_ERR_UNSUPPORTED, "graph input 'X' has dtype double; webtrain supports float, int32, int64, bool and float16 (weights)"},
+  {"model/input-float16-to-matmul", c_input_float16_matmul, WT_ERR_SHAPE, "input 0 'X' is float16, which MatMul does not read"},
+  {"model/initializer-float16-to-add", c_init_float16_add, WT_ERR_SHAPE, "input 1 'B' is float16, which Add does not read"},
+  {"model/float16-raw-data-short", c_init_float16_raw_short, WT_ERR_PARSE, "initializer 'W' has 20 bytes of raw_data; float16 [4,3] needs 24"},
+  {"model/float16-int32-data-count", c_init_float16_int32_count, WT_ERR_PARSE, "tensor 'W' has 11 values in its int32_data field; its dims say 12"},
+  {"model/float16-int32-data-range", c_init_float16_int32_range, WT_ERR_PARSE, "tensor 'W' is float16 and element 5 of its int32_data is 70000"},
   {"model/input-rank-9", c_input_rank_9, WT_ERR_UNSUPPORTED, "graph input 'X' has rank 9; webtrain supports rank <= 8"},
   {"model/initializer-rank-9", c_init_rank_9, WT_ERR_UNSUPPORTED, "initializer 'B' has rank 9; webtrain supports rank <= 8"},
   {"model/initializer-negative-dim", c_init_negative_dim, WT_ERR_PARSE, "initializer 'B' has negative dimension -3 at axis 0"},

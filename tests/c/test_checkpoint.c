@@ -426,10 +426,17 @@ static void test_handmade(void) {
   free(out);
 
   wt_fb_builder_init(&b);
-  t = fb_tensor(&b, "half", 10, -1);
+  t = fb_tensor(&b, "half", 10, -1); /* float16 [2] with 8 bytes: a wrong byte count */
   v = wt_fb_create_ref_vector(&b, &t, 1);
   fb_checkpoint(&b, v, 2, &out, &len);
-  CHECK(expect_error(out, len, WT_ERR_UNSUPPORTED, "tensor 'half' has data type float16 (10)"));
+  CHECK(expect_error(out, len, WT_ERR_PARSE, "tensor 'half': raw_data has 8 bytes; float16 [2] needs 4"));
+  free(out);
+
+  wt_fb_builder_init(&b);
+  t = fb_tensor(&b, "dbl", 11, -1);
+  v = wt_fb_create_ref_vector(&b, &t, 1);
+  fb_checkpoint(&b, v, 2, &out, &len);
+  CHECK(expect_error(out, len, WT_ERR_UNSUPPORTED, "tensor 'dbl' has data type double (11)"));
   free(out);
 
   wt_fb_builder_init(&b);

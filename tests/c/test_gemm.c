@@ -98,6 +98,7 @@ again:
   /* Crossing the cache blocks: K > KC (512), M > MC (64), N > NC (256), several times over. */
   for (int t = 0; t < 4; t++) {
     fails += run_case(t & 1, t >> 1, 67, 53, 600, 1.0f, 0.0f, 5, 1);
+    fails += run_case(t & 1, t >> 1, 40, 530, 1100, 1.0f, 0.5f, 0, 0); /* <= MC rows, slices outermost */
     fails += run_case(t & 1, t >> 1, 131, 45, 300, 1.0f, 1.0f, 0, 0);
     fails += run_case(t & 1, t >> 1, 261, 19, 517, 0.5f, -0.5f, 7, 0);
     fails += run_case(t & 1, t >> 1, 5, 2100, 270, 1.0f, 0.0f, 1, 1);

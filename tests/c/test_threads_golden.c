@@ -4,13 +4,16 @@
  * optimizer step are bit-identical to the single-threaded run. The threaded runs split even
  * small kernels (wt_pool_set_split_small), so these small models take the threaded paths.
  * In the plain native tree (WT_COUNT_ALLOCS) it also counts heap allocations on every thread
- * during each step after the first (train step, optimizer step, gradient reset): none. */
+ * during each step after the first (train step, optimizer step, gradient reset): none. The tiny
+ * transformer is also trained with float16 frozen weights (test_frozen_half). */
 #include <ctype.h>
 #include <dirent.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "artifacts/artifacts.h"
+#include "base/half.h"
 #include "base/pool.h"
 #include "check.h"
 #ifdef WT_COUNT_ALLOCS
@@ -123,6 +126,9 @@ static int64_t numel(const wt_state *s, int32_t i) {
   return n;
 }
 
+/* Record only the trained parameters (not frozen ones: float16 ones have no float data). */
+static int g_trained_only;
+
 /* The allocations of steps after the first are added to *allocs (where they are counted). */
 static int train(const wt_artifacts *art, const char *dir, const char *json, trace *t, long *allocs) {
   wt_state *s = NULL;
@@ -164,12 +170,41 @@ static int train(const wt_artifacts *art, const char *dir, const char *json, tra
     if (!rc) rc = wt_module_lazy_reset_grad(m);
     if (k > 0) *allocs += wt_alloc_count_stop();
     for (int32_t i = 0; i < wt_state_param_count(s) && !rc; i++)
-      record(t, wt_state_param_data(s, i), numel(s, i));
+      if (wt_state_param_data(s, i) && (!g_trained_only || wt_state_param_requires_grad(s, i)))
+        record(t, wt_state_param_data(s, i), numel(s, i)); /* float ones */
   }
   wt_optimizer_free(o);
   wt_module_free(m);
   wt_state_free(s);
   return rc;
+}
+
+/* Trains art at 1 thread into *ref, then at 2-4 threads (small kernels split and not): the same
+ * bits every time, and no allocation in a step after the first. */
+static void check_threads(const char *name, const wt_artifacts *art, const char *dir,
+                          const char *json, trace *ref) {
+  trace t = {0};
+  wt_set_threads(1);
+  wt_pool_set_split_small(0);
+  long allocs = 0;
+  CHECK_OK(train(art, dir, json, ref, &allocs));
+  CHECK(ref->n > 0);
+  for (int32_t threads = 2; threads <= 4; threads++) {
+    wt_set_threads(threads);
+    for (int split = 0; split < 2; split++) {
+      wt_pool_set_split_small(split);
+      t.n = 0;
+      CHECK_OK(train(art, dir, json, &t, &allocs));
+      int same = t.n == ref->n && !memcmp(t.v, ref->v, sizeof(float) * (size_t)ref->n);
+      if (!same) fprintf(stderr, "%s: %d threads (split %d) differ from 1 thread\n", name, threads, split);
+      CHECK(same);
+    }
+  }
+  wt_pool_set_split_small(0);
+  if (allocs) fprintf(stderr, "%s: %ld heap allocations in steps after the first\n", name, allocs);
+  CHECK(allocs == 0);
+  printf("%s: %lld values bit-identical at 1, 2, 3, 4 threads" COUNTED "\n", name, (long long)ref->n);
+  free(t.v);
 }
 
 /* ---- every case ----------------------------------------------------------------------------- */
@@ -223,33 +258,99 @@ static int test_case(const char *name, int *trained) {
     free(json);
     return 0;
   }
-  trace ref = {0}, t = {0};
-  wt_set_threads(1);
-  wt_pool_set_split_small(0);
-  long allocs = 0;
-  CHECK_OK(train(&art, dir, json, &ref, &allocs));
-  CHECK(ref.n > 0);
-  for (int32_t threads = 2; threads <= 4; threads++) {
-    wt_set_threads(threads);
-    for (int split = 0; split < 2; split++) {
-      wt_pool_set_split_small(split);
-      t.n = 0;
-      CHECK_OK(train(&art, dir, json, &t, &allocs));
-      int same = t.n == ref.n && !memcmp(t.v, ref.v, sizeof(float) * (size_t)ref.n);
-      if (!same) fprintf(stderr, "%s: %d threads (split %d) differ from 1 thread\n", name, threads, split);
-      CHECK(same);
-    }
-  }
-  wt_pool_set_split_small(0);
-  if (allocs) fprintf(stderr, "%s: %ld heap allocations in steps after the first\n", name, allocs);
-  CHECK(allocs == 0);
-  printf("%s: %lld values bit-identical at 1, 2, 3, 4 threads" COUNTED "\n", name, (long long)ref.n);
+  trace ref = {0};
+  check_threads(name, &art, dir, json, &ref);
   (*trained)++;
   free(ref.v);
-  free(t.v);
   wt_artifacts_free(&art);
   free(json);
   return 0;
+}
+
+/* ---- float16 frozen weights ------------------------------------------------------------------
+ * The tiny transformer with its embedding and projection weights frozen as float16 (frozen_dtype:
+ * some in the checkpoint, some left as the models' initializers) and LayerNorm ln1 and the head
+ * trained, so gradients flow back through every frozen GEMM: losses, gradients and parameters
+ * over 3 steps agree with the same model whose float32 weights hold the float16 values, and are
+ * bit-identical at 1-4 threads with no allocation in a step. */
+static void round_to_half(wt_graph *g, const char *name) {
+  int v = wt_graph_find(g, name);
+  CHECK(v >= 0 && g->values[v].dtype == WT_FLOAT);
+  if (v < 0) return;
+  float *x = g->values[v].data;
+  for (size_t i = 0; i < g->values[v].nbytes / 4; i++) x[i] = wt_f16_to_f32(wt_f32_to_f16(x[i]));
+}
+
+typedef struct half_case {
+  const char *name;
+  int n_trained, n_frozen, n_half, optim;
+  const char *trained[8], *frozen[8], *half[8]; /* half: the weights that become float16 */
+  const char *kept;                             /* a line the report must have */
+  int n_half_in_ckpt;                           /* frozen float16 parameters in the checkpoint */
+} half_case;
+
+static void test_frozen_half(const half_case *hc) {
+  const char *name = hc->name;
+  char dir[512], path[600];
+  snprintf(dir, sizeof dir, CASES "%s/", name);
+  snprintf(path, sizeof path, "%scase.json", dir);
+  uint8_t *raw, *model;
+  size_t raw_len, model_len;
+  CHECK_OK(wt_read_file(path, &raw, &raw_len));
+  char *json = realloc(raw, raw_len + 1);
+  json[raw_len] = 0;
+  snprintf(path, sizeof path, "%smodel.onnx", dir);
+  CHECK_OK(wt_read_file(path, &model, &model_len));
+  wt_artifacts_opts o = {.requires_grad = hc->trained, .n_requires_grad = hc->n_trained,
+                         .frozen_params = hc->frozen, .n_frozen_params = hc->n_frozen,
+                         .frozen_dtype = WT_FLOAT16};
+  o.loss.type = WT_LOSS_TYPE_CE;
+  o.optimizer.type = hc->optim;
+  wt_artifacts art, rounded;
+  CHECK_OK(wt_generate_artifacts(model, model_len, &o, &art));
+  CHECK(art.frozen_kept && strstr(art.frozen_kept, hc->kept));
+  for (int i = 0; i < hc->n_half; i++) {
+    char line[128];
+    snprintf(line, sizeof line, "%s:", hc->half[i]);
+    CHECK(!strstr(art.frozen_kept, line)); /* converted */
+  }
+  /* float16 in the checkpoint: no float data to read (a weight PyTorch reads through a
+   * Transpose is there transposed, under the Transpose output's name) */
+  wt_state *s = NULL;
+  CHECK_OK(wt_state_load(art.checkpoint.data, art.checkpoint.len, &s));
+  int n_half = 0;
+  for (int32_t i = 0; s && i < wt_state_param_count(s); i++) n_half += !wt_state_param_data(s, i);
+  CHECK(n_half == hc->n_half_in_ckpt);
+  wt_state_free(s);
+  wt_graph *g;
+  CHECK_OK(wt_onnx_read(model, model_len, NULL, &g));
+  for (int i = 0; i < hc->n_half; i++) round_to_half(g, hc->half[i]);
+  o.frozen_dtype = 0;
+  CHECK_OK(wt_generate_artifacts_graph(g, &o, &rounded));
+  trace a = {0}, b = {0};
+  g_trained_only = 1;
+  char label[160];
+  snprintf(label, sizeof label, "%s, float16 frozen weights", name);
+  check_threads(label, &art, dir, json, &a);
+  long allocs = 0;
+  wt_set_threads(1);
+  CHECK_OK(train(&rounded, dir, json, &b, &allocs));
+  CHECK(a.n == b.n && a.n > 0);
+  double worst = 0;
+  for (int64_t i = 0; a.n == b.n && i < a.n; i++) {
+    double d = fabs((double)a.v[i] - b.v[i]) / (1 + fabs(b.v[i]));
+    if (d > worst) worst = d;
+  }
+  printf("%s vs float32 holding them: %lld values, max relative difference %.3g\n", label,
+         (long long)a.n, worst);
+  CHECK(worst <= 1e-5);
+  g_trained_only = 0;
+  free(a.v);
+  free(b.v);
+  wt_artifacts_free(&art);
+  wt_artifacts_free(&rounded);
+  free(model);
+  free(json);
 }
 
 int main(void) {
@@ -264,6 +365,19 @@ int main(void) {
   }
   if (d) closedir(d);
   CHECK(cases > 0 && trained + skipped == cases && skipped <= 1);
+  /* the transformer: embeddings and projections (through PyTorch's Transpose, some in the
+   * checkpoint, some left in the models) float16, LayerNorm ln1 and the head trained */
+  test_frozen_half(&(half_case){"tiny_transformer_frozen_adamw", 4, 4, 7, WT_OPTIM_ADAMW,
+                                {"ln1.weight", "ln1.bias", "head.weight", "head.bias"},
+                                {"tok_emb.weight", "q_proj.weight", "k_proj.weight", "pos_emb"},
+                                {"tok_emb.weight", "q_proj.weight", "k_proj.weight", "v_proj.weight",
+                                 "out_proj.weight", "ff1.weight", "ff2.weight"},
+                                "pos_emb: read by Add", 3});
+  /* the CNN: conv2's weight float16 while conv1 trains, so ConvGrad reads it for dX */
+  test_frozen_half(&(half_case){"cnn_bn_ce_sgd", 4, 1, 1, WT_OPTIM_SGD,
+                                {"conv1.weight", "conv1.bias", "fc.weight", "fc.bias"},
+                                {"conv2.weight"}, {"conv2.weight"},
+                                "bn1.weight: read by BatchNormalization", 1});
   wt_set_threads(1);
   CHECK_DONE();
 }

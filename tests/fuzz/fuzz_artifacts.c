@@ -1,7 +1,8 @@
 /* libFuzzer: wt_generate_artifacts on a fuzzed model with fuzzed options. Input: 8 control
  * bytes then the model. Control: [0] loss (MSE, CE, BCE, L1, and reduction), [1] optimizer
  * (none, AdamW, SGD; clip norm; nominal checkpoint), [2] requires_grad mask over the first 8
- * initializers, [3] frozen_params mask, [4] additional output / loss input picks. Artifacts
+ * initializers, [3] frozen_params mask, [4] additional output / loss input picks; [1] & 0x80:
+ * frozen_dtype float16 ([6] == 0xff: an invalid frozen dtype). Artifacts
  * that are generated must load: models parse, the checkpoint parses and loads as a state, and
  * the module and optimizer are created or refused with an error. */
 #include "artifacts/artifacts.h"
@@ -51,6 +52,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     o.optimizer.weight_decay = 0.1f;
   }
   o.nominal_checkpoint = (ctrl[1] & 0x40) != 0;
+  /* frozen weights as float16; now and then a dtype that is no choice (a clear error) */
+  if (ctrl[1] & 0x80) o.frozen_dtype = ctrl[6] == 0xff ? WT_INT64 : WT_FLOAT16;
   o.additional_output_names = extra;
   o.n_additional_outputs = n_extra;
   if ((ctrl[4] & 0xc0) == 0xc0 && g->n_outputs) {

@@ -3,7 +3,9 @@
  * (symbolic dims from the control bytes, consistent by name; optionally a perturbed dim, a
  * wrong dtype, NaN/Inf), twice (the cached plan), and every output is read. Training, when
  * artifacts can be generated from the model: state, module, optimizer, two train steps with
- * an optimizer step and a lazy gradient reset between them, an eval step, a save. */
+ * an optimizer step and a lazy gradient reset between them, an eval step, a save; with control
+ * bit ctrl[1] & 0x80, only the first float initializer is trained and the others are frozen as
+ * float16 (frozen_dtype). */
 #include "artifacts/artifacts.h"
 #include "fuzz_common.h"
 #include "webtrain.h"
@@ -78,6 +80,21 @@ static void train(const uint8_t *model, size_t len, const uint8_t *ctrl) {
   memset(&o, 0, sizeof o);
   o.loss.type = 1 + ctrl[0] % 4;
   o.optimizer.type = 1 + ctrl[1] % 2;
+  /* float16 frozen weights: train the first float initializer only, freeze the rest as float16 */
+  static char first[256];
+  const char *req[1] = {first};
+  wt_graph *fg = NULL;
+  if ((ctrl[1] & 0x80) && wt_onnx_read(model, len, NULL, &fg) == WT_OK) {
+    for (int v = 0; v < fg->n_values; v++)
+      if ((fg->values[v].flags & WT_VALUE_INITIALIZER) && fg->values[v].dtype == WT_FLOAT) {
+        snprintf(first, sizeof first, "%s", fg->values[v].name);
+        o.requires_grad = req;
+        o.n_requires_grad = 1;
+        o.frozen_dtype = WT_FLOAT16;
+        break;
+      }
+  }
+  wt_graph_free(fg);
   wt_artifacts a;
   if (wt_generate_artifacts(model, len, &o, &a) != WT_OK) return;
   wt_state *s = NULL;

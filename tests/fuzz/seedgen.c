@@ -38,11 +38,12 @@ int main(int argc, char **argv) {
     return 2;
   }
   g_dir = argv[1];
-  static const uint8_t ctrls[4][WT_FUZZ_CTRL] = {
+  static const uint8_t ctrls[5][WT_FUZZ_CTRL] = {
       {0, 1, 0, 0, 1, 2, 3, 4},       /* MSE, AdamW, defaults */
       {1, 2, 0x03, 0, 3, 1, 2, 0},    /* CE, SGD, requires_grad = first two */
       {2, 1, 0x01, 0x02, 0, 0, 0, 0}, /* BCE, some frozen */
       {3, 0x12, 0xff, 0, 0x05, 3, 1, 1}, /* L1, SGD + clip, additional output */
+      {1, 0x81, 0x01, 0x06, 0, 1, 0, 0}, /* CE, AdamW, frozen weights as float16 */
   };
   for (int i = 2; i < argc; i++) {
     uint8_t *b;
@@ -60,7 +61,7 @@ int main(int argc, char **argv) {
     }
     wt_graph_free(g);
     put("fuzz_onnx_load", "model", NULL, 0, b, len);
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 5; k++) {
       char tag[16];
       snprintf(tag, sizeof tag, "c%d", k);
       put("fuzz_train_step", tag, ctrls[k], WT_FUZZ_CTRL, b, len);

@@ -80,7 +80,7 @@ function matmulModel(M, K, N) {
   return Uint8Array.from([...int(1, 8), ...len(8, [...str(1, ''), ...int(2, 17)]), ...len(7, graph)]);
 }
 
-const SHAPES = [[7, 13, 5], [64, 784, 128], [129, 300, 67], [256, 256, 256], [3, 1000, 10]];
+const SHAPES = [[7, 13, 5], [64, 784, 128], [129, 300, 67], [256, 256, 256], [3, 1000, 10], [64, 1030, 600], [70, 520, 40]];
 
 /** Y for each shape on the build `flags` and `simd` select: base64 of the float32 bits. */
 function products(flags, simd) {

@@ -66,6 +66,8 @@ test('wrong input shape, dtype and names are reported with what was expected', a
 
 test('Tensor validates its data against dims', () => {
   assert.throws(() => new Tensor('float32', new Float32Array(5), [2, 3]), /hold 6 elements; the data has 5/);
-  assert.throws(() => new Tensor('float16', new Float32Array(1), [1]), /unsupported tensor type/);
+  assert.throws(() => new Tensor('float64', new Float64Array(1), [1]), /unsupported tensor type/);
+  assert.throws(() => new Tensor('float16', new Float32Array(1), [1]), /a float16 tensor needs a Uint16Array; got Float32Array/);
+  assert.equal(new Tensor('float16', new Uint16Array([0x3c00]), [1]).type, 'float16');
   assert.equal(new Tensor(new BigInt64Array(2)).type, 'int64');
 });

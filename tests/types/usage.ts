@@ -72,7 +72,11 @@ const typeName: TensorType = Tensor.typeName(code);
 // @ts-expect-error a float32 tensor needs a Float32Array
 new Tensor('float32', new Int32Array(4));
 // @ts-expect-error unsupported element type
-new Tensor('float16', new Uint16Array(4));
+new Tensor('float64', new Float64Array(4));
+// float16: the bits in a Uint16Array
+const half: Tensor<'float16'> = new Tensor('float16', new Uint16Array(4));
+// @ts-expect-error a float16 tensor needs a Uint16Array
+new Tensor('float16', new Float32Array(4));
 // @ts-expect-error dims are numbers
 new Tensor('float32', new Float32Array(4), ['2', '2']);
 // @ts-expect-error tensors are read-only views of their data
