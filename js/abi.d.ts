@@ -7,7 +7,7 @@ export declare const LossType: { readonly MSELoss: typeof Loss.MSE; readonly Cro
 export declare const OptimType: { readonly AdamW: typeof Optim.ADAMW; readonly SGD: typeof Optim.SGD };
 export declare const Mode: { readonly TRAIN: 0; readonly EVAL: 1; };
 export declare const PropertyType: { readonly INT: 1; readonly FLOAT: 2; readonly STRING: 3; };
-export declare const NameList: { readonly REQUIRES_GRAD: 0; readonly FROZEN_PARAMS: 1; readonly ADDITIONAL_OUTPUTS: 2; readonly LOSS_INPUTS: 3; };
+export declare const NameList: { readonly REQUIRES_GRAD: 0; readonly FROZEN_PARAMS: 1; readonly ADDITIONAL_OUTPUTS: 2; readonly LOSS_INPUTS: 3; readonly LORA_TARGETS: 4; };
 export declare const LossWeights: { readonly WEIGHT: 0; readonly POS_WEIGHT: 1; };
 export declare const GenResult: { readonly TRAINING_MODEL: 0; readonly EVAL_MODEL: 1; readonly OPTIMIZER_MODEL: 2; readonly CHECKPOINT: 3; readonly NOMINAL_CHECKPOINT: 4; };
 export declare const IoSide: { readonly INPUTS: 0; readonly OUTPUTS: 1; };

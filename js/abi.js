@@ -41,7 +41,7 @@ export const Mode = Object.freeze({ TRAIN: 0, EVAL: 1 });
 export const PropertyType = Object.freeze({ INT: 1, FLOAT: 2, STRING: 3 });
 
 /** enum wtw_name_list (src/wasm/abi.h): the name lists of wtw_gen_add_name. */
-export const NameList = Object.freeze({ REQUIRES_GRAD: 0, FROZEN_PARAMS: 1, ADDITIONAL_OUTPUTS: 2, LOSS_INPUTS: 3 });
+export const NameList = Object.freeze({ REQUIRES_GRAD: 0, FROZEN_PARAMS: 1, ADDITIONAL_OUTPUTS: 2, LOSS_INPUTS: 3, LORA_TARGETS: 4 });
 
 /** enum wtw_loss_weights: which weights wtw_gen_set_loss_weights sets. */
 export const LossWeights = Object.freeze({ WEIGHT: 0, POS_WEIGHT: 1 });

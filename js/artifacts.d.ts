@@ -60,7 +60,28 @@ export interface OptimizerOptions {
   lr?: number | undefined;
 }
 
+/** Which weights get LoRA adapters: a part of a weight name, a RegExp, or a test of the name. */
+export type LoraTarget = string | RegExp | ((weightName: string) => boolean);
+
+/**
+ * LoRA: for each targeted MatMul/Gemm weight W, trainable `W.lora_A` [rank, in] (Kaiming-uniform)
+ * and `W.lora_B` [out, rank] (zeros); the layer computes x·W + (x·Aᵀ·Bᵀ)·(alpha/rank) and the
+ * base weights are frozen (requiresGrad entries train beside the adapters).
+ */
+export interface LoraOptions {
+  /** The adapters' rank (1..65536). */
+  rank: number;
+  /** The scale is alpha / rank (default alpha = rank). */
+  alpha?: number | undefined;
+  /** Strings match parts of weight names (a bias a string matches is skipped); RegExps and functions are tested on the names of the weights MatMul/Gemm multiply by. */
+  targets: LoraTarget | readonly LoraTarget[];
+  /** Seeds lora_A's initial values (default 0). */
+  seed?: number | undefined;
+}
+
 export interface GenerateArtifactsOptions extends ModelOptions {
+  /** Low-rank adapters on a frozen base (LoRA). */
+  lora?: LoraOptions | null | undefined;
   /** Names of the parameters to train. */
   requiresGrad?: readonly string[] | undefined;
   /** Names of the parameters kept frozen (saved in the checkpoint, not trained). */

@@ -6,6 +6,7 @@ import { writeBytes } from './storage.js';
 import { importNode, isNode } from './node-builtin.js';
 import { Block, withBuilder } from './onnxblock.js';
 import { withGenerator } from './builder.js';
+import { setLora } from './lora.js';
 import { externalDataOption, externalReaders } from './external.js';
 import { DType, LossType, OptimType, Loss, Optim, NameList, LossWeights, GenResult, fieldName } from './abi.js';
 
@@ -54,6 +55,7 @@ export async function generateArtifacts(model, options = {}) {
     for (const [kind, list] of lists) {
       for (const name of list ?? []) core.check(b.with([name], (pn) => m._wtw_gen_add_name(gen, kind, pn)));
     }
+    if (options.lora !== undefined && options.lora !== null) setLora(core, b, options.lora);
     if (options.loss instanceof Block) {
       const inputs = options.lossInputNames?.length ? options.lossInputNames : b.outputs();
       const out = await withBuilder(b, () => options.loss(...inputs));

@@ -65,6 +65,11 @@ export interface SaveCheckpointOptions {
    * 1.5 GiB of tensors on). The resolved bytes are then the checkpoint file's.
    */
   externalData?: boolean | 'auto' | undefined;
+  /**
+   * Save the trainable parameters alone (LoRA adapters, a new head: small), with a fingerprint of
+   * the frozen ones; load them back with `state.loadParameters`.
+   */
+  trainableOnly?: boolean | undefined;
 }
 
 export interface LoadCheckpointOptions extends InitOptions {
@@ -88,6 +93,13 @@ export declare class CheckpointState {
   readonly isLive: boolean;
   readonly parameters: Parameters;
   readonly properties: Properties;
+  /**
+   * Copies the parameters of a checkpoint (e.g. saved with `trainableOnly`), or of an
+   * `.onnx_adapter` file (`Module.exportLoraAdapter`), into this state. Each
+   * must be a parameter of the same type and shape here, and the frozen base must be the one it
+   * was trained with (its fingerprint); otherwise an error naming what differs, the state unchanged.
+   */
+  loadParameters(source: BytesSource): Promise<void>;
   /** The serialized checkpoint. */
   toBytes(options?: Pick<SaveCheckpointOptions, 'includeOptimizerState'>): Uint8Array;
   /**
@@ -184,6 +196,16 @@ export declare class Module<R extends Tensor | Tensor[] = RunResult, A extends T
    */
   exportModelForInferencing(outputNames: string[]): Promise<Uint8Array>;
   exportModelForInferencing(destination: BytesDestination | null | undefined, outputNames: string[]): Promise<Uint8Array>;
+  /** LoRA (artifacts generated with `lora`): the inference model with W + (alpha/rank)·B·A folded into each adapted weight; plain ONNX. */
+  exportMergedModel(outputNames: string[]): Promise<Uint8Array>;
+  exportMergedModel(destination: BytesDestination | null | undefined, outputNames: string[]): Promise<Uint8Array>;
+  /**
+   * LoRA: the base inference model taking every `<W>.lora_A` / `<W>.lora_B` as an input (defaults:
+   * lora_B zero, i.e. the base model) and the trained adapters in ONNX Runtime's adapter format
+   * (.onnx_adapter); with a destination path `p`, written to `p.onnx` and `p.onnx_adapter`.
+   */
+  exportLoraAdapter(outputNames: string[], options?: { adapterVersion?: number; modelVersion?: number }): Promise<{ model: Uint8Array; adapter: Uint8Array }>;
+  exportLoraAdapter(destination: string | URL | null | undefined, outputNames: string[], options?: { adapterVersion?: number; modelVersion?: number }): Promise<{ model: Uint8Array; adapter: Uint8Array }>;
   /** Frees the module; using it afterwards throws. Idempotent. */
   release(): void;
 }

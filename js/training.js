@@ -9,6 +9,7 @@ import { Staging, feedInputs, readOutputs } from './feeds.js';
 import { writeBytes } from './storage.js';
 import { Mode, PropertyType, ModuleMem } from './abi.js';
 import { externalDataOption, externalReaders } from './external.js';
+import { exportMergedModel, exportLoraAdapter, saveTrainable, loadParameters } from './lora.js';
 
 /**
  * loadCheckpoint's externalData: the side file itself, or (the form models take) one
@@ -215,7 +216,8 @@ export class CheckpointState extends Handle {
    * layout for checkpoints over 2 GB) and returns the checkpoint file's bytes; 'auto' (the
    * default) does so from 1.5 GiB of tensors on; false never.
    */
-  static async saveCheckpoint(state, destination, { includeOptimizerState = false, externalData = 'auto' } = {}) {
+  static async saveCheckpoint(state, destination, { includeOptimizerState = false, externalData = 'auto', trainableOnly = false } = {}) {
+    if (trainableOnly) return saveTrainable(state, state.h, destination, includeOptimizerState);
     if (externalData !== true && externalData !== false && externalData !== 'auto') {
       throw new TypeError(`saveCheckpoint: externalData must be true, false or 'auto'; got ${describe(externalData)}`);
     }
@@ -226,6 +228,15 @@ export class CheckpointState extends Handle {
     const bytes = state.toBytes({ includeOptimizerState });
     if (destination !== undefined && destination !== null) await writeBytes(destination, bytes);
     return bytes;
+  }
+
+  /**
+   * Copies the parameters of a checkpoint (e.g. one saved with trainableOnly: LoRA adapters) or of
+   * an .onnx_adapter file into this state, after checking each name and shape and (checkpoint)
+   * that it was trained on the same frozen base.
+   */
+  async loadParameters(source) {
+    return loadParameters(this, this.h, source);
   }
 
   toBytes({ includeOptimizerState = false } = {}) {
@@ -411,6 +422,16 @@ export class Module extends Handle {
     const bytes = core.takeBuf(core.withStrings([outputNames.join('\0')], (p) => this.m._wtw_module_export(this.h, p, outputNames.length)), 'cannot export the model');
     if (destination) await writeBytes(destination, bytes);
     return bytes;
+  }
+
+  /** LoRA: the inference model with the adapters merged into the base weights (js/lora.js). */
+  exportMergedModel(destination, outputNames) {
+    return exportMergedModel(this, destination, outputNames);
+  }
+
+  /** LoRA: { model, adapter }: the base model taking the adapters as inputs, and the .onnx_adapter file. */
+  exportLoraAdapter(destination, outputNames, options) {
+    return exportLoraAdapter(this, this.#state._raw, destination, outputNames, options);
   }
 
   release() {

@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 OUT="$ROOT/build/fuzz"
 CC=${CC_FUZZ:-clang}
-TARGETS_ALL=(fuzz_onnx_load fuzz_checkpoint fuzz_artifacts fuzz_train_step fuzz_external)
+TARGETS_ALL=(fuzz_onnx_load fuzz_checkpoint fuzz_artifacts fuzz_train_step fuzz_external fuzz_adapter)
 PARALLEL=${FUZZ_PARALLEL:-2}
 
 mode=run
@@ -121,7 +121,7 @@ fi
 
 # ---- seed corpora --------------------------------------------------------------------------
 C="$OUT/corpus"
-mkdir -p "$C"/{fuzz_onnx_load,fuzz_checkpoint,fuzz_artifacts,fuzz_train_step,fuzz_external}
+mkdir -p "$C"/{fuzz_onnx_load,fuzz_checkpoint,fuzz_artifacts,fuzz_train_step,fuzz_external,fuzz_adapter}
 if [[ ! -f "$C/.seeded" ]]; then
   echo "fuzz.sh: seeding corpora"
   # large files (the 400 KB MLPs, the 1.5 MB checkpoint) only slow the fuzzers down
@@ -132,6 +132,8 @@ if [[ ! -f "$C/.seeded" ]]; then
   "$OUT/bin/fuzz_seedgen" "$C" "${seeds[@]}" 2>"$OUT/seedgen.log"
   touch "$C/.seeded"
 fi
+# fuzz_adapter: ONNX Runtime's LoRA adapter file (tests/data/lora)
+if [[ -z "$(ls -A "$C/fuzz_adapter")" ]]; then cp tests/data/lora/*.onnx_adapter "$C/fuzz_adapter/"; fi
 # fuzz_external: the models saved with external data, behind a byte sizing the side file (256
 # bytes: shorter than the test models' 268-byte side file; 2 KiB: longer; in a pattern)
 if [[ -z "$(ls -A "$C/fuzz_external")" ]]; then

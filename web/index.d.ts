@@ -92,6 +92,8 @@ export declare class RemoteCheckpointState extends RemoteObject {
     size(): Promise<number>;
   };
   toBytes(options?: Pick<SaveCheckpointOptions, 'includeOptimizerState'>): Promise<Uint8Array>;
+  /** LoRA: a (trainable-only) checkpoint's parameters into this state (CheckpointState.loadParameters). */
+  loadParameters(source: Uint8Array | string): Promise<void>;
   isLive(): Promise<boolean>;
 }
 
@@ -111,6 +113,11 @@ export declare class RemoteModule<R extends Tensor | Tensor[] = RunResult, A ext
   /** Destination: an idb:// location, or omit it (outputs first) to get the bytes. */
   exportModelForInferencing(destination: string | URL | null, outputNames: string[]): Promise<Uint8Array>;
   exportModelForInferencing(outputNames: string[]): Promise<Uint8Array>;
+  /** LoRA: the merged inference model (Module.exportMergedModel). */
+  exportMergedModel(destination: string | URL | null, outputNames: string[]): Promise<Uint8Array>;
+  exportMergedModel(outputNames: string[]): Promise<Uint8Array>;
+  /** LoRA: { model, adapter } (Module.exportLoraAdapter). */
+  exportLoraAdapter(outputNames: string[], options?: { adapterVersion?: number; modelVersion?: number }): Promise<{ model: Uint8Array; adapter: Uint8Array }>;
   inputNames(mode?: ModuleMode): Promise<string[]>;
   outputNames(mode?: ModuleMode): Promise<string[]>;
 }

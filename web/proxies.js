@@ -6,13 +6,13 @@
 
 /** Class -> members proxied as `name(...args) -> Promise`; `nested` members are objects of another entry. */
 export const PROXIED = {
-  CheckpointState: { methods: ['toBytes', 'isLive', 'release'], nested: { parameters: 'Parameters', properties: 'Properties' } },
+  CheckpointState: { methods: ['toBytes', 'loadParameters', 'isLive', 'release'], nested: { parameters: 'Parameters', properties: 'Properties' } },
   Parameters: { methods: ['get', 'set', 'has', 'keys', 'values', 'entries', 'size'] },
   Properties: { methods: ['get', 'set', 'has', 'entries', 'size'] },
   Module: {
     methods: [
       'train', 'eval', 'isTraining', 'inputNames', 'outputNames', 'run', 'runNamed', 'runAll', 'lazyResetGrad', 'memoryStats',
-      'getParametersSize', 'getContiguousParameters', 'copyBufferToParameters', 'exportModelForInferencing', 'release',
+      'getParametersSize', 'getContiguousParameters', 'copyBufferToParameters', 'exportModelForInferencing', 'exportMergedModel', 'exportLoraAdapter', 'release',
     ],
   },
   Optimizer: { methods: ['step', 'setLearningRate', 'getLearningRate', 'release'] },

@@ -27,8 +27,9 @@
 //   w.terminate()
 // Remote objects: proxies whose methods are listed in web/proxies.js (PROXIED): state.parameters
 // .get/set/has/keys/values/entries/size(), state.properties.get/set/has/entries/size(),
-// state.toBytes(), module.train/eval/run/runNamed/runAll/lazyResetGrad/memoryStats/
+// state.toBytes()/loadParameters(), module.train/eval/run/runNamed/runAll/lazyResetGrad/memoryStats/
 // getParametersSize/getContiguousParameters/copyBufferToParameters/exportModelForInferencing/
+// exportMergedModel/exportLoraAdapter/
 // inputNames/outputNames, optimizer.step/setLearningRate/getLearningRate, scheduler.step,
 // session.run(feeds)/arenaBytes(), and release() on each. Getters of the synchronous API
 // (parameters.size, module.isTraining, state.isLive) are methods here: `await state.parameters.size()`.
@@ -110,6 +111,14 @@ const GUARDS = {
     exportModelForInferencing: (destination) =>
       typeof destination === 'string' && !destination.startsWith('idb://')
         ? new WebtrainError('exportModelForInferencing in a worker: the destination must be an idb:// location (or omit it to get the bytes)')
+        : null,
+    exportMergedModel: (destination) =>
+      typeof destination === 'string' && !destination.startsWith('idb://')
+        ? new WebtrainError('exportMergedModel in a worker: the destination must be an idb:// location (or omit it to get the bytes)')
+        : null,
+    exportLoraAdapter: (destination) =>
+      typeof destination === 'string' && !destination.startsWith('idb://')
+        ? new WebtrainError('exportLoraAdapter in a worker: the destination must be an idb:// location (or omit it to get the bytes)')
         : null,
   },
 };

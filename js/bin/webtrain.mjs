@@ -51,6 +51,12 @@ Options:
       --loss-inputs a,b         model outputs the loss reads (default: the first output)
       --prefix P                prefix of the file names
       --nominal-checkpoint      also write a nominal checkpoint (shapes, no values)
+      --lora-rank N             LoRA: adapters of rank N on the --lora-targets weights
+                                (trained; the base weights stay frozen)
+      --lora-targets a,b,...    LoRA: parts of weight names (e.g. q_proj,v_proj), or
+                                /regexp/ over the MatMul/Gemm weight names
+      --lora-alpha A            LoRA: the adapters are scaled by A / N (default N)
+      --lora-seed S             LoRA: seed of the adapters' initial values (default 0)
   -q, --quiet                   no progress on stderr
   -h, --help                    show this help
 `,
@@ -65,6 +71,10 @@ Options:
       'loss-inputs': { type: 'list' },
       prefix: { type: 'string' },
       'nominal-checkpoint': { type: 'flag' },
+      'lora-rank': { type: 'string' },
+      'lora-targets': { type: 'list' },
+      'lora-alpha': { type: 'string' },
+      'lora-seed': { type: 'string' },
       quiet: { type: 'flag', short: 'q' },
       help: { type: 'flag', short: 'h' },
     },
@@ -99,6 +109,10 @@ Options:
                             (default: DIR/{prefix}checkpoint)
       --outputs a,b,...     model outputs to keep
   -o, --output FILE         where to write the inference model
+      --lora MODE           LoRA artifacts: merged (the adapters folded into the base
+                            weights) or adapter (FILE: the base model taking the
+                            adapters as inputs; FILE's .onnx_adapter beside it: the
+                            adapters, ONNX Runtime's format)
   -q, --quiet               no progress on stderr
   -h, --help                show this help
 `,
@@ -108,6 +122,7 @@ Options:
       checkpoint: { type: 'string' },
       outputs: { type: 'list' },
       output: { type: 'string', short: 'o' },
+      lora: { type: 'string', choices: ['merged', 'adapter'] },
       quiet: { type: 'flag', short: 'q' },
       help: { type: 'flag', short: 'h' },
     },
@@ -167,6 +182,7 @@ async function generateArtifactsCommand(o, [model]) {
       additionalOutputNames: o.additionalOutputs,
       lossInputNames: o.lossInputs,
       nominalCheckpoint: Boolean(o.nominalCheckpoint),
+      lora: loraOption(o),
       artifactDirectory: o.output,
       prefix,
     }),
@@ -180,6 +196,35 @@ async function generateArtifactsCommand(o, [model]) {
     for (const { name, reason } of result.keptFloat32) process.stdout.write(`  ${name}: ${reason}\n`);
   }
   return 0;
+}
+
+/** --lora-* -> the lora option (undefined without them); numbers checked here, the rest by the API. */
+function loraOption(o) {
+  const c = 'generate-artifacts';
+  const given = ['loraRank', 'loraTargets', 'loraAlpha', 'loraSeed'].filter((k) => o[k] !== undefined);
+  if (!given.length) return undefined;
+  if (o.loraRank === undefined) throw new UsageError('missing option --lora-rank N (the adapters\' rank, e.g. 8)', c);
+  if (o.loraTargets === undefined) throw new UsageError('missing option --lora-targets NAMES (the weights to adapt, e.g. q_proj,v_proj)', c);
+  const num = (name, v, integer) => {
+    const x = Number(v);
+    if (v.trim() === '' || !Number.isFinite(x) || (integer && !Number.isInteger(x))) throw new UsageError(`option '--${name}': expected ${integer ? 'an integer' : 'a number'}; got '${v}'`, c);
+    return x;
+  };
+  const targets = o.loraTargets.map((t) => {
+    const m = /^\/(.+)\/([a-z]*)$/.exec(t);
+    if (!m) return t;
+    try {
+      return new RegExp(m[1], m[2]);
+    } catch (err) {
+      throw new UsageError(`option '--lora-targets': '${t}' is not a valid regular expression: ${err.message}`, c);
+    }
+  });
+  return {
+    rank: num('lora-rank', o.loraRank, true),
+    targets,
+    ...(o.loraAlpha !== undefined ? { alpha: num('lora-alpha', o.loraAlpha, false) } : {}),
+    ...(o.loraSeed !== undefined ? { seed: num('lora-seed', o.loraSeed, true) } : {}),
+  };
 }
 
 // ---- inspect -----------------------------------------------------------------------------------
@@ -343,7 +388,14 @@ async function exportInferenceCommand(o) {
   let module;
   try {
     module = await progress.step(`loading the models of ${o.artifacts}`, () => Module.create(trainingModel, state, evalModel));
-    const bytes = await progress.step(`exporting to ${o.output}`, () => module.exportModelForInferencing(o.output, o.outputs));
+    if (o.lora === 'adapter') {
+      const base = o.output.replace(/\.onnx$/, '');
+      const { model, adapter } = await progress.step(`exporting to ${base}.onnx and ${base}.onnx_adapter`, () => module.exportLoraAdapter(base, o.outputs));
+      process.stdout.write(`wrote ${base}.onnx (${formatBytes(model.byteLength)}; outputs: ${o.outputs.join(', ')}) and ${base}.onnx_adapter (${formatBytes(adapter.byteLength)})\n`);
+      return 0;
+    }
+    const bytes = await progress.step(`exporting to ${o.output}`, () =>
+      o.lora === 'merged' ? module.exportMergedModel(o.output, o.outputs) : module.exportModelForInferencing(o.output, o.outputs));
     process.stdout.write(`wrote ${o.output} (${formatBytes(bytes.byteLength)}; outputs: ${o.outputs.join(', ')})\n`);
   } finally {
     module?.release();

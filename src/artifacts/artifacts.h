@@ -37,6 +37,18 @@ typedef struct wt_optim_opts {
   float lr;                     /* > 0: the checkpoint's initial learning rate (webtrain's option) */
 } wt_optim_opts;
 
+/* LoRA adapters (lora.c): for each targeted MatMul/Gemm weight W, trainable W.lora_A [rank, in]
+ * and W.lora_B [out, rank]; the base is frozen. */
+typedef struct wt_lora_opts {
+  int enabled;
+  int64_t rank;                 /* >= 1 */
+  float alpha;                  /* > 0; the adapters are scaled by alpha / rank */
+  const char *const *targets;   /* parts of weight names (exact = 0) or whole names (exact = 1) */
+  int n_targets;
+  int exact;
+  uint64_t seed;                /* the stream lora_A's Kaiming-uniform values are drawn from */
+} wt_lora_opts;
+
 typedef struct wt_artifacts_opts {
   const char *const *requires_grad;
   int n_requires_grad;
@@ -51,6 +63,7 @@ typedef struct wt_artifacts_opts {
   int nominal_checkpoint;       /* also produce a nominal checkpoint */
   int ort_format;               /* rejected: not supported */
   const char *custom_op_library;  /* rejected: not supported */
+  wt_lora_opts lora;
   int frozen_dtype;             /* 0: frozen weights as they are; WT_FLOAT16: float32 ones stored as
                                    float16 where only GEMM inputs and Gather read them (half.c) */
 } wt_artifacts_opts;
@@ -78,6 +91,29 @@ void wt_artifacts_free(wt_artifacts *a);
  * reused if g already has it. *loss_value receives the loss value. */
 int wt_artifacts_loss_block(wt_graph *g, int type, const char *input, const char *target,
                             const wt_loss_opts *o, int *loss_value);
+
+/* LoRA (lora.c, lora_export.c). With o->lora.enabled: inserts the adapters into g and fills *d
+ * with o's options, the adapters added to requires_grad and every other float initializer to
+ * frozen_params; *owned holds the names (wt_artifacts_lora_free once generation is done). */
+int wt_artifacts_lora(wt_graph *g, const wt_artifacts_opts *o, wt_artifacts_opts *d, char ***owned);
+void wt_artifacts_lora_free(char **owned);
+/* How the MatMul/Gemm nodes of g multiply by weight w: *oi 1 when w is stored [out, in], 0 for
+ * [in, out]; an error naming w when it is no (consistently used) MatMul/Gemm matrix operand. */
+int wt_lora_weight_layout(const wt_graph *g, int w, int *oi, int64_t *in, int64_t *out);
+/* How node n multiplies by its input `operand`: 1 as [out, in] (W·x), 0 as [in, out] (x·W), -1
+ * when it is no MatMul/Gemm matrix operand. */
+int wt_lora_operand_view(const wt_node *n, int operand);
+/* 1 when v is a float initializer that some MatMul/Gemm multiplies by (directly or through a
+ * Transpose): what a LoRA target may name. */
+int wt_lora_is_matmul_weight(const wt_graph *g, int v);
+/* On an inference graph holding the adapters as initializers (an exported eval model): folds
+ * each W + (alpha/rank)·B·A into W and removes the adapter branches: plain ONNX. */
+int wt_lora_merge(wt_graph *g);
+/* On the same: the base model taking the adapters as inputs, [lora_rank, in] and [out,
+ * lora_rank] (zero-rank tensors give the base model). *params (malloc'd, wt_lora_params_free)
+ * receives the adapters' names and values. */
+int wt_lora_adapter_model(wt_graph *g, wt_const_tensor **params, int *n_params);
+void wt_lora_params_free(wt_const_tensor *params, int n);
 
 /* Internal steps, one file each in src/artifacts. */
 int wt_artifacts_add_loss(wt_graph *g, const wt_artifacts_opts *o, int *loss_value);

@@ -305,6 +305,8 @@ int wt_generate_artifacts_graph(wt_graph *g, const wt_artifacts_opts *o, wt_arti
   int *tr = NULL, *fr = NULL, *grads = NULL;
   int n_tr = 0, n_fr = 0, loss = -1;
   int rc = WT_OK;
+  wt_artifacts_opts lora_opts; /* LoRA: adapters inserted, parameters re-sorted (lora.c) */
+  char **lora_names = NULL;
   if (o->ort_format) {
     rc = wt_errorf(WT_ERR_UNSUPPORTED, "ort_format: webtrain writes ONNX artifacts only (ORT format "
                    "is not supported)");
@@ -314,6 +316,8 @@ int wt_generate_artifacts_graph(wt_graph *g, const wt_artifacts_opts *o, wt_arti
     rc = wt_errorf(WT_ERR_UNSUPPORTED, "custom_op_library: custom op libraries are not supported");
     goto fail;
   }
+  if (o->lora.enabled && (rc = wt_artifacts_lora(g, o, &lora_opts, &lora_names))) goto fail;
+  if (lora_names) o = &lora_opts;
   tr = malloc(sizeof(int) * (size_t)(g->n_values + 1));
   fr = malloc(sizeof(int) * (size_t)(g->n_values + 1));
   grads = malloc(sizeof(int) * (size_t)(g->n_values + 1));
@@ -358,12 +362,14 @@ int wt_generate_artifacts_graph(wt_graph *g, const wt_artifacts_opts *o, wt_arti
   free(tr);
   free(fr);
   free(grads);
+  wt_artifacts_lora_free(lora_names);
   return WT_OK;
 fail:
   wt_graph_free(g);
   free(tr);
   free(fr);
   free(grads);
+  wt_artifacts_lora_free(lora_names);
   wt_artifacts_free(out);
   return wt_error_context(rc, "generate_artifacts");
 }

@@ -248,12 +248,17 @@ wt_fb_ref_t wt_fb_create_string(wt_fb_builder *b, const char *s) {
 }
 
 wt_fb_ref_t wt_fb_create_vector(wt_fb_builder *b, const void *data, uint32_t n, uint32_t elem_size) {
+  return wt_fb_create_vector_aligned(b, data, n, elem_size, elem_size);
+}
+
+wt_fb_ref_t wt_fb_create_vector_aligned(wt_fb_builder *b, const void *data, uint32_t n, uint32_t elem_size,
+                                        uint32_t align) {
   uint64_t bytes = (uint64_t)n * elem_size;
   if (bytes >= FB_MAX_SIZE) {
     b->failed = 1;
     return 0;
   }
-  fb_prealign(b, (size_t)bytes, elem_size > 4 ? elem_size : 4);
+  fb_prealign(b, (size_t)bytes, align > 4 ? align : 4);
   fb_push(b, data, (size_t)bytes);
   fb_push_u32(b, n);
   return fb_ref(b);

@@ -81,6 +81,9 @@ void wt_fb_builder_free(wt_fb_builder *b);
 wt_fb_ref_t wt_fb_create_string(wt_fb_builder *b, const char *s);
 /* A vector of n scalars (elem_size 1, 4 or 8, little-endian host data copied as is). */
 wt_fb_ref_t wt_fb_create_vector(wt_fb_builder *b, const void *data, uint32_t n, uint32_t elem_size);
+/* The same with the elements aligned to `align` (a power of two; a schema's force_align). */
+wt_fb_ref_t wt_fb_create_vector_aligned(wt_fb_builder *b, const void *data, uint32_t n, uint32_t elem_size,
+                                        uint32_t align);
 /* A vector of offsets to objects created earlier. */
 wt_fb_ref_t wt_fb_create_ref_vector(wt_fb_builder *b, const wt_fb_ref_t *refs, uint32_t n);
 void wt_fb_start_table(wt_fb_builder *b);

@@ -10,7 +10,8 @@ enum wtw_name_list {
   WTW_NAMES_REQUIRES_GRAD = 0,
   WTW_NAMES_FROZEN_PARAMS = 1,
   WTW_NAMES_ADDITIONAL_OUTPUTS = 2,
-  WTW_NAMES_LOSS_INPUTS = 3
+  WTW_NAMES_LOSS_INPUTS = 3,
+  WTW_NAMES_LORA_TARGETS = 4
 };
 
 /* wtw_gen_set_loss_weights: which weights. */

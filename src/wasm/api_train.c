@@ -30,8 +30,8 @@ void wtw_buf_free(buf *b) {
 
 typedef struct gen {
   wt_artifacts_opts o;
-  char **names[4];              /* by enum wtw_name_list */
-  int n_names[4];
+  char **names[5];              /* by enum wtw_name_list */
+  int n_names[5];
   float *weight, *pos_weight;
   char *reduction;
   char *custom_value;
@@ -43,7 +43,7 @@ gen *wtw_gen_new(void) { return calloc(1, sizeof(gen)); }
 
 void wtw_gen_free(gen *g) {
   if (!g) return;
-  for (int k = 0; k < 4; k++) {
+  for (int k = 0; k < 5; k++) {
     for (int i = 0; i < g->n_names[k]; i++) free(g->names[k][i]);
     free(g->names[k]);
   }
@@ -67,7 +67,7 @@ static int push(char ***list, int *n, const char *name) {
 
 /* kind: enum wtw_name_list */
 int wtw_gen_add_name(gen *g, int kind, const char *name) {
-  if (kind < WTW_NAMES_REQUIRES_GRAD || kind > WTW_NAMES_LOSS_INPUTS) return wt_errorf(WT_ERR_INVALID_ARG, "bad name list %d", kind);
+  if (kind < WTW_NAMES_REQUIRES_GRAD || kind > WTW_NAMES_LORA_TARGETS) return wt_errorf(WT_ERR_INVALID_ARG, "bad name list %d", kind);
   return push(&g->names[kind], &g->n_names[kind], name);
 }
 
@@ -259,6 +259,39 @@ int wtw_gen_set_flags(gen *g, int nominal_checkpoint, int ort_format, int custom
   return WT_OK;
 }
 
+/* LoRA: rank, alpha, the seed (an integer below 2^53), and whether the LORA_TARGETS names are
+ * whole weight names (1) or parts of them (0). */
+int wtw_gen_set_lora(gen *g, double rank, double alpha, double seed, int exact) {
+  g->o.lora.enabled = 1;
+  g->o.lora.rank = rank >= 0 && rank < 1e9 && rank == (double)(int64_t)rank ? (int64_t)rank : -1;
+  g->o.lora.alpha = (float)alpha;
+  g->o.lora.seed = (uint64_t)seed;
+  g->o.lora.exact = exact;
+  return WT_OK;
+}
+
+/* The loaded model's float initializers that a MatMul or Gemm multiplies by (LoRA candidates,
+ * js resolves RegExp and function targets over them): their names, NUL-terminated one after
+ * the other. */
+buf *wtw_gen_lora_weights(const gen *g) {
+  if (need_graph(g)) return NULL;
+  buf *b = calloc(1, sizeof *b);
+  size_t cap = 1;
+  for (int v = 0; v < g->g->n_values; v++) cap += strlen(g->g->values[v].name) + 1;
+  if (b) b->data = malloc(cap);
+  if (!b || !b->data) {
+    free(b);
+    wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+    return NULL;
+  }
+  for (int v = 0; v < g->g->n_values; v++)
+    if (wt_lora_is_matmul_weight(g->g, v)) {
+      size_t n = strlen(g->g->values[v].name) + 1;
+      memcpy(b->data + b->len, g->g->values[v].name, n);
+      b->len += n;
+    }
+  return b;
+}
 /* dtype: 0 (frozen weights as they are), WT_FLOAT or WT_FLOAT16 (see wt_artifacts_opts). */
 int wtw_gen_set_frozen_dtype(gen *g, int dtype) {
   if (dtype != 0 && dtype != WT_FLOAT && dtype != WT_FLOAT16)
@@ -286,6 +319,8 @@ int wtw_gen_run(gen *g) {
   g->o.loss.weight = g->weight;
   g->o.loss.pos_weight = g->pos_weight;
   g->o.loss.custom_value = g->custom_value;
+  g->o.lora.targets = (const char *const *)g->names[WTW_NAMES_LORA_TARGETS];
+  g->o.lora.n_targets = g->n_names[WTW_NAMES_LORA_TARGETS];
   wt_graph *graph = g->g;
   g->g = NULL;
   return wt_generate_artifacts_graph(graph, &g->o, &g->out);

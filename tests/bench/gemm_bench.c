@@ -1,11 +1,13 @@
 /* SGEMM micro-benchmark (not a ctest): GFLOP/s of wt_sgemm on square sizes and on the
  * MLP training shapes (784-128-10 at batch 64, forward and backward), each checked once
  * against wt_sgemm_ref.
- *   native: cc -O3 -Isrc -Iinclude tests/bench/gemm_bench.c src/kernels/gemm.c \
+ *   native: cc -O3 -Isrc -Iinclude tests/bench/gemm_bench.c src/kernels/gemm.c src/kernels/gemm_small.c \
+ *             src/kernels/gemm_buffers.c \
  *             src/kernels/gemm_ref.c src/base/pool.c -o build/gemm_bench -lm -lpthread
  *           (threads: WT_THREADS=2 build/gemm_bench; the default is the machine's cores)
  *   wasm:   NODE_PATH=/usr/share/nodejs emcc -O3 -msimd128 -Isrc -Iinclude tests/bench/gemm_bench.c \
- *             src/kernels/gemm.c src/kernels/gemm_ref.c src/base/pool.c -sINITIAL_MEMORY=64MB \
+ *             src/kernels/gemm.c src/kernels/gemm_small.c src/kernels/gemm_buffers.c \
+ *             src/kernels/gemm_ref.c src/base/pool.c -sINITIAL_MEMORY=64MB \
  *             -o /tmp/gemm_bench.js && node --no-experimental-fetch /tmp/gemm_bench.js
  *   (outside the repo: its package.json makes Node treat .js files there as ES modules)
  * An argument runs only the rows whose label starts with it (e.g. `square`). */
@@ -106,6 +108,7 @@ int main(int argc, char **argv) {
    * Linear) and Y = X W. */
   bad |= bench("frozen", 0, 1, 64, 1024, 1024);
   bad |= bench("frozen", 0, 0, 64, 1024, 1024);
+  bad |= bench("frozen", 0, 1, 256, 1024, 1024); /* packing of op(B) shared by 4 x more rows */
   /* The d=256 transformer block at batch 8 x seq 128: QKV / MLP up / MLP down and their
    * weight gradients. */
   bad |= bench("d256", 0, 0, 1024, 768, 256);

@@ -240,6 +240,18 @@ static int test_case(const char *name, int *trained) {
   for (int i = 0; i < n_trained; i++) trained_p[i] = trained_names[i];
   wt_artifacts_opts o = {.requires_grad = trained_p, .n_requires_grad = n_trained,
                          .frozen_params = frozen_p, .n_frozen_params = n_frozen};
+  /* LoRA cases: the adapters as generated (their case values do not matter for bit-identity) */
+  static char targets[16][64];
+  const char *targets_p[16];
+  const char *lora = strstr(json, "\"lora\": {");
+  if (lora) {
+    o.lora.enabled = 1;
+    o.lora.rank = strtol(strstr(lora, "\"rank\": ") + 8, NULL, 10);
+    o.lora.alpha = strtof(strstr(lora, "\"alpha\": ") + 9, NULL);
+    o.lora.n_targets = json_strings(lora, "targets", targets, 16);
+    for (int i = 0; i < o.lora.n_targets; i++) targets_p[i] = targets[i];
+    o.lora.targets = targets_p;
+  }
   o.loss.type = loss_type(json);
   if (o.loss.type == WT_LOSS_TYPE_NONE) {
     /* A custom loss (two_output_custom_loss: built with onnxblock in tests/golden/golden.mjs). */

@@ -4,10 +4,13 @@
  * reload). And as the header of a checkpoint with external data (a side file of zeros whose
  * length the size of the input picks): every tensor it places lies within that file; a
  * checkpoint that parses is written with external data, its side file assembled, read back,
- * and must write inline as the original does. */
+ * and must write inline as the original does. A loaded state saves its trainable parameters
+ * alone and loads them back (state_part.c); the fuzzed bytes load into their own state or are
+ * refused. */
 #include "fuzz_common.h"
 #include "io/checkpoint.h"
 #include "runtime/state.h"
+#include "runtime/state_part.h"
 #include "webtrain.h"
 
 static void roundtrip(const wt_checkpoint *c, int with_opt) {
@@ -116,6 +119,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       wt_state_free(s2);
       wt_free(b);
     }
+    /* the trainable parameters alone load back into the state they came from */
+    uint8_t *tb = NULL;
+    size_t tl = 0;
+    if (wt_state_save_trainable(s, 1, &tb, &tl) == WT_OK)
+      FUZZ_ASSERT(wt_state_load_params(s, tb, tl) == WT_OK, "trainable-only checkpoint loads back");
+    free(tb);
+    (void)wt_state_load_params(s, data, size); /* the fuzzed checkpoint into its own state */
     wt_state_free(s);
   }
   wt_error_clear();

@@ -24,7 +24,7 @@ const bytesOf = (f) => new Uint8Array(f.buffer, f.byteOffset, f.byteLength);
 async function bits(dir) {
   const c = await readCase(dir);
   const art = await artifacts.generateArtifacts(resolve(dir, c.model), artifactOptions(c));
-  const { state, module, optimizer, scheduler } = await setup(c, art);
+  const { state, module, optimizer, scheduler } = await setup(c, art, dir);
   const h = createHash('sha256');
   try {
     const names = [...state.parameters.keys()].sort();

@@ -87,6 +87,8 @@ export function artifactOptions(c) {
     loss: custom ? customLoss(c.loss) : artifacts.LossType[c.loss],
     optimizer: optimizerOptions(c.optimizer),
   };
+  // LoRA: the adapters are trained besides requires_grad; their initial values are set in setup
+  if (c.lora) opts.lora = { rank: c.lora.rank, alpha: c.lora.alpha, targets: c.lora.targets };
   // The custom loss takes the model's outputs in graph order, as generate_artifacts passes them;
   // name them only when the case's loss takes them in another order.
   if (custom && c.loss.outputs && c.loss.outputs.join() !== c.output_names.join()) opts.lossInputNames = c.loss.outputs;
@@ -102,8 +104,12 @@ export async function inputsOf(dir, refs, names) {
   return out;
 }
 
-export async function setup(c, art) {
+export async function setup(c, art, dir) {
+  if (c.lora && !dir) throw new Error(`setup: case ${c.name} has LoRA adapters; give its directory (their initial values)`);
   const state = await CheckpointState.loadCheckpoint(art.checkpoint);
+  // LoRA: the adapters' initial values are the case's (webtrain draws its own at generation)
+  for (const [name, ref] of Object.entries(c.lora ? c.initial_params : {}))
+    if (/\.lora_[AB]$/.test(name)) state.parameters.set(name, (await loadRef(dir, ref)).data);
   const module = await Module.create(art.trainingModel, state, art.evalModel);
   const optimizer = await Optimizer.create(art.optimizerModel, module);
   let scheduler = null;
@@ -126,7 +132,7 @@ export async function runCase(dir) {
   const c = await readCase(dir);
   const tol = c.tolerance;
   const art = await artifacts.generateArtifacts(join(dir, c.model), artifactOptions(c));
-  const { state, module, optimizer, scheduler } = await setup(c, art);
+  const { state, module, optimizer, scheduler } = await setup(c, art, dir);
   const result = { case: c, artifacts: art };
   try {
     const trainNames = module.inputNames();
@@ -174,7 +180,7 @@ export async function runCase(dir) {
 
 async function gradAccumulation(dir, c, art) {
   const ga = c.grad_accumulation;
-  const { state, module, optimizer } = await setup({ ...c, lr_schedule: null }, art);
+  const { state, module, optimizer } = await setup({ ...c, lr_schedule: null }, art, dir);
   try {
     module.train();
     for (const b of ga.batches) {

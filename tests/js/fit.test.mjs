@@ -29,7 +29,7 @@ const yVal = await loadRef(dir, c.eval.inputs.labels);
 const art = await artifacts.generateArtifacts(join(dir, c.model), { ...artifactOptions(c), additionalOutputNames: ['output'] });
 
 async function session() {
-  const s = await setup(c, art);
+  const s = await setup(c, art, dir);
   return { ...s, release: () => (s.optimizer.release(), s.module.release(), s.state.release()) };
 }
 

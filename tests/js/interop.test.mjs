@@ -267,6 +267,17 @@ function layout(state) {
   return out;
 }
 
+/** A LoRA case's checkpoint with the case's initial adapter values (webtrain draws its own). */
+async function withCaseAdapters(checkpoint, c, dir) {
+  const state = await CheckpointState.loadCheckpoint(checkpoint);
+  try {
+    for (const [name, ref] of Object.entries(c.initial_params)) if (/\.lora_[AB]$/.test(name)) state.parameters.set(name, (await loadRef(dir, ref)).data);
+    return state.toBytes();
+  } finally {
+    state.release();
+  }
+}
+
 async function webtrainSession(art, c) {
   const state = await CheckpointState.loadCheckpoint(art.checkpoint);
   const module = await Module.create(art.trainingModel, state, art.evalModel);
@@ -354,6 +365,7 @@ for (const name of cases) {
     const c = await readCase(dir);
     const tol = c.tolerance;
     const art = await artifacts.generateArtifacts(join(dir, c.model), artifactOptions(c));
+    if (c.lora) art.checkpoint = await withCaseAdapters(art.checkpoint, c, dir);
     assert.equal(checkpointVersion(art.checkpoint), 2, 'webtrain writes checkpoint format version 2');
     const ortArt = { ...art, optimizerModel: withLearningRate(art.optimizerModel, lrSpec(c)) };
     const stepInputs = [];

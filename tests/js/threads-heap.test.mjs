@@ -24,7 +24,7 @@ async function measure({ threads }) {
   for (const dir of cases) {
     const c = await readCase(dir);
     const art = await artifacts.generateArtifacts(`${dir}/${c.model}`, artifactOptions(c));
-    const { state, module, optimizer } = await setup(c, art);
+    const { state, module, optimizer } = await setup(c, art, dir);
     const trainIn = await inputsOf(dir, c.steps[0].inputs, module.inputNames());
     const evalIn = await inputsOf(dir, c.eval.inputs, module.inputNames());
     const step = () => {
