@@ -3,9 +3,15 @@
  * (the benchmark's torchvision row), plus a depthwise 3x3 and a grouped one, one thread.
  *   native: cc -O3 -Isrc -Iinclude tests/bench/conv_bench.c src/kernels/conv.c \
  *             src/kernels/conv_grad.c src/kernels/conv_depthwise.c src/kernels/gemm.c \
- *             src/kernels/optim.c src/base/pool.c -o build/conv_bench -lm -lpthread
+ *             src/kernels/gemm_small.c src/kernels/gemm_buffers.c src/kernels/optim.c \
+ *             src/base/pool.c -o build/conv_bench -lm -lpthread
  *   wasm:   NODE_PATH=/usr/share/nodejs emcc -O3 -msimd128 (the same sources) \
  *             -sINITIAL_MEMORY=256MB -o /tmp/conv_bench.js && node --no-experimental-fetch /tmp/conv_bench.js
+ *   relaxed SIMD (FMA): add -mrelaxed-simd, then rewrite clang 14's opcodes as the build does:
+ *             node scripts/wasm-relaxed.mjs /tmp/conv_bench.wasm /tmp/conv_bench.wasm, and run
+ *             with node --experimental-wasm-relaxed-simd
+ *   (outside the repository: its package.json makes Node read .js files there as ES modules)
+ * An argument runs only the rows whose label starts with it (e.g. `layer4`).
  * Each row: the layer, its output grid and the forward / dX / dW times and GFLOP/s (2 * M * CK
  * * grid * N per product). WT_THREADS sets the pool's threads (default 1 here). */
 #define _POSIX_C_SOURCE 199309L
