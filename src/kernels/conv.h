@@ -1,44 +1,15 @@
 /* Convolution kernels over NC[D]HW float32 tensors: im2col / col2im and the forward passes of
- * Conv and ConvTranspose built on them plus wt_sgemm.
- *
- * Every spatial geometry is normalized to 3-D (1-D and 2-D get leading unit dims with kernel 1,
- * stride 1, pad 0), so one loop nest serves all three ranks. "img" is the dense tensor side
- * (Conv's input, ConvTranspose's output); "grid" is the set of window positions (Conv's output,
- * ConvTranspose's input): grid position o reads img position o*stride - pad + k*dilation. */
+ * Conv and ConvTranspose built on them plus wt_sgemm, over the 3-D-normalized geometry of
+ * kernels/conv_geom.h (one loop nest serves all three ranks); depthwise Conv runs direct
+ * (kernels/conv_depthwise.h). */
 #ifndef WT_KERNELS_CONV_H
 #define WT_KERNELS_CONV_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct wt_conv_geom {
-  int64_t img[3];               /* image spatial dims */
-  int64_t grid[3];              /* window-position grid dims */
-  int64_t k[3];                 /* kernel dims */
-  int64_t stride[3], dil[3];
-  int64_t pad[3];               /* leading pad per dim (the trailing pad is implied by grid) */
-} wt_conv_geom;
-
-static inline int64_t wt_conv_img_size(const wt_conv_geom *g) {
-  return g->img[0] * g->img[1] * g->img[2];
-}
-static inline int64_t wt_conv_grid_size(const wt_conv_geom *g) {
-  return g->grid[0] * g->grid[1] * g->grid[2];
-}
-static inline int64_t wt_conv_kernel_size(const wt_conv_geom *g) {
-  return g->k[0] * g->k[1] * g->k[2];
-}
-/* Grid positions o in [*lo, *hi) (within [0, n_grid)) whose image index o*s + off lies in
- * [0, n). */
-static inline void wt_conv_valid_range(int64_t off, int64_t s, int64_t n, int64_t n_grid,
-                                       int64_t *lo, int64_t *hi) {
-  int64_t a = off >= 0 ? 0 : (-off + s - 1) / s;
-  int64_t b = n - off <= 0 ? 0 : (n - off + s - 1) / s;
-  if (b > n_grid) b = n_grid;
-  if (a > b) a = b;
-  *lo = a;
-  *hi = b;
-}
+#include "kernels/conv_depthwise.h"
+#include "kernels/conv_geom.h"
 
 /* True when the col matrix of one channel block is the image itself (1x1, stride 1, no pad). */
 int wt_conv_is_pointwise(const wt_conv_geom *g);
@@ -126,16 +97,6 @@ void wt_conv_grad_w(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int6
 void wt_conv_transpose_grad(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M,
                             int64_t group, const float *dy, const float *x, const float *w,
                             float *dx, float *dw, float *db, float *col);
-/* Depthwise convolutions (C == group > 1: one input channel per group, M / C outputs each) run
- * direct, without im2col, GEMM or the scratch (kernels/conv_depthwise.c): wt_conv_forward(_w)
- * and wt_conv_grad(_w) dispatch to them unless W is float16 (then the GEMM path, which widens
- * it while packing). dx / dw may be NULL; both are overwritten. */
-int wt_conv_is_depthwise(int64_t C, int64_t group);
-void wt_conv_depthwise_forward(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M,
-                               const float *x, const float *w, const float *bias, float *y);
-void wt_conv_depthwise_grad(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M,
-                            const float *dy, const float *x, const float *w, float *dx,
-                            float *dw);
 /* sums[m] = sum over n and s of y[n, m, s] (y [N, M, S]). */
 void wt_channel_sums(const float *y, int64_t N, int64_t M, int64_t S, float *sums);
 

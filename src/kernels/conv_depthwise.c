@@ -6,11 +6,11 @@
  * Every output element sums its terms in one order fixed by the shape (bias or 0, then the taps
  * in (kd, kh, kw) order; dX: the output channels of its group, then positions, then taps; dW: the
  * images, then positions, four lanes reduced in a fixed order), and the thread pool gets whole
- * planes or channels, so the bits do not depend on the thread count. See conv.h. */
+ * planes or channels, so the bits do not depend on the thread count (conv_depthwise.h). */
 #include <string.h>
 
 #include "base/pool.h"
-#include "kernels/conv.h"
+#include "kernels/conv_depthwise.h"
 #include "kernels/simd.h"
 
 int wt_conv_is_depthwise(int64_t C, int64_t group) { return group > 1 && C == group; }
