@@ -178,6 +178,11 @@ int wt_module_lazy_reset_grad(wt_module *m);
  * current parameters as initializers. *out malloc'd (wt_free). */
 int wt_module_export_for_inference(const wt_module *m, const char *const *output_names,
                                    int32_t n_outputs, uint8_t **out, size_t *len);
+/* The same; by_reference: initializers the model read from external data files (a frozen base's
+ * weights) are written as references to the same file ranges, not their bytes. */
+int wt_module_export_for_inference_ext(const wt_module *m, const char *const *output_names,
+                                       int32_t n_outputs, int32_t by_reference, uint8_t **out,
+                                       size_t *len);
 
 int wt_optimizer_create(wt_state *s, const uint8_t *model, size_t len, wt_optimizer **out);
 void wt_optimizer_free(wt_optimizer *o);

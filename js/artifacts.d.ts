@@ -119,6 +119,12 @@ export interface GenerateArtifactsOptions extends ModelOptions {
   artifactDirectory?: string | URL | undefined;
   /** File name prefix for `artifactDirectory`. */
   prefix?: string | undefined;
+  /**
+   * A model saved with external data: keep its frozen weights (float initializers neither trained
+   * nor in frozenParams) in its side files, referred to by the training and eval models, never
+   * read (true, the default); false embeds them in both models.
+   */
+  keepExternalData?: boolean | undefined;
 }
 
 declare const outputsBrand: unique symbol;

@@ -7,10 +7,13 @@ import { importNode, isNode } from './node-builtin.js';
 import { Block, withBuilder } from './onnxblock.js';
 import { withGenerator } from './builder.js';
 import { setLora } from './lora.js';
-import { externalDataOption, externalReaders } from './external.js';
+import { externalDataOption, externalReaders, placeSideFiles, rememberSource } from './external.js';
 import { DType, LossType, OptimType, Loss, Optim, NameList, LossWeights, GenResult, fieldName } from './abi.js';
 
 export { LossType, OptimType };
+
+/** Float tensors in external data below this many bytes are read ahead whether named or not. */
+const READ_AHEAD_SMALL = 2 ** 20;
 
 /**
  * A loss or optimizer option -> { type, ...options }: absent (`none`), a kind number, a name of
@@ -34,15 +37,29 @@ const optimOptions = (opt) => kindOptions(opt, OptimType, Optim.NONE, 'optimizer
  * generateArtifacts(model, options) -> { trainingModel, evalModel, optimizerModel, checkpoint,
  * nominalCheckpoint? } (Uint8Arrays); with `artifactDirectory` the files are also written
  * there, named `${prefix}training_model.onnx` ... as ONNX Runtime names them.
+ *
+ * A model saved with external data: its frozen weights (float initializers neither trained nor
+ * listed in frozenParams) stay in its side files, never read (keepExternalData: true, the
+ * default): the training and eval models refer to them, and the returned bytes remember where
+ * they are for Module.create / InferenceSession.create; an artifactDirectory gets the side files
+ * beside the artifacts (linked, else copied). keepExternalData: false embeds them as before.
  */
 export async function generateArtifacts(model, options = {}) {
   const half = frozenDtypeOption(options.frozenDtype);
   const core = await init(options);
   const m = core.m;
   const entries = externalDataOption(options.externalData, 'generateArtifacts');
+  const keepExternal = options.keepExternalData ?? true;
+  if (typeof keepExternal !== 'boolean') throw new TypeError(`generateArtifacts: keepExternalData must be true or false; got ${typeof keepExternal === 'string' ? `'${keepExternal}'` : String(keepExternal)}`);
   const bytes = await readBytes(model);
-  const [external] = await externalReaders(core, [{ model, bytes }], entries, 'generateArtifacts');
-  return withGenerator(core, bytes, { context: 'generateArtifacts', external }, async (b) => {
+  // By reference, a URL's or Blob's side file is fetched only in the ranges generation reads: the
+  // parameters named (all float tensors when requiresGrad is not given), tensors of other dtypes
+  // (read with the model: shapes may fold from them) and small float tensors (BatchNorm's running
+  // statistics become frozen parameters unnamed).
+  const named = new Set([...(options.requiresGrad ?? []), ...(options.frozenParams ?? [])]);
+  const readAhead = keepExternal && options.requiresGrad?.length && !half ? (r) => r.dtype !== DType.FLOAT || named.has(r.tensor) || r.length < READ_AHEAD_SMALL : null;
+  const [external] = await externalReaders(core, [{ model, bytes }], entries, 'generateArtifacts', { readAhead });
+  return withGenerator(core, bytes, { context: 'generateArtifacts', external, keepExternal }, async (b) => {
     const { gen } = b;
     if ((options.loss === undefined || options.loss === null) && options.lossInputNames?.length)
       throw new WebtrainError('generateArtifacts: lossInputNames name the inputs of the loss, but loss is null (the model output is the loss)');
@@ -85,7 +102,8 @@ export async function generateArtifacts(model, options = {}) {
     }
     core.check(m._wtw_gen_set_flags(gen, options.nominalCheckpoint ? 1 : 0, options.ortFormat ? 1 : 0, options.customOpLibrary ? 1 : 0));
     core.check(m._wtw_gen_set_frozen_dtype(gen, half ? DType.FLOAT16 : 0));
-    core.check(m._wtw_gen_run(gen));
+    // parameters held by reference are read now, into the checkpoint (with float16, every frozen weight)
+    core.check(external.run(() => m._wtw_gen_run(gen)));
     // { trainingModel, evalModel, optimizerModel?, checkpoint, nominalCheckpoint? }: the
     // optimizer model and the nominal checkpoint only when generated.
     const result = {};
@@ -99,7 +117,8 @@ export async function generateArtifacts(model, options = {}) {
       const at = line.indexOf(': ');
       return { name: line.slice(0, at), reason: line.slice(at + 2) };
     });
-    if (options.artifactDirectory) await writeArtifacts(options.artifactDirectory, options.prefix ?? '', result);
+    if (keepExternal) for (const k of ['trainingModel', 'evalModel']) rememberSource(result[k], model, entries);
+    if (options.artifactDirectory) await writeArtifacts(core, options.artifactDirectory, options.prefix ?? '', result);
     return result;
   });
 }
@@ -120,11 +139,12 @@ export const fileNames = Object.freeze({
   nominalCheckpoint: 'nominal_checkpoint',
 });
 
-async function writeArtifacts(dir, prefix, result) {
+async function writeArtifacts(core, dir, prefix, result) {
   const d = String(dir instanceof URL ? dir.pathname : dir);
   if (isNode && !/^[a-z]+:\/\//.test(d)) {
     const { mkdir } = await importNode('fs/promises');
     await mkdir(d, { recursive: true });
+    await placeSideFiles(core, d, [result.trainingModel, result.evalModel]);
   }
   for (const [k, v] of Object.entries(result)) if (fileNames[k]) await writeBytes(`${d.replace(/\/$/, '')}/${prefix}${fileNames[k]}`, v);
 }

@@ -7,12 +7,14 @@ import { DType } from './abi.js';
 /**
  * fn(builder) on a fresh generator handle holding the model `bytes` (shapes inferred); the handle
  * is freed when fn settles. `context` prefixes the errors of creating the handle and, when
- * `loadContext` is true, of loading the model; `external` reads its external data (js/external.js).
+ * `loadContext` is true, of loading the model; `external` reads its external data (js/external.js);
+ * `keepExternal` holds float initializers stored in external data by reference (not read).
  */
-export async function withGenerator(core, bytes, { context, loadContext = false, external = null }, fn) {
+export async function withGenerator(core, bytes, { context, loadContext = false, external = null, keepExternal = false }, fn) {
   const m = core.m;
   const gen = core.handle(m._wtw_gen_new(), context);
   try {
+    if (keepExternal) m._wtw_gen_set_keep_external(gen, 1);
     const load = () => core.withBytes(bytes, (p, n) => m._wtw_gen_load(gen, p, n));
     core.check(external ? external.run(load) : load(), loadContext ? context : undefined);
     return await fn(new Builder(core, gen));

@@ -7,7 +7,7 @@
 // chunk), so a checkpoint is never held twice. Saving writes the side file from the heap, then
 // the checkpoint file, each atomically (see writeFileAtomic).
 import { WebtrainError } from './core.js';
-import { describe, nodeFilePath, whyUnreadable } from './bytes.js';
+import { describe, nodeFilePath, readBytes, whyUnreadable } from './bytes.js';
 import { importNode } from './node-builtin.js';
 import { nodePathOf, writeFileAtomic } from './storage.js';
 
@@ -45,7 +45,7 @@ export function defaultSide(source) {
  * Blob) or { what, size, chunks() } (a stream: a fetch body). size may be undefined for a
  * stream without Content-Length. Missing files are a WebtrainError naming them and what to do.
  */
-export async function openSide(side) {
+export async function openSide(side, kind = "the checkpoint's external data") {
   if (side?.store && side.location) return side.store.open(side.location);
   if (side instanceof Uint8Array || side instanceof ArrayBuffer || ArrayBuffer.isView(side)) {
     const b = side instanceof Uint8Array ? side : ArrayBuffer.isView(side) ? new Uint8Array(side.buffer, side.byteOffset, side.byteLength) : new Uint8Array(side);
@@ -58,27 +58,32 @@ export async function openSide(side) {
   if (typeof side !== 'string' && !(side instanceof URL)) throw new TypeError(`externalData: expected ${SIDE_EXPECTED}; got ${describe(side)}`);
   const s = side instanceof URL ? side.href : side;
   const path = await nodeFilePath(s);
-  if (path !== null) return openFile(path);
+  if (path !== null) return openFile(path, kind);
   let res;
   try {
     res = await fetch(s);
   } catch (err) {
-    throw new WebtrainError(`cannot fetch the checkpoint's external data '${s}': ${err.cause?.message ?? err.message}`);
+    throw new WebtrainError(`cannot fetch ${kind} '${s}': ${err.cause?.message ?? err.message}`);
   }
-  if (!res.ok) throw Object.assign(new WebtrainError(`cannot fetch the checkpoint's external data '${res.url || s}': HTTP ${res.status}`), { status: res.status });
+  if (!res.ok) throw Object.assign(new WebtrainError(`cannot fetch ${kind} '${res.url || s}': HTTP ${res.status}`), { status: res.status });
   const length = res.headers.get('content-length');
   return { what: `'${res.url || s}'`, size: length === null ? undefined : Number(length), chunks: () => res.body };
 }
 
-async function openFile(path) {
+async function openFile(path, kind) {
   const fs = await importNode('fs/promises');
   let fh;
   try {
     fh = await fs.open(path, 'r');
   } catch (err) {
-    throw Object.assign(new WebtrainError(`cannot read the checkpoint's external data file '${path}': ${whyUnreadable(err)}`), { code: err.code, path });
+    throw Object.assign(new WebtrainError(`cannot read ${kind} file '${path}': ${whyUnreadable(err)}`), { code: err.code, path });
   }
-  const { size } = await fh.stat();
+  const st = await fh.stat();
+  if (!st.isFile()) {
+    await fh.close();
+    throw Object.assign(new WebtrainError(`cannot read ${kind} file '${path}': it is a directory`), { code: 'EISDIR', path });
+  }
+  const { size } = st;
   return {
     what: `file '${path}'`,
     size,
@@ -87,7 +92,7 @@ async function openFile(path) {
       for (let done = 0; done < dst.byteLength;) {
         const n = Math.min(IO_CHUNK, dst.byteLength - done);
         const { bytesRead } = await fh.read(dst, done, n, off + done);
-        if (!bytesRead) throw new WebtrainError(`file '${path}' ended at byte ${off + done} while reading the checkpoint's external data`);
+        if (!bytesRead) throw new WebtrainError(`file '${path}' ended at byte ${off + done} while reading ${kind}`);
         done += bytesRead;
       }
     },
@@ -109,10 +114,34 @@ function pending(core, h) {
 }
 
 /** Fills the pending buffers of state h (loaded with wtw_state_load_ext) from the side file. */
-export async function fillPending(core, h, side) {
-  const segs = pending(core, h);
+export async function fillPending(core, h, side, onProgress) {
+  await fillSegments(core, pending(core, h), side, 'the checkpoint\'s tensors', onProgress);
+  core.m._wtw_state_pending_done(h);
+}
+
+/**
+ * Copies a side file (an openSide source) into heap buffers: segs [{ offset, bytes, ptr }]
+ * sorted by offset, not overlapping; `need` says whose bytes they are (for a file cut short).
+ * Random-access sources are read segment by segment in pieces of at most IO_CHUNK bytes straight
+ * into the heap; a stream's chunks are copied into the segments they overlap as they arrive.
+ * onProgress({ loaded, total }) after each piece (total: the segments' bytes).
+ */
+export async function fillSegments(core, segs, side, need, onProgress) {
+  const total = segs.reduce((a, s) => a + s.bytes, 0);
+  let loaded = 0;
+  const progress = (n) => {
+    loaded += n;
+    onProgress?.({ loaded, total });
+  };
   if (side.read) {
-    for (const s of segs) await side.read(s.offset, core.heap.subarray(s.ptr, s.ptr + s.bytes));
+    for (const s of segs) {
+      for (let done = 0; done < s.bytes;) {
+        const n = Math.min(IO_CHUNK, s.bytes - done);
+        await side.read(s.offset + done, core.heap.subarray(s.ptr + done, s.ptr + done + n)); // core.heap: re-read, the Memory may have grown
+        done += n;
+        progress(n);
+      }
+    }
   } else {
     let pos = 0;
     let k = 0;
@@ -126,7 +155,10 @@ export async function fillPending(core, h, side) {
           const s = segs[k];
           const from = Math.max(s.offset, pos);
           const to = Math.min(s.offset + s.bytes, end);
-          if (to > from) core.heap.set(value.subarray(from - pos, to - pos), s.ptr + (from - s.offset));
+          if (to > from) {
+            core.heap.set(value.subarray(from - pos, to - pos), s.ptr + (from - s.offset));
+            progress(to - from);
+          }
           if (s.offset + s.bytes > end) break; // continues in the next chunk
         }
         pos = end;
@@ -134,23 +166,70 @@ export async function fillPending(core, h, side) {
     } finally {
       reader.cancel().catch(() => {});
     }
-    if (k < segs.length) throw new WebtrainError(`${side.what} ended at byte ${pos}, but the checkpoint's tensors need ${segs.at(-1).offset + segs.at(-1).bytes}: the external data file is truncated or belongs to another checkpoint`);
+    if (k < segs.length) throw new WebtrainError(`${side.what} ended at byte ${pos}, but ${need} need ${segs.at(-1).offset + segs.at(-1).bytes}: the external data file is truncated or belongs to another ${need.includes('checkpoint') ? 'checkpoint' : 'model'}`);
   }
-  core.m._wtw_state_pending_done(h);
 }
 
-/** Loads a checkpoint whose flatbuffer (bytes) says it has external data; returns the state handle. */
-export async function loadExternal(core, bytes, sideSource, source) {
+/**
+ * A checkpoint (or model) source's bytes in the wasm heap: { p, n } (p malloc'd, the caller's).
+ * A Node file or a Blob streams in pieces straight into the heap (no copy in JS), with
+ * onProgress({ loaded, total }); other sources are read (readBytes) and copied in.
+ */
+export async function intoHeap(core, source, onProgress) {
+  const s = source instanceof URL ? source.href : typeof source === 'string' ? source : null;
+  const path = s !== null ? await nodeFilePath(s) : null;
+  let side = null;
+  if (path !== null) side = await openFile(path, 'the checkpoint').catch(() => null); // readBytes says why
+  else if (typeof Blob !== 'undefined' && source instanceof Blob) side = await openSide(source);
+  const viaBytes = async () => {
+    const bytes = await readBytes(source);
+    onProgress?.({ loaded: bytes.byteLength, total: bytes.byteLength });
+    return { p: core.copyIn(bytes), n: bytes.byteLength };
+  };
+  if (!side) return viaBytes();
+  let p = 0;
+  try {
+    p = core.malloc(side.size);
+    await fillSegments(core, [{ offset: 0, bytes: side.size, ptr: p }], side, 'the checkpoint', onProgress);
+  } catch (err) {
+    core.free(p);
+    throw err;
+  } finally {
+    await side.close?.();
+  }
+  // no checkpoint ('ODTC' at byte 4): readBytes says what it is (an HTML page, JSON), or the parser does
+  if (side.size < 8 || String.fromCharCode(...core.heap.subarray(p + 4, p + 8)) !== 'ODTC') {
+    core.free(p);
+    return viaBytes();
+  }
+  return { p, n: side.size };
+}
+
+/**
+ * Loads a checkpoint whose flatbuffer (in the heap: { p, n }, taken) says it has external data;
+ * returns the state handle.
+ */
+export async function loadExternal(core, { p, n }, sideSource, source, onProgress) {
   if (sideSource === undefined || sideSource === null) {
+    core.free(p);
     throw new WebtrainError(`checkpoint${typeof source === 'string' ? ` '${source}'` : ''}: its tensors are in an external data file (the checkpoint's name + '${SIDE_SUFFIX}'): pass it as loadCheckpoint(checkpoint, { externalData })`);
   }
-  const side = await openSide(sideSource);
+  let side;
+  try {
+    side = await openSide(sideSource);
+  } catch (err) {
+    core.free(p);
+    throw err;
+  }
   try {
     let size = side.size;
-    if (size === undefined) throw new WebtrainError(`${side.what}: the server gives no Content-Length, which loading the checkpoint's external data needs (serve it without compression, or pass the bytes or a Blob as externalData)`);
-    const h = core.handle(core.m._wtw_state_load_ext(core.copyIn(bytes), bytes.byteLength, size), 'cannot load checkpoint');
+    if (size === undefined) {
+      core.free(p);
+      throw new WebtrainError(`${side.what}: the server gives no Content-Length, which loading the checkpoint's external data needs (serve it without compression, or pass the bytes or a Blob as externalData)`);
+    }
+    const h = core.handle(core.m._wtw_state_load_ext(p, n, size), 'cannot load checkpoint');
     try {
-      await fillPending(core, h, side);
+      await fillPending(core, h, side, onProgress);
     } catch (err) {
       core.m._wtw_state_free(h);
       throw err;

@@ -23,9 +23,17 @@
 //
 // An externalData entry that no tensor of the model(s) references is an error (a typo in a
 // path would otherwise surface as a missing file, or not at all).
+//
+// Artifacts by reference (issue 17, weights held once): generateArtifacts keeps a base's frozen
+// weights in its side files, and the training and eval models it returns refer to them. Those
+// returned bytes remember where the base came from (rememberSource: its path or URL and its
+// externalData entries), so that Module.create / InferenceSession.create on them find the side
+// files as they would beside the base, with no option; written to an artifactDirectory, the side
+// files are placed beside the artifacts (placeSideFiles: a hard link, else a copy).
 import { WebtrainError } from './core.js';
 import { describe, nodeFilePath, whyUnreadable } from './bytes.js';
 import { importNode, isNode } from './node-builtin.js';
+import { fillSegments, openSide } from './checkpoint-data.js';
 
 const DATA = 'a Uint8Array, ArrayBuffer, Blob, File, URL or path';
 const isBlob = (v) => (typeof Blob !== 'undefined' && v instanceof Blob) || (typeof v?.slice === 'function' && typeof v.arrayBuffer === 'function' && typeof v.size === 'number');
@@ -57,6 +65,62 @@ export function externalDataOption(value, context) {
   });
 }
 
+/** Model bytes returned by generateArtifacts -> { model, entries }: the base they refer to. */
+const sources = new WeakMap();
+/**
+ * The same by content, for copies of those bytes (a worker() sends them back to the worker as a
+ * new array): only bases named by path or URL (nothing large is kept alive). A content seen with
+ * two different bases, or with one given as bytes, is ambiguous for good (null: a copy must say
+ * where its side files are, with externalData).
+ */
+const byContent = new Map();
+const CONTENT_MAX = 2 ** 20;
+
+/** length and FNV-1a of bytes: a key for small generated models. */
+function contentKey(bytes) {
+  if (!(bytes instanceof Uint8Array) || bytes.byteLength > CONTENT_MAX) return null;
+  let h = 0x811c9dc5;
+  for (let i = 0; i < bytes.length; i++) h = Math.imul(h ^ bytes[i], 0x01000193);
+  return `${bytes.length}:${h >>> 0}`;
+}
+
+const nameOf = (v) => (v instanceof URL ? v.href : typeof v === 'string' ? v : null);
+
+/** Records that `bytes` (a generated model) refers to the side files of `model` / `entries`. */
+export function rememberSource(bytes, model, entries) {
+  if (!bytes) return;
+  sources.set(bytes, { model, entries });
+  const key = contentKey(bytes);
+  if (key === null) return;
+  const nameable = nameOf(model) !== null && entries.every((e) => nameOf(e.data) !== null);
+  const named = nameable ? { model: nameOf(model), entries: entries.map((e) => ({ path: e.path, data: nameOf(e.data) })) } : null;
+  const seen = byContent.get(key);
+  byContent.set(key, seen === undefined || (seen && named && JSON.stringify(seen) === JSON.stringify(named)) ? named : null);
+}
+
+/**
+ * The base generated model bytes refer to (by identity, else by content), or undefined. By
+ * content only for a model given as bytes: one read from a path or URL has its own folder, which
+ * wins (a copy of the artifacts beside another base must not read the first base's weights).
+ */
+const recall = (source, bytes) => {
+  for (const o of [source, bytes]) if (o && typeof o === 'object' && sources.has(o)) return sources.get(o);
+  if (nameOf(source) !== null || (typeof source?.url === 'string' && source.url)) return undefined;
+  for (const o of [source, bytes]) {
+    const key = contentKey(o);
+    if (key !== null && byContent.get(key)) return byContent.get(key);
+  }
+  return undefined;
+};
+
+/** Where the side files of a model given as `model` (with the option's `entries`) are: { model, entries }. */
+export function sourceOf(model, entries, bytes) {
+  const from = recall(model, bytes);
+  if (!from) return { model, entries };
+  const given = new Set(entries.map((e) => e.path));
+  return { model: from.model, entries: [...entries, ...from.entries.filter((e) => !given.has(e.path))] };
+}
+
 /** Where the model's side files are: { dir } (Node), { url }, or null (bytes, a Blob). */
 async function baseOf(model) {
   let s = model instanceof URL ? model.href : typeof model === 'string' ? model : typeof model?.url === 'string' && model.url && typeof model.status === 'number' ? model.url : null;
@@ -86,13 +150,25 @@ class Bytes {
   }
 }
 
-/** The byte ranges of a Blob the tensors reference, read before the parse. */
-class BlobRanges {
-  constructor(blob, what) {
-    this.blob = blob;
+/** Byte ranges of a side file read before the parse (the ones the tensors to be read reference). */
+class Ranges {
+  constructor(what, size) {
     this.what = what;
-    this.size = blob.size;
+    this.size = size;
     this.ranges = new Map(); // `${offset}:${length}` -> Uint8Array
+  }
+  read(heap, dst, offset, length) {
+    const u8 = this.ranges.get(`${offset}:${length}`);
+    if (!u8) throw new WebtrainError(`${this.what}: bytes ${offset}..${offset + length} were not read ahead (a tensor outside the graph's initializers)`);
+    heap.set(u8, dst);
+  }
+}
+
+/** The byte ranges of a Blob the tensors reference, read before the parse. */
+class BlobRanges extends Ranges {
+  constructor(blob, what) {
+    super(what, blob.size);
+    this.blob = blob;
   }
   async fetch(refs) {
     for (const r of refs) {
@@ -101,10 +177,21 @@ class BlobRanges {
       this.ranges.set(key, new Uint8Array(await this.blob.slice(r.offset, r.offset + r.length).arrayBuffer()));
     }
   }
-  read(heap, dst, offset, length) {
-    const u8 = this.ranges.get(`${offset}:${length}`);
-    if (!u8) throw new WebtrainError(`${this.what}: bytes ${offset}..${offset + length} were not read ahead (a tensor outside the graph's initializers)`);
-    heap.set(u8, dst);
+}
+
+/**
+ * A Blob or a URL read after the parse (a deferred reader's): the tensors' byte ranges go
+ * straight into their heap buffers (openSide: Blob slices; a fetch body streamed).
+ */
+class Later {
+  constructor(source, what, size) {
+    this.source = source; // a Blob, or a URL string
+    this.what = what;
+    this.size = size; // undefined for a URL: checked as its body streams
+    this.later = true;
+  }
+  side() {
+    return openSide(this.source, 'external data');
   }
 }
 
@@ -138,9 +225,27 @@ class NodeFile {
     if (this.fd !== null) this.fs.closeSync(this.fd);
     this.fd = null;
   }
+  /** As an openSide source (a deferred reader's), reading from the open file. */
+  side() {
+    return {
+      what: `${this.what} '${this.path}'`,
+      size: this.size,
+      read: async (off, view) => {
+        for (let done = 0; done < view.byteLength;) {
+          const n = this.fs.readSync(this.fd, view, done, view.byteLength - done, off + done);
+          if (n <= 0) throw new WebtrainError(`${this.what} '${this.path}' ended at byte ${off + done} while reading`);
+          done += n;
+        }
+      },
+    };
+  }
 }
 
-async function fetchWhole(url, what) {
+/**
+ * A URL's side file read before the parse: fetched, and with `refs` (the ranges that will be
+ * read) its body streamed keeping only those ranges (no copy of the whole file in JS).
+ */
+async function fetchWhole(url, what, refs = null) {
   let res;
   try {
     res = await fetch(url);
@@ -150,7 +255,22 @@ async function fetchWhole(url, what) {
   if (!res.ok) throw new WebtrainError(`cannot fetch ${what} '${url}': HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`);
   const type = res.headers.get('content-type') ?? '';
   if (/text\/html/i.test(type)) throw new WebtrainError(`${what} '${url}' is an HTML page (content-type '${type}'), not tensor data: check that it is served there`);
-  return new Bytes(new Uint8Array(await res.arrayBuffer()), `${what} '${res.url || url}'`);
+  if (!refs || !res.body) return new Bytes(new Uint8Array(await res.arrayBuffer()), `${what} '${res.url || url}'`);
+  const ranges = new Ranges(`${what} '${res.url || url}'`);
+  const want = [...new Map(refs.map((r) => [`${r.offset}:${r.length}`, { ...r, u8: new Uint8Array(r.length) }])).values()];
+  let pos = 0;
+  for await (const chunk of res.body) {
+    const end = pos + chunk.byteLength;
+    for (const r of want) {
+      const from = Math.max(r.offset, pos);
+      const to = Math.min(r.offset + r.length, end);
+      if (to > from) r.u8.set(chunk.subarray(from - pos, to - pos), from - r.offset);
+    }
+    pos = end;
+  }
+  ranges.size = pos;
+  for (const r of want) if (r.offset + r.length <= pos) ranges.ranges.set(`${r.offset}:${r.length}`, r.u8);
+  return ranges;
 }
 
 /** The locations a model's initializers reference: [{ tensor, location, offset, length }]. */
@@ -164,18 +284,25 @@ function listExternal(core, bytes) {
       location: normal(core.string(m._wtw_external_location(l, i))),
       offset: m._wtw_external_offset(l, i),
       length: m._wtw_external_length(l, i),
+      dtype: m._wtw_external_dtype(l, i),
     }));
   } finally {
     m._wtw_external_list_free(l);
   }
 }
 
-/** The reader of one model's side files; run(fn) makes it the core's during fn. */
+/**
+ * The reader of one model's side files; run(fn) makes it the core's during fn. A deferred reader
+ * (Module.create's) checks each tensor's range during the parse but moves the bytes of files,
+ * Blobs and URLs afterwards, in fill(): into the buffers the core allocated for them, in pieces,
+ * with progress; nothing else reads those buffers before (a module plans at its first step).
+ */
 class Reader {
-  constructor(core, files, fallback) {
+  constructor(core, files, fallback, deferred = false) {
     this.core = core;
-    this.files = files; // normalized location -> Bytes | BlobRanges | NodeFile
+    this.files = files; // normalized location -> Bytes | BlobRanges | NodeFile | Later
     this.fallback = fallback; // location -> a file object, or throws the error for a missing one
+    this.pending = deferred ? [] : null; // [{ f, offset, bytes, ptr }]
   }
 
   /** fn() (a synchronous call into the core that parses the model) with this reader set. */
@@ -189,11 +316,54 @@ class Reader {
         return this.core.cstring(err?.message ?? String(err)); // the core takes and frees it
       }
     };
+    let ok = false;
     try {
-      return fn();
+      const r = fn();
+      ok = true;
+      return r;
     } finally {
       delete m.wtReadExternal;
-      for (const f of this.files.values()) f.close?.();
+      if (!ok || !this.pending?.length) this.close();
+    }
+  }
+
+  close() {
+    for (const f of this.files.values()) f.close?.();
+  }
+
+  /** Bytes a deferred reader still has to move (fill). */
+  get pendingBytes() {
+    return (this.pending ?? []).reduce((a, p) => a + p.bytes, 0);
+  }
+
+  /**
+   * Moves the bytes a deferred run left pending into their buffers; onProgress({ loaded,
+   * total }) as they land (loaded counted from `base`, out of `total`). Closes the files.
+   */
+  async fill(onProgress, base = 0, total = this.pendingBytes) {
+    let before = base;
+    try {
+      for (const f of new Set(this.pending.map((p) => p.f))) {
+        const mine = this.pending.filter((p) => p.f === f).sort((a, b) => a.offset - b.offset);
+        // the same range twice (two initializers of one tensor's bytes): read once, then copied
+        const segs = [];
+        const twins = [];
+        for (const p of mine) {
+          const prev = segs.at(-1);
+          if (prev && prev.offset === p.offset && prev.bytes === p.bytes) twins.push([p, prev]);
+          else if (prev && p.offset < prev.offset + prev.bytes) throw new WebtrainError(`${f.what}: two tensors overlap in it (bytes ${p.offset}..${prev.offset + prev.bytes})`);
+          else segs.push(p);
+        }
+        const side = await f.side();
+        const start = before;
+        await fillSegments(this.core, segs, side, `the model's tensors`, onProgress && ((p) => onProgress({ loaded: start + p.loaded, total })));
+        for (const [p, from] of twins) this.core.heap.copyWithin(p.ptr, from.ptr, from.ptr + p.bytes);
+        before += segs.reduce((a, s) => a + s.bytes, 0);
+        await side.close?.();
+      }
+      this.pending.length = 0;
+    } finally {
+      this.close();
     }
   }
 
@@ -202,41 +372,49 @@ class Reader {
     let f = this.files.get(loc);
     if (!f) this.files.set(loc, (f = this.fallback(loc)));
     f.open?.();
-    if (offset + length > f.size) {
+    if (f.size !== undefined && offset + length > f.size) {
       throw new WebtrainError(`${f.path ? `${f.what} '${f.path}'` : f.what} has ${f.size} bytes, but the tensor's ${length} bytes at offset ${offset} run past its end (a truncated file, or one that belongs to another model)`);
     }
-    f.read(this.core.heap, dst, offset, length);
+    if (this.pending && f.side) this.pending.push({ f, offset, bytes: length, ptr: dst });
+    else f.read(this.core.heap, dst, offset, length);
   }
 }
 
 /**
  * Readers for the models of one call, [{ model: the source given, bytes }] -> [Reader], after
  * fetching what must be read ahead; `entries` from externalDataOption. Throws when an entry is
- * referenced by none of the models.
+ * referenced by none of the models. deferred: readers that move the bytes after the parse
+ * (Reader.fill). readAhead(ref): which tensors of a URL's or Blob's side file will be read
+ * (generation by reference reads a few); the others are not fetched into memory.
  */
-export async function externalReaders(core, models, entries, context) {
+export async function externalReaders(core, models, entries, context, { deferred = false, readAhead = null } = {}) {
   const fs = isNode ? await importNode('fs') : null;
   const join = isNode ? (await importNode('path')).join : null;
   const given = new Map(entries.map((e) => [e.path, e.data]));
   const used = new Set();
   const readers = [];
-  for (const { model, bytes } of models) {
+  for (const { model: source, bytes } of models) {
+    // generated artifacts: their side files are the base's (the option's entries win)
+    const from = recall(source, bytes);
+    const model = from ? from.model : source;
+    const inherited = new Map((from?.entries ?? []).filter((e) => !given.has(e.path)).map((e) => [e.path, e.data]));
     const base = await baseOf(model);
     // Listing copies the model into the heap once more (briefly): only where it tells something
     // (entries to check or read ahead, side files to fetch from a URL).
-    const refs = entries.length || base?.url ? listExternal(core, bytes) : [];
+    const refs = entries.length || inherited.size || (base?.url && !deferred) ? listExternal(core, bytes) : [];
     const files = new Map();
-    for (const [path, data] of given) {
+    for (const [path, data] of [...given, ...inherited]) {
       const mine = refs.filter((r) => r.location === path);
       if (!mine.length) continue;
-      used.add(path);
-      files.set(path, await fromData(fs, data, mine, `externalData '${path}'`));
+      if (given.has(path)) used.add(path);
+      files.set(path, await fromData(fs, data, readAhead ? mine.filter(readAhead) : mine, `externalData '${path}'`, deferred, !!readAhead));
     }
-    if (base?.url) {
+    if (base?.url && !deferred) {
       for (const loc of new Set(refs.map((r) => r.location))) {
         if (files.has(loc)) continue;
         const url = new URL(loc.split('/').map(encodeURIComponent).join('/'), base.url).href;
-        files.set(loc, await fetchWhole(url, `external data file`).catch((err) => {
+        const mine = refs.filter((r) => r.location === loc);
+        files.set(loc, await fetchWhole(url, `external data file`, readAhead && mine.filter(readAhead)).catch((err) => {
           const first = refs.find((r) => r.location === loc);
           throw new WebtrainError(`${context}: tensor '${first.tensor}' is stored in external file '${loc}': ${err.message}; fetch it yourself and ${hint(loc)}`);
         }));
@@ -244,10 +422,11 @@ export async function externalReaders(core, models, entries, context) {
     }
     const fallback = (loc) => {
       if (base?.dir) return new NodeFile(fs, join(base.dir, loc), 'external data file', ` (side files are looked for beside the model): put it there or ${hint(loc)}`);
+      if (base?.url && deferred) return new Later(new URL(loc.split('/').map(encodeURIComponent).join('/'), base.url).href, 'external data file', undefined);
       const why = base?.url ? 'it was not among the files read ahead' : 'the model was given as bytes (not a path or URL), so there is no folder to find it in';
       throw new WebtrainError(`external file '${loc}' is not available: ${why}; ${hint(loc)}`);
     };
-    readers.push(new Reader(core, files, fallback));
+    readers.push(new Reader(core, files, fallback, deferred));
   }
   const unused = entries.filter((e) => !used.has(e.path));
   if (unused.length) {
@@ -257,10 +436,11 @@ export async function externalReaders(core, models, entries, context) {
   return readers;
 }
 
-/** An externalData entry's data as a file object (Blobs: the ranges `refs` need, read now). */
-async function fromData(fs, data, refs, what) {
+/** An externalData entry's data as a file object (Blobs: the ranges `refs` need, read now unless deferred). */
+async function fromData(fs, data, refs, what, deferred = false, someRanges = false) {
   if (data instanceof ArrayBuffer || (typeof SharedArrayBuffer !== 'undefined' && data instanceof SharedArrayBuffer)) return new Bytes(new Uint8Array(data), what);
   if (ArrayBuffer.isView(data)) return new Bytes(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), what);
+  if (isBlob(data) && deferred) return new Later(data, what, data.size);
   if (isBlob(data)) {
     const b = new BlobRanges(data, what);
     await b.fetch(refs);
@@ -269,8 +449,53 @@ async function fromData(fs, data, refs, what) {
   const s = data instanceof URL ? data.href : data;
   const path = await nodeFilePath(s);
   if (path !== null) return new NodeFile(fs, path, what);
-  return fetchWhole(new URL(s, globalThis.location?.href).href, what);
+  if (deferred) return new Later(new URL(s, globalThis.location?.href).href, what, undefined);
+  return fetchWhole(new URL(s, globalThis.location?.href).href, what, someRanges ? refs : null);
 }
 
 /** fn() with `reader` set when there is one (callers that read no model with it pass null). */
 export const withReader = (reader, fn) => (reader ? reader.run(fn) : fn());
+
+/**
+ * Puts the side files that generated models (`models`: bytes returned by generateArtifacts)
+ * refer to into Node directory `dir`, under the locations the models name: a hard link to the
+ * base's file where the file system allows, else a copy (never read into memory). A file that is
+ * there already (the artifacts beside the base) is left.
+ */
+export async function placeSideFiles(core, dir, models) {
+  const fs = await importNode('fs/promises');
+  const path = await importNode('path');
+  const done = new Set();
+  for (const bytes of models) {
+    const from = bytes && recall(bytes, bytes);
+    if (!from) continue;
+    const base = await baseOf(from.model);
+    for (const loc of new Set(listExternal(core, bytes).map((r) => r.location))) {
+      if (done.has(loc)) continue;
+      done.add(loc);
+      const dest = path.resolve(dir, loc);
+      const entry = from.entries.find((e) => e.path === loc);
+      const named = entry ? nameOf(entry.data) : null;
+      const src = entry ? (named === null ? null : await nodeFilePath(named)) : base?.dir ? path.join(base.dir, loc) : null;
+      await fs.mkdir(path.dirname(dest), { recursive: true });
+      if (src !== null) {
+        // the same file already (the artifacts beside the base, or a folder linked to it): left as it is
+        const [a, b] = await Promise.all([fs.stat(src).catch(() => null), fs.stat(dest).catch(() => null)]);
+        if (path.resolve(src) === dest || (a && b && a.dev === b.dev && a.ino === b.ino)) continue;
+        await fs.rm(dest, { force: true });
+        await fs.link(src, dest).catch(() => fs.copyFile(src, dest));
+      } else if (entry && (ArrayBuffer.isView(entry.data) || entry.data instanceof ArrayBuffer)) {
+        await fs.writeFile(dest, ArrayBuffer.isView(entry.data) ? new Uint8Array(entry.data.buffer, entry.data.byteOffset, entry.data.byteLength) : new Uint8Array(entry.data));
+      } else if (entry && isBlob(entry.data)) {
+        const fh = await fs.open(dest, 'w');
+        try {
+          for await (const chunk of entry.data.stream()) await fh.write(chunk);
+        } finally {
+          await fh.close();
+        }
+      } else {
+        throw new WebtrainError(`artifactDirectory: the artifacts refer to external data file '${loc}' of the base model, which is not a local file here: put it beside the artifacts yourself, or generate with keepExternalData: false`);
+      }
+    }
+  }
+}

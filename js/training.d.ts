@@ -72,7 +72,30 @@ export interface SaveCheckpointOptions {
   trainableOnly?: boolean | undefined;
 }
 
+/** Bytes read into the wasm heap so far, out of `total`. */
+export interface LoadProgress {
+  loaded: number;
+  total: number;
+}
+
+/** exportModelForInferencing's options. */
+export interface ExportOptions {
+  /**
+   * Write the weights read from external data (a frozen base's) as references to the same side
+   * files, not their bytes (default false: the model holds every weight).
+   */
+  keepExternalData?: boolean | undefined;
+}
+
+/** Module.create's options: the models' side files, and progress as their bytes land. */
+export interface ModuleOptions extends ModelOptions {
+  /** Called as the models' external data (a base's frozen weights) streams into the heap. */
+  onProgress?: ((progress: LoadProgress) => void) | undefined;
+}
+
 export interface LoadCheckpointOptions extends InitOptions {
+  /** Called as a file or Blob checkpoint (then its side file) streams into the heap. */
+  onProgress?: ((progress: LoadProgress) => void) | undefined;
   /**
    * The side file of a checkpoint saved with external data: a path, URL, bytes or Blob. By
    * default the checkpoint's path or URL + '.data'; needed when the checkpoint is given as bytes.
@@ -147,7 +170,7 @@ export declare class Module<R extends Tensor | Tensor[] = RunResult, A extends T
     trainingModel: TrainingModelBytes<E> | BytesSource,
     state: CheckpointState,
     evalModel?: TrainingModelBytes<E> | BytesSource | null,
-    options?: ModelOptions,
+    options?: ModuleOptions,
   ): Promise<Module<RunResult<E>, AllOutputs<E>>>;
   /** The checkpoint state the module trains. */
   readonly state: CheckpointState;
@@ -194,8 +217,8 @@ export declare class Module<R extends Tensor | Tensor[] = RunResult, A extends T
    * Exports a plain ONNX inference model computing `outputNames` with the current parameters;
    * writes it to `destination` when given and resolves to its bytes.
    */
-  exportModelForInferencing(outputNames: string[]): Promise<Uint8Array>;
-  exportModelForInferencing(destination: BytesDestination | null | undefined, outputNames: string[]): Promise<Uint8Array>;
+  exportModelForInferencing(outputNames: string[], options?: ExportOptions): Promise<Uint8Array>;
+  exportModelForInferencing(destination: BytesDestination | null | undefined, outputNames: string[], options?: ExportOptions): Promise<Uint8Array>;
   /** LoRA (artifacts generated with `lora`): the inference model with W + (alpha/rank)·B·A folded into each adapted weight; plain ONNX. */
   exportMergedModel(outputNames: string[]): Promise<Uint8Array>;
   exportMergedModel(destination: BytesDestination | null | undefined, outputNames: string[]): Promise<Uint8Array>;

@@ -4,12 +4,20 @@
 import { init, WebtrainError } from './core.js';
 import { Tensor } from './tensor.js';
 import { readBytes, describe } from './bytes.js';
-import { AUTO_EXTERNAL_BYTES, defaultSide, loadExternal, saveExternal } from './checkpoint-data.js';
+import { AUTO_EXTERNAL_BYTES, defaultSide, intoHeap, loadExternal, saveExternal } from './checkpoint-data.js';
 import { Staging, feedInputs, readOutputs } from './feeds.js';
 import { writeBytes } from './storage.js';
 import { Mode, PropertyType, ModuleMem } from './abi.js';
-import { externalDataOption, externalReaders } from './external.js';
+import { externalDataOption, externalReaders, placeSideFiles, rememberSource, sourceOf } from './external.js';
 import { exportMergedModel, exportLoraAdapter, saveTrainable, loadParameters } from './lora.js';
+import { importNode, isNode } from './node-builtin.js';
+
+/** An onProgress option: undefined or a function. */
+function progressOption(value, context) {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'function') throw new TypeError(`${context}: onProgress must be a function ({ loaded, total }) => void; got ${describe(value)}`);
+  return value;
+}
 
 /**
  * loadCheckpoint's externalData: the side file itself, or (the form models take) one
@@ -196,18 +204,16 @@ export class CheckpointState extends Handle {
    * the path or URL + '.data' (js/checkpoint-data.js).
    */
   static async loadCheckpoint(source, options = {}) {
-    const { externalData, ...initOptions } = options;
+    const { externalData, onProgress: progress, ...initOptions } = options;
+    const onProgress = progressOption(progress, 'loadCheckpoint');
     const side = externalData === undefined || externalData === null ? defaultSide(source) : checkpointSide(externalData);
     const core = await init(initOptions);
-    const bytes = await readBytes(source);
-    // The core frees its copy of the bytes as soon as they are parsed, so that the gradient
-    // buffers it allocates next reuse that memory (the wasm heap never shrinks).
-    const p = core.copyIn(bytes);
-    if (core.m._wtw_checkpoint_has_external(p, bytes.byteLength)) {
-      core.free(p);
-      return new CheckpointState(core, await loadExternal(core, bytes, side, source));
-    }
-    return new CheckpointState(core, core.handle(core.m._wtw_state_load_owned(p, bytes.byteLength), 'cannot load checkpoint'));
+    // A file or Blob streams into the heap (onProgress counts its bytes, then the side file's).
+    // The core frees that copy as soon as it is parsed, so that the gradient buffers it
+    // allocates next reuse the memory (the wasm heap never shrinks).
+    const { p, n } = await intoHeap(core, source, onProgress);
+    if (core.m._wtw_checkpoint_has_external(p, n)) return new CheckpointState(core, await loadExternal(core, { p, n }, side, source, onProgress));
+    return new CheckpointState(core, core.handle(core.m._wtw_state_load_owned(p, n), 'cannot load checkpoint'));
   }
 
   /**
@@ -261,6 +267,7 @@ export class Module extends Handle {
   #inputNames = new Map();
 
   #hasEval;
+  #source = null; // where the training model's side files are (an export by reference refers to them)
 
   constructor(core, h, state, hasEval = true) {
     super(core, h, 'module');
@@ -275,27 +282,40 @@ export class Module extends Handle {
     return mode;
   }
 
+  /**
+   * options: externalData ([{ path, data }], the models' side files), onProgress({ loaded,
+   * total }) as the side files' bytes land in the heap, and init's options.
+   */
   static async create(trainingModel, state, evalModel, options = {}) {
     const core = await init(options);
     if (!(state instanceof CheckpointState)) throw new WebtrainError('Module.create: the second argument must be a CheckpointState');
+    const onProgress = progressOption(options.onProgress, 'Module.create');
     const entries = externalDataOption(options.externalData, 'Module.create');
     const train = await readBytes(trainingModel);
     const ev = evalModel ? await readBytes(evalModel) : null;
     const models = [{ model: trainingModel, bytes: train }, ...(ev ? [{ model: evalModel, bytes: ev }] : [])];
-    const [extTrain, extEval] = await externalReaders(core, models, entries, 'Module.create');
+    // Side files are read after each parse (deferred), straight into the tensors' buffers; the
+    // eval model's frozen weights are the training model's (the core shares a file range's bytes).
+    const [extTrain, extEval] = await externalReaders(core, models, entries, 'Module.create', { deferred: true });
     // The core takes each copy and frees it once parsed; the eval model is copied in only after
     // the training model is loaded, so that each graph can take the room the loading before left.
     const h = core.handle(extTrain.run(() => core.m._wtw_module_create_owned(state.h, core.copyIn(train), train.byteLength, 0, 0)), 'cannot create module');
-    if (ev) {
-      try {
-        core.check(extEval.run(() => core.m._wtw_module_add_eval_owned(h, core.copyIn(ev), ev.byteLength)), 'cannot load the eval model');
-      } catch (e) {
-        core.m._wtw_module_free(h);
-        throw e;
-      }
+    try {
+      if (ev) core.check(extEval.run(() => core.m._wtw_module_add_eval_owned(h, core.copyIn(ev), ev.byteLength)), 'cannot load the eval model');
+      const first = extTrain.pendingBytes;
+      const total = first + (ev ? extEval.pendingBytes : 0);
+      await extTrain.fill(onProgress, 0, total);
+      if (ev) await extEval.fill(onProgress, first, total);
+    } catch (e) {
+      extTrain.close();
+      extEval?.close();
+      core.m._wtw_module_free(h);
+      throw e;
     }
     state._retain();
-    return new Module(core, h, state, !!ev);
+    const module = new Module(core, h, state, !!ev);
+    module.#source = sourceOf(trainingModel, entries, train);
+    return module;
   }
 
   get state() {
@@ -411,15 +431,30 @@ export class Module extends Handle {
     core.check(core.withBytes(data, (p) => this.m._wtw_state_params_copy_from(this.#state._raw, trainableOnly ? 1 : 0, p, data.length)));
   }
 
-  /** Exports a plain ONNX inference model; writes it to `destination` (a path) when given. */
-  async exportModelForInferencing(destination, outputNames) {
-    if (Array.isArray(destination) && outputNames === undefined) {
+  /**
+   * Exports a plain ONNX inference model; writes it to `destination` (a path) when given.
+   * keepExternalData: true writes the weights the models read from external data (a frozen
+   * base's) as references to the same side files instead of their bytes: the returned bytes
+   * find them as the artifacts do, and beside a Node `destination` they are placed (linked).
+   */
+  async exportModelForInferencing(destination, outputNames, options = {}) {
+    if (Array.isArray(destination) && (outputNames === undefined || (typeof outputNames === 'object' && !Array.isArray(outputNames)))) {
+      options = outputNames ?? {};
       outputNames = destination;
       destination = null;
     }
     if (!Array.isArray(outputNames) || !outputNames.length) throw new WebtrainError('exportModelForInferencing: give the output names to keep, e.g. ["output"]');
+    const { keepExternalData = false } = options ?? {};
+    if (typeof keepExternalData !== 'boolean') throw new TypeError(`exportModelForInferencing: keepExternalData must be true or false; got ${describe(keepExternalData)}`);
     const core = this.core;
-    const bytes = core.takeBuf(core.withStrings([outputNames.join('\0')], (p) => this.m._wtw_module_export(this.h, p, outputNames.length)), 'cannot export the model');
+    const bytes = core.takeBuf(core.withStrings([outputNames.join('\0')], (p) => this.m._wtw_module_export(this.h, p, outputNames.length, keepExternalData ? 1 : 0)), 'cannot export the model');
+    if (keepExternalData && this.#source) {
+      rememberSource(bytes, this.#source.model, this.#source.entries);
+      if (destination && isNode && !/^[a-z][a-z0-9+.-]+:\/\//i.test(String(destination))) {
+        const path = await importNode('path');
+        await placeSideFiles(core, path.dirname(String(destination instanceof URL ? destination.pathname : destination)), [bytes]);
+      }
+    }
     if (destination) await writeBytes(destination, bytes);
     return bytes;
   }

@@ -211,9 +211,8 @@ static int params_to_inputs(wt_graph *g, const int *vals, int n) {
   for (int i = 0; i < n; i++) {
     wt_value *v = &g->values[vals[i]];
     v->flags &= ~(uint32_t)WT_VALUE_INITIALIZER;
-    wt_graph_release(g, v->data);
-    v->data = NULL;
-    v->nbytes = 0;
+    wt_value_drop_data(g, v);
+    v->flags &= ~(uint8_t)WT_VALUE_EXTERNAL;
     WT_TRY(wt_graph_add_input(g, vals[i]));
   }
   return WT_OK;
@@ -326,6 +325,11 @@ int wt_generate_artifacts_graph(wt_graph *g, const wt_artifacts_opts *o, wt_arti
     goto fail;
   }
   if ((rc = select_params(g, o, tr, &n_tr, fr, &n_fr))) goto fail;
+  /* parameters held by reference (external data) are read now: the checkpoint holds them; with
+   * float16 frozen weights every float initializer is (converted, it is held in the models) */
+  for (int i = 0; i < n_tr + n_fr && rc == WT_OK; i++) rc = wt_onnx_load_external(g, i < n_tr ? tr[i] : fr[i - n_tr], NULL);
+  for (int v = 0; o->frozen_dtype == WT_FLOAT16 && v < g->n_values && rc == WT_OK; v++) rc = wt_onnx_load_external(g, v, NULL);
+  if (rc) goto fail;
   if (o->frozen_dtype && o->frozen_dtype != WT_FLOAT16 && o->frozen_dtype != WT_FLOAT) {
     rc = wt_errorf(WT_ERR_INVALID_ARG, "frozen_dtype: %s; expected float16 or float",
                    wt_dtype_name(o->frozen_dtype));

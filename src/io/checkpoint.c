@@ -30,7 +30,7 @@ void wt_checkpoint_free(wt_checkpoint *c) {
   for (int l = 0; l < 2; l++) {
     for (int i = 0; lists[l] && i < counts[l]; i++) {
       free(lists[l][i].name);
-      free(lists[l][i].t.data);
+      if (!wt_checkpoint_borrows(c->in_place, c->in_place_len, lists[l][i].t.data)) free(lists[l][i].t.data);
     }
     free(lists[l]);
   }
@@ -40,7 +40,7 @@ void wt_checkpoint_free(wt_checkpoint *c) {
     free(ps->param_name);
     for (int m = 0; ps->momentums && m < ps->n_momentums; m++) {
       free(ps->momentums[m].name);
-      free(ps->momentums[m].t.data);
+      if (!wt_checkpoint_borrows(c->in_place, c->in_place_len, ps->momentums[m].t.data)) free(ps->momentums[m].t.data);
     }
     free(ps->momentums);
   }
@@ -69,6 +69,8 @@ typedef struct ck_reader {
   uint64_t ext_budget;      /* its bytes not yet claimed by a tensor */
   wt_ckpt_segment *segs;    /* the tensors read from it so far */
   int n_segs, cap_segs;
+  int in_place;             /* tensors may point into the bytes (wt_checkpoint_read_in_place) */
+  uint64_t lo, hi;          /* every in-place tensor's bytes lie in [lo, hi); lo == hi: none yet */
 } ck_reader;
 
 static int ck_take(ck_reader *cr, uint64_t n, const char *what) {
@@ -203,6 +205,17 @@ static int read_tensor(ck_reader *cr, const wt_fb_table *t, int nominal, const c
     return wt_errorf(WT_ERR_PARSE, "checkpoint: %s: raw_data has %u bytes; %s %s needs %" PRIu64,
                      what, raw.n, wt_dtype_name(dtype), shape, need);
   if (need == 0) return WT_OK;
+  /* in place when aligned for the dtype and clear of every other in-place tensor (a file whose
+   * tensors share bytes gets copies: no two parameters alias) */
+  const uint8_t *src = cr->r.p + raw.pos;
+  size_t align = wt_dtype_size(dtype);
+  uint64_t end = raw.pos + need;
+  if (cr->in_place && (uintptr_t)src % align == 0 && (cr->lo == cr->hi || end <= cr->lo || raw.pos >= cr->hi)) {
+    cr->lo = cr->lo == cr->hi || raw.pos < cr->lo ? raw.pos : cr->lo;
+    cr->hi = end > cr->hi ? end : cr->hi;
+    out->t.data = (void *)src;
+    return WT_OK;
+  }
   WT_TRY(ck_take(cr, need, what));
   out->t.data = malloc((size_t)need);
   if (!out->t.data) return ck_oom();
@@ -352,18 +365,30 @@ static int read_properties(ck_reader *cr, const wt_fb_table *root, wt_checkpoint
   return WT_OK;
 }
 
-static int checkpoint_read(const uint8_t *bytes, size_t len, uint64_t ext_len, uint64_t *need,
-                           wt_checkpoint **out);
+static int checkpoint_read(const uint8_t *bytes, size_t len, uint64_t ext_len, int in_place,
+                           uint64_t *need, wt_checkpoint **out);
 
 int wt_checkpoint_read(const uint8_t *bytes, size_t len, wt_checkpoint **out) {
   return wt_checkpoint_read_ext(bytes, len, 0, out);
 }
 
+static int read_checked(const uint8_t *bytes, size_t len, uint64_t ext_len, int in_place,
+                        wt_checkpoint **out);
+
 int wt_checkpoint_read_ext(const uint8_t *bytes, size_t len, uint64_t ext_len, wt_checkpoint **out) {
+  return read_checked(bytes, len, ext_len, 0, out);
+}
+
+int wt_checkpoint_read_in_place(const uint8_t *bytes, size_t len, uint64_t ext_len, wt_checkpoint **out) {
+  return read_checked(bytes, len, ext_len, 1, out);
+}
+
+static int read_checked(const uint8_t *bytes, size_t len, uint64_t ext_len, int in_place,
+                        wt_checkpoint **out) {
   *out = NULL;
   if (!bytes && len) return wt_errorf(WT_ERR_INVALID_ARG, "checkpoint: NULL buffer");
   uint64_t need = 0;
-  int rc = checkpoint_read(bytes, len, ext_len, &need, out);
+  int rc = checkpoint_read(bytes, len, ext_len, in_place, &need, out);
   if (rc == WT_ERR_PARSE && need > len) {
     /* a read past the end: most likely a file cut short (an interrupted download or save) */
     char detail[512];
@@ -390,9 +415,10 @@ int wt_checkpoint_has_external(const uint8_t *bytes, size_t len) {
   return v != 0;
 }
 
-static int checkpoint_read(const uint8_t *bytes, size_t len, uint64_t ext_len, uint64_t *need,
-                           wt_checkpoint **out) {
-  ck_reader cr = {{bytes, len, "checkpoint", need}, len, .ext_len = ext_len, .ext_budget = ext_len};
+static int checkpoint_read(const uint8_t *bytes, size_t len, uint64_t ext_len, int in_place,
+                           uint64_t *need, wt_checkpoint **out) {
+  ck_reader cr = {{bytes, len, "checkpoint", need}, len, .ext_len = ext_len, .ext_budget = ext_len,
+                  .in_place = in_place};
   wt_fb_table root, ms;
   uint64_t v;
   int present;
@@ -408,6 +434,7 @@ static int checkpoint_read(const uint8_t *bytes, size_t len, uint64_t ext_len, u
   wt_checkpoint *c = calloc(1, sizeof *c);
   if (!c) return ck_oom();
   c->version = version;
+  if (in_place) c->in_place = bytes, c->in_place_len = len;
   int rc = read_module_state(&cr, &ms, c);
   if (rc == WT_OK) rc = read_optimizer(&cr, &root, c);
   if (rc == WT_OK) rc = read_properties(&cr, &root, c);

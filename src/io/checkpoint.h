@@ -54,7 +54,16 @@ typedef struct wt_checkpoint {
   int has_external_data;       /* as read */
   int n_segments;              /* read: the tensors whose bytes are in the external data file, */
   wt_ckpt_segment *segments;   /* their buffers allocated but not yet filled (the caller's job) */
+  /* wt_checkpoint_read_in_place: tensor data lying in these bytes (the file's own) is borrowed,
+   * not freed with the checkpoint */
+  const uint8_t *in_place;
+  size_t in_place_len;
 } wt_checkpoint;
+
+/* Whether p lies in the bytes c borrows its tensors from (wt_checkpoint_read_in_place). */
+static inline int wt_checkpoint_borrows(const uint8_t *base, size_t len, const void *p) {
+  return base && (const uint8_t *)p >= base && (const uint8_t *)p < base + len;
+}
 
 /* Parses a checkpoint (versions 1 and 2). Tensors keep the file's order (ONNX Runtime's own
  * generate_artifacts files list parameters in model order). Errors: WT_ERR_PARSE for malformed
@@ -69,6 +78,12 @@ WT_NODISCARD int wt_checkpoint_read(const uint8_t *bytes, size_t len, wt_checkpo
  * allocated and listed in (*out)->segments, to be filled from the file by the caller. */
 WT_NODISCARD int wt_checkpoint_read_ext(const uint8_t *bytes, size_t len, uint64_t ext_len,
                                         wt_checkpoint **out);
+/* wt_checkpoint_read_ext whose tensors point into `bytes` instead of copies where their data is
+ * aligned for its dtype and overlaps no other tensor's (the rest are copied): for a caller that
+ * keeps the bytes as long as the tensors (the state: loading then holds the parameters once, not
+ * the file beside copies of them). */
+WT_NODISCARD int wt_checkpoint_read_in_place(const uint8_t *bytes, size_t len, uint64_t ext_len,
+                                             wt_checkpoint **out);
 /* Whether bytes look like a checkpoint whose module state says it has an external data file
  * (0 for anything else: wt_checkpoint_read then says what is wrong). */
 int wt_checkpoint_has_external(const uint8_t *bytes, size_t len);

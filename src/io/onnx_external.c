@@ -127,6 +127,7 @@ static int list_one(const Onnx__TensorProto *tp, wt_external_ref **refs, int *n)
   WT_TRY(wt_check_dims("initializer", name, (int)tp->n_dims, tp->dims, &numel));
   wt_external_ref r;
   WT_TRY(wt_external_parse(tp, (size_t)numel * wt_dtype_size(dtype), name, &r));
+  r.dtype = dtype;
   wt_external_ref *grown = realloc(*refs, sizeof **refs * (size_t)(*n + 1));
   if (!grown) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
   *refs = grown;
@@ -166,5 +167,28 @@ int wt_onnx_list_external(const uint8_t *bytes, size_t len, wt_external_ref **ou
   }
   *out = refs;
   *count = n;
+  return WT_OK;
+}
+
+/* ---- loading an initializer held by reference ------------------------------------------------ */
+
+int wt_onnx_load_external(wt_graph *g, int v, const wt_onnx_read_opts *opts) {
+  wt_value *val = &g->values[v];
+  if (!wt_value_unloaded(val)) return WT_OK;
+  const wt_external_init *e = wt_graph_external(g, val->name);
+  if (!e) return wt_errorf(WT_ERR_INTERNAL, "initializer '%s' is held by reference but has none", val->name);
+  wt_external_read_fn fn = opts && opts->read_external ? opts->read_external : g_default_read;
+  void *user = opts && opts->read_external ? opts->user : g_default_user;
+  if (!fn)
+    return wt_errorf(WT_ERR_IO, "tensor '%s' is stored in external file '%s', but no way to "
+                     "read external data was given", val->name, e->location);
+  void *data = malloc(val->nbytes);
+  if (!data) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory reading initializer '%s' (%zu bytes)", val->name, val->nbytes);
+  int rc = fn(user, e->location, e->offset, val->nbytes, data);
+  if (rc) {
+    free(data);
+    return wt_error_context(rc, "tensor '%s'", val->name);
+  }
+  g->values[v].data = data;
   return WT_OK;
 }

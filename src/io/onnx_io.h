@@ -10,7 +10,10 @@
 #include "ir/ir.h"
 
 /* Reads `length` bytes at `offset` of the external data file `location` (relative to the
- * model) into dst. Returns WT_OK or an error status with a message. */
+ * model) into dst. Returns WT_OK or an error status with a message. dst is the tensor's own
+ * buffer and stays where it is for the graph's life (never packed or moved), so a reader may
+ * also fill it after the read returns, before anything uses the graph's data (js/external.js
+ * does, streaming side files into a module's weights). */
 typedef int (*wt_external_read_fn)(void *user, const char *location, uint64_t offset,
                                    uint64_t length, void *dst);
 
@@ -18,6 +21,13 @@ typedef struct wt_onnx_read_opts {
   const char *base_dir;               /* directory of the model file, for external data */
   wt_external_read_fn read_external;  /* NULL: files under base_dir (native) or an error */
   void *user;
+  /* Float initializers in external data are held by reference, their bytes not read
+   * (WT_VALUE_EXTERNAL with data NULL; wt_onnx_load_external reads one when needed). */
+  int keep_external;
+  /* External initializers whose file range this graph has loaded already borrow its bytes
+   * (WT_VALUE_BORROWED): a module's eval model shares the training model's frozen weights. The
+   * graph must outlive the one read. */
+  const wt_graph *share;
 } wt_onnx_read_opts;
 
 /* The reader of external data used when a read's options give none (process-wide; NULL:
@@ -30,6 +40,7 @@ typedef struct wt_external_ref {
   const char *location; /* relative to the model's directory */
   uint64_t offset;
   uint64_t length;      /* what the tensor's dims and dtype need */
+  int32_t dtype;        /* the tensor's (wt_onnx_list_external) */
 } wt_external_ref;
 /* What the initializers of a model reference, in order, without reading any tensor's data.
  * *refs (strings included) is freed with wt_external_refs_free. */
@@ -44,10 +55,20 @@ WT_NODISCARD int wt_onnx_read(const uint8_t *bytes, size_t len, const wt_onnx_re
 WT_NODISCARD int wt_onnx_read_owned(uint8_t *bytes, size_t len, const wt_onnx_read_opts *opts, wt_graph **out);
 /* Reads a model file (native builds); external data is read relative to its directory. */
 WT_NODISCARD int wt_onnx_read_file(const char *path, wt_graph **out);
-/* Serializes the graph as a ModelProto (initializers as raw_data). *out is malloc'd. */
+/* Reads the bytes of initializer v, held by reference (wt_value_unloaded), through opts' reader
+ * (NULL: the default one); it is then loaded (and still WT_VALUE_EXTERNAL). */
+WT_NODISCARD int wt_onnx_load_external(wt_graph *g, int v, const wt_onnx_read_opts *opts);
+/* Serializes the graph as a ModelProto (initializers as raw_data; those held by reference as
+ * external data, their reference as read). *out is malloc'd. */
 WT_NODISCARD int wt_onnx_write(const wt_graph *g, uint8_t **out, size_t *len);
 
-/* A deep copy of g (through its serialized form: what is written is what is copied). */
+/* wt_onnx_write with every external initializer written as its reference, loaded or not. */
+WT_NODISCARD int wt_onnx_write_by_reference(const wt_graph *g, uint8_t **out, size_t *len);
+/* A copy of g whose external initializers borrow g's bytes (or stay references where g has
+ * none): the weights are not copied. g must outlive it. */
+WT_NODISCARD int wt_graph_clone_shared(const wt_graph *g, wt_graph **out);
+/* A deep copy of g (through its serialized form: what is written is what is copied; initializers
+ * held by reference stay so). */
 WT_NODISCARD int wt_graph_clone(const wt_graph *g, wt_graph **out);
 
 /* A serialized TensorProto (the backend tests' .pb files) <-> a tensor with owned data. */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/onnx_external.h"
 #include "io/onnx_io.h"
 #include "io/onnx_tensor.h"
 #include "onnx.pb-c.h"
@@ -157,11 +158,62 @@ static int read_node(wt_graph *g, const Onnx__NodeProto *np, int index) {
   return WT_OK;
 }
 
+static int is_external(const Onnx__TensorProto *tp) {
+  return tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+}
+
+/* The bytes `share` has loaded for this file range and dtype, or NULL. */
+static void *shared_bytes(const wt_graph *share, const wt_external_ref *r, int dtype) {
+  for (int i = 0; share && i < share->n_ext; i++) {
+    const wt_external_init *e = &share->ext[i];
+    if (e->offset != r->offset || strcmp(e->location, r->location)) continue;
+    int v = wt_graph_find(share, e->name);
+    const wt_value *val = v < 0 ? NULL : &share->values[v];
+    if (val && (val->flags & WT_VALUE_INITIALIZER) && val->data && val->nbytes == r->length &&
+        val->dtype == dtype)
+      return val->data;
+  }
+  return NULL;
+}
+
+/* An external initializer held by reference (opts->keep_external: float tensors) or borrowing
+ * opts->share's bytes of the same file range; *done 0 when neither applies (it is read). */
+static int read_by_reference(wt_graph *g, const Onnx__TensorProto *tp, const wt_onnx_read_opts *opts,
+                             int *done) {
+  *done = 0;
+  int dtype = tp->has_data_type ? tp->data_type : 0;
+  if (!wt_dtype_supported(dtype) || tp->segment) return WT_OK; /* the plain read says what is wrong */
+  int64_t n;
+  WT_TRY(wt_check_dims("initializer", tp->name, (int)tp->n_dims, tp->dims, &n));
+  size_t nbytes = (size_t)n * wt_dtype_size(dtype);
+  wt_external_ref r;
+  WT_TRY(wt_external_parse(tp, nbytes, tp->name, &r));
+  void *data = shared_bytes(opts->share, &r, dtype);
+  if (!data && !(opts->keep_external && dtype == WT_FLOAT && nbytes > 0)) return WT_OK;
+  int v = wt_graph_value(g, tp->name);
+  if (v < 0) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  wt_value *val = &g->values[v];
+  val->flags |= WT_VALUE_INITIALIZER | WT_VALUE_EXTERNAL | (data ? WT_VALUE_BORROWED : 0);
+  val->dtype = (int8_t)dtype;
+  val->data = data;
+  val->nbytes = nbytes;
+  int64_t dims[WT_MAX_RANK];
+  for (size_t d = 0; d < tp->n_dims; d++) dims[d] = tp->dims[d];
+  WT_TRY(wt_value_set_shape(g, v, (int)tp->n_dims, dims));
+  *done = 1;
+  return wt_graph_set_external(g, tp->name, r.location, r.offset);
+}
+
 static int read_initializer(wt_graph *g, const Onnx__TensorProto *tp, size_t i,
                             const wt_onnx_read_opts *opts) {
   if (!tp->name || !tp->name[0]) return wt_errorf(WT_ERR_PARSE, "initializer #%zu has no name", i);
   if (wt_graph_find(g, tp->name) >= 0)
     return wt_errorf(WT_ERR_PARSE, "initializer '%s' is defined twice", tp->name);
+  if (is_external(tp) && opts && (opts->keep_external || opts->share)) {
+    int done;
+    WT_TRY(read_by_reference(g, tp, opts, &done));
+    if (done) return WT_OK;
+  }
   wt_const_tensor ct;
   WT_TRY(wt_tensor_from_proto(tp, opts, "initializer", &ct));
   int v = wt_graph_value(g, tp->name);
@@ -175,7 +227,13 @@ static int read_initializer(wt_graph *g, const Onnx__TensorProto *tp, size_t i,
   val->dtype = ct.t.dtype;
   val->data = ct.t.data;
   val->nbytes = wt_nbytes(&ct.t);
-  return wt_value_set_shape(g, v, ct.t.rank, ct.t.dims);
+  WT_TRY(wt_value_set_shape(g, v, ct.t.rank, ct.t.dims));
+  if (!is_external(tp)) return WT_OK;
+  /* loaded, and its reference kept: another graph of the same file range can borrow it */
+  wt_external_ref r;
+  WT_TRY(wt_external_parse(tp, val->nbytes, tp->name, &r));
+  g->values[v].flags |= WT_VALUE_EXTERNAL;
+  return wt_graph_set_external(g, tp->name, r.location, r.offset);
 }
 
 static int read_io(wt_graph *g, const Onnx__GraphProto *gp, int outputs) {

@@ -1,5 +1,6 @@
 /* IR -> ModelProto bytes. The protobuf-c structs point into the IR (no copies); only the
  * pointer arrays are allocated, all at once per message kind, and freed after packing. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,36 @@ static void *wz(writer *w, size_t size) {
   w->blocks[w->n_blocks++] = p;
   return p;
 }
+
+/* tp (an initializer held by reference) stores its bytes where the graph read them from: the
+ * external_data entries location, offset, length. 0 when out of memory or it has no reference. */
+static int external_ref(writer *w, const wt_graph *g, const wt_value *v, Onnx__TensorProto *tp) {
+  const wt_external_init *e = wt_graph_external(g, v->name);
+  Onnx__StringStringEntryProto **kv = wz(w, sizeof *kv * 3);
+  char *nums = wz(w, 48);
+  if (!e) w->failed = 2;
+  if (!e || !kv || !nums) return 0;
+  snprintf(nums, 24, "%llu", (unsigned long long)e->offset);
+  snprintf(nums + 24, 24, "%llu", (unsigned long long)v->nbytes);
+  const char *keys[3] = {"location", "offset", "length"};
+  const char *vals[3] = {e->location, nums, nums + 24};
+  for (int i = 0; i < 3; i++) {
+    if (!(kv[i] = wz(w, sizeof **kv))) return 0;
+    onnx__string_string_entry_proto__init(kv[i]);
+    kv[i]->key = (char *)keys[i];
+    kv[i]->value = (char *)vals[i];
+  }
+  tp->has_raw_data = 0;
+  tp->raw_data.len = 0;
+  tp->raw_data.data = NULL;
+  tp->has_data_location = 1;
+  tp->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+  tp->n_external_data = 3;
+  tp->external_data = kv;
+  return 1;
+}
+
+static int write_model(const wt_graph *g, int refs, uint8_t **out, size_t *len);
 
 static Onnx__ValueInfoProto *value_info(writer *w, const wt_value *v) {
   Onnx__ValueInfoProto *vi = wz(w, sizeof *vi);
@@ -151,7 +182,15 @@ static Onnx__NodeProto *node_proto(writer *w, const wt_graph *g, const wt_node *
   return np;
 }
 
-int wt_onnx_write(const wt_graph *g, uint8_t **out, size_t *len) {
+int wt_onnx_write(const wt_graph *g, uint8_t **out, size_t *len) { return write_model(g, 0, out, len); }
+
+int wt_onnx_write_by_reference(const wt_graph *g, uint8_t **out, size_t *len) {
+  return write_model(g, 1, out, len);
+}
+
+/* refs: every external initializer (WT_VALUE_EXTERNAL with a reference) is written as its
+ * reference, loaded or not; else only those held by reference are. */
+static int write_model(const wt_graph *g, int refs, uint8_t **out, size_t *len) {
   writer w = {0};
   Onnx__ModelProto mp;
   Onnx__GraphProto gp;
@@ -194,6 +233,8 @@ int wt_onnx_write(const wt_graph *g, uint8_t **out, size_t *len) {
     if (v->rank > 0) memcpy(cts[k].t.dims, v->dims, sizeof *v->dims * (size_t)v->rank);
     cts[k].t.data = v->data;
     wt_tensor_to_proto(&cts[k], tp, dims);
+    int by_ref = wt_value_unloaded(v) || (refs && (v->flags & WT_VALUE_EXTERNAL) && wt_graph_external(g, v->name));
+    if (by_ref && !external_ref(&w, g, v, tp)) break;
     inits[k++] = tp;
   }
   gp.n_initializer = (size_t)n_init;
@@ -232,7 +273,9 @@ int wt_onnx_write(const wt_graph *g, uint8_t **out, size_t *len) {
   int rc = WT_OK;
   *out = NULL;
   *len = 0;
-  if (w.failed) {
+  if (w.failed == 2) {
+    rc = wt_errorf(WT_ERR_INTERNAL, "an initializer held by reference has no external data reference");
+  } else if (w.failed) {
     rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory serializing the model");
   } else {
     size_t n = onnx__model_proto__get_packed_size(&mp);
@@ -245,12 +288,24 @@ int wt_onnx_write(const wt_graph *g, uint8_t **out, size_t *len) {
   return rc;
 }
 
+int wt_graph_clone_shared(const wt_graph *g, wt_graph **out) {
+  uint8_t *bytes;
+  size_t len;
+  *out = NULL;
+  WT_TRY(wt_onnx_write_by_reference(g, &bytes, &len));
+  wt_onnx_read_opts opts = {.keep_external = 1, .share = g};
+  int rc = wt_onnx_read(bytes, len, &opts, out);
+  free(bytes);
+  return rc;
+}
+
 int wt_graph_clone(const wt_graph *g, wt_graph **out) {
   uint8_t *bytes;
   size_t len;
   *out = NULL;
   WT_TRY(wt_onnx_write(g, &bytes, &len));
-  int rc = wt_onnx_read(bytes, len, NULL, out);
+  wt_onnx_read_opts opts = {.keep_external = 1};
+  int rc = wt_onnx_read(bytes, len, &opts, out);
   free(bytes);
   return rc;
 }

@@ -81,7 +81,9 @@ static void walk(packer *pk, wt_graph *g, const wt_graph *old) {
   if (g->outputs) MOVE(g->outputs, pack_bytes(pk, g->outputs, sizeof(int) * (size_t)g->n_outputs, sizeof(int)));
   for (int i = 0; i < g->n_values; i++) {
     wt_value *v = &g->values[i];
-    if (v->data && v->nbytes <= PACK_DATA_MAX) MOVE(v->data, pack_bytes(pk, v->data, v->nbytes, 16));
+    /* external data stays where it was read to (a deferred reader fills it after the parse; a
+     * borrowed buffer is another graph's) */
+    if (v->data && v->nbytes <= PACK_DATA_MAX && !(v->flags & (WT_VALUE_BORROWED | WT_VALUE_EXTERNAL))) MOVE(v->data, pack_bytes(pk, v->data, v->nbytes, 16));
     if (v->dim_param)
       for (int d = 0; d < v->rank; d++) MOVE(v->dim_param[d], pack_str(pk, v->dim_param[d]));
     if (v->dim_param) MOVE(v->dim_param, pack_bytes(pk, v->dim_param, sizeof(char *) * (size_t)v->rank, sizeof(char *)));

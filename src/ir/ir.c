@@ -195,7 +195,7 @@ void wt_graph_free(wt_graph *g) {
   for (int i = 0; i < g->n_values; i++) {
     wt_value *v = &g->values[i];
     wt_graph_release(g, v->name);
-    wt_graph_release(g, v->data);
+    if (!(v->flags & WT_VALUE_BORROWED)) wt_graph_release(g, v->data);
     clear_shape(g, v);
   }
   for (int i = 0; i < g->n_nodes; i++) wt_node_clear(g, &g->nodes[i]);
@@ -208,6 +208,7 @@ void wt_graph_free(wt_graph *g) {
   wt_graph_release(g, g->name);
   wt_graph_release(g, g->producer_name);
   wt_graph_release(g, g->producer_version);
+  wt_graph_free_external(g);
   free(g->slab);
   free(g);
 }
@@ -514,6 +515,7 @@ int wt_graph_const_value(const wt_graph *g, int v, wt_tensor *out) {
   const wt_value *val = &g->values[v];
   *out = (wt_tensor){.dtype = val->dtype, .rank = val->rank, .data = val->data};
   if (val->flags & WT_VALUE_INITIALIZER) {
+    if (wt_value_unloaded(val)) return 0; /* held by reference: its bytes are not here */
     if (val->rank > 0) memcpy(out->dims, val->dims, sizeof *val->dims * (size_t)val->rank);
     return val->rank >= 0;
   }
@@ -535,4 +537,52 @@ int wt_graph_const_value(const wt_graph *g, int v, wt_tensor *out) {
     return 0;
   }
   return 1;
+}
+
+/* ---- initializers stored in external data files ----------------------------------------------
+ * The graph's record of where each one's bytes are (location and offset, by value name), so that
+ * a graph read with its weights by reference can write the same references back (artifact
+ * generation), and a module's eval model can find the training model's already loaded bytes of
+ * the same file range (src/io/onnx_read.c). */
+int wt_graph_set_external(wt_graph *g, const char *name, const char *location, uint64_t offset) {
+  char *n = wt_strdup(name), *l = wt_strdup(location);
+  wt_external_init *grown = n && l ? realloc(g->ext, sizeof *g->ext * (size_t)(g->n_ext + 1)) : NULL;
+  if (!grown) {
+    free(n);
+    free(l);
+    return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  }
+  g->ext = grown;
+  for (int i = 0; i < g->n_ext; i++)
+    if (!strcmp(g->ext[i].name, name)) {
+      free(g->ext[i].name);
+      free(g->ext[i].location);
+      g->ext[i] = (wt_external_init){n, l, offset};
+      return WT_OK;
+    }
+  g->ext[g->n_ext++] = (wt_external_init){n, l, offset};
+  return WT_OK;
+}
+
+const wt_external_init *wt_graph_external(const wt_graph *g, const char *name) {
+  for (int i = 0; i < g->n_ext; i++)
+    if (!strcmp(g->ext[i].name, name)) return &g->ext[i];
+  return NULL;
+}
+
+void wt_value_drop_data(const wt_graph *g, wt_value *v) {
+  if (!(v->flags & WT_VALUE_BORROWED)) wt_graph_release(g, v->data);
+  v->flags &= ~(uint8_t)WT_VALUE_BORROWED;
+  v->data = NULL;
+  v->nbytes = 0;
+}
+
+void wt_graph_free_external(wt_graph *g) {
+  for (int i = 0; i < g->n_ext; i++) {
+    free(g->ext[i].name);
+    free(g->ext[i].location);
+  }
+  free(g->ext);
+  g->ext = NULL;
+  g->n_ext = 0;
 }

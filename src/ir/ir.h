@@ -54,7 +54,14 @@ enum wt_value_flags {
   WT_VALUE_GRAPH_INPUT = 1u << 0,
   WT_VALUE_GRAPH_OUTPUT = 1u << 1,
   WT_VALUE_INITIALIZER = 1u << 2,
-  WT_VALUE_SEQUENCE = 1u << 3     /* a sequence of tensors of `dtype` (optimizer models) */
+  WT_VALUE_SEQUENCE = 1u << 3,    /* a sequence of tensors of `dtype` (optimizer models) */
+  /* An initializer stored in an external data file (its reference: wt_graph_external). Its
+   * `data` may be NULL with `nbytes` set: held by reference only, not loaded (artifact
+   * generation keeps a frozen base's weights so, and writes the reference back). */
+  WT_VALUE_EXTERNAL = 1u << 4,
+  /* `data` is another graph's (a module's eval model shares its training model's frozen
+   * weights): never freed, moved or written to through this graph. */
+  WT_VALUE_BORROWED = 1u << 5
 };
 
 /* A value's declared type: rank -1 unknown; dims[i] >= 0 fixed, -1 symbolic (dim_param[i]
@@ -64,7 +71,7 @@ typedef struct wt_value {
   char *name;
   int64_t *dims;                /* rank entries; NULL when rank <= 0 */
   char **dim_param;             /* NULL (no dim named), or rank entries */
-  void *data;                   /* initializer bytes (owned), else NULL */
+  void *data;                   /* initializer bytes (owned unless WT_VALUE_BORROWED), else NULL */
   size_t nbytes;
   int producer;                 /* node index, -1 for inputs/initializers */
   int8_t dtype;                 /* ONNX TensorProto.DataType; 0 unknown */
@@ -106,7 +113,18 @@ typedef struct wt_graph {
    * (wt_graph_shrink): never freed or reallocated one by one (wt_graph_release). */
   uint8_t *slab;
   size_t slab_bytes;
+  /* Where the WT_VALUE_EXTERNAL initializers' bytes are (src/ir/external.c), by value name. */
+  struct wt_external_init *ext;
+  int n_ext;
 } wt_graph;
+
+/* An initializer's place in an external data file: `location` relative to the model's
+ * directory, at byte `offset` (its length is the value's nbytes). */
+typedef struct wt_external_init {
+  char *name;
+  char *location;
+  uint64_t offset;
+} wt_external_init;
 
 wt_graph *wt_graph_new(void);
 void wt_graph_free(wt_graph *g);
@@ -190,6 +208,21 @@ int wt_attr_floats(const wt_node *n, const char *name, const float **out);
  * (graph inputs, initializers, earlier nodes), reordering nodes topologically if needed.
  * Errors name the node and the missing value. */
 WT_NODISCARD int wt_graph_toposort(wt_graph *g);
+
+/* Records that initializer `name` lives at `offset` of external file `location` (copied; an
+ * earlier record of the name is replaced). WT_OK or WT_ERR_NO_MEMORY. */
+WT_NODISCARD int wt_graph_set_external(wt_graph *g, const char *name, const char *location,
+                                       uint64_t offset);
+/* The external reference of initializer `name`, or NULL. */
+const wt_external_init *wt_graph_external(const wt_graph *g, const char *name);
+/* Whether value v is an initializer held by reference only (external, bytes not loaded). */
+static inline int wt_value_unloaded(const wt_value *v) {
+  return (v->flags & WT_VALUE_INITIALIZER) && !v->data && v->nbytes > 0;
+}
+/* Drops value v's bytes: frees them unless borrowed; data NULL, nbytes 0, not borrowed. */
+void wt_value_drop_data(const wt_graph *g, wt_value *v);
+/* Frees the graph's external references (wt_graph_free does). */
+void wt_graph_free_external(wt_graph *g);
 
 /* Removes the nodes no graph output depends on, and initializers left unread. */
 WT_NODISCARD int wt_graph_prune(wt_graph *g);

@@ -42,9 +42,7 @@ int wt_graph_prune(wt_graph *g) {
     wt_value *val = &g->values[v];
     if ((val->flags & WT_VALUE_INITIALIZER) && !live_v[v] && !(val->flags & WT_VALUE_GRAPH_INPUT)) {
       val->flags &= ~(uint32_t)WT_VALUE_INITIALIZER;
-      wt_graph_release(g, val->data);
-      val->data = NULL;
-      val->nbytes = 0;
+      wt_value_drop_data(g, val);
     }
   }
   free(live_v);

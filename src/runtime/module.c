@@ -195,7 +195,10 @@ static int write_back_bn(wt_module *mod) {
 /* owned: bytes are the caller's malloc'd copy, to be freed once parsed */
 static int load_mode(wt_module *mod, int eval, const uint8_t *bytes, size_t len, int owned) {
   wt_graph *g;
-  WT_TRY(owned ? wt_onnx_read_owned((uint8_t *)bytes, len, NULL, &g) : wt_onnx_read(bytes, len, NULL, &g));
+  /* The eval model's external initializers share the training model's bytes of the same file
+   * range (a frozen base's weights): held once. */
+  wt_onnx_read_opts opts = {.share = eval && mod->m[0].sess ? wt_session_graph(mod->m[0].sess) : NULL};
+  WT_TRY(owned ? wt_onnx_read_owned((uint8_t *)bytes, len, &opts, &g) : wt_onnx_read(bytes, len, &opts, &g));
   mod->m[eval].n_model_out = g->n_outputs;
   if (!eval) {
     int rc = plan_bn_writeback(mod, g);
@@ -282,7 +285,7 @@ int wt_module_create_owned(wt_state *s, uint8_t *train, size_t train_len, uint8_
 
 void wt_module_free(wt_module *m) {
   if (!m) return;
-  for (int e = 0; e < 2; e++) {
+  for (int e = 1; e >= 0; e--) { /* the eval model borrows from the training model */
     wt_session_free(m->m[e].sess);
     free(m->m[e].in);
     free(m->m[e].out);
@@ -425,11 +428,18 @@ int wt_module_lazy_reset_grad(wt_module *m) {
 
 int wt_module_export_for_inference(const wt_module *m, const char *const *output_names,
                                    int32_t n_outputs, uint8_t **out, size_t *len) {
+  return wt_module_export_for_inference_ext(m, output_names, n_outputs, 0, out, len);
+}
+
+int wt_module_export_for_inference_ext(const wt_module *m, const char *const *output_names,
+                                       int32_t n_outputs, int32_t by_reference, uint8_t **out,
+                                       size_t *len) {
   const mode *md = get_mode(m, 1);
   if (!md) return wt_errorf(WT_ERR_INVALID_ARG, "exporting for inference needs the eval model");
   if (n_outputs <= 0) return wt_errorf(WT_ERR_INVALID_ARG, "name at least one output to export");
   wt_graph *g;
-  WT_TRY(wt_graph_clone(wt_session_graph(md->sess), &g));
+  /* the eval graph's external weights are borrowed, not copied */
+  WT_TRY(wt_graph_clone_shared(wt_session_graph(md->sess), &g));
   int rc = WT_OK;
   for (int k = 0; k < g->n_outputs; k++) g->values[g->outputs[k]].flags &= ~(uint32_t)WT_VALUE_GRAPH_OUTPUT;
   g->n_outputs = 0;
@@ -473,7 +483,7 @@ int wt_module_export_for_inference(const wt_module *m, const char *const *output
     if (used) g->n_inputs = kept;
     free(used);
   }
-  if (rc == WT_OK) rc = wt_onnx_write(g, out, len);
+  if (rc == WT_OK) rc = by_reference ? wt_onnx_write_by_reference(g, out, len) : wt_onnx_write(g, out, len);
   wt_graph_free(g);
   return rc;
 }

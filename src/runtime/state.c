@@ -11,6 +11,11 @@
 
 void wt_free(void *p) { free(p); }
 
+/* Whether p lies in the checkpoint bytes the state was loaded in place from (not freed alone). */
+static int borrowed(const wt_state *s, const void *p) {
+  return wt_checkpoint_borrows(s->backing, s->backing_len, p);
+}
+
 wt_param *wt_state_find(const wt_state *s, const char *name) {
   for (int i = 0; i < s->n_params; i++)
     if (!strcmp(s->params[i].name, name)) return &s->params[i];
@@ -66,18 +71,23 @@ static int adopt_moments(wt_state *s, wt_checkpoint *c) {
   return WT_OK;
 }
 
-/* `owned`, when given, is `bytes` as malloc'd by the caller: freed as soon as it is parsed, so
- * that the gradient buffers allocated next can take its place in the heap (in wasm, whose heap
- * never shrinks, a checkpoint-sized hole otherwise stays behind for good). */
+/* `owned`, when given, is `bytes` as malloc'd by the caller, taken: the parameters and moments
+ * stay where they are in it (read in place) and it becomes the state's backing, so that loading
+ * holds them once, not the file beside copies (in wasm, whose heap never shrinks, the copies
+ * would leave a checkpoint-sized hole for good); it is freed at once when nothing lies in it. */
 static int state_load(const uint8_t *bytes, size_t len, uint8_t *owned, uint64_t ext_len,
                       wt_state **out) {
   *out = NULL;
   wt_checkpoint *c;
-  int rc0 = wt_checkpoint_read_ext(bytes, len, ext_len, &c);
-  free(owned);
-  if (rc0) return rc0;
+  int rc0 = owned ? wt_checkpoint_read_in_place(bytes, len, ext_len, &c) : wt_checkpoint_read_ext(bytes, len, ext_len, &c);
+  if (rc0) {
+    free(owned);
+    return rc0;
+  }
   wt_state *s = calloc(1, sizeof *s);
   int rc = s ? WT_OK : wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  if (s) s->backing = owned, s->backing_len = len;
+  else free(owned);
   if (rc == WT_OK) {
     s->params = calloc((size_t)(c->n_trainable + c->n_frozen) + 1, sizeof *s->params);
     s->props = calloc((size_t)(c->n_ints + c->n_floats + c->n_strings) + 1, sizeof *s->props);
@@ -110,6 +120,15 @@ static int state_load(const uint8_t *bytes, size_t len, uint8_t *owned, uint64_t
     wt_state_free(s);
     return rc;
   }
+  int used = 0;
+  for (int i = 0; i < s->n_params && !used; i++) {
+    const wt_param *p = &s->params[i];
+    used = borrowed(s, p->t.data) || borrowed(s, p->m) || borrowed(s, p->v);
+  }
+  if (!used) {
+    free(s->backing);
+    s->backing = NULL;
+  }
   *out = s;
   return WT_OK;
 }
@@ -131,12 +150,14 @@ void wt_state_pending_done(wt_state *s) {
 void wt_state_free(wt_state *s) {
   if (!s) return;
   for (int i = 0; i < s->n_params; i++) {
-    free(s->params[i].name);
-    free(s->params[i].t.data);
-    free(s->params[i].grad);
-    free(s->params[i].m);
-    free(s->params[i].v);
+    wt_param *p = &s->params[i];
+    free(p->name);
+    if (!borrowed(s, p->t.data)) free(p->t.data);
+    free(p->grad);
+    if (!borrowed(s, p->m)) free(p->m);
+    if (!borrowed(s, p->v)) free(p->v);
   }
+  free(s->backing);
   for (int i = 0; i < s->n_props; i++) {
     free(s->props[i].name);
     free(s->props[i].s);

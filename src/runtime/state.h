@@ -42,11 +42,16 @@ struct wt_state {
    * the external data file (wt_state_load_ext), until wt_state_pending_done. */
   struct wt_ckpt_segment *pending;
   int n_pending;
+  /* The checkpoint bytes a load took (wt_state_load_owned): parameters and moments read in
+   * place point into them. NULL when none does. */
+  uint8_t *backing;
+  size_t backing_len;
 };
 
 wt_param *wt_state_find(const wt_state *s, const char *name);
-/* wt_state_load that takes `bytes` (malloc'd) and frees it once parsed, before allocating the
- * gradient buffers, which can then reuse its memory: no checkpoint-sized hole in the heap. */
+/* wt_state_load that takes `bytes` (malloc'd): the parameters (and moments) stay in it, read in
+ * place where aligned, and it is kept as their storage (freed at once when nothing lies in it):
+ * loading holds them once, no checkpoint-sized hole in the heap. */
 int wt_state_load_owned(uint8_t *bytes, size_t len, wt_state **out);
 /* wt_state_load(_owned) of a checkpoint that may keep tensors in an external data file of
  * ext_len bytes (io/checkpoint.h): their buffers are allocated and listed in s->pending; the

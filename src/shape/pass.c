@@ -63,6 +63,7 @@ static void step_io(const wt_shape_pass *sp, const wt_shape_step *st, wt_tensor 
 static const wt_tensor *value_of(wt_shape_pass *sp, int v, int depth) {
   switch (sp->storage[v]) {
     case WT_ST_INIT:
+      return wt_value_unloaded(&sp->g->values[v]) ? NULL : &sp->vals[v]; /* by reference: no bytes */
     case WT_ST_STATIC:
       return &sp->vals[v];
     case WT_ST_INPUT: {
@@ -204,6 +205,7 @@ static int infer_node(wt_shape_pass *sp, const wt_node *n, wt_shape_step *st, wt
     in[i] = sp->vals[v];
     in[i].data = NULL;
     if (sp->storage[v] != WT_ST_INIT && sp->storage[v] != WT_ST_STATIC) all_known = 0;
+    if (wt_value_unloaded(&g->values[v])) all_known = 0; /* held by reference: cannot be folded */
   }
   /* Outputs start as declared (value_info), so ops whose output shape the inputs cannot
    * determine (MaxPoolGrad's dX: 28 and 29 both pool to 14) can read it; every op's infer

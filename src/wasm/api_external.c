@@ -32,6 +32,7 @@ const char *wtw_external_tensor(const ext_list *l, int i) { return l->refs[i].te
 const char *wtw_external_location(const ext_list *l, int i) { return l->refs[i].location; }
 double wtw_external_offset(const ext_list *l, int i) { return (double)l->refs[i].offset; }
 double wtw_external_length(const ext_list *l, int i) { return (double)l->refs[i].length; }
+int wtw_external_dtype(const ext_list *l, int i) { return l->refs[i].dtype; }
 void wtw_external_list_free(ext_list *l) {
   if (!l) return;
   wt_external_refs_free(l->refs, l->n);

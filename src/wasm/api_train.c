@@ -37,6 +37,7 @@ typedef struct gen {
   char *custom_value;
   wt_graph *g;                  /* the forward model, extended by custom-loss builders */
   wt_artifacts out;
+  int keep_external;            /* float initializers in external data held by reference */
 } gen;
 
 gen *wtw_gen_new(void) { return calloc(1, sizeof(gen)); }
@@ -95,10 +96,19 @@ int wtw_gen_set_loss_weights(gen *g, int which, const float *w, int n) {
 
 /* ---- building a custom loss on the forward model (onnxblock) ------------------------------- */
 
+/* on: the next load keeps the float initializers stored in external data by reference: the
+ * artifacts refer to the same file ranges instead of holding the bytes (those that become
+ * checkpoint parameters are read by wtw_gen_run, through the external reader set then). */
+int wtw_gen_set_keep_external(gen *g, int on) {
+  g->keep_external = on;
+  return WT_OK;
+}
+
 int wtw_gen_load(gen *g, const uint8_t *bytes, size_t len) {
   wt_graph_free(g->g);
   g->g = NULL;
-  int rc = wt_onnx_read(bytes, len, NULL, &g->g);
+  wt_onnx_read_opts opts = {.keep_external = g->keep_external};
+  int rc = wt_onnx_read(bytes, len, &opts, &g->g);
   if (rc == WT_OK) rc = wt_graph_infer_shapes(g->g);
   return rc ? wt_error_context(rc, "generate_artifacts") : WT_OK;
 }
@@ -456,7 +466,8 @@ const void *wtw_module_output_data(const wt_module *m, int eval, int i) {
 }
 
 /* names: a NUL-separated list of n output names */
-buf *wtw_module_export(const wt_module *m, const char *names, int n) {
+/* by_reference: weights read from external data files stay references to them */
+buf *wtw_module_export(const wt_module *m, const char *names, int n, int by_reference) {
   const char **list = malloc(sizeof(char *) * (size_t)(n ? n : 1));
   buf *b = calloc(1, sizeof *b);
   if (!list || !b) {
@@ -469,7 +480,7 @@ buf *wtw_module_export(const wt_module *m, const char *names, int n) {
     list[i] = names;
     names += strlen(names) + 1;
   }
-  int rc = wt_module_export_for_inference(m, list, n, &b->data, &b->len);
+  int rc = wt_module_export_for_inference_ext(m, list, n, by_reference, &b->data, &b->len);
   free(list);
   if (rc) {
     free(b);

@@ -109,6 +109,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (v) wt_fuzz_touch(v, strlen(v));
       }
     }
+    /* loaded in place (the state keeps the bytes): the same state, saved to the same bytes */
+    uint8_t *own = malloc(size + 1);
+    memcpy(own, data, size);
+    wt_state *si = NULL;
+    FUZZ_ASSERT(wt_state_load_owned(own, size, &si) == WT_OK, "a checkpoint that loads loads in place");
+    uint8_t *b1 = NULL, *b2 = NULL;
+    size_t l1 = 0, l2 = 0;
+    FUZZ_ASSERT(wt_state_save(s, 1, &b1, &l1) == WT_OK && wt_state_save(si, 1, &b2, &l2) == WT_OK,
+                "both save");
+    FUZZ_ASSERT(l1 == l2 && !memcmp(b1, b2, l1), "in place and copied loads are the same state");
+    wt_free(b1);
+    wt_free(b2);
+    wt_state_free(si);
     for (int opt = 0; opt < 2; opt++) {
       uint8_t *b = NULL;
       size_t l = 0;

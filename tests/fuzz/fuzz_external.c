@@ -2,7 +2,10 @@
  * entries). Byte 0 sizes a synthetic side file (0 to 4 KiB of a known pattern), the rest is a
  * model. wt_onnx_list_external and wt_onnx_read (with a reader over that side file, refusing
  * ranges past its end) run on it; when both succeed, every listed tensor is an initializer of
- * the graph holding exactly the side file's bytes at its offset, and its length is its size. */
+ * the graph holding exactly the side file's bytes at its offset, and its length is its size.
+ * Held by reference (issue 17): a second read sharing the first graph borrows every listed
+ * tensor's bytes (reading nothing); a read that keeps float tensors by reference loads each on
+ * demand with the same bytes, and writes and re-reads (a clone) without loading any. */
 #include "fuzz_common.h"
 
 typedef struct side {
@@ -31,7 +34,50 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int listed = wt_onnx_list_external(model, len, &refs, &n) == WT_OK;
   wt_onnx_read_opts opts = {.read_external = read_side, .user = &s};
   wt_graph *g = NULL;
-  if (wt_onnx_read(model, len, &opts, &g) == WT_OK && listed) {
+  int read_ok = wt_onnx_read(model, len, &opts, &g) == WT_OK;
+  wt_onnx_read_opts keep = {.read_external = read_side, .user = &s, .keep_external = 1};
+  wt_graph *k = NULL;
+  if (wt_onnx_read(model, len, &keep, &k) == WT_OK) {
+    wt_graph *c = NULL;
+    if (wt_graph_clone(k, &c) == WT_OK)
+      for (int v = 0; v < k->n_values; v++)
+        if (wt_value_unloaded(&k->values[v])) {
+          int cv = wt_graph_find(c, k->values[v].name);
+          FUZZ_ASSERT(cv >= 0 && wt_value_unloaded(&c->values[cv]), "a clone keeps a reference a reference");
+        }
+    wt_graph_free(c);
+    for (int v = 0; v < k->n_values; v++) {
+      if (!wt_value_unloaded(&k->values[v])) continue;
+      const wt_external_init *e = wt_graph_external(k, k->values[v].name);
+      FUZZ_ASSERT(e != NULL, "a value held by reference has its reference");
+      if (wt_onnx_load_external(k, v, &keep) == WT_OK)
+        FUZZ_ASSERT(!memcmp(k->values[v].data, s.bytes + e->offset, k->values[v].nbytes), "loaded on demand: the side file's bytes");
+    }
+  }
+  wt_graph_free(k);
+  wt_error_clear();
+  if (read_ok) {
+    wt_onnx_read_opts share = {.share = g}; /* no reader: every listed tensor must be borrowed */
+    wt_graph *b = NULL;
+    if (listed && wt_onnx_read(model, len, &share, &b) == WT_OK)
+      for (int i = 0; i < n; i++) {
+        int v = wt_graph_find(b, refs[i].tensor), gv = wt_graph_find(g, refs[i].tensor);
+        FUZZ_ASSERT(v >= 0 && gv >= 0 && (refs[i].length == 0 || b->values[v].data == g->values[gv].data),
+                    "a shared tensor borrows the loaded bytes");
+      }
+    wt_graph_free(b);
+    /* a shared clone (the export's) borrows every loaded external tensor of g */
+    wt_graph *c = NULL;
+    if (wt_graph_clone_shared(g, &c) == WT_OK)
+      for (int v = 0; v < c->n_values; v++) {
+        const wt_value *cv = &c->values[v];
+        int gv = wt_graph_find(g, cv->name);
+        if ((cv->flags & WT_VALUE_EXTERNAL) && (cv->flags & WT_VALUE_INITIALIZER) && gv >= 0 && g->values[gv].data)
+          FUZZ_ASSERT(cv->data == g->values[gv].data, "a shared clone borrows the loaded bytes");
+      }
+    wt_graph_free(c);
+  }
+  if (read_ok && listed) {
     for (int i = 0; i < n; i++) {
       int v = wt_graph_find(g, refs[i].tensor);
       FUZZ_ASSERT(v >= 0 && (g->values[v].flags & WT_VALUE_INITIALIZER), "a listed tensor is an initializer");
