@@ -34,10 +34,10 @@ static inline void zero_row(float *d, int64_t n) {
   for (; i < n; i++) d[i] = 0.0f;
 }
 
-void wt_im2col(const wt_conv_geom *g, int64_t channels, const float *x, float *col) {
+void wt_im2col_ld(const wt_conv_geom *g, int64_t channels, const float *x, float *col, int64_t ld) {
   const int64_t G0 = g->grid[0], G1 = g->grid[1], G2 = g->grid[2];
   const int64_t I0 = g->img[0], I1 = g->img[1], I2 = g->img[2];
-  const int64_t gsize = G0 * G1 * G2, isize = I0 * I1 * I2;
+  const int64_t gsize = ld, isize = I0 * I1 * I2;
   const int64_t s2 = g->stride[2];
   float *row = col;
   for (int64_t c = 0; c < channels; c++) {
@@ -71,10 +71,14 @@ void wt_im2col(const wt_conv_geom *g, int64_t channels, const float *x, float *c
   }
 }
 
-void wt_col2im(const wt_conv_geom *g, int64_t channels, const float *col, float *x) {
+void wt_im2col(const wt_conv_geom *g, int64_t channels, const float *x, float *col) {
+  wt_im2col_ld(g, channels, x, col, wt_conv_grid_size(g));
+}
+
+void wt_col2im_ld(const wt_conv_geom *g, int64_t channels, const float *col, int64_t ld, float *x) {
   const int64_t G0 = g->grid[0], G1 = g->grid[1], G2 = g->grid[2];
   const int64_t I0 = g->img[0], I1 = g->img[1], I2 = g->img[2];
-  const int64_t gsize = G0 * G1 * G2, isize = I0 * I1 * I2;
+  const int64_t gsize = ld, isize = I0 * I1 * I2;
   const int64_t s2 = g->stride[2];
   const float *row = col;
   for (int64_t c = 0; c < channels; c++) {
@@ -108,6 +112,10 @@ void wt_col2im(const wt_conv_geom *g, int64_t channels, const float *col, float 
   }
 }
 
+void wt_col2im(const wt_conv_geom *g, int64_t channels, const float *col, float *x) {
+  wt_col2im_ld(g, channels, col, wt_conv_grid_size(g), x);
+}
+
 void wt_fill_rows(float *y, int64_t rows, int64_t inner, const float *v) {
   for (int64_t r = 0; r < rows; r++) {
     float *p = y + r * inner;
@@ -119,15 +127,70 @@ void wt_fill_rows(float *y, int64_t rows, int64_t inner, const float *v) {
   }
 }
 
-size_t wt_conv_scratch_floats(const wt_conv_geom *g, int64_t C, int64_t group) {
+int64_t wt_conv_batch_images(const wt_conv_geom *g, int64_t N) {
+  const int64_t G = wt_conv_grid_size(g);
+  if (N <= 1 || G >= WT_CONV_BATCH_COLS) return 1;
+  int64_t nb = WT_CONV_BATCH_COLS / G;
+  return nb < N ? nb : N;
+}
+
+size_t wt_conv_item_floats(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group) {
+  const int64_t nb = wt_conv_batch_images(g, N), cols = nb * wt_conv_grid_size(g);
+  if (nb > 1) /* the images' columns side by side, then the product's [Mg, cols] (Y or dY) */
+    return (size_t)(((C / group) * wt_conv_kernel_size(g) + M / group) * cols);
   if (wt_conv_is_pointwise(g)) return 0;
-  return (size_t)((C / group) * wt_conv_kernel_size(g) * wt_conv_grid_size(g));
+  return (size_t)((C / group) * wt_conv_kernel_size(g) * cols);
+}
+
+size_t wt_conv_scratch_floats(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M,
+                              int64_t group) {
+  return wt_conv_item_floats(g, N, C, M, group);
+}
+
+void wt_conv_gather_cols(const wt_conv_geom *g, int64_t nimg, int64_t rows, const float *src,
+                         int64_t img_stride, float *dst) {
+  const int64_t G = wt_conv_grid_size(g), cols = nimg * G;
+  for (int64_t j = 0; j < nimg; j++)
+    for (int64_t r = 0; r < rows; r++) copy_row(dst + r * cols + j * G, src + j * img_stride + r * G, G);
+}
+
+/* Images n0 .. n0 + nimg of group gi, side by side: Y_g [Mg, nimg * G] = W_g * col, one GEMM,
+ * then each image's columns (plus the bias) to its place in y. */
+static void conv_batch_item(const wt_conv_job *j, int64_t n0, int64_t nimg, int64_t gi, float *col) {
+  const wt_conv_geom *g = j->g;
+  const int64_t Cg = j->C / j->group, Mg = j->M / j->group;
+  const int64_t G = wt_conv_grid_size(g), I = wt_conv_img_size(g), CK = Cg * wt_conv_kernel_size(g);
+  const int64_t cols = nimg * G;
+  float *prod = col + CK * cols;
+  for (int64_t i = 0; i < nimg; i++)
+    wt_im2col_ld(g, Cg, j->in + ((n0 + i) * j->C + gi * Cg) * I, col + i * G, cols);
+  wt_sgemm_half(j->w_half ? WT_GEMM_A_HALF : 0, 0, 0, Mg, cols, CK, 1.0f, wt_conv_w_at(j, gi * Mg * CK),
+                CK, col, cols, 0.0f, prod, cols, 0);
+  for (int64_t i = 0; i < nimg; i++)
+    for (int64_t m = 0; m < Mg; m++) {
+      float *dst = j->out + ((n0 + i) * j->M + gi * Mg + m) * G;
+      const float *src = prod + m * cols + i * G;
+      if (!j->bias) {
+        copy_row(dst, src, G);
+        continue;
+      }
+      /* bias + sum: the bits of the single-image path, whose GEMM adds onto the bias rows */
+      wt_f32x4 bv = wt_f32x4_splat(j->bias[gi * Mg + m]);
+      int64_t k = 0;
+      for (; k + 4 <= G; k += 4) wt_f32x4_store(dst + k, wt_f32x4_add(wt_f32x4_load(src + k), bv));
+      for (; k < G; k++) dst[k] = src[k] + j->bias[gi * Mg + m];
+    }
 }
 
 /* One (image, group) of the forward pass: bias rows, im2col into col, one GEMM. */
 static void conv_item(void *ctx, int64_t item, int32_t thread) {
   const wt_conv_job *j = ctx;
   const wt_conv_geom *g = j->g;
+  if (j->nb > 1) {
+    const int64_t b = item / j->group, n0 = b * j->nb, nimg = n0 + j->nb <= j->N ? j->nb : j->N - n0;
+    conv_batch_item(j, n0, nimg, item % j->group, thread > 0 ? wt_pool_scratch_outer(thread) : j->col);
+    return;
+  }
   const int64_t Cg = j->C / j->group, Mg = j->M / j->group, n = item / j->group, gi = item % j->group;
   const int64_t K = wt_conv_kernel_size(g), G = wt_conv_grid_size(g), I = wt_conv_img_size(g);
   const int64_t CK = Cg * K;
@@ -166,10 +229,15 @@ void wt_conv_forward(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int
 void wt_conv_forward_w(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group,
                        const float *x, const void *w, int w_half, const float *bias, float *y,
                        float *col) {
-  wt_conv_job j = {g, C, M, group, x, w, bias, y, col, w_half};
-  const int64_t items = N * group;
-  const int64_t per = (M / group) * wt_conv_grid_size(g) * (C / group) * wt_conv_kernel_size(g);
-  if (wt_conv_items_threaded(g, items, per, wt_conv_scratch_floats(g, C, group))) {
+  if (wt_conv_is_depthwise(C, group) && !w_half) { /* a float16 W takes the GEMM path */
+    wt_conv_depthwise_forward(g, N, C, M, x, w, bias, y);
+    return;
+  }
+  const int64_t nb = wt_conv_batch_images(g, N);
+  wt_conv_job j = {g, N, C, M, group, nb, x, w, bias, y, col, w_half};
+  const int64_t items = (N + nb - 1) / nb * group;
+  const int64_t per = nb * (M / group) * wt_conv_grid_size(g) * (C / group) * wt_conv_kernel_size(g);
+  if (wt_conv_items_threaded(g, items, per, wt_conv_item_floats(g, N, C, M, group))) {
     wt_parallel_for(items, conv_item, &j);
     return;
   }

@@ -1,44 +1,15 @@
 /* Convolution kernels over NC[D]HW float32 tensors: im2col / col2im and the forward passes of
- * Conv and ConvTranspose built on them plus wt_sgemm.
- *
- * Every spatial geometry is normalized to 3-D (1-D and 2-D get leading unit dims with kernel 1,
- * stride 1, pad 0), so one loop nest serves all three ranks. "img" is the dense tensor side
- * (Conv's input, ConvTranspose's output); "grid" is the set of window positions (Conv's output,
- * ConvTranspose's input): grid position o reads img position o*stride - pad + k*dilation. */
+ * Conv and ConvTranspose built on them plus wt_sgemm, over the 3-D-normalized geometry of
+ * kernels/conv_geom.h (one loop nest serves all three ranks); depthwise Conv runs direct
+ * (kernels/conv_depthwise.h). */
 #ifndef WT_KERNELS_CONV_H
 #define WT_KERNELS_CONV_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct wt_conv_geom {
-  int64_t img[3];               /* image spatial dims */
-  int64_t grid[3];              /* window-position grid dims */
-  int64_t k[3];                 /* kernel dims */
-  int64_t stride[3], dil[3];
-  int64_t pad[3];               /* leading pad per dim (the trailing pad is implied by grid) */
-} wt_conv_geom;
-
-static inline int64_t wt_conv_img_size(const wt_conv_geom *g) {
-  return g->img[0] * g->img[1] * g->img[2];
-}
-static inline int64_t wt_conv_grid_size(const wt_conv_geom *g) {
-  return g->grid[0] * g->grid[1] * g->grid[2];
-}
-static inline int64_t wt_conv_kernel_size(const wt_conv_geom *g) {
-  return g->k[0] * g->k[1] * g->k[2];
-}
-/* Grid positions o in [*lo, *hi) (within [0, n_grid)) whose image index o*s + off lies in
- * [0, n). */
-static inline void wt_conv_valid_range(int64_t off, int64_t s, int64_t n, int64_t n_grid,
-                                       int64_t *lo, int64_t *hi) {
-  int64_t a = off >= 0 ? 0 : (-off + s - 1) / s;
-  int64_t b = n - off <= 0 ? 0 : (n - off + s - 1) / s;
-  if (b > n_grid) b = n_grid;
-  if (a > b) a = b;
-  *lo = a;
-  *hi = b;
-}
+#include "kernels/conv_depthwise.h"
+#include "kernels/conv_geom.h"
 
 /* True when the col matrix of one channel block is the image itself (1x1, stride 1, no pad). */
 int wt_conv_is_pointwise(const wt_conv_geom *g);
@@ -48,6 +19,21 @@ int wt_conv_is_pointwise(const wt_conv_geom *g);
 void wt_im2col(const wt_conv_geom *g, int64_t channels, const float *x, float *col);
 /* The adjoint of im2col: x[...] += col[...] for every in-image position (x is accumulated). */
 void wt_col2im(const wt_conv_geom *g, int64_t channels, const float *col, float *x);
+/* The same with rows of `ld` floats (>= grid_size): one image's columns among several. */
+void wt_im2col_ld(const wt_conv_geom *g, int64_t channels, const float *x, float *col, int64_t ld);
+void wt_col2im_ld(const wt_conv_geom *g, int64_t channels, const float *col, int64_t ld, float *x);
+
+/* Small grids put several images side by side in one product (more GEMM columns, and the
+ * weights read once for them all): Conv, its dX and its dW take wt_conv_batch_images(g, N)
+ * images per GEMM, N = 1 or grids of WT_CONV_BATCH_COLS positions or more one at a time. A
+ * function of the shape alone, so the bits do not depend on threads. */
+#define WT_CONV_BATCH_COLS 64
+int64_t wt_conv_batch_images(const wt_conv_geom *g, int64_t N);
+/* Scratch of one (image block, group) product: its columns (and, batched, its [Mg, cols]). */
+size_t wt_conv_item_floats(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group);
+/* dst [rows, nimg * G] = the rows of nimg images (image j at src + j * img_stride, rows of G). */
+void wt_conv_gather_cols(const wt_conv_geom *g, int64_t nimg, int64_t rows, const float *src,
+                         int64_t img_stride, float *dst);
 
 /* Whether a Conv (or its dX) runs its `items` (image, group) products, per_item multiply-adds
  * each, on the thread pool: when there is enough work, one product is too small to split
@@ -58,7 +44,7 @@ int wt_conv_items_threaded(const wt_conv_geom *g, int64_t items, int64_t per_ite
  * or ConvGrad's dX (in = dY, out = dX); col is the caller's im2col scratch (thread 0's). */
 typedef struct wt_conv_job {
   const wt_conv_geom *g;
-  int64_t C, M, group;
+  int64_t N, C, M, group, nb;   /* nb: wt_conv_batch_images */
   const float *in;
   const void *w;                /* float, or float16 when w_half (a frozen weight) */
   const float *bias;
@@ -73,7 +59,8 @@ static inline const void *wt_conv_w_at(const wt_conv_job *j, int64_t off) {
 
 /* Conv forward. x [N, C, img...], w [M, C/group, k...], bias [M] or NULL, y [N, M, grid...].
  * col: scratch of wt_conv_scratch_floats(...) floats (may be NULL when that is 0). */
-size_t wt_conv_scratch_floats(const wt_conv_geom *g, int64_t C, int64_t group);
+size_t wt_conv_scratch_floats(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M,
+                              int64_t group);
 void wt_conv_forward(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group,
                      const float *x, const float *w, const float *bias, float *y, float *col);
 /* The same with w float16 (w_half: a frozen weight, widened while the GEMM packs it). */

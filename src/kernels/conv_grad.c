@@ -30,9 +30,31 @@ void wt_channel_sums(const float *y, int64_t N, int64_t M, int64_t S, float *sum
 }
 
 /* dX of one (image, group): col = W_g^T [CK, Mg] * dY_g [Mg, G], folded back onto the image. */
+/* Batched: images n0 .. n0 + nimg of group gi side by side, col = W_g^T * dY_g [Mg, nimg * G]. */
+static void conv_dx_batch(const wt_conv_job *j, int64_t n0, int64_t nimg, int64_t gi, float *col) {
+  const wt_conv_geom *g = j->g;
+  const int64_t Cg = j->C / j->group, Mg = j->M / j->group;
+  const int64_t G = wt_conv_grid_size(g), I = wt_conv_img_size(g), CK = Cg * wt_conv_kernel_size(g);
+  const int64_t cols = nimg * G;
+  float *dyb = col + CK * cols;
+  wt_conv_gather_cols(g, nimg, Mg, j->in + (n0 * j->M + gi * Mg) * G, j->M * G, dyb);
+  wt_sgemm_half(j->w_half ? WT_GEMM_A_HALF : 0, 1, 0, CK, cols, Mg, 1.0f, wt_conv_w_at(j, gi * Mg * CK),
+                CK, dyb, cols, 0.0f, col, cols, 0);
+  for (int64_t i = 0; i < nimg; i++) {
+    float *dxg = j->out + ((n0 + i) * j->C + gi * Cg) * I;
+    memset(dxg, 0, sizeof(float) * (size_t)(Cg * I));
+    wt_col2im_ld(g, Cg, col + i * G, cols, dxg);
+  }
+}
+
 static void conv_dx_item(void *ctx, int64_t item, int32_t thread) {
   const wt_conv_job *j = ctx;
   const wt_conv_geom *g = j->g;
+  if (j->nb > 1) {
+    const int64_t b = item / j->group, n0 = b * j->nb, nimg = n0 + j->nb <= j->N ? j->nb : j->N - n0;
+    conv_dx_batch(j, n0, nimg, item % j->group, thread > 0 ? wt_pool_scratch_outer(thread) : j->col);
+    return;
+  }
   const int64_t Cg = j->C / j->group, Mg = j->M / j->group, n = item / j->group, gi = item % j->group;
   const int64_t G = wt_conv_grid_size(g), I = wt_conv_img_size(g), CK = Cg * wt_conv_kernel_size(g);
   const float *dyg = j->in + (n * j->M + gi * Mg) * G;
@@ -63,12 +85,12 @@ int64_t wt_conv_dw_chunks(int64_t N) {
 size_t wt_conv_grad_scratch_floats(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M,
                                    int64_t group) {
   int64_t chunks = wt_conv_dw_chunks(N), partial = M * (C / group) * wt_conv_kernel_size(g);
-  return wt_conv_scratch_floats(g, C, group) + (size_t)((chunks > 1 ? chunks - 1 : 0) * partial);
+  return wt_conv_item_floats(g, N, C, M, group) + (size_t)((chunks > 1 ? chunks - 1 : 0) * partial);
 }
 
 typedef struct dw_job {
   const wt_conv_geom *g;
-  int64_t N, C, M, group;
+  int64_t N, C, M, group, nb;
   const float *dy, *x;
   float *dw, *col, *partials;
 } dw_job;
@@ -82,6 +104,20 @@ static void conv_dw_chunk(void *ctx, int64_t b, int32_t thread) {
   const int64_t per = dw_chunk_images(j->N), n0 = b * per, n1 = n0 + per < j->N ? n0 + per : j->N;
   float *dst = b == 0 ? j->dw : j->partials + (b - 1) * j->M * CK;
   float *col = thread > 0 ? wt_pool_scratch_outer(thread) : j->col;
+  if (j->nb > 1) {
+    /* dW_g [Mg, CK] += dY_g [Mg, cols] * col^T [cols, CK], nb images' columns side by side */
+    for (int64_t n = n0; n < n1; n += j->nb) {
+      const int64_t nimg = n + j->nb <= n1 ? j->nb : n1 - n, cols = nimg * G;
+      float *dyb = col + CK * cols;
+      for (int64_t gi = 0; gi < j->group; gi++) {
+        for (int64_t i = 0; i < nimg; i++)
+          wt_im2col_ld(g, Cg, j->x + ((n + i) * j->C + gi * Cg) * I, col + i * G, cols);
+        wt_conv_gather_cols(g, nimg, Mg, j->dy + (n * j->M + gi * Mg) * G, j->M * G, dyb);
+        wt_sgemm(0, 1, Mg, CK, cols, 1.0f, dyb, cols, col, cols, n > n0 ? 1.0f : 0.0f, dst + gi * Mg * CK, CK);
+      }
+    }
+    return;
+  }
   for (int64_t n = n0; n < n1; n++)
     for (int64_t gi = 0; gi < j->group; gi++) {
       /* dW_g [Mg, CK] += dY_g [Mg, G] * col(X_g)^T */
@@ -109,12 +145,17 @@ void wt_conv_grad_w(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int6
   const int64_t K = wt_conv_kernel_size(g), G = wt_conv_grid_size(g);
   const int64_t CK = Cg * K;
   if (db) wt_channel_sums(dy, N, M, G, db);
+  if (wt_conv_is_depthwise(C, group) && !w_half) { /* a float16 W takes the GEMM path */
+    wt_conv_depthwise_grad(g, N, C, M, dy, x, w, dx, dw);
+    return;
+  }
   if (dw && N == 0) memset(dw, 0, sizeof(float) * (size_t)(M * CK));
   if (dw && N > 0) {
     const int64_t chunks = wt_conv_dw_chunks(N);
-    float *partials = chunks > 1 ? col + wt_conv_scratch_floats(g, C, group) : NULL;
-    dw_job d = {g, N, C, M, group, dy, x, dw, col, partials};
-    if (wt_conv_items_threaded(g, chunks, dw_chunk_images(N) * M * G * CK, wt_conv_scratch_floats(g, C, group)))
+    const size_t item = wt_conv_item_floats(g, N, C, M, group);
+    float *partials = chunks > 1 ? col + item : NULL;
+    dw_job d = {g, N, C, M, group, wt_conv_batch_images(g, N), dy, x, dw, col, partials};
+    if (wt_conv_items_threaded(g, chunks, dw_chunk_images(N) * M * G * CK, item))
       wt_parallel_for(chunks, conv_dw_chunk, &d);
     else
       for (int64_t b = 0; b < chunks; b++) conv_dw_chunk(&d, b, 0); /* 0: col is the caller's */
@@ -122,12 +163,13 @@ void wt_conv_grad_w(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int6
   }
   if (!dx) return;
   /* dX: independent per (image, group), so on the pool as the forward pass (conv.c). */
-  wt_conv_job j = {g, C, M, group, dy, w, NULL, dx, col, w_half};
-  if (wt_conv_items_threaded(g, N * group, Mg * G * CK, wt_conv_scratch_floats(g, C, group))) {
-    wt_parallel_for(N * group, conv_dx_item, &j);
+  const int64_t nb = wt_conv_batch_images(g, N), items = (N + nb - 1) / nb * group;
+  wt_conv_job j = {g, N, C, M, group, nb, dy, w, NULL, dx, col, w_half};
+  if (wt_conv_items_threaded(g, items, nb * Mg * G * CK, wt_conv_item_floats(g, N, C, M, group))) {
+    wt_parallel_for(items, conv_dx_item, &j);
     return;
   }
-  for (int64_t i = 0; i < N * group; i++) conv_dx_item(&j, i, 0); /* 0: col is the caller's */
+  for (int64_t i = 0; i < items; i++) conv_dx_item(&j, i, 0); /* 0: col is the caller's */
 }
 
 void wt_conv_transpose_grad(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M,

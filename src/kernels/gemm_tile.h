@@ -15,19 +15,16 @@
  *   (55 without the unroll: per k, 2 loads, 4 broadcasts, 16 arithmetic and ~8 loop/bounds
  *   instructions; the unroll halves the last). 6 x 8 spills in V8 (12 accumulators, 2 B vectors,
  *   a broadcast and the product's temporary exceed the 16 xmm registers): 34.
- * - Relaxed SIMD (one fused madd per step, no temporary): 6 x 8, 64-68 GFLOP/s (4 x 8: 60-62;
- *   unrolling k: 46-60, worse). 12 independent accumulators also cover the FMA latency that
- *   8 barely did.
+ * - Relaxed SIMD (one fused madd per step, no temporary): 4 x 8, 60-62 GFLOP/s. 6 x 8 reached
+ *   64-68 on large squares but packs its 6-row panels of A slower, and where a product has few
+ *   columns (conv's forward and dX on small grids: resnet18's last stage at batch 2) packing is
+ *   most of the work: resnet18's step went 0.80x -> 0.98x PyTorch's. Unrolling k: 46-60, worse.
  * On the Intel hosts of earlier measurements the SIMD128 kernel was port-bound instead (mul and add
  * on shared ports) and neither the unroll nor 6 x 8 helped there.
  * 4 x 8 also wastes least on narrow edges (N = 10 output layers). The -D overrides exist for
- * tuning with tests/bench/gemm_bench.c. */
+ * tuning with tests/bench/gemm_bench.c and tests/bench/conv_bench.c. */
 #ifndef WT_GEMM_MR
-#if defined(__wasm_relaxed_simd__)
-#define WT_GEMM_MR 6
-#else
 #define WT_GEMM_MR 4
-#endif
 #endif
 #ifndef WT_GEMM_NR
 #define WT_GEMM_NR 8

@@ -33,18 +33,27 @@ export function watchMemories() {
  * Times `steps` calls of fn after a warm-up of at least `warmup` calls and `warmupMs` of wall
  * time (V8 compiles wasm in a baseline tier first and optimizes hot functions in the background:
  * onnxruntime-web's large module needs ~100 steps / 0.6 s of an MLP before its step time
- * settles, at 2x CPU for the tier-up). -> { median, min, n } in ms.
+ * settles, at 2x CPU for the tier-up). -> { median, min, n } in ms, and in Node cpuMedian: the
+ * median of each step's process CPU time (user + system, every thread: on a busy shared machine
+ * it leaves out the time the process waited for a core, which the wall clock counts).
  */
 export async function timeLoop(steps, warmup, fn, warmupMs) {
   const w0 = performance.now();
   for (let i = 0; i < warmup || performance.now() - w0 < warmupMs; i++) await fn();
   const t = [];
+  const cpu = [];
+  const usage = globalThis.process?.cpuUsage; // Node only (not in Chromium's workers)
   for (let i = 0; i < steps; i++) {
+    const c0 = usage?.();
     const t0 = performance.now();
     await fn();
     t.push(performance.now() - t0);
+    if (c0) {
+      const c = usage(c0);
+      cpu.push((c.user + c.system) / 1000);
+    }
   }
-  return { median: median(t), min: Math.min(...t), n: t.length };
+  return { median: median(t), min: Math.min(...t), n: t.length, ...(cpu.length ? { cpuMedian: median(cpu) } : {}) };
 }
 
 export function labelsAs(labels, dtype) {

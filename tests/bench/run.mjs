@@ -35,7 +35,11 @@ const SIMD = opt('--simd') ?? 'simd128';
 if (SIMD !== 'simd128' && SIMD !== 'relaxed') throw new Error(`--simd: expected simd128 or relaxed, got ${SIMD}`);
 const RELAXED_FLAGS = SIMD === 'relaxed' ? ['--experimental-wasm-relaxed-simd'] : [];
 const PY = '/usr/bin/python3';
+// --tv-optimizer sgd|adamw: the torchvision rows' optimizer, in webtrain and PyTorch alike (models.mjs).
+if (opt('--tv-optimizer')) process.env.WT_BENCH_TV_OPTIMIZER = opt('--tv-optimizer');
 const WORKER = `${ROOT}tests/bench/worker.mjs`;
+const TV = `${ROOT}tests/bench/torchvision_models.py`;
+const wantTorchvision = () => !onlyModels || onlyModels.some((m) => m.startsWith('tv_'));
 const t0 = Date.now();
 
 /**
@@ -117,6 +121,16 @@ function worker(args, env) {
   return JSON.parse(lines[lines.length - 1].slice(7));
 }
 
+// PyTorch on one thread, the native reference of the torchvision rows: one python process per
+// measurement (torchvision_models.py time), its row shaped as the JS workers' (modelResult).
+async function pytorch(s, steps, warmup, evals, env) {
+  const r = sh(PY, [TV, 'time', s.pytorch, s.optimizer.type, String(s.lr), String(steps), String(warmup), String(evals), env.WT_BENCH_WARMUP_MS]);
+  const line = r.out.split('\n').filter((l) => l.startsWith('RESULT ')).pop();
+  if (!line) return { error: `torchvision_models.py time ${s.pytorch} failed: ${(r.err || r.out).trim().split('\n').slice(-2).join(' | ')}` };
+  const { modelResult } = await import('./measure.mjs');
+  return modelResult(s, 'pytorch', 'torch.nn (same architecture)', JSON.parse(line.slice(7)), { env: 'node', threads: 1, loadavg: loadavg()[0] });
+}
+
 // 2. The C GEMM micro-benchmark (tests/bench/gemm_bench.c) in wasm, built from src/kernels.
 function gemmC(build) {
   const dir = `${OUT_DIR}gemm${SIMD === 'relaxed' ? '-relaxed' : ''}/`;
@@ -148,7 +162,8 @@ function summarize(rs) {
   };
   const stepMs = med((r) => r.stepMs);
   const peak = (f) => Math.max(...ok.map((r) => r[f] ?? 0)) || null;
-  return { ...ok[0], rounds: ok.length, stepMs, evalMs: med((r) => r.evalMs), train: { ...ok[0].train, min: Math.min(...ok.map((r) => r.train.min)) }, heapBytes: peak('heapBytes'), mallocPeakBytes: peak('mallocPeakBytes'), rssPeakBytes: peak('rssPeakBytes'), loadavg: med((r) => r.loadavg), gflops: ok[0].stepFlops / (stepMs * 1e6), gflopsExact: ok[0].exactFlops / (stepMs * 1e6) };
+  const cpuMs = ok.every((r) => r.train?.cpuMedian) ? med((r) => r.train.cpuMedian) : undefined;
+  return { ...ok[0], rounds: ok.length, stepMs, cpuMs, evalMs: med((r) => r.evalMs), train: { ...ok[0].train, min: Math.min(...ok.map((r) => r.train.min)) }, heapBytes: peak('heapBytes'), mallocPeakBytes: peak('mallocPeakBytes'), rssPeakBytes: peak('rssPeakBytes'), loadavg: med((r) => r.loadavg), gflops: ok[0].stepFlops / (stepMs * 1e6), gflopsExact: ok[0].exactFlops / (stepMs * 1e6) };
 }
 
 async function main() {
@@ -157,6 +172,10 @@ async function main() {
   mkdirSync(OUT_DIR, { recursive: true });
   const mm = sh(PY, [`${ROOT}tests/bench/make_models.py`, MODELS_DIR]);
   if (!mm.ok) throw new Error(`make_models.py failed: ${mm.err}`);
+  // The torchvision architectures (skipped, and said so, without Debian's python3-torchvision).
+  const tv = wantTorchvision() ? sh(PY, [TV, 'export', MODELS_DIR]) : { ok: true, out: 'SKIP not asked for (--models)' };
+  if (!tv.ok) throw new Error(`torchvision_models.py export failed: ${tv.err.trim().split('\n').slice(-3).join(' | ')}`);
+  if (tv.out.startsWith('SKIP')) log(`torchvision models: ${tv.out.trim()}`);
   const snap = snapshot();
   const env = { WT_BENCH_JS: snap.js, WT_BENCH_WARMUP_MS: quick ? '1000' : '2000' };
   log(`webtrain snapshot of dist/ built ${snap.wasmMtime}`);
@@ -197,10 +216,12 @@ async function main() {
     const evals = quick ? (s.heavy ? 3 : 10) : s.heavy ? 10 : 50;
     const runtimes = ['webtrain', 'ort'];
     if (s.ortOwn) runtimes.push('ort-own', 'webtrain-own');
-    runtimes.push('tfjs');
+    if (s.pytorch) runtimes.push('pytorch');
+    else runtimes.push('tfjs');
     const perRt = new Map();
     // One measurement: a worker process in Node, a Web Worker of the isolated page in Chromium.
     const measure = (e, rt, c) => {
+      if (rt === 'pytorch') return pytorch(s, steps, warmup, evals, env);
       if (e === 'node') return worker(['run', rt, s.key, String(steps), String(warmup), String(evals)], { ...env, ...configEnv(c) });
       return browser.measure({ spec: s, runtime: rt, threads: c.threads, steps, warmup, evals, warmupMs: Number(env.WT_BENCH_WARMUP_MS) });
     };
@@ -223,7 +244,7 @@ async function main() {
         for (const rt of runtimes) {
           if (!wantRt(rt.replace(/-(own|patched)$/, ''))) continue;
           for (const e of envs) {
-            if (rt === 'tfjs' && (c !== configs[0] || e !== 'node')) continue; // single-threaded: measured once
+            if ((rt === 'tfjs' || rt === 'pytorch') && (c !== configs[0] || e !== 'node')) continue; // one thread: measured once
             if (e !== 'node' && !['webtrain', 'ort', 'ort-patched'].includes(rt)) continue;
             if (round > 0 && perRt.get(`${e}|${rt}|${configKey(c)}`)?.every((x) => x.error)) continue;
             const r = await run1(e, rt, c, round);

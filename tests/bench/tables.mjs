@@ -70,20 +70,22 @@ export function printTable(all, run) {
   // one-MatMul model (noise only ever lowers a rate).
   const n512 = [...gemmCRows.filter((r) => r.shape === 'square' && r.M === 512), ...results.filter((r) => r.kind === 'gemm' && r.n === 512 && !r.error)].map((r) => r.gflops);
   const ceiling = n512.length ? Math.max(...n512) : undefined;
-  const rows = [['model', 'env', 'runtime', 'thr', 'artifacts', 'ms/step', 'min', 'eval ms', 'heap MB', 'GF/s 3x', 'GF/s exact', 'webtrain/peer', 'note']];
+  const rows = [['model', 'env', 'runtime', 'thr', 'artifacts', 'ms/step', 'min', 'cpu ms', 'eval ms', 'heap MB', 'GF/s 3x', 'GF/s exact', 'webtrain/peer', 'note']];
   const byKey = new Map(models.map((r) => [key(r), r]));
   const order = [...new Set(models.map((r) => r.model))];
   const sorted = order.flatMap((m) => models.filter((r) => r.model === m));
   for (const r of sorted) {
     const wt = byKey.get(key(r, 'webtrain'));
-    const ratio = r.runtime !== 'webtrain' && r.stepMs && wt?.stepMs ? `${fmt(wt.stepMs / r.stepMs)}x` : '';
+    const cpuRatio = r.runtime !== 'webtrain' && r.cpuMs && wt?.cpuMs ? ` (cpu ${fmt(wt.cpuMs / r.cpuMs)}x)` : '';
+    const ratio = r.runtime !== 'webtrain' && r.stepMs && wt?.stepMs ? `${fmt(wt.stepMs / r.stepMs)}x${cpuRatio}` : '';
     const note = r.error ? `ERROR ${r.error.split('\n')[0]}`.slice(0, 160) : [r.note, r.runtime === 'webtrain' && r.mallocPeakBytes ? `malloc peak ${mb(r.mallocPeakBytes)} MB (bound ${mb(r.boundBytes)} MB)` : r.runtime === 'webtrain' && r.brkGrowthBytes ? `malloc'd ${mb(r.brkGrowthBytes)} MB (params+grads+moments ${mb(4 * (r.paramsAll + r.params * (r.optimizer === 'SGD' ? 1 : 3)))} MB)` : '', r.threadsReported && r.threadsReported !== r.threads ? `RAN ${r.threadsReported} THREAD(S)` : '', `load ${fmt(r.loadavg, 1)}`].filter(Boolean).join('; ');
-    rows.push([r.label ?? r.model, r.env ?? 'node', r.runtime, String(r.threads ?? 1), r.artifacts ?? '', fmt(r.stepMs), fmt(r.train?.min), fmt(r.evalMs), mb(r.heapBytes), fmt(r.gflops, 1), fmt(r.gflopsExact, 1), ratio, note]);
+    rows.push([r.label ?? r.model, r.env ?? 'node', r.runtime, String(r.threads ?? 1), r.artifacts ?? '', fmt(r.stepMs), fmt(r.train?.min), fmt(r.cpuMs), fmt(r.evalMs), mb(r.heapBytes), fmt(r.gflops, 1), fmt(r.gflopsExact, 1), ratio, note]);
   }
   console.log(`\nTraining step (train + optimizer + lazyResetGrad) at ${run.threads.join(', ')} thread(s) (thr), in ${run.envs.join(' and ')}; median over the timed steps`);
   console.log('GF/s: MatMul/Gemm/Conv FLOPs per step / median step time; "3x" counts forward+backward as 3x forward,');
   console.log('"exact" counts forward + only the gradient products needed (no dX of a first layer). heap = wasm Memory bytes after the run.');
-  console.log('webtrain/peer: webtrain\'s step / the peer\'s, in the same environment at the same thread count.');
+  console.log('webtrain/peer: webtrain\'s step / the peer\'s, in the same environment at the same thread count; (cpu ...): the same');
+  console.log('with cpu ms, the median step\'s process CPU time (Node and PyTorch only; all threads): on a busy machine it leaves out waiting for a core.');
   columns(rows, 5, true);
   if (many.threads) printThreads(models, run);
   if (many.threads) printThreadMemory(models, run);

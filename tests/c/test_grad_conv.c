@@ -71,6 +71,27 @@ static int conv_checks(void) {
   C = (cfg){.nsp = 2, .group = 2, .pads = {1, 0, 1, 0}, .has_pads = 1};
   a[0] = ARG(2, 4, 5, 4), a[1] = ARG(6, 2, 3, 3), a[2] = ARG(6);
   f += gradcheck("Conv 2-D group 2", "Conv", NULL, 3, a, set_attrs);
+  /* small grids (4x4, 2x2): images side by side per GEMM, a last block and dW chunk of one
+   * image (N = 5), groups; then stride 2 with dilation */
+  C = (cfg){.nsp = 2, .group = 2, .pads = {1, 1, 1, 1}, .has_pads = 1};
+  a[0] = ARG(5, 2, 4, 4), a[1] = ARG(4, 1, 3, 3), a[2] = ARG(4);
+  f += gradcheck("Conv small grid, 5 images, group 2", "Conv", NULL, 3, a, set_attrs);
+  C = (cfg){.nsp = 2, .pads = {1, 0, 0, 1}, .has_pads = 1, .strides = {2, 2}, .has_strides = 1,
+            .dil = {1, 2}, .has_dil = 1};
+  a[0] = ARG(3, 2, 4, 5), a[1] = ARG(3, 2, 3, 2), a[2] = ARG(3);
+  f += gradcheck("Conv 2x2 grid, 3 images, stride 2, dilation", "Conv", NULL, 3, a, set_attrs);
+  /* depthwise (direct kernels): channel multiplier 2, stride 2 along rows wide enough for the
+   * vector path; 5x5 with dilation and asymmetric pads */
+  C = (cfg){.nsp = 2, .group = 2, .pads = {1, 1, 1, 1}, .has_pads = 1, .strides = {1, 2}, .has_strides = 1};
+  a[0] = ARG(2, 2, 3, 18), a[1] = ARG(4, 1, 3, 3), a[2] = ARG(4);
+  f += gradcheck("Conv depthwise x2, stride 2 wide rows", "Conv", NULL, 3, a, set_attrs);
+  C = (cfg){.nsp = 2, .group = 3, .pads = {2, 1, 2, 3}, .has_pads = 1, .dil = {1, 2}, .has_dil = 1};
+  a[0] = ARG(1, 3, 5, 9), a[1] = ARG(3, 1, 5, 5), a[2] = ARG(3);
+  f += gradcheck("Conv depthwise 5x5 dilation", "Conv", NULL, 3, a, set_attrs);
+  /* depthwise, vertical stride 2, stride 1 along rows (dX gathers) */
+  C = (cfg){.nsp = 2, .group = 2, .pads = {1, 1, 0, 1}, .has_pads = 1, .strides = {2, 1}, .has_strides = 1};
+  a[0] = ARG(2, 2, 5, 7), a[1] = ARG(2, 1, 3, 3), a[2] = ARG(2);
+  f += gradcheck("Conv depthwise stride (2, 1)", "Conv", NULL, 3, a, set_attrs);
   /* depthwise, stride 2 */
   C = (cfg){.nsp = 2, .group = 3, .strides = {2, 2}, .has_strides = 1};
   a[0] = ARG(1, 3, 6, 5), a[1] = ARG(3, 1, 2, 2);

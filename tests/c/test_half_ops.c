@@ -84,6 +84,10 @@ static int run(const spec *s, const float *xdata, const uint16_t *w16, int half,
   if (node < 0) return -1;
   if (s->trans_a && wt_node_set_int(g, node, "transA", 1)) return -1;
   if (s->trans_b && wt_node_set_int(g, node, "transB", 1)) return -1;
+  /* Conv: group = C / W.dims[1] (depthwise when W has one input channel) */
+  if (!strcmp(s->op, "Conv") && s->x_dims[1] != s->w_dims[1] &&
+      wt_node_set_int(g, node, "group", s->x_dims[1] / s->w_dims[1]))
+    return -1;
   if (s->relu) {
     int z = y;
     y = wt_graph_add_value(g, "Y");
@@ -235,5 +239,7 @@ int main(void) {
   check_spec("Conv X[2,3,7,7] W[4,3,3,3]", &(spec){"Conv", 1, 4, 4, {2, 3, 7, 7}, {4, 3, 3, 3}, 0, 0, 0, 0});
   check_spec("Conv X[2,5,4,4] W[6,5,1,1] (pointwise)", &(spec){"Conv", 1, 4, 4, {2, 5, 4, 4}, {6, 5, 1, 1}, 0, 0, 0, 0});
   check_spec("Conv X[8,16,12,12] W[32,16,3,3] + Relu", &(spec){"Conv", 1, 4, 4, {8, 16, 12, 12}, {32, 16, 3, 3}, 0, 0, 0, 1});
+  /* depthwise: float32 W runs the direct kernels, float16 W the GEMM path */
+  check_spec("Conv depthwise X[2,4,6,6] W[4,1,3,3] group 4", &(spec){"Conv", 1, 4, 4, {2, 4, 6, 6}, {4, 1, 3, 3}, 0, 0, 0, 0});
   CHECK_DONE();
 }

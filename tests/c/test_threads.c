@@ -566,25 +566,29 @@ static void test_maxpool_grad(void) {
 
 /* ---- Conv and ConvGrad: (image, group) products and dW's chunked sum over images ------------ */
 
-static void test_conv(void) {
-  /* 3x3, pad 1, stride 1 over 9x9 images; two groups; N = 11: three dW chunks of 4, 4, 3 */
-  const wt_conv_geom g = {.img = {1, 9, 9}, .grid = {1, 9, 9}, .k = {1, 3, 3},
-                          .stride = {1, 1, 1}, .dil = {1, 1, 1}, .pad = {0, 1, 1}};
+/* 3x3 over 9x9 images, pad 1, stride `s`; two groups; N = 11: three dW chunks of 4, 4, 3. At
+ * stride 2 the 5x5 grid puts 2 images side by side per GEMM (wt_conv_batch_images), so the
+ * blocks of images (2, 2, 2, 2, 2, 1) and the chunks' last batch of one image are covered. */
+static void test_conv_stride(int64_t s) {
+  const int64_t O = (9 + 2 - 3) / s + 1, G = O * O;
+  const wt_conv_geom g = {.img = {1, 9, 9}, .grid = {1, O, O}, .k = {1, 3, 3},
+                          .stride = {1, s, s}, .dil = {1, 1, 1}, .pad = {0, 1, 1}};
   const int64_t N = 11, C = 4, M = 6, group = 2, I = 81, CK = (C / group) * 9;
   CHECK(wt_conv_dw_chunks(N) == 3 && wt_conv_dw_chunks(4) == 1 && wt_conv_dw_chunks(64) == 8);
+  CHECK(wt_conv_batch_images(&g, N) == (s == 1 ? 1 : 2));
   float *x = malloc(sizeof(float) * N * C * I), *w = malloc(sizeof(float) * M * CK);
-  float *dy = malloc(sizeof(float) * N * M * I), *b = malloc(sizeof(float) * M);
+  float *dy = malloc(sizeof(float) * N * M * G), *b = malloc(sizeof(float) * M);
   float *col = malloc(sizeof(float) * wt_conv_grad_scratch_floats(&g, N, C, M, group));
   float *out[2][4];
   for (int r = 0; r < 2; r++) {
-    out[r][0] = malloc(sizeof(float) * N * M * I); /* y */
+    out[r][0] = malloc(sizeof(float) * N * M * G); /* y */
     out[r][1] = malloc(sizeof(float) * N * C * I); /* dx */
     out[r][2] = malloc(sizeof(float) * M * CK);    /* dw */
     out[r][3] = malloc(sizeof(float) * M);         /* db */
   }
   fill(x, N * C * I, 41);
   fill(w, M * CK, 42);
-  fill(dy, N * M * I, 43);
+  fill(dy, N * M * G, 43);
   fill(b, M, 44);
   int same = 1;
   for (int split = 0; split < 2; split++)
@@ -595,7 +599,7 @@ static void test_conv(void) {
       wt_conv_forward(&g, N, C, M, group, x, w, b, o[0], col);
       wt_conv_grad(&g, N, C, M, group, dy, x, w, o[1], o[2], o[3], col);
       if (o == out[1])
-        same &= !memcmp(out[0][0], out[1][0], sizeof(float) * N * M * I) &&
+        same &= !memcmp(out[0][0], out[1][0], sizeof(float) * N * M * G) &&
                 !memcmp(out[0][1], out[1][1], sizeof(float) * N * C * I) &&
                 !memcmp(out[0][2], out[1][2], sizeof(float) * M * CK) &&
                 !memcmp(out[0][3], out[1][3], sizeof(float) * M);
@@ -607,15 +611,15 @@ static void test_conv(void) {
   for (int64_t m = 0; m < M; m++)
     for (int64_t ck = 0; ck < CK; ck++) {
       int64_t gi = m / (M / group), c = gi * (C / group) + ck / 9, kh = ck % 9 / 3, kw = ck % 3;
-      double s = 0;
+      double sum = 0;
       for (int64_t n = 0; n < N; n++)
-        for (int64_t oh = 0; oh < 9; oh++)
-          for (int64_t ow = 0; ow < 9; ow++) {
-            int64_t ih = oh - 1 + kh, iw = ow - 1 + kw;
+        for (int64_t oh = 0; oh < O; oh++)
+          for (int64_t ow = 0; ow < O; ow++) {
+            int64_t ih = oh * s - 1 + kh, iw = ow * s - 1 + kw;
             if (ih < 0 || ih >= 9 || iw < 0 || iw >= 9) continue;
-            s += (double)dy[(n * M + m) * I + oh * 9 + ow] * x[(n * C + c) * I + ih * 9 + iw];
+            sum += (double)dy[(n * M + m) * G + oh * O + ow] * x[(n * C + c) * I + ih * 9 + iw];
           }
-      double e = fabs(out[0][2][m * CK + ck] - s) / (1.0 + fabs(s));
+      double e = fabs(out[0][2][m * CK + ck] - sum) / (1.0 + fabs(sum));
       if (e > worst) worst = e;
     }
   CHECK(worst < 1e-5);
@@ -626,6 +630,89 @@ static void test_conv(void) {
   free(dy);
   free(b);
   free(col);
+}
+
+/* Depthwise (C == group, `mult` outputs per channel; direct kernels): the same bits at 1-4
+ * threads (and with small work split), and y, dX, dW against float64 sums. 3x3, pad 1, stride
+ * (sh, sw) over 7 x 22 images. */
+static void test_conv_depthwise(int64_t mult, int64_t sh, int64_t sw) {
+  const int64_t N = 3, C = 5, M = 5 * mult, H = 7, W = 22, OH = (H - 1) / sh + 1, OW = (W - 1) / sw + 1;
+  const int64_t I = H * W, G = OH * OW;
+  const wt_conv_geom g = {.img = {1, H, W}, .grid = {1, OH, OW}, .k = {1, 3, 3},
+                          .stride = {1, sh, sw}, .dil = {1, 1, 1}, .pad = {0, 1, 1}};
+  CHECK(wt_conv_is_depthwise(C, C) && !wt_conv_is_depthwise(4, 2) && !wt_conv_is_depthwise(1, 1));
+  float *x = malloc(sizeof(float) * N * C * I), *w = malloc(sizeof(float) * M * 9);
+  float *dy = malloc(sizeof(float) * N * M * G), *b = malloc(sizeof(float) * M);
+  float *out[2][4];
+  for (int r = 0; r < 2; r++) {
+    out[r][0] = malloc(sizeof(float) * N * M * G);
+    out[r][1] = malloc(sizeof(float) * N * C * I);
+    out[r][2] = malloc(sizeof(float) * M * 9);
+    out[r][3] = malloc(sizeof(float) * M);
+  }
+  fill(x, N * C * I, 51);
+  fill(w, M * 9, 52);
+  fill(dy, N * M * G, 53);
+  fill(b, M, 54);
+  int same = 1;
+  for (int split = 0; split < 2; split++)
+    for (int32_t t = 1; t <= 4; t++) {
+      wt_pool_set_split_small(split);
+      wt_set_threads(t);
+      float **o = out[t == 1 && split == 0 ? 0 : 1];
+      wt_conv_forward(&g, N, C, M, C, x, w, b, o[0], NULL);
+      wt_conv_grad(&g, N, C, M, C, dy, x, w, o[1], o[2], o[3], NULL);
+      if (o == out[1])
+        for (int k = 0; k < 4; k++) {
+          int64_t n = k == 0 ? N * M * G : k == 1 ? N * C * I : k == 2 ? M * 9 : M;
+          same &= !memcmp(out[0][k], out[1][k], sizeof(float) * n);
+        }
+    }
+  wt_pool_set_split_small(0);
+  CHECK(same);
+  /* every tap of every output: y against the float64 sum, and its adjoints dX and dW */
+  double *dx = calloc((size_t)(N * C * I), sizeof(double)), dw[10 * 9] = {0}, worst = 0;
+  CHECK(M <= 10);
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t m = 0; m < M; m++)
+      for (int64_t oh = 0; oh < OH; oh++)
+        for (int64_t ow = 0; ow < OW; ow++) {
+          double s = b[m], gy = dy[(n * M + m) * G + oh * OW + ow];
+          for (int64_t kh = 0; kh < 3; kh++)
+            for (int64_t kw = 0; kw < 3; kw++) {
+              int64_t ih = oh * sh - 1 + kh, iw = ow * sw - 1 + kw;
+              if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+              int64_t xi = (n * C + m / mult) * I + ih * W + iw;
+              s += (double)w[m * 9 + kh * 3 + kw] * x[xi];
+              dx[xi] += gy * w[m * 9 + kh * 3 + kw];
+              dw[m * 9 + kh * 3 + kw] += gy * x[xi];
+            }
+          double e = fabs(out[0][0][(n * M + m) * G + oh * OW + ow] - s) / (1.0 + fabs(s));
+          if (e > worst) worst = e;
+        }
+  for (int64_t i = 0; i < N * C * I; i++) {
+    double e = fabs(out[0][1][i] - dx[i]) / (1.0 + fabs(dx[i]));
+    if (e > worst) worst = e;
+  }
+  for (int64_t i = 0; i < M * 9; i++) {
+    double e = fabs(out[0][2][i] - dw[i]) / (1.0 + fabs(dw[i]));
+    if (e > worst) worst = e;
+  }
+  CHECK(worst < 1e-5);
+  free(dx);
+  for (int r = 0; r < 2; r++)
+    for (int k = 0; k < 4; k++) free(out[r][k]);
+  free(x);
+  free(w);
+  free(dy);
+  free(b);
+}
+
+static void test_conv(void) {
+  test_conv_stride(1);
+  test_conv_stride(2);
+  test_conv_depthwise(2, 1, 2); /* multiplier 2, stride 2 along rows: the scatter dX */
+  test_conv_depthwise(1, 2, 1); /* one output per channel, stride 1 along rows: the gather dX */
 }
 
 int main(void) {
