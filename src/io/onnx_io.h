@@ -58,8 +58,11 @@ WT_NODISCARD int wt_onnx_read_file(const char *path, wt_graph **out);
 /* Reads the bytes of initializer v, held by reference (wt_value_unloaded), through opts' reader
  * (NULL: the default one); it is then loaded (and still WT_VALUE_EXTERNAL). */
 WT_NODISCARD int wt_onnx_load_external(wt_graph *g, int v, const wt_onnx_read_opts *opts);
+/* The largest ONNX file written: protobuf's limit for one message (2 GiB - 1). */
+#define WT_ONNX_FILE_MAX ((uint64_t)INT32_MAX)
 /* Serializes the graph as a ModelProto (initializers as raw_data; those held by reference as
- * external data, their reference as read). *out is malloc'd. */
+ * external data, their reference as read). *out is malloc'd. A model past WT_ONNX_FILE_MAX is
+ * refused (WT_ERR_INVALID_ARG), naming its size and keepExternalData. */
 WT_NODISCARD int wt_onnx_write(const wt_graph *g, uint8_t **out, size_t *len);
 
 /* wt_onnx_write with every external initializer written as its reference, loaded or not. */

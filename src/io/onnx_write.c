@@ -279,10 +279,20 @@ static int write_model(const wt_graph *g, int refs, uint8_t **out, size_t *len) 
     rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory serializing the model");
   } else {
     size_t n = onnx__model_proto__get_packed_size(&mp);
+    /* protobuf (ONNX Runtime, onnx) reads no message past 2 GiB: a big base's weights inside
+     * would make a file nothing loads (and in wasm32 a second copy of them) */
+    if ((uint64_t)n > WT_ONNX_FILE_MAX) {
+      rc = wt_errorf(WT_ERR_INVALID_ARG, "the model with its weights inside would be %llu bytes (%llu "
+                     "MiB), past the 2 GiB protobuf allows for one ONNX file; keep the weights in "
+                     "external data (keepExternalData: true)", (unsigned long long)n,
+                     (unsigned long long)(n >> 20));
+      goto done;
+    }
     *out = malloc(n ? n : 1);
     if (!*out) rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory serializing the model (%zu bytes)", n);
     else *len = onnx__model_proto__pack(&mp, *out);
   }
+done:
   for (int i = 0; i < w.n_blocks; i++) free(w.blocks[i]);
   free(w.blocks);
   return rc;
