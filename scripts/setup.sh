@@ -189,8 +189,12 @@ fi
 # --- npm dev dependencies (tests and benchmarks: onnxruntime-node, onnxruntime-web, typescript)
 # --ignore-scripts: onnxruntime-node's install script downloads GPU binaries from a host outside
 # the npm registry; its CPU binaries are already in the package.
+# A node_modules that is a link (a git worktree sharing another checkout's) is left alone: npm ci
+# would empty the folder it points to and install a copy here instead.
 if [ -f package-lock.json ]; then
-  if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  if [ -L node_modules ]; then
+    say "node_modules is a link to $(readlink node_modules): not reinstalled through it (run npm ci there if package-lock.json changed)"
+  elif [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
     say "npm ci (dev dependencies)"
     npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
   else
