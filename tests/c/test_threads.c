@@ -566,6 +566,29 @@ static void test_maxpool_grad(void) {
 
 /* ---- Conv and ConvGrad: (image, group) products and dW's chunked sum over images ------------ */
 
+/* Conv forward and ConvGrad at 1-4 threads, with and without small work split: out[0] holds the
+ * single-threaded results (y, dX, dW, dB), out[1] each other run's; 1 when every run has the
+ * same bits. CK = weights per output channel. */
+static int conv_same_bits(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group,
+                          int64_t CK, const float *x, const float *w, const float *b,
+                          const float *dy, float *col, float *out[2][4]) {
+  const int64_t I = g->img[0] * g->img[1] * g->img[2], G = g->grid[0] * g->grid[1] * g->grid[2];
+  const int64_t n[4] = {N * M * G, N * C * I, M * CK, M};
+  int same = 1;
+  for (int split = 0; split < 2; split++)
+    for (int32_t t = 1; t <= 4; t++) {
+      wt_pool_set_split_small(split);
+      wt_set_threads(t);
+      float **o = out[t == 1 && split == 0 ? 0 : 1];
+      wt_conv_forward(g, N, C, M, group, x, w, b, o[0], col);
+      wt_conv_grad(g, N, C, M, group, dy, x, w, o[1], o[2], o[3], col);
+      if (o == out[1])
+        for (int k = 0; k < 4; k++) same &= !memcmp(out[0][k], out[1][k], sizeof(float) * n[k]);
+    }
+  wt_pool_set_split_small(0);
+  return same;
+}
+
 /* 3x3 over 9x9 images, pad 1, stride `s`; two groups; N = 11: three dW chunks of 4, 4, 3. At
  * stride 2 the 5x5 grid puts 2 images side by side per GEMM (wt_conv_batch_images), so the
  * blocks of images (2, 2, 2, 2, 2, 1) and the chunks' last batch of one image are covered. */
@@ -590,22 +613,7 @@ static void test_conv_stride(int64_t s) {
   fill(w, M * CK, 42);
   fill(dy, N * M * G, 43);
   fill(b, M, 44);
-  int same = 1;
-  for (int split = 0; split < 2; split++)
-    for (int32_t t = 1; t <= 4; t++) {
-      wt_pool_set_split_small(split);
-      wt_set_threads(t);
-      float **o = out[t == 1 && split == 0 ? 0 : 1];
-      wt_conv_forward(&g, N, C, M, group, x, w, b, o[0], col);
-      wt_conv_grad(&g, N, C, M, group, dy, x, w, o[1], o[2], o[3], col);
-      if (o == out[1])
-        same &= !memcmp(out[0][0], out[1][0], sizeof(float) * N * M * G) &&
-                !memcmp(out[0][1], out[1][1], sizeof(float) * N * C * I) &&
-                !memcmp(out[0][2], out[1][2], sizeof(float) * M * CK) &&
-                !memcmp(out[0][3], out[1][3], sizeof(float) * M);
-    }
-  wt_pool_set_split_small(0);
-  CHECK(same);
+  CHECK(conv_same_bits(&g, N, C, M, group, CK, x, w, b, dy, col, out));
   /* dW against a float64 sum over images, pixels and the window */
   double worst = 0;
   for (int64_t m = 0; m < M; m++)
@@ -654,22 +662,7 @@ static void test_conv_depthwise(int64_t mult, int64_t sh, int64_t sw) {
   fill(w, M * 9, 52);
   fill(dy, N * M * G, 53);
   fill(b, M, 54);
-  int same = 1;
-  for (int split = 0; split < 2; split++)
-    for (int32_t t = 1; t <= 4; t++) {
-      wt_pool_set_split_small(split);
-      wt_set_threads(t);
-      float **o = out[t == 1 && split == 0 ? 0 : 1];
-      wt_conv_forward(&g, N, C, M, C, x, w, b, o[0], NULL);
-      wt_conv_grad(&g, N, C, M, C, dy, x, w, o[1], o[2], o[3], NULL);
-      if (o == out[1])
-        for (int k = 0; k < 4; k++) {
-          int64_t n = k == 0 ? N * M * G : k == 1 ? N * C * I : k == 2 ? M * 9 : M;
-          same &= !memcmp(out[0][k], out[1][k], sizeof(float) * n);
-        }
-    }
-  wt_pool_set_split_small(0);
-  CHECK(same);
+  CHECK(conv_same_bits(&g, N, C, M, C, 9, x, w, b, dy, NULL, out));
   /* every tap of every output: y against the float64 sum, and its adjoints dX and dW */
   double *dx = calloc((size_t)(N * C * I), sizeof(double)), dw[10 * 9] = {0}, worst = 0;
   CHECK(M <= 10);
