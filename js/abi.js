@@ -62,7 +62,7 @@ export const OpSupport = Object.freeze({ NONE: 0, FORWARD: 1, GRADIENT: 2 });
 export const HeapStat = Object.freeze({ MEMORY: 0, HEAP_BASE: 1, HEAP_TOP: 2, MALLOC_IN_USE: 3, MALLOC_FOOTPRINT: 4, MALLOC_PEAK: 5, COUNT: 6 });
 
 /** enum wtw_module_mem: the slots of wtw_module_memory's record (COUNT doubles). */
-export const ModuleMem = Object.freeze({ ARENA: 0, LIVE_PEAK_TRAIN: 1, LIVE_PEAK_EVAL: 2, SAVED: 3, PARAMS: 4, GRADS: 5, MOMENTS: 6, COUNT: 7 });
+export const ModuleMem = Object.freeze({ ARENA: 0, LIVE_PEAK_TRAIN: 1, LIVE_PEAK_EVAL: 2, SAVED: 3, PARAMS: 4, GRADS: 5, MOMENTS: 6, PACKED: 7, COUNT: 8 });
 
 /** Which C enum each mirror is, with the prefix its enumerators carry (for tests/js/abi.test.mjs). */
 export const C_ENUMS = Object.freeze({

@@ -206,7 +206,7 @@ export declare class Module<R extends Tensor | Tensor[] = RunResult, A extends T
    * activations (and batch inputs) the backward pass reads, and its state's parameters,
    * gradients and moments.
    */
-  memoryStats(): { arena: number; livePeakTrain: number; livePeakEval: number; saved: number; params: number; grads: number; moments: number };
+  memoryStats(): { arena: number; livePeakTrain: number; livePeakEval: number; saved: number; params: number; grads: number; moments: number; packed: number };
   /** The number of parameter elements (trainable ones only by default). */
   getParametersSize(trainableOnly?: boolean): number;
   /** Every parameter (trainable ones only by default), flattened into one float32 tensor. */

@@ -401,7 +401,8 @@ export class Module extends Handle {
    * models share; livePeakTrain / livePeakEval = activations + scratch live at the busiest step
    * of the plans built so far; saved = the forward activations the backward pass reads (alive
    * when it starts, after a train step) and the batch inputs it reads; params / grads / moments = its state's parameters,
-   * gradient buffers and optimizer moments.
+   * gradient buffers and optimizer moments; packed = the copies of frozen weights packed once for
+   * the GEMM after the first train step (at most 64 MiB per module).
    */
   memoryStats() {
     return this.core.record(ModuleMem, (p) => this.m._wtw_module_memory(this.h, p));

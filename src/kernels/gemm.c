@@ -197,6 +197,7 @@ typedef struct gemm_job {
   int64_t mb, nb;      /* block of C: mb rows (a multiple of MC or all of M), nb columns */
   int64_t mblocks;     /* blocks along M */
   int half;            /* WT_GEMM_A_HALF | WT_GEMM_B_HALF: A / B hold float16 (else float) */
+  const float *Bp;     /* op(B) prepacked (wt_gemm_pack_b), or NULL: packed per block */
 } gemm_job;
 
 /* ---- float16 operands (frozen weights): widened while their panels are packed, so the
@@ -250,6 +251,7 @@ static void pack_a_job(const gemm_job *g, int64_t i0, int64_t k0, int64_t mc, in
 /* op(B)[k0 .. k0+kc, j0 .. j0+nc] of g into NR-column micro-panels, widening a float16 B. */
 static void pack_b_job(const gemm_job *g, int64_t k0, int64_t j0, int64_t kc, int64_t nc,
                        float *dst) {
+  if (g->Bp) return; /* b_slice reads the prepacked panels instead */
   if (!(g->half & WT_GEMM_B_HALF)) {
     pack_b(g->trans_b, g->B, g->ldb, k0, j0, kc, nc, dst);
     return;
@@ -257,6 +259,13 @@ static void pack_b_job(const gemm_job *g, int64_t k0, int64_t j0, int64_t kc, in
   const uint16_t *B = (const uint16_t *)(const void *)g->B;
   if (!g->trans_b) pack_kmajor_h(B + k0 * g->ldb + j0, g->ldb, kc, nc, NR, dst);
   else pack_rows_h(B + j0 * g->ldb + k0, g->ldb, nc, kc, NR, dst);
+}
+
+/* Where the packed slice of op(B) for rows k0.. and columns j0.. is: the block's buffer, or
+ * in the prepacked copy (slice k0 starts at k0 * Npad, its panels kc * NR floats each). */
+static const float *b_slice(const gemm_job *g, int64_t k0, int64_t j0, int64_t kc, const float *buf_b) {
+  if (!g->Bp) return buf_b;
+  return g->Bp + k0 * ((g->N + NR - 1) / NR * NR) + j0 * kc;
 }
 
 /* One KC slice of C[ic .. ic+mc, jc .. jc+nc]: op(B)'s slice packed in buf_b, op(A)'s in buf_a. */
@@ -291,7 +300,7 @@ static void packed_block(const gemm_job *g, int64_t i0, int64_t i1, int64_t j0, 
       for (int64_t jc = j0; jc < j1; jc += NC) {
         int64_t nc = min64(NC, j1 - jc);
         pack_b_job(g, pc, jc, kc, nc, buf_b);
-        packed_tiles(g, i0, mc, jc, nc, kc, beta_k, buf_a, buf_b);
+        packed_tiles(g, i0, mc, jc, nc, kc, beta_k, buf_a, b_slice(g, pc, jc, kc, buf_b));
         if (g->relu && pc + kc == g->K) relu_block(g->C + i0 * g->ldc + jc, mc, nc, g->ldc);
       }
     }
@@ -306,7 +315,7 @@ static void packed_block(const gemm_job *g, int64_t i0, int64_t i1, int64_t j0, 
       for (int64_t ic = i0; ic < i1; ic += MC) {
         int64_t mc = min64(MC, i1 - ic);
         pack_a_job(g, ic, pc, mc, kc, buf_a);
-        packed_tiles(g, ic, mc, jc, nc, kc, beta_k, buf_a, buf_b);
+        packed_tiles(g, ic, mc, jc, nc, kc, beta_k, buf_a, b_slice(g, pc, jc, kc, buf_b));
         if (g->relu && pc + kc == g->K) relu_block(g->C + ic * g->ldc + jc, mc, nc, g->ldc);
       }
     }
@@ -364,7 +373,7 @@ static void sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, flo
   }
   if (wt_gemm_unpacked(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, relu)) return;
   gemm_job g = {trans_a, trans_b, relu, M, N, K, alpha, beta, A, B, lda, ldb, ldc, C,
-                M, N, 1, 0};
+                M, N, 1, 0, NULL};
   run_packed(&g);
 }
 typedef struct batch_job {
@@ -387,7 +396,7 @@ void wt_sgemm_batch(int trans_a, int trans_b, int64_t nbatch, int64_t M, int64_t
                     float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
                     float beta, float *C, int64_t ldc, int relu, wt_gemm_offsets_fn offsets,
                     const void *ctx) {
-  batch_job b = {{trans_a, trans_b, relu, M, N, K, alpha, beta, A, B, lda, ldb, ldc, C, 0, 0, 0, 0},
+  batch_job b = {{trans_a, trans_b, relu, M, N, K, alpha, beta, A, B, lda, ldb, ldc, C, 0, 0, 0, 0, NULL},
                  offsets, ctx};
   int64_t work = M * N * K;
   /* Products that split themselves (or one alone, or too little work) go one after another. */
@@ -413,6 +422,38 @@ void wt_sgemm_half(int half, int trans_a, int trans_b, int64_t M, int64_t N, int
     return;
   }
   gemm_job g = {trans_a, trans_b, relu, M, N, K, alpha, beta, A, B, lda, ldb, ldc, C,
-                M, N, 1, half};
+                M, N, 1, half, NULL};
+  run_packed(&g);
+}
+
+/* ---- op(B) packed once (a weight read by many products) -------------------------------- */
+
+int64_t wt_gemm_packed_b_floats(int64_t K, int64_t N) {
+  return K * ((N + NR - 1) / NR * NR);
+}
+
+void wt_gemm_pack_b(int half, int trans_b, int64_t K, int64_t N, const void *B, int64_t ldb,
+                    float *dst) {
+  gemm_job g = {0, trans_b, 0, 0, N, K, 1.0f, 0.0f, NULL, B, 0, ldb, 0, NULL,
+                0, N, 1, half & WT_GEMM_B_HALF, NULL};
+  int64_t npad = (N + NR - 1) / NR * NR;
+  for (int64_t pc = 0; pc < K; pc += KC) pack_b_job(&g, pc, 0, min64(KC, K - pc), N, dst + pc * npad);
+}
+
+int wt_gemm_packs_b(int half, int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
+                    int64_t lda, int64_t ldb) {
+  if (M <= 0 || N <= 0 || K <= 0) return 0;
+  return half || !wt_gemm_unpacked_shape(trans_a, trans_b, M, N, K, lda, ldb);
+}
+
+void wt_sgemm_prepacked(int half, int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
+                        float alpha, const void *A, int64_t lda, const void *B, int64_t ldb,
+                        const float *Bp, float beta, float *C, int64_t ldc, int relu) {
+  if (!Bp || alpha == 0.0f || !wt_gemm_packs_b(half, trans_a, trans_b, M, N, K, lda, ldb)) {
+    wt_sgemm_half(half, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, relu);
+    return;
+  }
+  gemm_job g = {trans_a, trans_b, relu, M, N, K, alpha, beta, A, B, lda, ldb, ldc, C,
+                M, N, 1, half & WT_GEMM_A_HALF, Bp};
   run_packed(&g);
 }

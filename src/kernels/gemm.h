@@ -38,6 +38,22 @@ void wt_sgemm_half(int half, int trans_a, int trans_b, int64_t M, int64_t N, int
                    float alpha, const void *A, int64_t lda, const void *B, int64_t ldb, float beta,
                    float *C, int64_t ldc, int relu);
 
+/* op(B) packed once for many products (a frozen weight read every step): the packed path's
+ * panels of all of op(B), K * roundup(N, 8) floats (wt_gemm_packed_b_floats), which a product
+ * then reads in place of packing op(B) per block. wt_gemm_pack_b writes them (half:
+ * WT_GEMM_B_HALF when B is float16; the copy is float). wt_gemm_packs_b says whether a product
+ * of that shape would read them at all (thin and small shapes read B in place). wt_sgemm_prepacked
+ * is wt_sgemm_half given Bp as well: the same bits (the same panels, blocking and microkernel),
+ * at any thread count; Bp NULL, or a shape that does not pack, reads B as wt_sgemm_half does. */
+int64_t wt_gemm_packed_b_floats(int64_t K, int64_t N);
+void wt_gemm_pack_b(int half, int trans_b, int64_t K, int64_t N, const void *B, int64_t ldb,
+                    float *dst);
+int wt_gemm_packs_b(int half, int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
+                    int64_t lda, int64_t ldb);
+void wt_sgemm_prepacked(int half, int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
+                        float alpha, const void *A, int64_t lda, const void *B, int64_t ldb,
+                        const float *Bp, float beta, float *C, int64_t ldc, int relu);
+
 /* The scalar reference the fast kernel is tested against (same contract, plain loops). */
 void wt_sgemm_ref(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
                   const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,

@@ -202,27 +202,45 @@ static void direct_gemm(int trans_a, int64_t M, int64_t N, int64_t K, float alph
     direct_tail(M, K, alpha, A, lda, B + n4, ldb, r, beta, C + n4, ldc);
 }
 
+/* Which thin kernel takes a shape (0: none). */
+enum { THIN_NONE, THIN_ROWS, THIN_ROWS_T, THIN_DOTS };
+static int thin_kind(int trans_a, int trans_b, int64_t M, int64_t N, int64_t lda, int64_t ldb) {
+  if (M < MR && !trans_b) return THIN_ROWS;  /* rows of op(B) = B are contiguous: along N */
+  if (N < 4 && trans_a) return THIN_ROWS_T; /* C^T = op(B)^T A': rows of A contiguous along M */
+  int64_t a_ks = trans_a ? lda : 1, b_ks = trans_b ? 1 : ldb;
+  /* Rows of op(A) and columns of op(B) contiguous along k (e.g. matrix x vector). */
+  if ((M < MR || N < 4) && a_ks == 1 && b_ks == 1) return THIN_DOTS;
+  return THIN_NONE;
+}
+
 /* Handles thin shapes without packing; returns 0 when the shape should take the packed path. */
 static int thin_gemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
                      const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
                      int64_t ldc) {
-  if (M < MR && !trans_b) {
-    /* Rows of op(B) = B are contiguous: vectorize along N. */
+  switch (thin_kind(trans_a, trans_b, M, N, lda, ldb)) {
+  case THIN_ROWS:
     rows_kernel(M, N, K, alpha, A, trans_a ? 1 : lda, trans_a ? lda : 1, B, ldb, beta, C, ldc, 1);
     return 1;
-  }
-  if (N < 4 && trans_a) {
-    /* C^T = op(B)^T A': rows of A (= op(A)^T) are contiguous along M. */
+  case THIN_ROWS_T:
     rows_kernel(N, M, K, alpha, B, trans_b ? ldb : 1, trans_b ? 1 : ldb, A, lda, beta, C, 1, ldc);
     return 1;
-  }
-  int64_t a_ks = trans_a ? lda : 1, b_ks = trans_b ? 1 : ldb;
-  if ((M < MR || N < 4) && a_ks == 1 && b_ks == 1) {
-    /* Rows of op(A) and columns of op(B) are contiguous along k (e.g. matrix x vector). */
+  case THIN_DOTS:
     dots_kernel(M, N, K, alpha, A, trans_a ? 1 : lda, B, trans_b ? ldb : 1, beta, C, ldc);
     return 1;
+  default:
+    return 0;
   }
-  return 0;
+}
+
+/* Small enough for the direct tiles (see WT_GEMM_DIRECT_MAX). */
+static int direct_fits(int trans_a, int64_t M, int64_t N, int64_t K) {
+  return K <= DIRECT_KMAX && K * N <= KC * NC &&
+         M * N * K <= (trans_a ? WT_GEMM_DIRECT_MAX / 4 : WT_GEMM_DIRECT_MAX);
+}
+
+int wt_gemm_unpacked_shape(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
+                           int64_t lda, int64_t ldb) {
+  return thin_kind(trans_a, trans_b, M, N, lda, ldb) != THIN_NONE || direct_fits(trans_a, M, N, K);
 }
 
 /* Fewest multiply-adds for which the unpacked (direct) path splits its rows over threads. */
@@ -259,7 +277,7 @@ int wt_gemm_unpacked(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, 
     if (relu) relu_block(C, M, N, ldc);
     return 1;
   }
-  if (K <= DIRECT_KMAX && K * N <= KC * NC && M * N * K <= (trans_a ? WT_GEMM_DIRECT_MAX / 4 : WT_GEMM_DIRECT_MAX)) {
+  if (direct_fits(trans_a, M, N, K)) {
     if (trans_b) {
       /* B is [N, K]: a k-major copy (K x N) for the tiles; 4 rows of B per pass. */
       float *pa, *copy;

@@ -125,5 +125,8 @@ void wt_gemm_thread_buffers(int32_t thread, float **pa, float **pb);
 int wt_gemm_unpacked(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
                      const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
                      float *C, int64_t ldc, int relu);
+/* Whether wt_gemm_unpacked takes the shape (1) or leaves it to the packed path (0). */
+int wt_gemm_unpacked_shape(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
+                           int64_t lda, int64_t ldb);
 
 #endif

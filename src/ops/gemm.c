@@ -8,9 +8,21 @@
 
 #include "grad/grad.h"
 #include "kernels/gemm.h"
+#include "kernels/gemm_prepack.h"
 #include "ops/op.h"
 
 #define MM_MAX_BATCH (WT_MAX_RANK - 1)
+
+/* Y = alpha * op(A) op(B) + beta * Y (ReLU after when relu), reading op(B)'s packed panels when
+ * B is a frozen weight packed once (kernels/gemm_prepack.h): the same bits either way. */
+static void gemm_product(int half, int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
+                         const void *A, int64_t lda, const void *B, int64_t ldb, float beta,
+                         float *Y, int64_t ldy, int relu) {
+  const float *Bp = NULL;
+  if (wt_gemm_packs_b(half, ta, tb, M, N, K, lda, ldb))
+    Bp = wt_prepack_find(B, (half & WT_GEMM_B_HALF) != 0, tb, K, N, ldb);
+  wt_sgemm_prepacked(half, ta, tb, M, N, K, alpha, A, lda, B, ldb, Bp, beta, Y, ldy, relu);
+}
 
 /* ---- MatMul ----------------------------------------------------------------------------- */
 
@@ -114,7 +126,7 @@ static void matmul_run_half(const mm_params *p, const void *A, const void *B, fl
     for (int i = 0; i < p->nb; i++)
       if (p->a_stride[i]) a_batches *= p->batch[i];
     if (a_batches == nbatch) {
-      wt_sgemm_half(p->half, 0, 0, nbatch * M, N, K, 1.0f, A, K, B, N, 0.0f, Y, N, p->relu);
+      gemm_product(p->half, 0, 0, nbatch * M, N, K, 1.0f, A, K, B, N, 0.0f, Y, N, p->relu);
       return;
     }
   }
@@ -147,7 +159,7 @@ static int matmul_run(const wt_run_ctx *ctx) {
     for (int i = 0; i < p->nb; i++)
       if (p->a_stride[i]) a_batches *= p->batch[i];
     if (a_batches == nbatch) {
-      (p->relu ? wt_sgemm_relu : wt_sgemm)(0, 0, nbatch * M, N, K, 1.0f, A, K, B, N, 0.0f, Y, N);
+      gemm_product(0, 0, 0, nbatch * M, N, K, 1.0f, A, K, B, N, 0.0f, Y, N, p->relu);
       return WT_OK;
     }
   }
@@ -378,10 +390,7 @@ static int gemm_run(const wt_run_ctx *ctx) {
     beta = p->beta;
   }
   int64_t lda = p->trans_a ? M : K, ldb = p->trans_b ? K : N;
-  if (p->half)
-    wt_sgemm_half(p->half, p->trans_a, p->trans_b, M, N, K, p->alpha, A, lda, B, ldb, beta, Y, N, p->relu);
-  else
-    (p->relu ? wt_sgemm_relu : wt_sgemm)(p->trans_a, p->trans_b, M, N, K, p->alpha, A, lda, B, ldb, beta, Y, N);
+  gemm_product(p->half, p->trans_a, p->trans_b, M, N, K, p->alpha, A, lda, B, ldb, beta, Y, N, p->relu);
   return WT_OK;
 }
 

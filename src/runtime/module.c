@@ -8,6 +8,7 @@
 
 #include "base/status.h"
 #include "io/onnx_io.h"
+#include "kernels/gemm_prepack.h"
 #include "ops/op.h"
 #include "runtime/session.h"
 #include "runtime/state.h"
@@ -36,7 +37,81 @@ struct wt_module {
   uint8_t reset;                /* lazy_reset_grad fed to the training graph */
   bn_writeback *bn;
   int n_bn;
+  /* Frozen weights packed once for the GEMM (kernels/gemm_prepack.h): the buffers given after
+   * the first step, and the state's params_gen they were packed for. */
+  float **packed;
+  int n_packed, prepacked;
+  int64_t packed_bytes;
+  uint32_t packed_gen;
 };
+
+/* Frozen weights packed once: candidates of at least WT_PREPACK_MIN elements, and at most
+ * WT_PREPACK_BUDGET bytes of packed copies per module (the first weights the GEMMs asked for,
+ * in the table's order), so that a large frozen base's memory grows by a bounded amount (a 100M
+ * float32 base: 384 MiB of weights, +64 MiB at most) instead of doubling. A packed copy spares
+ * packing op(B) in every product of every step: 7-14% of a batch-64 product with N = K = 1024
+ * (tests/bench/gemm_bench.c, `base` rows). */
+#ifndef WT_PREPACK_MIN
+#define WT_PREPACK_MIN ((int64_t)1 << 16)
+#endif
+#ifndef WT_PREPACK_BUDGET
+#define WT_PREPACK_BUDGET ((int64_t)64 << 20)
+#endif
+
+static void prepack_candidate(wt_module *m, const void *data, int dtype, int rank, const int64_t *dims) {
+  if (!data || (dtype != WT_FLOAT && dtype != WT_FLOAT16) || rank != 2 || dims[0] * dims[1] < WT_PREPACK_MIN) return;
+  wt_prepack_add(m, data, dtype == WT_FLOAT16, dims[0], dims[1]);
+}
+
+/* The candidates: frozen parameters (written only by loads and updates: params_gen), and the
+ * training model's initializers (frozen weights held in the model, never written). */
+static void prepack_candidates(wt_module *m) {
+  for (int i = 0; i < m->s->n_params; i++) {
+    const wt_param *p = &m->s->params[i];
+    if (!p->requires_grad) prepack_candidate(m, p->t.data, p->t.dtype, p->t.rank, p->t.dims);
+  }
+  const wt_graph *g = wt_session_graph(m->m[0].sess);
+  for (int v = 0; v < g->n_values; v++) {
+    const wt_value *x = &g->values[v];
+    if ((x->flags & WT_VALUE_INITIALIZER) && x->rank == 2 && x->dims)
+      prepack_candidate(m, x->data, x->dtype, x->rank, x->dims);
+  }
+  m->packed_gen = m->s->params_gen;
+}
+
+/* After the first train step: buffers for the candidates its GEMMs asked for, within the budget
+ * (best effort: a buffer malloc cannot give is left out). Packed at their next use. */
+static void prepack_give(wt_module *m) {
+  m->prepacked = 1;
+  int64_t sizes[64];
+  int n = wt_prepack_wanted(m, sizes, 64);
+  if (n > 64) n = 64;
+  int take[64];
+  int64_t bytes = 0;
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    int64_t b = sizes[i] * (int64_t)sizeof(float);
+    take[i] = bytes + b <= WT_PREPACK_BUDGET;
+    if (take[i]) bytes += b, k++;
+  }
+  m->packed = calloc((size_t)k + 1, sizeof *m->packed);
+  if (!m->packed) return;
+  for (int i = n - 1; i >= 0; i--) { /* from the last: giving one renumbers those after it */
+    if (!take[i]) continue;
+    float *buf = aligned_alloc(64, (size_t)(sizes[i] * (int64_t)sizeof(float) + 63) / 64 * 64);
+    if (!buf) continue;
+    m->packed[m->n_packed++] = buf;
+    m->packed_bytes += sizes[i] * (int64_t)sizeof(float);
+    wt_prepack_give(m, i, buf);
+  }
+}
+
+/* Before a step: weights written since they were packed are packed again at their next use. */
+static void prepack_check(wt_module *m) {
+  if (m->s->params_gen == m->packed_gen) return;
+  wt_prepack_stale(m);
+  m->packed_gen = m->s->params_gen;
+}
 
 static int ends_with(const char *s, const char *suffix) {
   size_t a = strlen(s), b = strlen(suffix);
@@ -295,6 +370,7 @@ static int module_create(wt_state *s, const uint8_t *train, size_t train_len, co
     if (names) rc = wt_state_set_order(s, names, g->n_inputs);
     free(names);
   }
+  if (rc == WT_OK) prepack_candidates(m);
   if (rc == WT_OK && eval && eval_len) rc = add_eval(m, eval, eval_len, owned);
   else if (owned)
     free((void *)eval); /* not read */
@@ -318,6 +394,9 @@ int wt_module_create_owned(wt_state *s, uint8_t *train, size_t train_len, uint8_
 
 void wt_module_free(wt_module *m) {
   if (!m) return;
+  wt_prepack_remove(m);
+  for (int i = 0; i < m->n_packed; i++) free(m->packed[i]);
+  free(m->packed);
   for (int e = 1; e >= 0; e--) { /* the eval model borrows from the training model */
     wt_session_free(m->m[e].sess);
     free(m->m[e].in);
@@ -414,8 +493,10 @@ int wt_module_train_step(wt_module *m) {
     WT_TRY(wt_session_prepare(md->sess, 0, NULL, NULL));
     prepare_eval(m);
   }
+  prepack_check(m);
   WT_TRY(wt_session_run(md->sess));
   md->ran = 1;
+  if (!m->prepacked) prepack_give(m);
   WT_TRY(check_loss(m));
   m->reset = 0;
   return write_back_bn(m);
@@ -425,6 +506,7 @@ int wt_module_eval_step(wt_module *m) {
   mode *md = &m->m[1];
   if (!md->sess) return wt_errorf(WT_ERR_INVALID_ARG, "the module was created without an eval model");
   md->ran = 0;
+  prepack_check(m);
   WT_TRY(wt_session_run(md->sess));
   md->ran = 1;
   return WT_OK;
@@ -452,6 +534,7 @@ void wt_module_memory(const wt_module *m, wt_module_mem *out) {
     if (p->grad) out->grads += nb;
     out->moments += (p->m ? nb : 0) + (p->v ? nb : 0);
   }
+  out->packed = (size_t)m->packed_bytes;
 }
 
 int wt_module_lazy_reset_grad(wt_module *m) {

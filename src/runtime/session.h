@@ -49,7 +49,7 @@ size_t wt_session_saved_bytes(const wt_session *s, int n_user, const int *user_i
  * [0] and eval [1] plans, the forward activations its backward pass reads (saved), and the
  * state's parameter, gradient and optimizer-moment bytes. */
 typedef struct wt_module_mem {
-  size_t arena, live_peak[2], saved, params, grads, moments;
+  size_t arena, live_peak[2], saved, params, grads, moments, packed;
 } wt_module_mem;
 void wt_module_memory(const wt_module *m, wt_module_mem *out);
 

@@ -307,6 +307,7 @@ int wt_state_param_update(wt_state *s, int32_t i, const float *data, int64_t cou
     return wt_errorf(WT_ERR_INVALID_ARG, "parameter '%s' holds %lld float values; %lld were given",
                      p->name, (long long)wt_numel(&p->t), (long long)count);
   memcpy(p->t.data, data, sizeof(float) * (size_t)count);
+  s->params_gen++;
   return WT_OK;
 }
 
@@ -332,6 +333,7 @@ static int params_copy(wt_state *s, int32_t trainable_only, float *buf, int64_t 
     else memcpy(p->t.data, buf + off, sizeof(float) * (size_t)n);
     off += n;
   }
+  if (!to_buf) s->params_gen++;
   return WT_OK;
 }
 

@@ -35,6 +35,10 @@ struct wt_state {
   int n_moments;               /* 1 (SGD) or 2 (AdamW) when has_optimizer */
   int bad_grads;               /* the last train step's loss was not finite: no update until a good step */
   int64_t step;
+  /* Bumped whenever parameters are written other than by the optimizer (loads, updates, copies
+   * from a buffer): a module's frozen weights packed once (kernels/gemm_prepack.h) are packed
+   * again when it changed. */
+  uint32_t params_gen;
   float initial_lr;
   wt_prop *props;
   int n_props;

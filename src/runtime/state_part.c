@@ -95,6 +95,7 @@ static int load_adapter(wt_state *s, const uint8_t *bytes, size_t len) {
   int rc = WT_OK;
   for (int i = 0; rc == WT_OK && i < n; i++) rc = check_tensor(s, &p[i], 0);
   for (int i = 0; rc == WT_OK && i < n; i++) memcpy(wt_state_find(s, p[i].name)->t.data, p[i].t.data, wt_nbytes(&p[i].t));
+  s->params_gen++;
   wt_adapter_free(p, n);
   return rc;
 }
@@ -121,6 +122,7 @@ int wt_state_load_params(wt_state *s, const uint8_t *bytes, size_t len) {
     wt_param *p = wt_state_find(s, t->name);
     memcpy(p->t.data, t->t.data, wt_nbytes(&t->t));
   }
+  s->params_gen++;
   for (int i = 0; rc == WT_OK && i < c->n_ints; i++) rc = wt_state_set_int_property(s, c->ints[i].name, c->ints[i].value);
   for (int i = 0; rc == WT_OK && i < c->n_floats; i++) rc = wt_state_set_float_property(s, c->floats[i].name, c->floats[i].value);
   for (int i = 0; rc == WT_OK && i < c->n_strings; i++)

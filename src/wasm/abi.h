@@ -53,7 +53,8 @@ enum wtw_module_mem {
   WTW_MEM_PARAMS = 4,             /* the state's parameters, */
   WTW_MEM_GRADS = 5,              /* gradient buffers */
   WTW_MEM_MOMENTS = 6,            /* and optimizer moments */
-  WTW_MEM_COUNT = 7
+  WTW_MEM_PACKED = 7,             /* frozen weights packed once for the GEMM (bounded copies) */
+  WTW_MEM_COUNT = 8
 };
 
 #endif

@@ -52,6 +52,7 @@ void wtw_module_memory(const wt_module *m, double *out) {
   out[WTW_MEM_PARAMS] = (double)mm.params;
   out[WTW_MEM_GRADS] = (double)mm.grads;
   out[WTW_MEM_MOMENTS] = (double)mm.moments;
+  out[WTW_MEM_PACKED] = (double)mm.packed;
 }
 
 /* Loads a checkpoint from `bytes` (from wtw_malloc), which it frees in every case: parsed, then

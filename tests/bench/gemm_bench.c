@@ -7,7 +7,7 @@
  *           (threads: WT_THREADS=2 build/gemm_bench; the default is the machine's cores)
  *   wasm:   NODE_PATH=/usr/share/nodejs emcc -O3 -msimd128 -Isrc -Iinclude tests/bench/gemm_bench.c \
  *             src/kernels/gemm.c src/kernels/gemm_small.c src/kernels/gemm_buffers.c \
- *             src/kernels/gemm_ref.c src/base/pool.c -sINITIAL_MEMORY=64MB \
+ *             src/kernels/gemm_ref.c src/base/pool.c -sINITIAL_MEMORY=128MB \
  *             -o /tmp/gemm_bench.js && node --no-experimental-fetch /tmp/gemm_bench.js
  *   (outside the repo: its package.json makes Node treat .js files there as ES modules)
  * An argument runs only the rows whose label starts with it (e.g. `square`). */
@@ -73,6 +73,51 @@ static int bench(const char *label, int ta, int tb, int64_t M, int64_t N, int64_
   return maxerr < 1e-4 ? 0 : 1;
 }
 
+/* A frozen base's forward as the model runs it: L layers of Y = relu(X W^T) (tb) or relu(X W),
+ * X [M, n], each W [n, n] distinct (L * n * n * 4 bytes: the weights stream from L3 or memory as
+ * in the model), with op(B) packed per product (wt_sgemm_relu) and prepacked once
+ * (wt_sgemm_prepacked, the packing not timed): GFLOP/s of each, and whether the bits agree. */
+static int bench_base(const char *label, int tb, int64_t M, int64_t n, int L) {
+  if (g_only && strncmp(label, g_only, strlen(g_only)) != 0) return 0;
+  float *W = malloc(sizeof(float) * (size_t)(L * n * n));
+  float *P = malloc(sizeof(float) * (size_t)(L * wt_gemm_packed_b_floats(n, n)));
+  float *X[2] = {malloc(sizeof(float) * (size_t)(M * n)), malloc(sizeof(float) * (size_t)(M * n))};
+  float *Y0 = malloc(sizeof(float) * (size_t)(M * n));
+  unsigned seed = 777;
+  fill(W, L * n * n, &seed);
+  for (int l = 0; l < L; l++) wt_gemm_pack_b(0, tb, n, n, W + l * n * n, n, P + l * wt_gemm_packed_b_floats(n, n));
+  double flops = 2.0 * (double)M * (double)n * (double)n * L, best[2] = {1e30, 1e30};
+  int same = 1;
+  for (int trial = 0; trial < 14; trial++) {
+    int pre = trial & 1;
+    seed = 99;
+    fill(X[0], M * n, &seed);
+    double t0 = now();
+    for (int l = 0; l < L; l++) {
+      const float *x = X[l & 1];
+      float *y = X[(l + 1) & 1];
+      if (pre)
+        wt_sgemm_prepacked(0, 0, tb, M, n, n, 1.0f, x, n, W + l * n * n, n,
+                           P + l * wt_gemm_packed_b_floats(n, n), 0.0f, y, n, 1);
+      else
+        wt_sgemm_relu(0, tb, M, n, n, 1.0f, x, n, W + l * n * n, n, 0.0f, y, n);
+    }
+    double t = now() - t0;
+    if (t < best[pre]) best[pre] = t;
+    if (!pre) memcpy(Y0, X[L & 1], sizeof(float) * (size_t)(M * n));
+    else same &= memcmp(Y0, X[L & 1], sizeof(float) * (size_t)(M * n)) == 0;
+  }
+  printf("%-10s N%c M=%4lld n=%4lld x%d  packed per product %7.2f GFLOP/s, prepacked %7.2f (%+.1f%%)  %s\n",
+         label, tb ? 'T' : 'N', (long long)M, (long long)n, L, flops / best[0] * 1e-9,
+         flops / best[1] * 1e-9, (best[0] / best[1] - 1) * 100, same ? "same bits" : "BITS DIFFER");
+  free(W);
+  free(P);
+  free(X[0]);
+  free(X[1]);
+  free(Y0);
+  return !same;
+}
+
 int main(int argc, char **argv) {
   int bad = 0;
   g_only = argc > 1 ? argv[1] : NULL;
@@ -109,6 +154,8 @@ int main(int argc, char **argv) {
   bad |= bench("frozen", 0, 1, 64, 1024, 1024);
   bad |= bench("frozen", 0, 0, 64, 1024, 1024);
   bad |= bench("frozen", 0, 1, 256, 1024, 1024); /* packing of op(B) shared by 4 x more rows */
+  bad |= bench_base("base", 1, 64, 1024, 8);
+  bad |= bench_base("base", 0, 64, 1024, 8);
   /* The d=256 transformer block at batch 8 x seq 128: QKV / MLP up / MLP down and their
    * weight gradients. */
   bad |= bench("d256", 0, 0, 1024, 768, 256);

@@ -1,0 +1,132 @@
+/* op(B) packed once (kernels/gemm.h wt_gemm_pack_b / wt_sgemm_prepacked, kernels/gemm_prepack.h):
+ *  - a product on the prepacked panels gives the bits of the plain product, for every transpose,
+ *    beta, the ReLU epilogue, float16 B, shapes on every path (packed over several blocks and K
+ *    slices, direct, thin: those read B itself), at 1-4 threads, split or not;
+ *  - the table of candidates: nothing before a buffer is given, a first use fixes the way a
+ *    weight is read, packing happens at the use after wt_prepack_give and again only after
+ *    wt_prepack_stale (a weight written since gives the new weight's bits), and nothing after
+ *    wt_prepack_remove. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/half.h"
+#include "base/pool.h"
+#include "check.h"
+#include "kernels/gemm.h"
+#include "kernels/gemm_prepack.h"
+#include "webtrain.h"
+
+static void fill(float *p, int64_t n, unsigned seed) {
+  for (int64_t i = 0; i < n; i++) {
+    seed = seed * 1664525u + 1013904223u;
+    p[i] = (float)((seed >> 8) & 0xffff) / 32768.0f - 1.0f;
+  }
+}
+
+static int same(const float *a, const float *b, int64_t n) { return !memcmp(a, b, sizeof(float) * (size_t)n); }
+
+typedef struct shape {
+  int64_t M, N, K;
+} shape;
+
+static void test_same_bits(void) {
+  static const shape shapes[] = {{64, 1024, 1024}, {64, 600, 1030}, {200, 130, 70}, {513, 67, 1030},
+                                 {4, 300, 600},    {16, 12, 16},    {3, 512, 512},  {128, 1, 784},
+                                 {37, 999, 260},   {66, 520, 700},  {8, 13, 517}};
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+    int64_t M = shapes[s].M, N = shapes[s].N, K = shapes[s].K;
+    float *A = malloc(sizeof(float) * (size_t)(M * K)), *B = malloc(sizeof(float) * (size_t)(K * N));
+    uint16_t *Bh = malloc(sizeof(uint16_t) * (size_t)(K * N));
+    float *P = malloc(sizeof(float) * (size_t)wt_gemm_packed_b_floats(K, N));
+    float *C0 = malloc(sizeof(float) * (size_t)(M * N)), *C1 = malloc(sizeof(float) * (size_t)(M * N));
+    fill(A, M * K, 3u + (unsigned)s);
+    fill(B, K * N, 5u + (unsigned)s);
+    for (int64_t i = 0; i < K * N; i++) Bh[i] = wt_f32_to_f16(B[i]);
+    for (int variant = 0; variant < 16; variant++) {
+      int ta = variant & 1, tb = (variant >> 1) & 1, relu = (variant >> 3) & 1;
+      int half = (variant >> 2) & 1 ? WT_GEMM_B_HALF : 0;
+      float beta = variant % 3 == 0 ? 0.5f : 0.0f;
+      int64_t lda = ta ? M : K, ldb = tb ? K : N;
+      const void *b = half ? (const void *)Bh : (const void *)B;
+      wt_gemm_pack_b(half, tb, K, N, b, ldb, P);
+      int ok = 1;
+      for (int split = 0; split < 2; split++)
+        for (int32_t t = 1; t <= 4; t++) {
+          wt_pool_set_split_small(split);
+          wt_set_threads(t);
+          fill(C0, M * N, 9u);
+          fill(C1, M * N, 9u);
+          wt_sgemm_half(half, ta, tb, M, N, K, 0.75f, A, lda, b, ldb, beta, C0, N, relu);
+          wt_sgemm_prepacked(half, ta, tb, M, N, K, 0.75f, A, lda, b, ldb, P, beta, C1, N, relu);
+          ok &= same(C0, C1, M * N);
+        }
+      wt_pool_set_split_small(0);
+      if (!ok)
+        fprintf(stderr, "prepacked %lldx%lldx%lld ta=%d tb=%d half=%d beta=%g relu=%d: bits differ\n",
+                (long long)M, (long long)N, (long long)K, ta, tb, half, beta, relu);
+      CHECK(ok);
+    }
+    /* which shapes read the panels at all: the packed path only */
+    CHECK(wt_gemm_packs_b(0, 0, 1, 64, 1024, 1024, 1024, 1024) == 1);
+    CHECK(wt_gemm_packs_b(0, 0, 0, 3, 512, 512, 512, 512) == 0);   /* thin: B in place */
+    CHECK(wt_gemm_packs_b(0, 0, 0, 16, 12, 16, 16, 12) == 0);     /* direct: B in place */
+    CHECK(wt_gemm_packs_b(WT_GEMM_B_HALF, 0, 0, 16, 12, 16, 16, 12) == 1); /* float16: always packed */
+    free(A), free(B), free(Bh), free(P), free(C0), free(C1);
+  }
+  wt_set_threads(1);
+}
+
+static void test_table(void) {
+  const int64_t M = 64, N = 520, K = 600; /* B read as W^T: W is [N, K] */
+  static int owner, other;
+  float *A = malloc(sizeof(float) * (size_t)(M * K)), *W = malloc(sizeof(float) * (size_t)(N * K));
+  float *C0 = malloc(sizeof(float) * (size_t)(M * N)), *C1 = malloc(sizeof(float) * (size_t)(M * N));
+  fill(A, M * K, 21);
+  fill(W, N * K, 22);
+  CHECK(wt_prepack_add(&owner, W, 0, N, K) == 0);
+  CHECK(wt_prepack_find(W + 1, 0, 1, K, N, K) == NULL); /* not a candidate */
+  CHECK(wt_prepack_find(W, 1, 1, K, N, K) == NULL);     /* float16: another weight */
+  int64_t sizes[4];
+  CHECK(wt_prepack_wanted(&owner, sizes, 4) == 0);      /* nothing asked yet */
+  CHECK(wt_prepack_find(W, 0, 1, K, N, K) == NULL);     /* asked, no buffer yet */
+  CHECK(wt_prepack_wanted(&other, sizes, 4) == 0);
+  CHECK(wt_prepack_wanted(&owner, sizes, 4) == 1 && sizes[0] == wt_gemm_packed_b_floats(K, N));
+  float *buf = malloc(sizeof(float) * (size_t)sizes[0]);
+  wt_prepack_give(&owner, 0, buf);
+  CHECK(wt_prepack_wanted(&owner, sizes, 4) == 0);
+  CHECK(wt_prepack_find(W, 0, 0, N, K, K) == NULL);     /* read the other way: keeps its first */
+  const float *P = wt_prepack_find(W, 0, 1, K, N, K);
+  CHECK(P == buf);
+  wt_sgemm(0, 1, M, N, K, 1.0f, A, K, W, K, 0.0f, C0, N);
+  wt_sgemm_prepacked(0, 0, 1, M, N, K, 1.0f, A, K, W, K, P, 0.0f, C1, N, 0);
+  CHECK(same(C0, C1, M * N));
+  /* written without telling the table: the panels are the old weight's (packed once) */
+  fill(W, N * K, 23);
+  wt_sgemm(0, 1, M, N, K, 1.0f, A, K, W, K, 0.0f, C0, N);
+  wt_sgemm_prepacked(0, 0, 1, M, N, K, 1.0f, A, K, W, K, wt_prepack_find(W, 0, 1, K, N, K), 0.0f, C1, N, 0);
+  CHECK(!same(C0, C1, M * N));
+  /* stale: packed again at the next use, the new weight's bits */
+  wt_prepack_stale(&other);
+  wt_sgemm_prepacked(0, 0, 1, M, N, K, 1.0f, A, K, W, K, wt_prepack_find(W, 0, 1, K, N, K), 0.0f, C1, N, 0);
+  CHECK(!same(C0, C1, M * N)); /* another owner's stale leaves it */
+  wt_prepack_stale(&owner);
+  wt_sgemm_prepacked(0, 0, 1, M, N, K, 1.0f, A, K, W, K, wt_prepack_find(W, 0, 1, K, N, K), 0.0f, C1, N, 0);
+  CHECK(same(C0, C1, M * N));
+  wt_prepack_remove(&owner);
+  CHECK(wt_prepack_find(W, 0, 1, K, N, K) == NULL);
+  /* a full table refuses more, and nothing breaks */
+  int added = 0;
+  while (wt_prepack_add(&other, W, 0, N, K) == 0) added++;
+  CHECK(added > 0 && wt_prepack_add(&owner, W, 0, N, K) == -1);
+  wt_prepack_remove(&other);
+  CHECK(wt_prepack_add(&owner, W, 0, N, K) == 0);
+  wt_prepack_remove(&owner);
+  free(A), free(W), free(C0), free(C1), free(buf);
+}
+
+int main(void) {
+  test_same_bits();
+  test_table();
+  CHECK_DONE();
+}
