@@ -27,34 +27,52 @@
 
 
 /* C[MR x NR] (row stride ldc) = alpha * sum_k a_k b_k^T + beta * C; beta == 0: C not read.
- * a: kc steps of MR floats; b: kc steps of NR floats. */
+ * The MR values of step k of A at a + k * A_KS (a packed panel: A_KS = MR); b: kc steps of NR
+ * floats. A macro, so that each kernel below compiles to its own loop (an inlined function with
+ * stride parameters made V8's code for the packed kernel 30% slower). */
+#define TILE_BODY(A_KS)                                                                          \
+  do {                                                                                           \
+    wt_f32x4 acc[MR][NV];                                                                        \
+    UNROLL for (int i = 0; i < MR; i++) UNROLL for (int v = 0; v < NV; v++) acc[i][v] =          \
+        wt_f32x4_zero();                                                                         \
+    KUNROLL for (int64_t k = 0; k < kc; k++) {                                                   \
+      wt_f32x4 bv[NV];                                                                           \
+      UNROLL for (int v = 0; v < NV; v++) bv[v] = wt_f32x4_load(b + 4 * v);                      \
+      UNROLL for (int i = 0; i < MR; i++) {                                                      \
+        wt_f32x4 ai = wt_f32x4_splat(a[i]);                                                      \
+        UNROLL for (int v = 0; v < NV; v++) acc[i][v] = wt_f32x4_fma(ai, bv[v], acc[i][v]);      \
+      }                                                                                          \
+      a += (A_KS);                                                                               \
+      b += NR;                                                                                   \
+    }                                                                                            \
+    wt_f32x4 va = wt_f32x4_splat(alpha);                                                         \
+    if (beta == 0.0f) {                                                                          \
+      UNROLL for (int i = 0; i < MR; i++) UNROLL for (int v = 0; v < NV; v++)                    \
+        wt_f32x4_store(c + i * ldc + 4 * v, wt_f32x4_mul(va, acc[i][v]));                        \
+    } else {                                                                                     \
+      wt_f32x4 vb = wt_f32x4_splat(beta);                                                        \
+      UNROLL for (int i = 0; i < MR; i++) UNROLL for (int v = 0; v < NV; v++) {                  \
+        float *p = c + i * ldc + 4 * v;                                                          \
+        wt_f32x4_store(p, wt_f32x4_add(wt_f32x4_mul(va, acc[i][v]),                              \
+                                       wt_f32x4_mul(vb, wt_f32x4_load(p))));                     \
+      }                                                                                          \
+    }                                                                                            \
+  } while (0)
+
+/* a: kc steps of MR floats (a packed panel). */
 __attribute__((noinline)) static void micro_kernel(int64_t kc, const float *restrict a,
                                                    const float *restrict b, float *restrict c,
                                                    int64_t ldc, float alpha, float beta) {
-  wt_f32x4 acc[MR][NV];
-  UNROLL for (int i = 0; i < MR; i++) UNROLL for (int v = 0; v < NV; v++) acc[i][v] = wt_f32x4_zero();
-  KUNROLL for (int64_t k = 0; k < kc; k++) {
-    wt_f32x4 bv[NV];
-    UNROLL for (int v = 0; v < NV; v++) bv[v] = wt_f32x4_load(b + 4 * v);
-    UNROLL for (int i = 0; i < MR; i++) {
-      wt_f32x4 ai = wt_f32x4_splat(a[i]);
-      UNROLL for (int v = 0; v < NV; v++) acc[i][v] = wt_f32x4_fma(ai, bv[v], acc[i][v]);
-    }
-    a += MR;
-    b += NR;
-  }
-  wt_f32x4 va = wt_f32x4_splat(alpha);
-  if (beta == 0.0f) {
-    UNROLL for (int i = 0; i < MR; i++) UNROLL for (int v = 0; v < NV; v++)
-      wt_f32x4_store(c + i * ldc + 4 * v, wt_f32x4_mul(va, acc[i][v]));
-  } else {
-    wt_f32x4 vb = wt_f32x4_splat(beta);
-    UNROLL for (int i = 0; i < MR; i++) UNROLL for (int v = 0; v < NV; v++) {
-      float *p = c + i * ldc + 4 * v;
-      wt_f32x4_store(p, wt_f32x4_add(wt_f32x4_mul(va, acc[i][v]),
-                                     wt_f32x4_mul(vb, wt_f32x4_load(p))));
-    }
-  }
+  TILE_BODY(MR);
+}
+
+/* op(A) = A^T read in place (see a_inplace below): the MR values of step k at a + k * lda, as
+ * in a packed panel but lda apart. The same products in the same order as micro_kernel. */
+__attribute__((noinline)) static void micro_kernel_at(int64_t kc, const float *restrict a,
+                                                      int64_t lda, const float *restrict b,
+                                                      float *restrict c, int64_t ldc, float alpha,
+                                                      float beta) {
+  TILE_BODY(lda);
 }
 
 /* MR x 4 variant for a last column panel with at most 4 valid columns (N = 10 output layers):
@@ -198,6 +216,11 @@ typedef struct gemm_job {
   int64_t mblocks;     /* blocks along M */
   int half;            /* WT_GEMM_A_HALF | WT_GEMM_B_HALF: A / B hold float16 (else float) */
   const float *Bp;     /* op(B) prepacked (wt_gemm_pack_b), or NULL: packed per block */
+  /* op(A) = A^T read in place by full tiles instead of packed (float A, one column panel:
+   * N <= NR, where each packed value would be read once: conv's dX on small grids, whose A is
+   * the weight). Edge tiles pack their rows into a local panel. Not for op(A) = A: reading 4
+   * rows in place (4 pointers) ran slower in V8 than packing them. */
+  int a_inplace;
 } gemm_job;
 
 /* ---- float16 operands (frozen weights): widened while their panels are packed, so the
@@ -268,16 +291,27 @@ static const float *b_slice(const gemm_job *g, int64_t k0, int64_t j0, int64_t k
   return g->Bp + k0 * ((g->N + NR - 1) / NR * NR) + j0 * kc;
 }
 
-/* One KC slice of C[ic .. ic+mc, jc .. jc+nc]: op(B)'s slice packed in buf_b, op(A)'s in buf_a. */
+/* One KC slice (from row k0 of op(B)) of C[ic .. ic+mc, jc .. jc+nc]: op(B)'s slice packed in
+ * buf_b, op(A)'s in buf_a (or read in place: a_inplace). */
 static void packed_tiles(const gemm_job *g, int64_t ic, int64_t mc, int64_t jc, int64_t nc,
-                         int64_t kc, float beta_k, const float *buf_a, const float *buf_b) {
+                         int64_t k0, int64_t kc, float beta_k, const float *buf_a, const float *buf_b) {
   for (int64_t jr = 0; jr < nc; jr += NR) {
     int64_t n = min64(NR, nc - jr);
     const float *pb = buf_b + jr * kc;
     for (int64_t ir = 0; ir < mc; ir += MR) {
       int64_t m = min64(MR, mc - ir);
-      const float *pa = buf_a + ir * kc;
       float *c = g->C + (ic + ir) * g->ldc + jc + jr;
+      if (g->a_inplace) {
+        if (m == MR && n == NR) {
+          micro_kernel_at(kc, g->A + k0 * g->lda + ic + ir, g->lda, pb, c, g->ldc, g->alpha, beta_k);
+        } else {
+          _Alignas(16) float pa[MR * KC];
+          pack_a(g->trans_a, g->A, g->lda, ic + ir, k0, m, kc, pa);
+          edge_tile(kc, pa, pb, c, g->ldc, m, n, g->alpha, beta_k);
+        }
+        continue;
+      }
+      const float *pa = buf_a + ir * kc;
       if (m == MR && n == NR)
         micro_kernel(kc, pa, pb, c, g->ldc, g->alpha, beta_k);
       else
@@ -296,11 +330,11 @@ static void packed_block(const gemm_job *g, int64_t i0, int64_t i1, int64_t j0, 
     for (int64_t pc = 0; pc < g->K; pc += KC) {
       int64_t kc = min64(KC, g->K - pc);
       float beta_k = pc == 0 ? g->beta : 1.0f;
-      pack_a_job(g, i0, pc, mc, kc, buf_a);
+      if (!g->a_inplace) pack_a_job(g, i0, pc, mc, kc, buf_a);
       for (int64_t jc = j0; jc < j1; jc += NC) {
         int64_t nc = min64(NC, j1 - jc);
         pack_b_job(g, pc, jc, kc, nc, buf_b);
-        packed_tiles(g, i0, mc, jc, nc, kc, beta_k, buf_a, b_slice(g, pc, jc, kc, buf_b));
+        packed_tiles(g, i0, mc, jc, nc, pc, kc, beta_k, buf_a, b_slice(g, pc, jc, kc, buf_b));
         if (g->relu && pc + kc == g->K) relu_block(g->C + i0 * g->ldc + jc, mc, nc, g->ldc);
       }
     }
@@ -314,8 +348,8 @@ static void packed_block(const gemm_job *g, int64_t i0, int64_t i1, int64_t j0, 
       pack_b_job(g, pc, jc, kc, nc, buf_b);
       for (int64_t ic = i0; ic < i1; ic += MC) {
         int64_t mc = min64(MC, i1 - ic);
-        pack_a_job(g, ic, pc, mc, kc, buf_a);
-        packed_tiles(g, ic, mc, jc, nc, kc, beta_k, buf_a, b_slice(g, pc, jc, kc, buf_b));
+        if (!g->a_inplace) pack_a_job(g, ic, pc, mc, kc, buf_a);
+        packed_tiles(g, ic, mc, jc, nc, pc, kc, beta_k, buf_a, b_slice(g, pc, jc, kc, buf_b));
         if (g->relu && pc + kc == g->K) relu_block(g->C + ic * g->ldc + jc, mc, nc, g->ldc);
       }
     }
@@ -337,10 +371,16 @@ static void packed_task(void *ctx, int64_t block, int32_t thread) {
 #define WT_GEMM_THREAD_MIN ((int64_t)1 << 20)
 #endif
 
+/* Whether thin-N products read op(A) in place (a_inplace); 0 for measuring against packing. */
+#ifndef WT_GEMM_A_INPLACE
+#define WT_GEMM_A_INPLACE 1
+#endif
+
 /* Runs the packed path for g (its block fields set here). One thread: one block, so each packed
  * panel of op(B) serves all of M (blocks of C would pack it again per block; the bits are the
  * same either way, see above). */
 static void run_packed(gemm_job *g) {
+  g->a_inplace = WT_GEMM_A_INPLACE && g->trans_a && g->N <= NR && !(g->half & WT_GEMM_A_HALF);
   g->mb = g->M;
   g->nb = g->N;
   g->mblocks = 1;
@@ -373,7 +413,7 @@ static void sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, flo
   }
   if (wt_gemm_unpacked(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, relu)) return;
   gemm_job g = {trans_a, trans_b, relu, M, N, K, alpha, beta, A, B, lda, ldb, ldc, C,
-                M, N, 1, 0, NULL};
+                M, N, 1, 0, NULL, 0};
   run_packed(&g);
 }
 typedef struct batch_job {
@@ -396,7 +436,7 @@ void wt_sgemm_batch(int trans_a, int trans_b, int64_t nbatch, int64_t M, int64_t
                     float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
                     float beta, float *C, int64_t ldc, int relu, wt_gemm_offsets_fn offsets,
                     const void *ctx) {
-  batch_job b = {{trans_a, trans_b, relu, M, N, K, alpha, beta, A, B, lda, ldb, ldc, C, 0, 0, 0, 0, NULL},
+  batch_job b = {{trans_a, trans_b, relu, M, N, K, alpha, beta, A, B, lda, ldb, ldc, C, 0, 0, 0, 0, NULL, 0},
                  offsets, ctx};
   int64_t work = M * N * K;
   /* Products that split themselves (or one alone, or too little work) go one after another. */
@@ -422,7 +462,7 @@ void wt_sgemm_half(int half, int trans_a, int trans_b, int64_t M, int64_t N, int
     return;
   }
   gemm_job g = {trans_a, trans_b, relu, M, N, K, alpha, beta, A, B, lda, ldb, ldc, C,
-                M, N, 1, half, NULL};
+                M, N, 1, half, NULL, 0};
   run_packed(&g);
 }
 
@@ -435,7 +475,7 @@ int64_t wt_gemm_packed_b_floats(int64_t K, int64_t N) {
 void wt_gemm_pack_b(int half, int trans_b, int64_t K, int64_t N, const void *B, int64_t ldb,
                     float *dst) {
   gemm_job g = {0, trans_b, 0, 0, N, K, 1.0f, 0.0f, NULL, B, 0, ldb, 0, NULL,
-                0, N, 1, half & WT_GEMM_B_HALF, NULL};
+                0, N, 1, half & WT_GEMM_B_HALF, NULL, 0};
   int64_t npad = (N + NR - 1) / NR * NR;
   for (int64_t pc = 0; pc < K; pc += KC) pack_b_job(&g, pc, 0, min64(KC, K - pc), N, dst + pc * npad);
 }
@@ -454,6 +494,6 @@ void wt_sgemm_prepacked(int half, int trans_a, int trans_b, int64_t M, int64_t N
     return;
   }
   gemm_job g = {trans_a, trans_b, relu, M, N, K, alpha, beta, A, B, lda, ldb, ldc, C,
-                M, N, 1, half & WT_GEMM_A_HALF, Bp};
+                M, N, 1, half & WT_GEMM_A_HALF, Bp, 0};
   run_packed(&g);
 }

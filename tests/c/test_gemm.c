@@ -103,6 +103,10 @@ again:
     fails += run_case(t & 1, t >> 1, 261, 19, 517, 0.5f, -0.5f, 7, 0);
     fails += run_case(t & 1, t >> 1, 5, 2100, 270, 1.0f, 0.0f, 1, 1);
     fails += run_case(t & 1, t >> 1, 9, 4200, 3, 2.0f, 1.0f, 0, 0);
+    /* one column panel (N <= 8): op(A) read in place by full tiles, edge rows packed */
+    fails += run_case(t & 1, t >> 1, 261, 8, 1100, 1.0f, 0.0f, 3, 1);
+    fails += run_case(t & 1, t >> 1, 70, 5, 600, 0.5f, 1.0f, 0, 0);
+    fails += run_case(t & 1, t >> 1, 131, 7, 530, 1.0f, -0.5f, 2, 0);
   }
   /* Degenerate: K = 0 scales C; alpha = 0 scales C; beta = 0 with K = 0 zeroes NaNs. */
   for (int t = 0; t < 4; t++) {

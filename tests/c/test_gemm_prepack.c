@@ -2,6 +2,8 @@
  *  - a product on the prepacked panels gives the bits of the plain product, for every transpose,
  *    beta, the ReLU epilogue, float16 B, shapes on every path (packed over several blocks and K
  *    slices, direct, thin: those read B itself), at 1-4 threads, split or not;
+ *  - a product of one column panel, which reads op(A) in place instead of packing it, gives the
+ *    bits of the same columns of a wider (packed) product;
  *  - the table of candidates: nothing before a buffer is given, a first use fixes the way a
  *    weight is read, packing happens at the use after wt_prepack_give and again only after
  *    wt_prepack_stale (a weight written since gives the new weight's bits), and nothing after
@@ -33,7 +35,8 @@ typedef struct shape {
 static void test_same_bits(void) {
   static const shape shapes[] = {{64, 1024, 1024}, {64, 600, 1030}, {200, 130, 70}, {513, 67, 1030},
                                  {4, 300, 600},    {16, 12, 16},    {3, 512, 512},  {128, 1, 784},
-                                 {37, 999, 260},   {66, 520, 700},  {8, 13, 517}};
+                                 {37, 999, 260},   {66, 520, 700},  {8, 13, 517},
+                                 {300, 8, 1030},  {130, 6, 700}};
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
     int64_t M = shapes[s].M, N = shapes[s].N, K = shapes[s].K;
     float *A = malloc(sizeof(float) * (size_t)(M * K)), *B = malloc(sizeof(float) * (size_t)(K * N));
@@ -75,6 +78,35 @@ static void test_same_bits(void) {
     free(A), free(B), free(Bh), free(P), free(C0), free(C1);
   }
   wt_set_threads(1);
+}
+
+/* A product of one column panel (N <= 8) reads op(A) in place; a wider product over the same
+ * columns packs op(A): the shared columns are the same bits (each element's products and order
+ * do not depend on the path), at 1-4 threads. */
+static void test_inplace_a(void) {
+  const int64_t M = 300, K = 1030, W = 21;
+  float *A = malloc(sizeof(float) * (size_t)(M * K)), *B = malloc(sizeof(float) * (size_t)(K * W));
+  float *C0 = malloc(sizeof(float) * (size_t)(M * W)), *C1 = malloc(sizeof(float) * (size_t)(M * W));
+  fill(A, M * K, 31);
+  fill(B, K * W, 32);
+  for (int variant = 0; variant < 8; variant++) {
+    int ta = variant & 1, tb = (variant >> 1) & 1;
+    int64_t N = (variant >> 2) & 1 ? 5 : 8, lda = ta ? M : K, ldb = tb ? K : W;
+    wt_set_threads(1);
+    fill(C0, M * W, 33);
+    wt_sgemm(ta, tb, M, W, K, 1.0f, A, lda, B, ldb, 0.5f, C0, W); /* packed: 3 panels */
+    for (int32_t t = 1; t <= 4; t++) {
+      wt_set_threads(t);
+      fill(C1, M * W, 33);
+      wt_sgemm(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, 0.5f, C1, W); /* in place */
+      int ok = 1;
+      for (int64_t i = 0; i < M; i++) ok &= same(C0 + i * W, C1 + i * W, N);
+      if (!ok) fprintf(stderr, "in-place A: ta=%d tb=%d N=%lld threads=%d: bits differ\n", ta, tb, (long long)N, t);
+      CHECK(ok);
+    }
+  }
+  wt_set_threads(1);
+  free(A), free(B), free(C0), free(C1);
 }
 
 static void test_table(void) {
@@ -127,6 +159,7 @@ static void test_table(void) {
 
 int main(void) {
   test_same_bits();
+  test_inplace_a();
   test_table();
   CHECK_DONE();
 }

@@ -137,7 +137,9 @@ static void test_gemm(void) {
                                  {128, 128, 64}, {96, 52, 100},   {61, 35, 256},
                                  /* a batch of <= MC rows over several NC column blocks and two
                                   * KC slices (the slices-outermost order) */
-                                 {64, 600, 1030}, {66, 520, 700}};
+                                 {64, 600, 1030}, {66, 520, 700},
+                                 /* one column panel: op(A) read in place */
+                                 {300, 8, 1030}, {130, 6, 700}};
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
     int64_t M = shapes[s].M, N = shapes[s].N, K = shapes[s].K;
     float *A = malloc(sizeof(float) * (size_t)(M * K)), *B = malloc(sizeof(float) * (size_t)(K * N));
