@@ -14,7 +14,7 @@ export declare const IoSide: { readonly INPUTS: 0; readonly OUTPUTS: 1; };
 export declare const IoKind: { readonly TENSOR: 0; readonly SEQUENCE: 1; };
 export declare const OpSupport: { readonly NONE: 0; readonly FORWARD: 1; readonly GRADIENT: 2; };
 export declare const HeapStat: { readonly MEMORY: 0; readonly HEAP_BASE: 1; readonly HEAP_TOP: 2; readonly MALLOC_IN_USE: 3; readonly MALLOC_FOOTPRINT: 4; readonly MALLOC_PEAK: 5; readonly COUNT: 6; };
-export declare const ModuleMem: { readonly ARENA: 0; readonly LIVE_PEAK_TRAIN: 1; readonly LIVE_PEAK_EVAL: 2; readonly SAVED: 3; readonly PARAMS: 4; readonly GRADS: 5; readonly MOMENTS: 6; readonly COUNT: 7; };
+export declare const ModuleMem: { readonly ARENA: 0; readonly LIVE_PEAK_TRAIN: 1; readonly LIVE_PEAK_EVAL: 2; readonly SAVED: 3; readonly PARAMS: 4; readonly GRADS: 5; readonly MOMENTS: 6; readonly PACKED: 7; readonly COUNT: 8; };
 export declare const C_ENUMS: { readonly [mirror: string]: { header: string; name: string; prefix: string } };
 export declare function fieldName(key: string): string;
 export declare function readRecord(slots: { readonly [key: string]: number }, f64: Float64Array): { [field: string]: number };

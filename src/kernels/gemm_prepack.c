@@ -51,9 +51,8 @@ void wt_prepack_give(const void *owner, int k, float *buf) {
   }
 }
 
-void wt_prepack_stale(const void *owner) {
-  for (int i = 0; i < g_n; i++)
-    if (g_table[i].owner == owner) g_table[i].packed = 0;
+void wt_prepack_stale(void) {
+  for (int i = 0; i < g_n; i++) g_table[i].packed = 0;
 }
 
 void wt_prepack_remove(const void *owner) {

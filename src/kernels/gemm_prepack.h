@@ -25,8 +25,10 @@ int wt_prepack_wanted(const void *owner, int64_t *sizes, int cap);
 /* Gives the i-th wanted candidate of owner (wt_prepack_wanted's order) its buffer (owned by the
  * caller, sizes[i] floats, 16-byte aligned). */
 void wt_prepack_give(const void *owner, int i, float *buf);
-/* The owner's weights were written: every panel of its candidates is packed again at its next use. */
-void wt_prepack_stale(const void *owner);
+/* Weights were written: every candidate's panels are packed again at their next use. All
+ * owners' (two modules over one state share their weights, and a product reads the first
+ * candidate of its weight, whichever module listed it). */
+void wt_prepack_stale(void);
 /* Drops the owner's candidates (before it frees their buffers). */
 void wt_prepack_remove(const void *owner);
 /* The packed panels of op(B) for this product (packing them first when stale), or NULL: B is no

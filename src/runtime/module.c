@@ -80,7 +80,9 @@ static void prepack_candidates(wt_module *m) {
 }
 
 /* After the first train step: buffers for the candidates its GEMMs asked for, within the budget
- * (best effort: a buffer malloc cannot give is left out). Packed at their next use. */
+ * and while the heap stays under 3/4 of the memory the build can have (room for plans of other
+ * shapes; a base that nearly fills wasm32 gets none); best effort: a buffer malloc cannot give
+ * is left out. Packed at their next use. */
 static void prepack_give(wt_module *m) {
   m->prepacked = 1;
   int64_t sizes[64];
@@ -89,9 +91,10 @@ static void prepack_give(wt_module *m) {
   int take[64];
   int64_t bytes = 0;
   int k = 0;
+  uint64_t room = wt_session_memory_limit() / 4 * 3, used = wt_session_heap_in_use();
   for (int i = 0; i < n; i++) {
     int64_t b = sizes[i] * (int64_t)sizeof(float);
-    take[i] = bytes + b <= WT_PREPACK_BUDGET;
+    take[i] = bytes + b <= WT_PREPACK_BUDGET && used + (uint64_t)(bytes + b) <= room;
     if (take[i]) bytes += b, k++;
   }
   m->packed = calloc((size_t)k + 1, sizeof *m->packed);
@@ -106,10 +109,11 @@ static void prepack_give(wt_module *m) {
   }
 }
 
-/* Before a step: weights written since they were packed are packed again at their next use. */
+/* Before a step: weights written since they were packed are packed again at their next use
+ * (every module's: another module over this state may hold the panels this one reads). */
 static void prepack_check(wt_module *m) {
   if (m->s->params_gen == m->packed_gen) return;
-  wt_prepack_stale(m);
+  wt_prepack_stale();
   m->packed_gen = m->s->params_gen;
 }
 
