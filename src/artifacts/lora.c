@@ -2,7 +2,9 @@
  * adapters W.lora_A [rank, in] (Kaiming-uniform, a = sqrt(5), as PEFT) and W.lora_B
  * [out, rank] (zeros), and every node using W computes x·W + (x·Aᵀ·Bᵀ)·(alpha/rank) with plain
  * ONNX ops (Transpose, MatMul or Gemm, Mul, Add), so the training and eval models stay plain
- * ONNX. The base weights are frozen; the adapters and the caller's requires_grad are trained. */
+ * ONNX. The base weights are frozen (frozen parameters of the checkpoint, or, held by reference
+ * in external data, initializers of the models as without LoRA); the adapters and the caller's
+ * requires_grad are trained. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +55,7 @@ static int weight_layout(const wt_graph *g, int w, int *none, int *oi, int64_t *
   for (int i = 0; i < g->n_nodes; i++) {
     const wt_node *nd = &g->nodes[i];
     for (int k = 0; k < nd->n_inputs; k++) {
-      if (nd->inputs[k] != w) continue;
+      if (nd->inputs[k] != w || is_op(nd, "Shape")) continue; /* a Shape reads no values */
       int view = node_view(nd, k);
       if (view < 0 && is_swap(nd) && k == 0 && !graph_output(g, nd->outputs[0])) {
         /* W -> Transpose -> MatMul/Gemm: the consumers see Wᵀ */
@@ -306,7 +308,8 @@ static int check_opts(const wt_lora_opts *lo) {
 }
 
 /* Inserts the adapters and sorts the parameters: requires_grad = the caller's + the adapters;
- * frozen_params = the caller's + every other float initializer (the base). */
+ * frozen_params = the caller's + every other float initializer (the base) but those held by
+ * reference. */
 static int rewrite(wt_graph *g, const wt_artifacts_opts *o, wt_artifacts_opts *d, const char ***names) {
   const wt_lora_opts *lo = &o->lora;
   WT_TRY(check_opts(lo));
@@ -343,10 +346,15 @@ static int rewrite(wt_graph *g, const wt_artifacts_opts *o, wt_artifacts_opts *d
     if (g->values[v].flags & WT_VALUE_INITIALIZER) tr[n_tr++] = g->values[v].name;
   fr = tr + n_tr;
   for (int i = 0; i < o->n_frozen_params; i++) fr[n_fr++] = o->frozen_params[i];
+  /* a base held by reference (external data, not read) stays there: initializers of the
+   * models that Module.create reads into the heap once (frozen parameters would be read into
+   * the checkpoint here: a second copy of the base). Not when they become float16: that reads
+   * them, and the checkpoint then holds them once. */
+  int by_ref = o->frozen_dtype != WT_FLOAT16;
   for (int v = 0; v < n0; v++) {
     const wt_value *val = &g->values[v];
-    if ((val->flags & WT_VALUE_INITIALIZER) && val->dtype == WT_FLOAT && !listed(tr, n_tr, val->name) &&
-        !listed(o->frozen_params, o->n_frozen_params, val->name))
+    if ((val->flags & WT_VALUE_INITIALIZER) && val->dtype == WT_FLOAT && !(by_ref && wt_value_unloaded(val)) &&
+        !listed(tr, n_tr, val->name) && !listed(o->frozen_params, o->n_frozen_params, val->name))
       fr[n_fr++] = val->name;
   }
   free(sel);
