@@ -295,6 +295,7 @@ static int module_create(wt_state *s, const uint8_t *train, size_t train_len, co
     if (names) rc = wt_state_set_order(s, names, g->n_inputs);
     free(names);
   }
+  if (rc == WT_OK) s->base_graph = wt_session_graph(m->m[0].sess);
   if (rc == WT_OK && eval && eval_len) rc = add_eval(m, eval, eval_len, owned);
   else if (owned)
     free((void *)eval); /* not read */
@@ -318,6 +319,7 @@ int wt_module_create_owned(wt_state *s, uint8_t *train, size_t train_len, uint8_
 
 void wt_module_free(wt_module *m) {
   if (!m) return;
+  if (m->m[0].sess && m->s->base_graph == wt_session_graph(m->m[0].sess)) m->s->base_graph = NULL;
   for (int e = 1; e >= 0; e--) { /* the eval model borrows from the training model */
     wt_session_free(m->m[e].sess);
     free(m->m[e].in);
