@@ -1,7 +1,7 @@
 /* Training-model fusions (artifacts/fuse.c): PyTorch's exported GELU chain becomes one
  * com.microsoft Gelu in the training model, while the eval model keeps the plain ONNX ops; a
  * chain whose intermediate is read elsewhere stays as it is; the fused model trains to the same
- * loss as the unfused chain computes. And MatMul(x, Transpose(W)) becomes Gemm(transB) on 2-D
+ * loss as the unfused chain computes; a SiLU becomes QuickGelu(alpha 1) the same way. And MatMul(x, Transpose(W)) becomes Gemm(transB) on 2-D
  * views (artifacts/transposed.c): no Transpose left, the loss and W's gradient as computed by
  * hand. */
 #include <math.h>
@@ -153,6 +153,31 @@ static void transposed_weight(void) {
   wt_artifacts_free(&art);
 }
 
+/* y = h * Sigmoid(h), h = x @ W (a SiLU as PyTorch exports F.silu): one QuickGelu(alpha 1) in
+ * the training model, the eval model's Sigmoid and Mul kept; the same loss either way. */
+static void silu(void) {
+  wt_graph *g = gelu_model(0);
+  /* reuse the GELU model's x, W and h; a new output y2 = h * Sigmoid(h) */
+  int h = wt_graph_find(g, "h"), sg = value(g, "sg"), y2 = value(g, "y2");
+  CHECK(wt_graph_add_node(g, "Sigmoid", "", "sig", 1, &h, 1, &sg) >= 0);
+  CHECK(wt_graph_add_node(g, "Mul", "", "silu", 2, (int[]){sg, h}, 1, &y2) >= 0);
+  g->values[g->outputs[0]].flags &= ~(uint32_t)WT_VALUE_GRAPH_OUTPUT;
+  g->n_outputs = 0;
+  CHECK_OK(wt_graph_add_output(g, y2));
+  CHECK_OK(wt_graph_prune(g));
+  const char *params[] = {"W"};
+  wt_artifacts_opts o = {.requires_grad = params, .n_requires_grad = 1,
+                         .loss = {.type = WT_LOSS_TYPE_MSE}, .optimizer = {.type = WT_OPTIM_SGD}};
+  wt_artifacts art;
+  CHECK_OK(wt_generate_artifacts_graph(g, &o, &art));
+  CHECK(count_op(&art.training_model, "QuickGelu") == 1 && count_op(&art.training_model, "QuickGeluGrad") == 1);
+  CHECK(count_op(&art.training_model, "Sigmoid") == 0);
+  CHECK(count_op(&art.eval_model, "Sigmoid") == 1 && count_op(&art.eval_model, "QuickGelu") == 0);
+  float a = train_loss(&art), b = eval_loss(&art);
+  CHECK(a > 0.0f && fabsf(a - b) <= 1e-6f * (1.0f + b));
+  wt_artifacts_free(&art);
+}
+
 int main(void) {
   const char *params[] = {"W"};
   wt_artifacts_opts o = {.requires_grad = params, .n_requires_grad = 1,
@@ -177,5 +202,6 @@ int main(void) {
   wt_artifacts_free(&fused);
   wt_artifacts_free(&kept);
   transposed_weight();
+  silu();
   CHECK_DONE();
 }
