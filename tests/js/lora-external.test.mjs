@@ -5,7 +5,8 @@
 // external data.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { copyFile, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -66,6 +67,38 @@ test('LoRA on a base in external data: the checkpoint holds the adapters; their 
       o.module.release();
       o.state.release();
     }
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('LoRA from a Blob: the base weights are not read ahead (nothing of the base is read to generate)', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'webtrain-lora-blob-'));
+  try {
+    // 2 x Linear(640) + ReLU under a Linear(640, 10) head: 1.6 MB per base weight (Gemm, transB)
+    const model = join(dir, 'base.onnx');
+    const made = spawnSync('/usr/bin/python3', [fileURLToPath(new URL('../bench/make_big_base.py', import.meta.url)), model, '2', '640'], { encoding: 'utf8' });
+    assert.equal(made.status, 0, made.stderr);
+    const sliced = [];
+    class CountingBlob extends Blob {
+      slice(start, end) {
+        sliced.push(end - start);
+        return super.slice(start, end);
+      }
+    }
+    const data = new CountingBlob([await readFile(`${model}.data`)]);
+    const art = await artifacts.generateArtifacts(new Blob([await readFile(model)]), {
+      lora: { rank: 4, targets: ['l0.weight', 'l1.weight'] }, loss: 'CrossEntropyLoss', optimizer: 'AdamW',
+      externalData: [{ path: 'base.onnx.data', data }],
+    });
+    const read = sliced.reduce((a, b) => a + b, 0);
+    const weights = (await stat(`${model}.data`)).size;
+    assert.ok(read < 64 * 1024, `bytes read ahead from the Blob: ${read} of ${weights} (the biases and head: 28 KB)`);
+    const state = await CheckpointState.loadCheckpoint(art.checkpoint);
+    const trained = [...state.parameters].filter(([, p]) => p.requiresGrad).map(([n]) => n).sort();
+    assert.deepEqual(trained, ['l0.weight.lora_A', 'l0.weight.lora_B', 'l1.weight.lora_A', 'l1.weight.lora_B']);
+    assert.ok(!state.parameters.has('l0.weight') && !state.parameters.has('l1.weight'), 'the base stays by reference');
+    state.release();
+  } finally {
     await rm(dir, { recursive: true, force: true });
   }
 });
