@@ -56,9 +56,10 @@ export async function generateArtifacts(model, options = {}) {
   // parameters named (all float tensors when requiresGrad is not given), tensors of other dtypes
   // than float and float16
   // (read with the model: shapes may fold from them) and small float tensors (BatchNorm's running
-  // statistics become frozen parameters unnamed).
+  // statistics become frozen parameters unnamed). With lora, the base is read by no one (the
+  // adapters are new).
   const named = new Set([...(options.requiresGrad ?? []), ...(options.frozenParams ?? [])]);
-  const readAhead = keepExternal && options.requiresGrad?.length && !half ? (r) => (r.dtype !== DType.FLOAT && r.dtype !== DType.FLOAT16) || named.has(r.tensor) || r.length < READ_AHEAD_SMALL : null;
+  const readAhead = keepExternal && (options.requiresGrad?.length || options.lora) && !half ? (r) => (r.dtype !== DType.FLOAT && r.dtype !== DType.FLOAT16) || named.has(r.tensor) || r.length < READ_AHEAD_SMALL : null;
   const [external] = await externalReaders(core, [{ model, bytes }], entries, 'generateArtifacts', { readAhead });
   return withGenerator(core, bytes, { context: 'generateArtifacts', external, keepExternal }, async (b) => {
     const { gen } = b;

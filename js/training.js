@@ -402,7 +402,7 @@ export class Module extends Handle {
    * of the plans built so far; saved = the forward activations the backward pass reads (alive
    * when it starts, after a train step) and the batch inputs it reads; params / grads / moments = its state's parameters,
    * gradient buffers and optimizer moments; packed = the copies of frozen weights packed once for
-   * the GEMM after the first train step (at most 64 MiB per module).
+   * the GEMM after the first train step (all of them or none: at most 64 MiB per module).
    */
   memoryStats() {
     return this.core.record(ModuleMem, (p) => this.m._wtw_module_memory(this.h, p));

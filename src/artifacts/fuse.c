@@ -5,7 +5,8 @@
  * -> Mul(., 0.5). Differentiated as is, the backward pass keeps x/sqrt 2 and 1 + erf alive
  * besides x: for a transformer's feed-forward layer that is two more [batch, seq, 4d] tensors,
  * and ten gradient nodes. One com.microsoft Gelu node (ONNX Runtime's contrib op, with its
- * GeluGrad) keeps only x and computes the same function. */
+ * GeluGrad) keeps only x and computes the same function. SiLU (Mul(x, Sigmoid(x))) likewise
+ * becomes QuickGelu(x, alpha = 1). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,31 @@ static int other_input(const wt_node *n, int v) {
 }
 
 static int near(float a, double b) { return fabs((double)a - b) <= 1e-6 * fabs(b); }
+
+/* SiLU: Mul(x, Sigmoid(x)) (PyTorch's F.silu, a Llama MLP's gate) -> com.microsoft QuickGelu(x,
+ * alpha = 1), x·sigmoid(x), whose gradient reads x alone: the backward pass no longer keeps
+ * sigmoid(x) ([batch, seq, mlp] floats per layer). Node s is the Sigmoid. */
+static int fuse_silu(wt_graph *g, int *uses, const int *reader, int s) {
+  const wt_node *sig = &g->nodes[s];
+  if (!is_op(sig, "Sigmoid") || sig->n_inputs != 1 || sig->n_outputs != 1 || sig->outputs[0] < 0) return WT_OK;
+  int x = sig->inputs[0], m = only_reader(uses, reader, sig->outputs[0]);
+  if (x < 0 || g->values[x].dtype != WT_FLOAT || m < 0 || !is_op(&g->nodes[m], "Mul") ||
+      other_input(&g->nodes[m], sig->outputs[0]) != x)
+    return WT_OK;
+  size_t len = strlen(g->nodes[m].name) + sizeof "/FusedSilu";
+  char *name = malloc(len);
+  if (!name) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  snprintf(name, len, "%s/FusedSilu", g->nodes[m].name);
+  int rc = wt_node_set_name(g, m, name);
+  free(name);
+  if (rc == WT_OK) rc = wt_node_set_op(g, m, "QuickGelu", "com.microsoft");
+  if (rc == WT_OK) rc = wt_node_set_float(g, m, "alpha", 1.0f);
+  if (rc) return rc;
+  g->nodes[m].inputs[0] = x;
+  g->nodes[m].n_inputs = 1;
+  uses[sig->outputs[0]] = 0; /* the Sigmoid is dead */
+  return WT_OK;
+}
 
 int wt_artifacts_fuse_gelu(wt_graph *g) {
   int *uses = calloc((size_t)g->n_values + 1, sizeof(int));
@@ -92,6 +118,7 @@ int wt_artifacts_fuse_gelu(wt_graph *g) {
     n->n_inputs = 1;
     uses[g->nodes[m1].outputs[0]] = 0; /* not read any more: m1's chain is dead */
   }
+  for (int i = 0; i < g->n_nodes && rc == WT_OK; i++) rc = fuse_silu(g, uses, reader, i);
   free(uses);
   free(reader);
   if (rc == WT_OK) rc = wt_graph_prune(g);

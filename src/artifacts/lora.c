@@ -2,7 +2,9 @@
  * adapters W.lora_A [rank, in] (Kaiming-uniform, a = sqrt(5), as PEFT) and W.lora_B
  * [out, rank] (zeros), and every node using W computes x·W + (x·Aᵀ·Bᵀ)·(alpha/rank) with plain
  * ONNX ops (Transpose, MatMul or Gemm, Mul, Add), so the training and eval models stay plain
- * ONNX. The base weights are frozen; the adapters and the caller's requires_grad are trained. */
+ * ONNX. The base weights are frozen (frozen parameters of the checkpoint, or, held by reference
+ * in external data, initializers of the models as without LoRA); the adapters and the caller's
+ * requires_grad are trained. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,57 +39,73 @@ static int graph_output(const wt_graph *g, int v) { return (g->values[v].flags &
 
 static const char *node_label(const wt_node *n) { return n->name && n->name[0] ? n->name : n->op_type; }
 
-/* Every use of weight w: storage orientation *oi (1: w is [out, in], PyTorch's Linear layout;
- * 0: [in, out]) and the sizes. With `uses`, the (node, operand) pairs that multiply by w or by
- * its transpose are stored there (room for 2 * the nodes' input count). With `none`: *none = 1 and WT_OK
- * when w has no matmul use at all (a bias matched by a substring). */
-static int weight_layout(const wt_graph *g, int w, int *none, int *oi, int64_t *in, int64_t *out,
-                         int *uses, int *n_uses) {
-  const char *name = g->values[w].name;
-  int n = 0, seen = -1, any = 0;
-  for (int i = 0; i < g->n_nodes && !any; i++)
-    for (int k = 0; k < g->nodes[i].n_inputs; k++)
-      if (g->nodes[i].inputs[k] == w && (node_view(&g->nodes[i], k) >= 0 || is_swap(&g->nodes[i]))) any = 1;
-  if (none) *none = !any;
-  if (none && !any) return WT_OK;
+/* A Cast to float of a float16 value (a half-precision weight read as float). */
+static int is_widen(const wt_graph *g, const wt_node *n) {
+  return is_op(n, "Cast") && n->n_inputs == 1 && n->n_outputs == 1 && n->outputs[0] >= 0 &&
+         g->values[n->inputs[0]].dtype == WT_FLOAT16 && wt_attr_int(n, "to", 0) == WT_FLOAT;
+}
+
+typedef struct uses_of {
+  const char *name;               /* the weight's, for messages */
+  int seen, n;                    /* the orientation so far (-1: none), the uses found */
+  int *uses;                      /* (node, operand) pairs, or NULL */
+} uses_of;
+
+/* The readers of v (the weight, or what a Cast to float or a 2-D Transpose made of it: `flip`
+ * when transposed): MatMul/Gemm operands are recorded; a Shape reads no values. */
+static int visit(const wt_graph *g, int v, int flip, int depth, const wt_node *via, uses_of *u) {
   for (int i = 0; i < g->n_nodes; i++) {
     const wt_node *nd = &g->nodes[i];
     for (int k = 0; k < nd->n_inputs; k++) {
-      if (nd->inputs[k] != w) continue;
+      if (nd->inputs[k] != v || is_op(nd, "Shape")) continue;
       int view = node_view(nd, k);
-      if (view < 0 && is_swap(nd) && k == 0 && !graph_output(g, nd->outputs[0])) {
-        /* W -> Transpose -> MatMul/Gemm: the consumers see Wᵀ */
-        int t = nd->outputs[0];
-        for (int j = 0; j < g->n_nodes; j++)
-          for (int q = 0; q < g->nodes[j].n_inputs; q++) {
-            if (g->nodes[j].inputs[q] != t) continue;
-            int v2 = node_view(&g->nodes[j], q);
-            if (v2 < 0)
-              return wt_errorf(WT_ERR_INVALID_ARG, "lora: weight '%s' is transposed by '%s' and then read "
-                               "by %s node '%s' (input %d), which is not a MatMul/Gemm matrix operand; "
-                               "LoRA adapts weights that only MatMul/Gemm multiply by: remove it from "
-                               "lora.targets", name, node_label(nd), g->nodes[j].op_type,
-                               node_label(&g->nodes[j]), q);
-            v2 = !v2;
-            if (seen >= 0 && v2 != seen) goto mixed;
-            seen = v2;
-            if (uses) uses[2 * n] = j, uses[2 * n + 1] = q;
-            n++;
-          }
+      if (view < 0 && depth < 2 && k == 0 && (is_swap(nd) || is_widen(g, nd)) && !graph_output(g, nd->outputs[0])) {
+        /* W -> Transpose (the consumers see Wᵀ) or Cast to float -> MatMul/Gemm */
+        WT_TRY(visit(g, nd->outputs[0], flip ^ is_swap(nd), depth + 1, nd, u));
         continue;
       }
+      if (view < 0 && via)
+        return wt_errorf(WT_ERR_INVALID_ARG, "lora: weight '%s' is %s by '%s' and then read by %s node '%s' "
+                         "(input %d), which is not a MatMul/Gemm matrix operand; LoRA adapts weights that only "
+                         "MatMul/Gemm multiply by (directly, through a Transpose or a Cast): remove it from "
+                         "lora.targets", u->name, is_swap(via) ? "transposed" : "cast", node_label(via),
+                         nd->op_type, node_label(nd), k);
       if (view < 0)
         return wt_errorf(WT_ERR_INVALID_ARG, "lora: weight '%s' is input %d of %s node '%s', which is not a "
-                         "MatMul/Gemm matrix operand; LoRA adapts weights that only MatMul/Gemm multiply "
-                         "by (directly or through a Transpose): remove it from lora.targets", name, k,
+                         "MatMul/Gemm matrix operand; LoRA adapts weights that only MatMul/Gemm multiply by "
+                         "(directly, through a Transpose or a Cast): remove it from lora.targets", u->name, k,
                          nd->op_type, node_label(nd));
-      if (seen >= 0 && view != seen) goto mixed;
-      seen = view;
-      if (uses) uses[2 * n] = i, uses[2 * n + 1] = k;
-      n++;
+      view ^= flip;
+      if (u->seen >= 0 && view != u->seen)
+        return wt_errorf(WT_ERR_INVALID_ARG, "lora: weight '%s' is multiplied as [in, out] by one node and as "
+                         "[out, in] by another, so one adapter B·A cannot follow both; remove it from "
+                         "lora.targets", u->name);
+      u->seen = view;
+      if (u->uses) u->uses[2 * u->n] = i, u->uses[2 * u->n + 1] = k;
+      u->n++;
     }
   }
-  if (n == 0)
+  return WT_OK;
+}
+
+/* Every use of weight w: storage orientation *oi (1: w is [out, in], PyTorch's Linear layout;
+ * 0: [in, out]) and the sizes. With `uses`, the (node, operand) pairs that multiply by w, by its
+ * transpose or by its float cast are stored there (room for 2 * the nodes' input count). With
+ * `none`: *none = 1 and WT_OK when w has no matmul use at all (a bias matched by a substring). */
+static int weight_layout(const wt_graph *g, int w, int *none, int *oi, int64_t *in, int64_t *out,
+                         int *uses, int *n_uses) {
+  const char *name = g->values[w].name;
+  uses_of u = {.name = name, .seen = -1, .uses = uses};
+  int any = 0; /* a MatMul/Gemm (or Transpose, Cast) reads it at all */
+  for (int i = 0; i < g->n_nodes && !any; i++)
+    for (int k = 0; k < g->nodes[i].n_inputs; k++)
+      if (g->nodes[i].inputs[k] == w &&
+          (node_view(&g->nodes[i], k) >= 0 || is_swap(&g->nodes[i]) || is_widen(g, &g->nodes[i])))
+        any = 1;
+  if (none) *none = !any;
+  if (none && !any) return WT_OK;
+  WT_TRY(visit(g, w, 0, 0, NULL, &u));
+  if (u.n == 0)
     return wt_errorf(WT_ERR_INVALID_ARG, "lora: weight '%s' is read by no MatMul or Gemm node; "
                      "remove it from lora.targets", name);
   if (g->values[w].rank != 2)
@@ -96,15 +114,11 @@ static int weight_layout(const wt_graph *g, int w, int *none, int *oi, int64_t *
   if (graph_output(g, w))
     return wt_errorf(WT_ERR_INVALID_ARG, "lora: weight '%s' is also a graph output; remove it from "
                      "lora.targets", name);
-  *oi = seen;
-  *in = g->values[w].dims[seen ? 1 : 0];
-  *out = g->values[w].dims[seen ? 0 : 1];
-  if (n_uses) *n_uses = n;
+  *oi = u.seen;
+  *in = g->values[w].dims[u.seen ? 1 : 0];
+  *out = g->values[w].dims[u.seen ? 0 : 1];
+  if (n_uses) *n_uses = u.n;
   return WT_OK;
-mixed:
-  return wt_errorf(WT_ERR_INVALID_ARG, "lora: weight '%s' is multiplied as [in, out] by one node and as "
-                   "[out, in] by another, so one adapter B·A cannot follow both; remove it from "
-                   "lora.targets", name);
 }
 
 int wt_lora_weight_layout(const wt_graph *g, int w, int *oi, int64_t *in, int64_t *out) {
@@ -113,7 +127,7 @@ int wt_lora_weight_layout(const wt_graph *g, int w, int *oi, int64_t *in, int64_
 
 int wt_lora_is_matmul_weight(const wt_graph *g, int v) {
   const wt_value *val = &g->values[v];
-  if (!(val->flags & WT_VALUE_INITIALIZER) || val->dtype != WT_FLOAT) return 0;
+  if (!(val->flags & WT_VALUE_INITIALIZER) || (val->dtype != WT_FLOAT && val->dtype != WT_FLOAT16)) return 0;
   int none = 1, oi;
   int64_t in, out;
   int rc = weight_layout(g, v, &none, &oi, &in, &out, NULL, NULL);
@@ -267,9 +281,10 @@ static int select_targets(wt_graph *g, const wt_lora_opts *lo, unsigned char *se
       const wt_value *val = &g->values[v];
       if (!(val->flags & WT_VALUE_INITIALIZER)) continue;
       if (lo->exact ? strcmp(val->name, tg) : !strstr(val->name, tg)) continue;
-      if (val->dtype != WT_FLOAT)
+      if (val->dtype != WT_FLOAT && val->dtype != WT_FLOAT16)
         return wt_errorf(WT_ERR_INVALID_ARG, "lora: target '%s' selects weight '%s' of type %s; LoRA adapts "
-                         "float weights", tg, val->name, wt_dtype_name(val->dtype));
+                         "float (or float16, read through a Cast to float) weights", tg, val->name,
+                         wt_dtype_name(val->dtype));
       int none = 0;
       int rc = weight_layout(g, v, lo->exact ? NULL : &none, &oi, &in, &out, NULL, NULL);
       if (rc) return rc;
@@ -306,7 +321,8 @@ static int check_opts(const wt_lora_opts *lo) {
 }
 
 /* Inserts the adapters and sorts the parameters: requires_grad = the caller's + the adapters;
- * frozen_params = the caller's + every other float initializer (the base). */
+ * frozen_params = the caller's + every other float initializer (the base) but those held by
+ * reference. */
 static int rewrite(wt_graph *g, const wt_artifacts_opts *o, wt_artifacts_opts *d, const char ***names) {
   const wt_lora_opts *lo = &o->lora;
   WT_TRY(check_opts(lo));
@@ -343,10 +359,15 @@ static int rewrite(wt_graph *g, const wt_artifacts_opts *o, wt_artifacts_opts *d
     if (g->values[v].flags & WT_VALUE_INITIALIZER) tr[n_tr++] = g->values[v].name;
   fr = tr + n_tr;
   for (int i = 0; i < o->n_frozen_params; i++) fr[n_fr++] = o->frozen_params[i];
+  /* a base held by reference (external data, not read) stays there: initializers of the
+   * models that Module.create reads into the heap once (frozen parameters would be read into
+   * the checkpoint here: a second copy of the base). Not when they become float16: that reads
+   * them, and the checkpoint then holds them once. */
+  int by_ref = o->frozen_dtype != WT_FLOAT16;
   for (int v = 0; v < n0; v++) {
     const wt_value *val = &g->values[v];
-    if ((val->flags & WT_VALUE_INITIALIZER) && val->dtype == WT_FLOAT && !listed(tr, n_tr, val->name) &&
-        !listed(o->frozen_params, o->n_frozen_params, val->name))
+    if ((val->flags & WT_VALUE_INITIALIZER) && val->dtype == WT_FLOAT && !(by_ref && wt_value_unloaded(val)) &&
+        !listed(tr, n_tr, val->name) && !listed(o->frozen_params, o->n_frozen_params, val->name))
       fr[n_fr++] = val->name;
   }
   free(sel);

@@ -64,7 +64,8 @@ static int base_by_branch(const wt_graph *g, const char *wname, size_t wlen, int
 
 /* The base weight w of adapter a (by name, or by branch), its orientation and sizes. */
 static int find_base(const wt_graph *g, int a, int *w, int *oi, int64_t *in, int64_t *out) {
-  if (*w >= 0 && g->values[*w].dtype == WT_FLOAT) return wt_lora_weight_layout(g, *w, oi, in, out);
+  if (*w >= 0 && (g->values[*w].dtype == WT_FLOAT || g->values[*w].dtype == WT_FLOAT16))
+    return wt_lora_weight_layout(g, *w, oi, in, out);
   const char *an = g->values[a].name;
   *w = base_by_branch(g, an, strlen(an) - (sizeof SUF_A - 1), oi);
   if (*w < 0)

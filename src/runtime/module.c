@@ -41,16 +41,18 @@ struct wt_module {
    * the first step, and the state's params_gen they were packed for. */
   float **packed;
   int n_packed, prepacked;
+  int prepack_overflow;         /* more candidates than the table holds: a large base, none packed */
   int64_t packed_bytes;
   uint32_t packed_gen;
 };
 
-/* Frozen weights packed once: candidates of at least WT_PREPACK_MIN elements, and at most
- * WT_PREPACK_BUDGET bytes of packed copies per module (the first weights the GEMMs asked for,
- * in the table's order), so that a large frozen base's memory grows by a bounded amount (a 100M
- * float32 base: 384 MiB of weights, +64 MiB at most) instead of doubling. A packed copy spares
- * packing op(B) in every product of every step: 7-14% of a batch-64 product with N = K = 1024
- * (tests/bench/gemm_bench.c, `base` rows). */
+/* Frozen weights packed once: candidates of at least WT_PREPACK_MIN elements, packed only when
+ * the packed copies of all the weights the GEMMs ask for fit in WT_PREPACK_BUDGET bytes: a small
+ * frozen base (frozen_base_1024x8: 32 MiB) trades that much memory for speed, a large one (a
+ * 100M base, a SmolLM2-sized LoRA base) keeps its weights once and packs per product, as the
+ * memory goals for large models ask. A packed copy spares packing op(B) in every product of
+ * every step: 7-14% of a batch-64 product with N = K = 1024 (tests/bench/gemm_bench.c, `base`
+ * rows). */
 #ifndef WT_PREPACK_MIN
 #define WT_PREPACK_MIN ((int64_t)1 << 16)
 #endif
@@ -60,7 +62,7 @@ struct wt_module {
 
 static void prepack_candidate(wt_module *m, const void *data, int dtype, int rank, const int64_t *dims) {
   if (!data || (dtype != WT_FLOAT && dtype != WT_FLOAT16) || rank != 2 || dims[0] * dims[1] < WT_PREPACK_MIN) return;
-  wt_prepack_add(m, data, dtype == WT_FLOAT16, dims[0], dims[1]);
+  if (wt_prepack_add(m, data, dtype == WT_FLOAT16, dims[0], dims[1]) < 0) m->prepack_overflow = 1;
 }
 
 /* The candidates: frozen parameters (written only by loads and updates: params_gen), and the
@@ -79,28 +81,23 @@ static void prepack_candidates(wt_module *m) {
   m->packed_gen = m->s->params_gen;
 }
 
-/* After the first train step: buffers for the candidates its GEMMs asked for, within the budget
- * and while the heap stays under 3/4 of the memory the build can have (room for plans of other
- * shapes; a base that nearly fills wasm32 gets none); best effort: a buffer malloc cannot give
- * is left out. Packed at their next use. */
+/* After the first train step: buffers for the candidates its GEMMs asked for, all of them or
+ * none: within the budget and while the heap stays under 3/4 of the memory the build can have
+ * (room for plans of other shapes); best effort: a buffer malloc cannot give is left out.
+ * Packed at their next use. */
 static void prepack_give(wt_module *m) {
   m->prepacked = 1;
+  if (m->prepack_overflow) return;
   int64_t sizes[64];
   int n = wt_prepack_wanted(m, sizes, 64);
-  if (n > 64) n = 64;
-  int take[64];
+  if (n > 64) return; /* more frozen GEMM weights than the table follows: a large base */
   int64_t bytes = 0;
-  int k = 0;
+  for (int i = 0; i < n; i++) bytes += sizes[i] * (int64_t)sizeof(float);
   uint64_t room = wt_session_memory_limit() / 4 * 3, used = wt_session_heap_in_use();
-  for (int i = 0; i < n; i++) {
-    int64_t b = sizes[i] * (int64_t)sizeof(float);
-    take[i] = bytes + b <= WT_PREPACK_BUDGET && used + (uint64_t)(bytes + b) <= room;
-    if (take[i]) bytes += b, k++;
-  }
-  m->packed = calloc((size_t)k + 1, sizeof *m->packed);
+  if (n == 0 || bytes > WT_PREPACK_BUDGET || used + (uint64_t)bytes > room) return;
+  m->packed = calloc((size_t)n + 1, sizeof *m->packed);
   if (!m->packed) return;
   for (int i = n - 1; i >= 0; i--) { /* from the last: giving one renumbers those after it */
-    if (!take[i]) continue;
     float *buf = aligned_alloc(64, (size_t)(sizes[i] * (int64_t)sizeof(float) + 63) / 64 * 64);
     if (!buf) continue;
     m->packed[m->n_packed++] = buf;
@@ -375,6 +372,7 @@ static int module_create(wt_state *s, const uint8_t *train, size_t train_len, co
     free(names);
   }
   if (rc == WT_OK) prepack_candidates(m);
+  if (rc == WT_OK) s->base_graph = wt_session_graph(m->m[0].sess);
   if (rc == WT_OK && eval && eval_len) rc = add_eval(m, eval, eval_len, owned);
   else if (owned)
     free((void *)eval); /* not read */
@@ -401,6 +399,7 @@ void wt_module_free(wt_module *m) {
   wt_prepack_remove(m);
   for (int i = 0; i < m->n_packed; i++) free(m->packed[i]);
   free(m->packed);
+  if (m->m[0].sess && m->s->base_graph == wt_session_graph(m->m[0].sess)) m->s->base_graph = NULL;
   for (int e = 1; e >= 0; e--) { /* the eval model borrows from the training model */
     wt_session_free(m->m[e].sess);
     free(m->m[e].in);

@@ -50,6 +50,10 @@ struct wt_state {
    * place point into them. NULL when none does. */
   uint8_t *backing;
   size_t backing_len;
+  /* The training graph of a module over this state, while it lives (wt_module_create sets it,
+   * wt_module_free clears it): its weights held by reference (a frozen base in external data,
+   * in no checkpoint) are part of the base a trainable-only checkpoint is fingerprinted with. */
+  const struct wt_graph *base_graph;
 };
 
 wt_param *wt_state_find(const wt_state *s, const char *name);

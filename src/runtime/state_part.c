@@ -9,6 +9,7 @@
 #include "base/status.h"
 #include "io/adapter.h"
 #include "io/checkpoint.h"
+#include "ir/ir.h"
 #include "runtime/state.h"
 #include "runtime/state_part.h"
 
@@ -40,12 +41,32 @@ static void fingerprint(const wt_state *s, char out[17]) {
   snprintf(out, 17, "%016llx", (unsigned long long)h);
 }
 
+/* The same over the weights a module's training graph holds by reference (loaded: a frozen
+ * base in external data, which no checkpoint holds); 0 when there are none (or no module). */
+static int weights_fingerprint(const wt_state *s, char out[17]) {
+  const wt_graph *g = s->base_graph;
+  uint64_t h = 0xcbf29ce484222325ull;
+  int n = 0;
+  for (int v = 0; g && v < g->n_values; v++) {
+    const wt_value *val = &g->values[v];
+    if (!(val->flags & WT_VALUE_INITIALIZER) || !(val->flags & WT_VALUE_EXTERNAL) || !val->data) continue;
+    h = mix(h, val->name, strlen(val->name) + 1);
+    h = mix(h, &val->dtype, sizeof val->dtype);
+    h = mix(h, val->dims, sizeof(int64_t) * (size_t)(val->rank > 0 ? val->rank : 0));
+    h = mix(h, val->data, val->nbytes);
+    n++;
+  }
+  if (n) snprintf(out, 17, "%016llx", (unsigned long long)h);
+  return n > 0;
+}
+
 int wt_state_save_trainable(const wt_state *s, int include_optimizer_state, uint8_t **out, size_t *len) {
   wt_state v = *s;
-  char fp[17];
+  char fp[17], wfp[17];
+  int has_wfp = weights_fingerprint(s, wfp);
   fingerprint(s, fp);
   v.params = malloc(sizeof *v.params * ((size_t)s->n_params + 1));
-  v.props = malloc(sizeof *v.props * ((size_t)s->n_props + 1));
+  v.props = malloc(sizeof *v.props * ((size_t)s->n_props + 2));
   if (!v.params || !v.props) {
     free(v.params);
     free(v.props);
@@ -59,8 +80,10 @@ int wt_state_save_trainable(const wt_state *s, int include_optimizer_state, uint
     if (s->params[i].requires_grad) v.params[v.n_params++] = s->params[i];
   v.n_props = 0;
   for (int i = 0; i < s->n_props; i++)
-    if (strcmp(s->props[i].name, WT_BASE_FINGERPRINT)) v.props[v.n_props++] = s->props[i];
+    if (strcmp(s->props[i].name, WT_BASE_FINGERPRINT) && strcmp(s->props[i].name, WT_BASE_WEIGHTS_FINGERPRINT))
+      v.props[v.n_props++] = s->props[i];
   v.props[v.n_props++] = (wt_prop){.name = WT_BASE_FINGERPRINT, .type = WT_PROPERTY_STRING, .s = fp};
+  if (has_wfp) v.props[v.n_props++] = (wt_prop){.name = WT_BASE_WEIGHTS_FINGERPRINT, .type = WT_PROPERTY_STRING, .s = wfp};
   int rc = v.n_params ? wt_state_save(&v, include_optimizer_state, out, len)
                       : wt_errorf(WT_ERR_INVALID_ARG, "the checkpoint state has no trainable parameters to save");
   free(v.params);
@@ -109,13 +132,20 @@ int wt_state_load_params(wt_state *s, const uint8_t *bytes, size_t len) {
   for (int i = 0; rc == WT_OK && i < c->n_trainable; i++) rc = check_tensor(s, &c->trainable[i], 1);
   for (int i = 0; rc == WT_OK && i < c->n_frozen; i++) rc = check_tensor(s, &c->frozen[i], 0);
   for (int i = 0; rc == WT_OK && i < c->n_strings; i++) {
-    if (strcmp(c->strings[i].name, WT_BASE_FINGERPRINT)) continue;
     char fp[17];
-    fingerprint(s, fp);
-    if (strcmp(fp, c->strings[i].value))
-      rc = wt_errorf(WT_ERR_INVALID_ARG, "the checkpoint's parameters were trained on another base model: its "
-                     "frozen parameters' fingerprint is %s, this state's %s; load them into the state "
-                     "of the base model they were trained with", c->strings[i].value, fp);
+    if (!strcmp(c->strings[i].name, WT_BASE_FINGERPRINT)) {
+      fingerprint(s, fp);
+      if (strcmp(fp, c->strings[i].value))
+        rc = wt_errorf(WT_ERR_INVALID_ARG, "the checkpoint's parameters were trained on another base model: its "
+                       "frozen parameters' fingerprint is %s, this state's %s; load them into the state "
+                       "of the base model they were trained with", c->strings[i].value, fp);
+    } else if (!strcmp(c->strings[i].name, WT_BASE_WEIGHTS_FINGERPRINT) && weights_fingerprint(s, fp) &&
+               strcmp(fp, c->strings[i].value)) {
+      /* checked when a module over this state holds its base by reference (else unknown here) */
+      rc = wt_errorf(WT_ERR_INVALID_ARG, "the checkpoint's parameters were trained on another base model: the "
+                     "fingerprint of the weights its module read from external data is %s, this module's %s; "
+                     "load them into the state of the base model they were trained with", c->strings[i].value, fp);
+    }
   }
   for (int i = 0; rc == WT_OK && i < c->n_trainable + c->n_frozen; i++) {
     const wt_const_tensor *t = i < c->n_trainable ? &c->trainable[i] : &c->frozen[i - c->n_trainable];
@@ -126,7 +156,7 @@ int wt_state_load_params(wt_state *s, const uint8_t *bytes, size_t len) {
   for (int i = 0; rc == WT_OK && i < c->n_ints; i++) rc = wt_state_set_int_property(s, c->ints[i].name, c->ints[i].value);
   for (int i = 0; rc == WT_OK && i < c->n_floats; i++) rc = wt_state_set_float_property(s, c->floats[i].name, c->floats[i].value);
   for (int i = 0; rc == WT_OK && i < c->n_strings; i++)
-    if (strcmp(c->strings[i].name, WT_BASE_FINGERPRINT))
+    if (strcmp(c->strings[i].name, WT_BASE_FINGERPRINT) && strcmp(c->strings[i].name, WT_BASE_WEIGHTS_FINGERPRINT))
       rc = wt_state_set_string_property(s, c->strings[i].name, c->strings[i].value);
   wt_checkpoint_free(c);
   return rc;

@@ -10,6 +10,8 @@
 
 /* The string property a trainable-only checkpoint records the frozen parameters' fingerprint in. */
 #define WT_BASE_FINGERPRINT "webtrain.base_fingerprint"
+/* ... and the one of the weights a module over the state held by reference (external data). */
+#define WT_BASE_WEIGHTS_FINGERPRINT "webtrain.base_weights_fingerprint"
 
 /* A checkpoint (ODTC) of s's trainable parameters (and their optimizer state when asked), its
  * properties, and the fingerprint of its frozen parameters (names, shapes, values). */

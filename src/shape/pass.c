@@ -11,6 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* With stand-ins for symbolic dims, a node is folded only when its outputs and scratch are at
+ * most this many bytes: what shapes need (Shape, Range(0, seq), ...) is small; a [batch, seq]
+ * mask or a transposed weight is not, and is left as a step. */
+#define STAND_IN_FOLD_BYTES ((uint64_t)1 << 16)
+
 /* The params of ops that keep none: run may still read its struct, which must then be zeros. */
 static _Alignas(16) const unsigned char no_params[WT_PARAMS_MAX];
 
@@ -195,7 +200,7 @@ static int infer_node(wt_shape_pass *sp, const wt_node *n, wt_shape_step *st, wt
   st->node = n;
   st->n_in = (uint16_t)n->n_inputs;
   st->n_out = (uint16_t)n->n_outputs;
-  int all_known = 1;
+  int all_known = 1, big = 0;
   for (int i = 0; i < n->n_inputs; i++) {
     int v = n->inputs[i];
     if (v < 0) continue;
@@ -245,18 +250,21 @@ static int infer_node(wt_shape_pass *sp, const wt_node *n, wt_shape_step *st, wt
     if (n->outputs[i] < 0) continue;
     if (!wt_dtype_supported(o->dtype) || o->rank < 0 || o->rank > WT_MAX_RANK)
       return wt_node_error(wt_errorf(WT_ERR_INTERNAL, "output %d was not inferred", i), n, opset);
-    int64_t numel = 1;
+    int64_t numel = 1, max_elems = sp->stand_ins ? WT_MAX_ELEMS_STAND_IN : WT_MAX_ELEMS;
     for (int d = 0; d < o->rank; d++) {
       /* zero dims count as 1 here: a huge dim beside a zero one still overflows strides */
       int64_t x = o->dims[d] ? o->dims[d] : 1;
-      if (o->dims[d] < 0 || numel > WT_MAX_ELEMS / x)
+      if (o->dims[d] < 0 || numel > max_elems / x)
         return wt_node_error(wt_errorf(WT_ERR_SHAPE, "output '%s' would have an invalid or too "
                                        "large shape", g->values[n->outputs[i]].name), n, opset);
       numel *= x;
     }
-    /* The bytes must fit this build's address space (wasm32: 32-bit size_t, a 4 GiB heap). */
+    /* The bytes must fit this build's address space (wasm32: 32-bit size_t, a 4 GiB heap);
+     * stand-in sizes are nobody's: checked when real ones arrive. */
     uint64_t bytes = (uint64_t)wt_shape_numel(o->rank, o->dims) * wt_dtype_size(o->dtype);
-    if (bytes > (uint64_t)(SIZE_MAX / 2)) {
+    if (sp->stand_ins) {
+      if (bytes > STAND_IN_FOLD_BYTES) big = 1;
+    } else if (bytes > (uint64_t)(SIZE_MAX / 2)) {
       char shape[160];
       return wt_node_error(wt_errorf(WT_ERR_NO_MEMORY, "output '%s' (%s %s) would need %llu bytes: more "
                                      "than this build can address (%llu MiB); use a smaller batch or input",
@@ -269,7 +277,8 @@ static int infer_node(wt_shape_pass *sp, const wt_node *n, wt_shape_step *st, wt
   st->scratch_bytes = ic.scratch_bytes;
   st->view = ((op->flags & WT_OP_VIEW) || widened) && n->n_inputs > 0 && n->inputs[0] >= 0 &&
              n->n_outputs > 0 && n->outputs[0] >= 0;
-  *foldable = !widened && (all_known || (op->flags & WT_OP_SHAPE_ONLY));
+  if (sp->stand_ins && ic.scratch_bytes > STAND_IN_FOLD_BYTES) big = 1;
+  *foldable = !widened && ((all_known && !big) || (op->flags & WT_OP_SHAPE_ONLY));
   return WT_OK;
 }
 

@@ -16,6 +16,10 @@
 /* Upper bound on any value's element count (far beyond a wasm heap; checked before products
  * can overflow). */
 #define WT_MAX_ELEMS ((int64_t)1 << 40)
+/* The bound while inferring with stand-ins for symbolic dims (wt_shape_pass.stand_ins): a
+ * [batch, heads, seq, seq] value of stand-ins is ~1e10 elements per head; still far from int64
+ * overflow with any element size. */
+#define WT_MAX_ELEMS_STAND_IN ((int64_t)1 << 52)
 
 /* Where a value's bytes come from (one byte per value, wt_shape_pass.storage). */
 enum wt_storage {
@@ -57,6 +61,11 @@ typedef struct wt_shape_pass {
   int n_statics;
   void *params_block;            /* set by a caller that moved the steps' params into one block:
                                     a step folded later then frees none */
+  uint8_t stand_ins;             /* set by the caller after begin: the inputs' symbolic dims
+                                    hold stand-in sizes (wt_graph_infer_shapes), not sizes anyone
+                                    gave: values are neither checked against this build's address
+                                    space nor allocated by folding unless small (the limits are
+                                    checked when a plan meets real input shapes) */
 } wt_shape_pass;
 
 static inline wt_shape_step *wt_shape_step_at(const wt_shape_pass *sp, int s) {
@@ -91,8 +100,10 @@ int wt_check_inputs(const wt_graph *g, int n_inputs, const wt_tensor *inputs);
 
 /* Fills dtype/rank/dims of every value of g from its graph inputs' declared types, keeping
  * symbolic dims symbolic (a dim that follows "batch" is written as "batch"; one derived from
- * it, like 4*batch, as unknown). Works by running the shape pass twice with two different
- * stand-in values for each symbolic dim and comparing. Inputs must have a declared dtype and
+ * it linearly as "batch*4", others as unknown). Works by running the shape pass three times
+ * with different stand-in values for each symbolic dim (~1000-2000; smaller ones, ~100 then
+ * ~10, when the model caps a dim below those) and comparing; nothing of stand-in size is
+ * allocated or checked against this build's memory. Inputs must have a declared dtype and
  * rank. */
 int wt_graph_infer_shapes(wt_graph *g);
 

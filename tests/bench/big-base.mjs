@@ -21,21 +21,15 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { options } from './cli-util.mjs';
 import { artifacts, CheckpointState, Module, Optimizer, Tensor, init, runtimeInfo } from '../../js/index.js';
 
 const args = process.argv.slice(2);
-const flag = (name, dflt) => {
-  const i = args.indexOf(name);
-  if (i < 0) return dflt;
-  const v = args[i + 1];
-  args.splice(i, 2);
-  return v;
-};
+const { flag, bool } = options(args);
 const batch = Number(flag('--batch', 16));
 const steps = Number(flag('--steps', 5));
 const keep = flag('--keep', null);
 const threads = Number(flag('--threads', 1));
-const bool = (name) => args.includes(name) && !!args.splice(args.indexOf(name), 1);
 const exportToo = bool('--export');
 const half = bool('--float16');
 const compare = bool('--compare');

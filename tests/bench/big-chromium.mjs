@@ -15,21 +15,15 @@
 // error if the flow failed (e.g. out of memory), with where it failed.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { options, rendererRss } from './cli-util.mjs';
 import { serve, launch, guard, openPage } from '../browser/harness.mjs';
 
 const args = process.argv.slice(2);
-const flag = (name, dflt) => {
-  const i = args.indexOf(name);
-  if (i < 0) return dflt;
-  const v = args[i + 1];
-  args.splice(i, 2);
-  return v;
-};
-const bool = (name) => args.includes(name) && !!args.splice(args.indexOf(name), 1);
+const { flag, bool } = options(args);
 const batch = Number(flag('--batch', 16));
 const steps = Number(flag('--steps', 5));
 const keep = flag('--keep', null);
@@ -39,21 +33,6 @@ const classes = 10;
 const MB = 2 ** 20;
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const log = (s) => console.error(`[big-chromium ${(performance.now() / 1000).toFixed(1)}s] ${s}`);
-
-/** RSS (bytes) of Chromium's renderer processes now, from /proc. */
-async function rendererRss() {
-  let sum = 0;
-  for (const pid of await readdir('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      const cmd = await readFile(`/proc/${pid}/cmdline`, 'utf8');
-      if (!cmd.includes('--type=renderer')) continue;
-      const m = /VmRSS:\s+(\d+) kB/.exec(await readFile(`/proc/${pid}/status`, 'utf8'));
-      if (m) sum += Number(m[1]) * 1024;
-    } catch { /* gone */ }
-  }
-  return sum;
-}
 
 const dir = keep ?? (await mkdtemp(join(tmpdir(), 'webtrain-bigchromium-')));
 let server, browser, sampler;

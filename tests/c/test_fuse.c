@@ -1,13 +1,17 @@
 /* Training-model fusions (artifacts/fuse.c): PyTorch's exported GELU chain becomes one
  * com.microsoft Gelu in the training model, while the eval model keeps the plain ONNX ops; a
  * chain whose intermediate is read elsewhere stays as it is; the fused model trains to the same
- * loss as the unfused chain computes. */
+ * loss as the unfused chain computes; a SiLU becomes QuickGelu(alpha 1) the same way. And MatMul(x, Transpose(W)) becomes Gemm(transB) on 2-D
+ * views (artifacts/transposed.c): no Transpose left, the loss and W's gradient as computed by
+ * hand. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "artifacts/artifacts.h"
 #include "check.h"
 #include "io/onnx_io.h"
+#include "runtime/state.h"
 #include "webtrain.h"
 
 static int constant(wt_graph *g, const char *name, float v) {
@@ -87,6 +91,93 @@ static float loss_of(const wt_artifacts *art, int eval) {
 static float train_loss(const wt_artifacts *art) { return loss_of(art, 0); }
 static float eval_loss(const wt_artifacts *art) { return loss_of(art, 1); }
 
+/* h = MatMul(x, Transpose(W)), x [batch, 3, 4], W [5, 4] (PyTorch's Linear on a 3-D input) with
+ * an MSE loss against t: generation reads W in place (Gemm transB), and the step gives the loss
+ * and dL/dW computed here from the definition. */
+static void transposed_weight(void) {
+  wt_graph *g = wt_graph_new();
+  CHECK_OK(wt_graph_set_opset(g, "", 17));
+  int x = value(g, "x"), w = value(g, "W"), wt = value(g, "Wt"), h = value(g, "h");
+  g->values[x].dtype = WT_FLOAT;
+  CHECK_OK(wt_value_set_shape(g, x, 3, (const int64_t[]){-1, 3, 4}));
+  CHECK_OK(wt_value_set_dim_param(g, x, 0, "batch"));
+  CHECK_OK(wt_graph_add_input(g, x));
+  wt_value *wv = &g->values[w];
+  wv->flags |= WT_VALUE_INITIALIZER;
+  wv->dtype = WT_FLOAT;
+  CHECK_OK(wt_value_set_shape(g, w, 2, (const int64_t[]){5, 4}));
+  wv->nbytes = 20 * sizeof(float);
+  wv->data = malloc(wv->nbytes);
+  float W[20], X[24], T[30];
+  for (int i = 0; i < 20; i++) W[i] = ((float *)wv->data)[i] = (float)(i % 7) * 0.25f - 0.6f;
+  for (int i = 0; i < 24; i++) X[i] = (float)((i * 5) % 11) * 0.2f - 1.0f;
+  for (int i = 0; i < 30; i++) T[i] = (float)(i % 4) * 0.3f;
+  CHECK(wt_graph_add_node(g, "Transpose", "", "tr", 1, &w, 1, &wt) >= 0);
+  CHECK(wt_graph_add_node(g, "MatMul", "", "mm", 2, (int[]){x, wt}, 1, &h) >= 0);
+  CHECK_OK(wt_graph_add_output(g, h));
+  const char *params[] = {"W"};
+  wt_artifacts_opts o = {.requires_grad = params, .n_requires_grad = 1,
+                         .loss = {.type = WT_LOSS_TYPE_MSE}, .optimizer = {.type = WT_OPTIM_SGD}};
+  wt_artifacts art;
+  CHECK_OK(wt_generate_artifacts_graph(g, &o, &art));
+  CHECK(count_op(&art.training_model, "Transpose") == 0 && count_op(&art.eval_model, "Transpose") == 0);
+  CHECK(count_op(&art.eval_model, "Gemm") == 1 && count_op(&art.eval_model, "MatMul") == 0);
+  /* by hand: h = x Wᵀ, L = mean((h - t)^2), dL/dW[o][i] = sum_r 2 (h - t)[r][o] x[r][i] / 30 */
+  double loss = 0, dw[20] = {0};
+  for (int r = 0; r < 6; r++)
+    for (int oo = 0; oo < 5; oo++) {
+      double hv = 0;
+      for (int i = 0; i < 4; i++) hv += (double)X[r * 4 + i] * W[oo * 4 + i];
+      double e = hv - T[r * 5 + oo];
+      loss += e * e / 30.0;
+      for (int i = 0; i < 4; i++) dw[oo * 4 + i] += 2.0 * e * X[r * 4 + i] / 30.0;
+    }
+  wt_state *s = NULL;
+  wt_module *m = NULL;
+  int32_t dt, rank;
+  const int64_t *od;
+  const void *data;
+  CHECK_OK(wt_state_load(art.checkpoint.data, art.checkpoint.len, &s));
+  CHECK_OK(wt_module_create(s, art.training_model.data, art.training_model.len, art.eval_model.data,
+                            art.eval_model.len, &m));
+  CHECK_OK(wt_module_set_input(m, 0, 0, WT_FLOAT, 3, (const int64_t[]){2, 3, 4}, X));
+  CHECK_OK(wt_module_set_input(m, 0, 1, WT_FLOAT, 3, (const int64_t[]){2, 3, 5}, T));
+  CHECK_OK(wt_module_train_step(m));
+  CHECK_OK(wt_module_output(m, 0, 0, &dt, &rank, &od, &data));
+  CHECK(fabs(*(const float *)data - loss) <= 1e-6 * (1 + loss));
+  const wt_param *p = wt_state_find(s, "W");
+  CHECK(p && p->grad);
+  for (int i = 0; p && p->grad && i < 20; i++) CHECK(fabs(p->grad[i] - dw[i]) <= 1e-6);
+  wt_module_free(m);
+  wt_state_free(s);
+  wt_artifacts_free(&art);
+}
+
+/* y = h * Sigmoid(h), h = x @ W (a SiLU as PyTorch exports F.silu): one QuickGelu(alpha 1) in
+ * the training model, the eval model's Sigmoid and Mul kept; the same loss either way. */
+static void silu(void) {
+  wt_graph *g = gelu_model(0);
+  /* reuse the GELU model's x, W and h; a new output y2 = h * Sigmoid(h) */
+  int h = wt_graph_find(g, "h"), sg = value(g, "sg"), y2 = value(g, "y2");
+  CHECK(wt_graph_add_node(g, "Sigmoid", "", "sig", 1, &h, 1, &sg) >= 0);
+  CHECK(wt_graph_add_node(g, "Mul", "", "silu", 2, (int[]){sg, h}, 1, &y2) >= 0);
+  g->values[g->outputs[0]].flags &= ~(uint32_t)WT_VALUE_GRAPH_OUTPUT;
+  g->n_outputs = 0;
+  CHECK_OK(wt_graph_add_output(g, y2));
+  CHECK_OK(wt_graph_prune(g));
+  const char *params[] = {"W"};
+  wt_artifacts_opts o = {.requires_grad = params, .n_requires_grad = 1,
+                         .loss = {.type = WT_LOSS_TYPE_MSE}, .optimizer = {.type = WT_OPTIM_SGD}};
+  wt_artifacts art;
+  CHECK_OK(wt_generate_artifacts_graph(g, &o, &art));
+  CHECK(count_op(&art.training_model, "QuickGelu") == 1 && count_op(&art.training_model, "QuickGeluGrad") == 1);
+  CHECK(count_op(&art.training_model, "Sigmoid") == 0);
+  CHECK(count_op(&art.eval_model, "Sigmoid") == 1 && count_op(&art.eval_model, "QuickGelu") == 0);
+  float a = train_loss(&art), b = eval_loss(&art);
+  CHECK(a > 0.0f && fabsf(a - b) <= 1e-6f * (1.0f + b));
+  wt_artifacts_free(&art);
+}
+
 int main(void) {
   const char *params[] = {"W"};
   wt_artifacts_opts o = {.requires_grad = params, .n_requires_grad = 1,
@@ -110,5 +201,7 @@ int main(void) {
   CHECK(a > 0.0f && b > 0.0f && a - b < 1e-6f && b - a < 1e-6f);
   wt_artifacts_free(&fused);
   wt_artifacts_free(&kept);
+  transposed_weight();
+  silu();
   CHECK_DONE();
 }
