@@ -34,6 +34,7 @@ import { WebtrainError } from './core.js';
 import { describe, nodeFilePath, whyUnreadable } from './bytes.js';
 import { importNode, isNode } from './node-builtin.js';
 import { fillSegments, openSide } from './checkpoint-data.js';
+import { checkFingerprint, fingerprints } from './inside.js';
 
 const DATA = 'a Uint8Array, ArrayBuffer, Blob, File, URL or path';
 const isBlob = (v) => (typeof Blob !== 'undefined' && v instanceof Blob) || (typeof v?.slice === 'function' && typeof v.arrayBuffer === 'function' && typeof v.size === 'number');
@@ -151,7 +152,7 @@ class Bytes {
 }
 
 /** Byte ranges of a side file read before the parse (the ones the tensors to be read reference). */
-class Ranges {
+export class Ranges {
   constructor(what, size) {
     this.what = what;
     this.size = size;
@@ -194,6 +195,9 @@ class Later {
     return openSide(this.source, 'external data');
   }
 }
+
+/** A side file's bytes as an openSide source (for a fingerprint check). */
+const bytesSide = (f) => ({ what: f.what, size: f.size, read: async (off, dst) => dst.set(f.u8.subarray(off, off + dst.byteLength)) });
 
 /** A file in Node, read synchronously into the heap (opened on first use, closed after the parse). */
 class NodeFile {
@@ -298,8 +302,9 @@ function listExternal(core, bytes) {
  * with progress; nothing else reads those buffers before (a module plans at its first step).
  */
 class Reader {
-  constructor(core, files, fallback, deferred = false) {
+  constructor(core, files, fallback, deferred = false, prints = new Map()) {
     this.core = core;
+    this.prints = prints; // location -> { size, hash }: base files with their weights inside (js/inside.js)
     this.files = files; // normalized location -> Bytes | BlobRanges | NodeFile | Later
     this.fallback = fallback; // location -> a file object, or throws the error for a missing one
     this.pending = deferred ? [] : null; // [{ f, offset, bytes, ptr }]
@@ -343,6 +348,10 @@ class Reader {
   async fill(onProgress, base = 0, total = this.pendingBytes) {
     let before = base;
     try {
+      // a model file holding the weights must be the one the artifacts were generated from
+      const locs = new Map([...this.files].map(([loc, f]) => [f, loc]));
+      const check = (f, side) => (this.prints.has(locs.get(f)) ? checkFingerprint(side, locs.get(f), this.prints.get(locs.get(f))) : null);
+      for (const f of this.files.values()) if (f.u8) await check(f, bytesSide(f));
       for (const f of new Set(this.pending.map((p) => p.f))) {
         const mine = this.pending.filter((p) => p.f === f).sort((a, b) => a.offset - b.offset);
         // the same range twice (two initializers of one tensor's bytes): read once, then copied
@@ -355,6 +364,7 @@ class Reader {
           else segs.push(p);
         }
         const side = await f.side();
+        await check(f, side);
         const start = before;
         await fillSegments(this.core, segs, side, `the model's tensors`, onProgress && ((p) => onProgress({ loaded: start + p.loaded, total })));
         for (const [p, from] of twins) this.core.heap.copyWithin(p.ptr, from.ptr, from.ptr + p.bytes);
@@ -426,7 +436,7 @@ export async function externalReaders(core, models, entries, context, { deferred
       const why = base?.url ? 'it was not among the files read ahead' : 'the model was given as bytes (not a path or URL), so there is no folder to find it in';
       throw new WebtrainError(`external file '${loc}' is not available: ${why}; ${hint(loc)}`);
     };
-    readers.push(new Reader(core, files, fallback, deferred));
+    readers.push(new Reader(core, files, fallback, deferred, deferred ? fingerprints(bytes) : undefined));
   }
   const unused = entries.filter((e) => !used.has(e.path));
   if (unused.length) {
@@ -438,6 +448,7 @@ export async function externalReaders(core, models, entries, context, { deferred
 
 /** An externalData entry's data as a file object (Blobs: the ranges `refs` need, read now unless deferred). */
 async function fromData(fs, data, refs, what, deferred = false, someRanges = false) {
+  if (data instanceof Ranges || data instanceof Bytes) return data; // read ahead already (js/inside.js)
   if (data instanceof ArrayBuffer || (typeof SharedArrayBuffer !== 'undefined' && data instanceof SharedArrayBuffer)) return new Bytes(new Uint8Array(data), what);
   if (ArrayBuffer.isView(data)) return new Bytes(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), what);
   if (isBlob(data) && deferred) return new Later(data, what, data.size);
