@@ -163,7 +163,8 @@ async function writeArtifacts(core, dir, prefix, result) {
   if (isNode && !/^[a-z]+:\/\//.test(d)) {
     const { mkdir } = await importNode('fs/promises');
     await mkdir(d, { recursive: true });
-    await placeSideFiles(core, d, [result.trainingModel, result.evalModel]);
+    const names = Object.keys(result).filter((k) => fileNames[k]).map((k) => `${prefix}${fileNames[k]}`);
+    await placeSideFiles(core, d, [result.trainingModel, result.evalModel], names);
   }
   for (const [k, v] of Object.entries(result)) if (fileNames[k]) await writeBytes(`${d.replace(/\/$/, '')}/${prefix}${fileNames[k]}`, v);
 }

@@ -417,7 +417,8 @@ export async function externalReaders(core, models, entries, context, { deferred
       const mine = refs.filter((r) => r.location === path);
       if (!mine.length) continue;
       if (given.has(path)) used.add(path);
-      files.set(path, await fromData(fs, data, readAhead ? mine.filter(readAhead) : mine, `externalData '${path}'`, deferred, !!readAhead));
+      const what = given.has(path) ? `externalData '${path}'` : 'the base model file';
+      files.set(path, await fromData(fs, data, readAhead ? mine.filter(readAhead) : mine, what, deferred, !!readAhead, given.has(path) ? '' : ` (the artifacts refer to it for the base's weights): put it back or ${hint(path)}`));
     }
     if (base?.url && !deferred) {
       for (const loc of new Set(refs.map((r) => r.location))) {
@@ -447,7 +448,7 @@ export async function externalReaders(core, models, entries, context, { deferred
 }
 
 /** An externalData entry's data as a file object (Blobs: the ranges `refs` need, read now unless deferred). */
-async function fromData(fs, data, refs, what, deferred = false, someRanges = false) {
+async function fromData(fs, data, refs, what, deferred = false, someRanges = false, missing = '') {
   if (data instanceof Ranges || data instanceof Bytes) return data; // read ahead already (js/inside.js)
   if (data instanceof ArrayBuffer || (typeof SharedArrayBuffer !== 'undefined' && data instanceof SharedArrayBuffer)) return new Bytes(new Uint8Array(data), what);
   if (ArrayBuffer.isView(data)) return new Bytes(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), what);
@@ -459,7 +460,7 @@ async function fromData(fs, data, refs, what, deferred = false, someRanges = fal
   }
   const s = data instanceof URL ? data.href : data;
   const path = await nodeFilePath(s);
-  if (path !== null) return new NodeFile(fs, path, what);
+  if (path !== null) return new NodeFile(fs, path, what, missing);
   if (deferred) return new Later(new URL(s, globalThis.location?.href).href, what, undefined);
   return fetchWhole(new URL(s, globalThis.location?.href).href, what, someRanges ? refs : null);
 }
@@ -473,7 +474,7 @@ export const withReader = (reader, fn) => (reader ? reader.run(fn) : fn());
  * base's file where the file system allows, else a copy (never read into memory). A file that is
  * there already (the artifacts beside the base) is left.
  */
-export async function placeSideFiles(core, dir, models) {
+export async function placeSideFiles(core, dir, models, reserved = []) {
   const fs = await importNode('fs/promises');
   const path = await importNode('path');
   const done = new Set();
@@ -482,6 +483,9 @@ export async function placeSideFiles(core, dir, models) {
     if (!from) continue;
     const base = await baseOf(from.model);
     for (const loc of new Set(listExternal(core, bytes).map((r) => r.location))) {
+      if (reserved.includes(loc)) {
+        throw new WebtrainError(`artifactDirectory: the base model file '${loc}', which the artifacts refer to for its weights, has the same name as an artifact written there: rename the base file or give a prefix`);
+      }
       if (done.has(loc)) continue;
       done.add(loc);
       const dest = path.resolve(dir, loc);

@@ -111,6 +111,8 @@ class Cursor {
   }
   /** n bytes, copied. */
   async take(n) {
+    if (this.src.size !== undefined && this.pos + n > this.src.size) throw new ScanError(`a field of ${n} bytes at byte ${this.pos} runs past the end (${this.src.size} bytes)`);
+    if (n > 2 ** 31) throw new ScanError(`a field of ${n} bytes at byte ${this.pos}`);
     const out = new Uint8Array(n);
     for (let done = 0; done < n;) {
       if (!(await this.ensure(1))) throw new ScanError(`ends at byte ${this.pos}, inside a field of ${n} bytes`);
@@ -143,7 +145,7 @@ async function fields(c, end, fn) {
   while (c.pos < end) {
     if (end === Infinity && !(await c.ensure(1))) break;
     const tag = await c.varint();
-    if (tag.v >>> 3 === 0) throw new ScanError(`field number 0 at byte ${c.pos}`);
+    if (tag.v >= 2 ** 32 || tag.v >>> 3 === 0) throw new ScanError(`field number 0 at byte ${c.pos}`);
     parts.push(...((await fn(tag, end)) ?? (await copyField(c, tag, end))));
   }
   if (end !== Infinity && c.pos !== end) throw new ScanError(`a message overruns its length at byte ${c.pos}`);
@@ -185,6 +187,9 @@ async function tensor(c, end, scan) {
     const len = await c.varint();
     if (c.pos + len.v > stop) throw new ScanError(`tensor '${name}': ${len.v} data bytes at byte ${c.pos} run past it`);
     if (len.v < INSIDE_MIN) return [tag.bytes, len.bytes, await c.take(len.v)];
+    if (scan.size !== undefined && c.pos + len.v > scan.size) {
+      throw new WebtrainError(`${scan.what}: tensor '${name}' has ${len.v} bytes at offset ${c.pos}, past the file's end (${scan.size} bytes): the file is truncated (copy or download it again)`);
+    }
     ref = { tensor: name, offset: c.pos, length: len.v, dtype };
     if (scan.keep?.(ref)) scan.kept.set(`${ref.offset}:${ref.length}`, await c.take(len.v));
     else c.skip(len.v);
@@ -283,7 +288,7 @@ async function open(source) {
 export async function scanModel(source, { keep = null, location = null } = {}) {
   const o = await open(source).catch(() => null);
   if (!o) return { bytes: await readBytes(source), inside: null };
-  const scan = { location: location ?? o.location, refs: [], kept: new Map(), keep: o.stream ? keep : null };
+  const scan = { location: location ?? o.location, refs: [], kept: new Map(), keep: o.stream ? keep : null, size: o.src.size, what: o.what };
   const c = new Cursor(o.src);
   let parts;
   try {
@@ -350,7 +355,7 @@ export function fingerprints(bytes) {
  * its size, and (random-access sources) its skeleton's hash. Throws naming the file.
  */
 export async function checkFingerprint(side, location, want) {
-  const changed = (what) => new WebtrainError(`${side.what}: the model file the artifacts refer to ('${location}') is not the one they were generated from (${what}): it changed since; generate the artifacts again from it`);
+  const changed = (what) => new WebtrainError(`${side.what}, the model file the artifacts refer to as '${location}' for its weights, is not the one they were generated from (${what}): it changed since; generate the artifacts again from it`);
   if (side.size !== undefined && side.size !== want.size) throw changed(`${side.size} bytes, generated from ${want.size}`);
   if (!side.read) return; // a stream: its size only (reading it twice would fetch it twice)
   const src = {
