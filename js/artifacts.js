@@ -61,7 +61,7 @@ export async function generateArtifacts(model, options = {}) {
   // A base with its weights inside the .onnx: the core gets its skeleton, where they are external
   // data of the model file itself (js/inside.js); from a URL, the body streams once, keeping the
   // ranges generation reads.
-  const { bytes, inside } = await scanModel(model, { keep: readAhead ?? (() => true) });
+  const { bytes, inside } = await scanModel(model, { keep: readAhead ?? (() => true), force: options.keepExternalData === true });
   const self = inside ? [{ path: inside.location, data: inside.data }] : [];
   const read = inside?.kept ? [{ path: inside.location, data: Object.assign(new Ranges(inside.what, inside.size), { ranges: inside.kept }) }] : self;
   const [external] = await externalReaders(core, [{ model, bytes }], [...entries.filter((e) => !self.some((s) => s.path === e.path)), ...read], 'generateArtifacts', { readAhead });

@@ -36,7 +36,7 @@ export function describe(value) {
 }
 
 export const isBlob = (v) => (typeof Blob !== 'undefined' && v instanceof Blob) || (typeof v?.arrayBuffer === 'function' && typeof v.size === 'number' && typeof v.type === 'string');
-const isResponse = (v) => (typeof Response !== 'undefined' && v instanceof Response) || (typeof v?.arrayBuffer === 'function' && typeof v.status === 'number' && typeof v.ok === 'boolean');
+export const isResponse = (v) => (typeof Response !== 'undefined' && v instanceof Response) || (typeof v?.arrayBuffer === 'function' && typeof v.status === 'number' && typeof v.ok === 'boolean');
 
 /** Whether s starts with a URL scheme (2+ characters: Windows drive letters, C:\..., stay paths). */
 export const hasScheme = (s) => /^[a-z][a-z0-9+.-]+:/i.test(s);

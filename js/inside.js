@@ -23,11 +23,15 @@
 // checks it before it streams the weights, so a base re-exported since (other offsets) is an
 // error naming the file, not silently wrong weights.
 import { WebtrainError } from './core.js';
-import { isBlob, nodeFilePath, readBytes, sniff } from './bytes.js';
+import { isBlob, isResponse, nodeFilePath, readBytes, sniff } from './bytes.js';
 import { importNode } from './node-builtin.js';
 
 /** Initializers with at least this many data bytes inside a model are referenced, not copied. */
 export const INSIDE_MIN = 4096;
+/** Weights inside a model are referenced from this many bytes of them on (or with keepExternalData: true). */
+export const INSIDE_BY_REFERENCE = 32 * 2 ** 20;
+/** A stream's first bytes kept to hand the model over as it is when it is not referenced. */
+const RAW_KEPT = 2 * INSIDE_BY_REFERENCE;
 /** Bytes read per positional read between skipped ranges (a tensor's header is far smaller). */
 const PIECE = 64 * 1024;
 const FINGERPRINT_KEY = 'webtrain.base:';
@@ -217,11 +221,17 @@ function locationOf(name) {
 
 /** A source scanned in place: { src, location, data (what reads the file again), stream }, or null (read whole). */
 async function open(source) {
-  if (source instanceof Uint8Array || source instanceof ArrayBuffer || (ArrayBuffer.isView(source) && !(source instanceof DataView))) {
+  if (source instanceof Uint8Array || source instanceof ArrayBuffer || ArrayBuffer.isView(source)) {
     const b = source instanceof Uint8Array ? source : ArrayBuffer.isView(source) ? new Uint8Array(source.buffer, source.byteOffset, source.byteLength) : new Uint8Array(source);
-    return { src: { size: b.byteLength, read: async (at) => (at < b.byteLength ? b.subarray(at) : null) }, location: 'model.onnx', data: b, whole: b, what: 'the model bytes', hint: 'check what was passed' };
+    return inMemory(b, 'model.onnx');
   }
-  if (isBlob(source) && !(typeof source.status === 'number')) {
+  if (isResponse(source)) {
+    // a Response of an http(s) URL streams (and is fetched again to read the weights); another
+    // (made from bytes, or already read) is read whole (readBytes says what is wrong with it)
+    if (!source.ok || source.bodyUsed || !/^https?:/i.test(source.url ?? '')) return null;
+    return streamed(source, source.url);
+  }
+  if (isBlob(source)) {
     const read = async (at, min) => (at < source.size ? new Uint8Array(await source.slice(at, Math.min(source.size, at + Math.max(min, PIECE))).arrayBuffer()) : null);
     const what = typeof source.name === 'string' && source.name ? `File '${source.name}'` : `a Blob of ${source.size} bytes`;
     return { src: { size: source.size, read }, location: locationOf(source.name), data: source, what, hint: 'check the file chosen' };
@@ -255,7 +265,17 @@ async function open(source) {
     return null; // readBytes says why
   }
   if (!res.ok || !res.body) return null;
+  return streamed(res, s);
+}
+
+/** Bytes in memory, scanned in place. */
+const inMemory = (b, location) => ({ src: { size: b.byteLength, read: async (at) => (at < b.byteLength ? b.subarray(at) : null) }, location, data: b, whole: b, what: 'the model bytes', hint: 'check what was passed' });
+
+/** A fetch Response's body, streamed once; its first RAW_KEPT bytes kept (the model as it is, if it is not to be referenced). */
+function streamed(res, s) {
   const it = res.body.getReader();
+  let raw = [];
+  let rawBytes = 0;
   let pos = 0;
   const read = async (at) => {
     for (;;) {
@@ -263,6 +283,8 @@ async function open(source) {
       if (done) return null;
       const from = pos;
       pos += value.byteLength;
+      if (raw && (rawBytes += value.byteLength) <= RAW_KEPT) raw.push(value);
+      else raw = null;
       if (pos > at) return value.subarray(at - from);
     }
   };
@@ -270,6 +292,16 @@ async function open(source) {
   const url = res.url || new URL(s, globalThis.location?.href).href;
   return {
     src: { size: length === null ? undefined : Number(length), read, close: () => it.cancel().catch(() => {}) },
+    // the whole model as it is, read to its end (null past RAW_KEPT bytes: fetched again)
+    whole: async () => {
+      while (raw) {
+        const { done, value } = await it.read();
+        if (done) break;
+        if ((rawBytes += value.byteLength) <= RAW_KEPT) raw.push(value);
+        else raw = null;
+      }
+      return raw && concat(raw);
+    },
     location: locationOf(decodeURIComponent(new URL(url).pathname)),
     data: url,
     stream: true,
@@ -279,31 +311,39 @@ async function open(source) {
 }
 
 /**
- * A model source -> { bytes, inside } where bytes is what the core parses. inside is null when
- * the model holds no initializer of INSIDE_MIN bytes or more (bytes: the model as it is);
- * else { location, refs: [{ tensor, offset, length, dtype }], size, hash, data, kept } with
- * bytes the skeleton: `data` reads the model file again (its path, URL, Blob or bytes) and
- * `kept` (a stream) holds the ranges keep(ref) asked for.
+ * A model source -> { bytes, inside } where bytes is what the core parses. inside is null (bytes:
+ * the model as it is) when its initializers of INSIDE_MIN bytes or more add up to less than
+ * INSIDE_BY_REFERENCE, unless `force` (keepExternalData: true given): small models keep
+ * self-contained artifacts. Else { location, refs: [{ tensor, offset, length, dtype }], size,
+ * hash, data, what, kept } with bytes the skeleton: `data` reads the model file again (its path,
+ * URL, Blob or bytes) and `kept` (a stream) holds the ranges keep(ref) asked for.
  */
-export async function scanModel(source, { keep = null, location = null } = {}) {
-  const o = await open(source).catch(() => null);
-  if (!o) return { bytes: await readBytes(source), inside: null };
+export async function scanModel(source, { keep = null, location = null, force = false } = {}) {
+  const o = (await open(source).catch(() => null)) ?? inMemory(await readBytes(source), 'model.onnx');
   const scan = { location: location ?? o.location, refs: [], kept: new Map(), keep: o.stream ? keep : null, size: o.src.size, what: o.what };
   const c = new Cursor(o.src);
   let parts;
   try {
-    if (await c.ensure(Math.min(512, o.src.size ?? 512))) sniff(c.buf.subarray(0, 512), o.what, o.hint);
+    await c.ensure(512); // (false for a shorter model: what there is was read)
+    sniff(c.buf.subarray(0, 512), o.what, o.hint);
     parts = await model(c, scan);
   } catch (err) {
-    if (!(err instanceof ScanError)) throw err;
+    if (!(err instanceof ScanError)) {
+      await o.src.close?.();
+      throw err;
+    }
     parts = null;
-  } finally {
-    await o.src.close?.();
   }
-  if (!parts) return { bytes: await readBytes(source), inside: null }; // the core says what is wrong
-  if (!scan.refs.length) return { bytes: o.whole ?? concat(parts), inside: null };
-  const size = c.pos;
-  return { bytes: concat(parts), inside: { location: scan.location, refs: scan.refs, size, hash: fnv(parts), data: o.data, what: o.what, kept: o.stream ? scan.kept : null } };
+  const referenced = scan.refs.reduce((a, r) => a + r.length, 0);
+  if (!parts || !scan.refs.length || (referenced < INSIDE_BY_REFERENCE && !force)) {
+    // as it is: the core reads it (and says what is wrong with it)
+    const whole = typeof o.whole === 'function' ? await o.whole() : o.whole;
+    await o.src.close?.();
+    return { bytes: whole ?? (await readBytes(source)), inside: null };
+  }
+  await o.src.close?.();
+  const inside = { location: scan.location, refs: scan.refs, size: c.pos, hash: fnv(parts), data: o.data, what: o.what, kept: o.stream ? scan.kept : null };
+  return { bytes: concat(parts), inside };
 }
 
 /** The fingerprint entry for a base file: metadata_props (ModelProto field 14) to append to a model. */

@@ -30,11 +30,6 @@ from onnx import TensorProto, helper, numpy_helper
 def streamed(out, layers, width, classes, as_float32):
     """Writes OUT + OUT.data one tensor at a time; the model refers to the side file."""
     rng = np.random.default_rng(17)
-    params = sum(int(np.prod(t.dims)) for t in g.initializer)
-    if '--inside' in sys.argv:
-        onnx.save_model(m, out)
-        print(f'{out}: {layers} x {width}, {params} parameters, weights inside ({os.path.getsize(out)} bytes)')
-        return
     location = os.path.basename(out) + '.data'
     side = os.path.join(os.path.dirname(os.path.abspath(out)), location)
     inits, nodes = [], []

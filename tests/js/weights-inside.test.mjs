@@ -25,8 +25,8 @@ import { artifacts, CheckpointState, Module, Optimizer, Tensor, WebtrainError, i
 import { INSIDE_MIN, scanModel } from '../../js/inside.js';
 
 const MB = 2 ** 20;
-const LAYERS = 4;
-const WIDTH = 1024; // 4 x 1024^2 floats: 16 MiB of frozen weights
+const LAYERS = 3;
+const WIDTH = 2048; // 3 x 2048^2 floats: 48 MiB of frozen weights (referenced from 32 MiB on: INSIDE_BY_REFERENCE)
 const BATCH = 4;
 const HEAD = ['head.weight', 'head.bias'];
 const OPTIONS = { requiresGrad: HEAD, loss: 'CrossEntropyLoss', optimizer: 'AdamW' };
@@ -87,10 +87,10 @@ if (!isMainThread) {
     for (const data of [{ model }, { model, bytes: true }]) {
       const r = await inWorker(data);
       assert.ok(r.sizes.trainingModel < 64 * 1024 && r.sizes.evalModel < 64 * 1024, JSON.stringify(r.sizes));
-      // generation parsed the skeleton and read the head (40 KB): not the 16 MiB of frozen weights
+      // generation parsed the skeleton and read the head (80 KB): not the 48 MiB of frozen weights
       assert.ok(r.generated < 4 * MB, `wasm Memory after generateArtifacts: ${(r.generated / MB).toFixed(1)} MB`);
       // one copy of the frozen weights in the heap, shared by the training and eval models (two
-      // would be 16 MiB more); from bytes too (the bytes are read into the heap, not copied first)
+      // would be 48 MiB more); from bytes too (the bytes are read into the heap, not copied first)
       const bound = frozen + 4 * MB;
       assert.ok(r.mallocInUse <= bound, `${data.bytes ? 'bytes' : 'path'}: malloc'd after training ${(r.mallocInUse / MB).toFixed(1)} MB; frozen weights ${(frozen / MB).toFixed(1)} MB`);
       assert.ok(r.memory <= weights + 8 * MB, `wasm Memory after training ${(r.memory / MB).toFixed(1)} MB`);
@@ -187,8 +187,8 @@ if (!isMainThread) {
     await assert.rejects(create(), /tensor 'l0\.weight': cannot read the base model file '.*changed\/base\.onnx': no such file \(the artifacts refer to it for the base's weights\): put it back or pass it with externalData: \[\{ path: 'base\.onnx', data \}\]/);
     // generation from a truncated base names the tensor whose bytes are past the end
     await copyFile(model, base);
-    await truncate(base, size - 30000); // inside head.weight's 40960 bytes
-    await assert.rejects(artifacts.generateArtifacts(base, OPTIONS), (err) => err instanceof WebtrainError && /file '.*base\.onnx': tensor 'head\.weight' has 40960 bytes at offset \d+, past the file's end \(\d+ bytes\): the file is truncated/.test(err.message));
+    await truncate(base, size - 30000); // inside head.weight's 81920 bytes
+    await assert.rejects(artifacts.generateArtifacts(base, OPTIONS), (err) => err instanceof WebtrainError && /file '.*base\.onnx': tensor 'head\.weight' has 81920 bytes at offset \d+, past the file's end \(\d+ bytes\): the file is truncated/.test(err.message));
     // a copy of the models' bytes does not know its base given as bytes: it says what to pass
     const fromBytes = await artifacts.generateArtifacts(new Uint8Array(await readFile(model)), OPTIONS);
     await assert.rejects(Module.create(new Uint8Array(fromBytes.trainingModel), await CheckpointState.loadCheckpoint(fromBytes.checkpoint)), /external file 'model\.onnx' is not available: .*externalData: \[\{ path: 'model\.onnx', data \}\]/);
@@ -199,10 +199,33 @@ if (!isMainThread) {
     state.release();
   });
 
+  test('a small model (its weights inside under 32 MiB) keeps self-contained artifacts unless keepExternalData: true', async () => {
+    const sub = join(dir, 'small');
+    await mkdir(sub, { recursive: true });
+    const r = spawnSync('/usr/bin/python3', [fileURLToPath(new URL('../bench/make_big_base.py', import.meta.url)), join(sub, 'small.onnx'), '2', '512', '--inside'], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    const small = join(sub, 'small.onnx');
+    const weightsIn = 2 * 512 * 512 * 4;
+    const plain = await artifacts.generateArtifacts(small, OPTIONS);
+    assert.ok(plain.trainingModel.byteLength > weightsIn && plain.evalModel.byteLength > weightsIn, 'the weights inside both models, as before');
+    assert.ok(!Buffer.from(plain.trainingModel).includes('webtrain.base:'), 'no reference to the base file');
+    const forced = await artifacts.generateArtifacts(small, { ...OPTIONS, keepExternalData: true });
+    assert.ok(forced.trainingModel.byteLength < 16 * 1024 && forced.evalModel.byteLength < 16 * 1024, `${forced.trainingModel.byteLength} / ${forced.evalModel.byteLength}`);
+    assert.deepEqual(forced.checkpoint, plain.checkpoint);
+    const losses = [];
+    for (const art of [plain, forced]) {
+      const state = await CheckpointState.loadCheckpoint(art.checkpoint);
+      const module = await Module.create(art.trainingModel, state, art.evalModel);
+      const xs = new Tensor('float32', Float32Array.from({ length: 2 * 512 }, (_, i) => Math.cos(i)), [2, 512]);
+      losses.push(module.runAll(xs, new Tensor('int32', Int32Array.from([3, 7]), [2]))[0].data[0]);
+      module.release();
+      state.release();
+    }
+    assert.equal(losses[1], losses[0]);
+  });
+
   test('the scan on damaged models: a skeleton listing the same tensors the core reads there, or the model read whole', async () => {
     // a small model with weights inside (2 x 64^2 floats: 16 KiB each)
-    const small = make(join(dir, 'small.onnx'), '--inside');
-    void small;
     const sub = join(dir, 'fuzz');
     await mkdir(sub, { recursive: true });
     const s = spawnSync('/usr/bin/python3', [fileURLToPath(new URL('../bench/make_big_base.py', import.meta.url)), join(sub, 'm.onnx'), '2', '64', '--inside'], { encoding: 'utf8' });
@@ -219,7 +242,7 @@ if (!isMainThread) {
         m._wtw_external_list_free(l);
       }
     };
-    const base = await scanModel(good);
+    const base = await scanModel(good, { force: true });
     assert.equal(base.inside.refs.length, 2, 'the two 64 x 64 weights');
     let seed = 17;
     const rand = (n) => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % n);
@@ -229,7 +252,7 @@ if (!isMainThread) {
       for (let k = rand(4) + 1; k > 0; k--) b[rand(b.length)] = rand(256);
       let r;
       try {
-        r = await scanModel(b);
+        r = await scanModel(b, { force: true });
       } catch (err) {
         // only the errors the scan means to give (a tensor past the end of its file)
         assert.ok(err instanceof WebtrainError && /past the file's end/.test(err.message), `round ${round}: ${err.stack}`);
