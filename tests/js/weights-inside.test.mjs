@@ -199,6 +199,37 @@ if (!isMainThread) {
     state.release();
   });
 
+  test('weights embedded in both the training and eval models (frozenDtype float16, keepExternalData: false) are held once: the eval model borrows identical ones', async () => {
+    const core = await init();
+    for (const options of [{ frozenDtype: 'float16' }, { keepExternalData: false }]) {
+      const art = await artifacts.generateArtifacts(model, { ...OPTIONS, ...options });
+      const held = options.frozenDtype ? frozen / 2 : frozen; // the frozen weights as the models hold them
+      assert.ok(art.trainingModel.byteLength > held && art.evalModel.byteLength > held, 'embedded in both');
+      const state = await CheckpointState.loadCheckpoint(art.checkpoint);
+      const create = async (evalModel) => {
+        const before = core.heapStats().mallocInUse;
+        const module = await Module.create(art.trainingModel, state, evalModel);
+        const grown = core.heapStats().mallocInUse - before;
+        const losses = [module.train().runAll(x(), y())[0].data[0], module.eval().runAll(x(), y())[0].data[0]];
+        module.release();
+        return { grown, losses };
+      };
+      const once = await create(art.evalModel);
+      assert.ok(once.grown < held + 2 * MB, `${JSON.stringify(options)}: Module.create holds ${(once.grown / MB).toFixed(1)} MB; the weights are ${(held / MB).toFixed(1)} MB`);
+      assert.equal(once.losses[1], once.losses[0], 'eval before any step: the training forward');
+      // an eval model whose l1.weight differs keeps its own copy of it (and computes with it)
+      const changed = new Uint8Array(art.evalModel);
+      const raw = Buffer.from(changed).indexOf(Buffer.from('l1.weight\x4a', 'latin1')) + 4096; // the initializer's name, then its raw_data (tag 0x4a)
+      for (let k = 0; k < 64; k++) changed[raw + k] ^= 0x40;
+      const twice = await create(changed);
+      const one = WIDTH * WIDTH * (options.frozenDtype ? 2 : 4);
+      assert.ok(twice.grown > once.grown + one * 0.9 && twice.grown < once.grown + one + 2 * MB, `${(twice.grown / MB).toFixed(1)} MB with one weight that differs`);
+      assert.notEqual(twice.losses[1], twice.losses[0]);
+      assert.equal(twice.losses[0], once.losses[0]);
+      state.release();
+    }
+  });
+
   test('a small model (its weights inside under 32 MiB) keeps self-contained artifacts unless keepExternalData: true', async () => {
     const sub = join(dir, 'small');
     await mkdir(sub, { recursive: true });
