@@ -43,6 +43,8 @@ const optimOptions = (opt) => kindOptions(opt, OptimType, Optim.NONE, 'optimizer
  * default): the training and eval models refer to them, and the returned bytes remember where
  * they are for Module.create / InferenceSession.create; an artifactDirectory gets the side files
  * beside the artifacts (linked, else copied). keepExternalData: false embeds them as before.
+ * A model with its weights inside the .onnx (js/inside.js) is treated alike, its own file playing
+ * the side file, from 32 MiB of weights on or with keepExternalData: true given.
  */
 export async function generateArtifacts(model, options = {}) {
   const half = frozenDtypeOption(options.frozenDtype);
