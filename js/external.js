@@ -412,13 +412,15 @@ export async function externalReaders(core, models, entries, context, { deferred
     // Listing copies the model into the heap once more (briefly): only where it tells something
     // (entries to check or read ahead, side files to fetch from a URL).
     const refs = entries.length || inherited.size || (base?.url && !deferred) ? listExternal(core, bytes) : [];
+    const prints = fingerprints(bytes); // the base files holding their weights inside (js/inside.js)
     const files = new Map();
     for (const [path, data] of [...given, ...inherited]) {
       const mine = refs.filter((r) => r.location === path);
       if (!mine.length) continue;
       if (given.has(path)) used.add(path);
-      const what = given.has(path) ? `externalData '${path}'` : 'the base model file';
-      files.set(path, await fromData(fs, data, readAhead ? mine.filter(readAhead) : mine, what, deferred, !!readAhead, given.has(path) ? '' : ` (the artifacts refer to it for the base's weights): put it back or ${hint(path)}`));
+      const model = !given.has(path) && prints.has(path); // the base's own file, not an option's side file
+      const what = model ? 'the base model file' : `externalData '${path}'`;
+      files.set(path, await fromData(fs, data, readAhead ? mine.filter(readAhead) : mine, what, deferred, !!readAhead, model ? ` (the artifacts refer to it for the base's weights): put it back or ${hint(path)}` : ''));
     }
     if (base?.url && !deferred) {
       for (const loc of new Set(refs.map((r) => r.location))) {
@@ -437,7 +439,7 @@ export async function externalReaders(core, models, entries, context, { deferred
       const why = base?.url ? 'it was not among the files read ahead' : 'the model was given as bytes (not a path or URL), so there is no folder to find it in';
       throw new WebtrainError(`external file '${loc}' is not available: ${why}; ${hint(loc)}`);
     };
-    readers.push(new Reader(core, files, fallback, deferred, deferred ? fingerprints(bytes) : undefined));
+    readers.push(new Reader(core, files, fallback, deferred, deferred ? prints : undefined));
   }
   const unused = entries.filter((e) => !used.has(e.path));
   if (unused.length) {
