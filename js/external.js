@@ -70,9 +70,9 @@ export function externalDataOption(value, context) {
 const sources = new WeakMap();
 /**
  * The same by content, for copies of those bytes (a worker() sends them back to the worker as a
- * new array): only bases named by path or URL (nothing large is kept alive). A content seen with
- * two different bases, or with one given as bytes, is ambiguous for good (null: a copy must say
- * where its side files are, with externalData).
+ * new array): only bases named by path or URL, or given as a Blob or File (a handle; no bytes
+ * given are kept alive). A content seen with two different bases, or with one given as bytes, is
+ * ambiguous for good (null: a copy must say where its side files are, with externalData).
  */
 const byContent = new Map();
 const CONTENT_MAX = 2 ** 20;
@@ -93,11 +93,15 @@ export function rememberSource(bytes, model, entries) {
   sources.set(bytes, { model, entries });
   const key = contentKey(bytes);
   if (key === null) return;
-  const nameable = nameOf(model) !== null && entries.every((e) => nameOf(e.data) !== null);
-  const named = nameable ? { model: nameOf(model), entries: entries.map((e) => ({ path: e.path, data: nameOf(e.data) })) } : null;
+  const nameable = keepable(model) !== null && entries.every((e) => keepable(e.data) !== null);
+  const named = nameable ? { model: keepable(model), entries: entries.map((e) => ({ path: e.path, data: keepable(e.data) })) } : null;
   const seen = byContent.get(key);
-  byContent.set(key, seen === undefined || (seen && named && JSON.stringify(seen) === JSON.stringify(named)) ? named : null);
+  byContent.set(key, seen === undefined || (seen && named && same(seen, named)) ? named : null);
 }
+
+/** What a copy may be known by: a path or URL, or a Blob / File (a handle: its bytes are not copied). */
+const keepable = (v) => nameOf(v) ?? (isBlob(v) ? v : null);
+const same = (a, b) => a.model === b.model && a.entries.length === b.entries.length && a.entries.every((e, i) => e.path === b.entries[i].path && e.data === b.entries[i].data);
 
 /**
  * The base generated model bytes refer to (by identity, else by content), or undefined. By

@@ -194,8 +194,15 @@ if (!isMainThread) {
     await assert.rejects(Module.create(new Uint8Array(fromBytes.trainingModel), await CheckpointState.loadCheckpoint(fromBytes.checkpoint)), /external file 'model\.onnx' is not available: .*externalData: \[\{ path: 'model\.onnx', data \}\]/);
     const state = await CheckpointState.loadCheckpoint(fromBytes.checkpoint);
     const module = await Module.create(new Uint8Array(fromBytes.trainingModel), state, undefined, { externalData: [{ path: 'model.onnx', data: model }] });
-    assert.ok(Number.isFinite(module.runAll(x(), y())[0].data[0]));
+    const loss = module.runAll(x(), y())[0].data[0];
+    assert.ok(Number.isFinite(loss));
     module.release();
+    // a base given as a File is known by its content (a handle, what worker() sends back): copies find it
+    const file = new File([await readFile(model)], 'picked.onnx');
+    const fromFile = await artifacts.generateArtifacts(file, OPTIONS);
+    const copied = await Module.create(new Uint8Array(fromFile.trainingModel), state, new Uint8Array(fromFile.evalModel));
+    assert.equal(copied.runAll(x(), y())[0].data[0], loss);
+    copied.release();
     state.release();
   });
 
