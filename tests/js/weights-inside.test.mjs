@@ -166,6 +166,19 @@ if (!isMainThread) {
     await assert.rejects(artifacts.generateArtifacts(join(clash, 'training_model.onnx'), { ...OPTIONS, artifactDirectory: join(dir, 'clash-out') }), /the base model file 'training_model\.onnx', which the artifacts refer to for its weights, has the same name as an artifact written there: rename the base file or give a prefix/);
   });
 
+  test('the CLI: generate-artifacts links the base beside the artifacts; export-inference from that folder', async () => {
+    const out = join(dir, 'cli');
+    const bin = fileURLToPath(new URL('../../js/bin/webtrain.mjs', import.meta.url));
+    const cli = (args) => spawnSync(process.execPath, [bin, ...args, '-q'], { encoding: 'utf8' });
+    const gen = cli(['generate-artifacts', model, '--requires-grad', 'head.weight,head.bias', '--loss', 'CrossEntropyLoss', '--optimizer', 'AdamW', '-o', out]);
+    assert.equal(gen.status, 0, gen.stderr);
+    assert.equal((await stat(join(out, 'base.onnx'))).ino, (await stat(model)).ino);
+    assert.ok((await stat(join(out, 'training_model.onnx'))).size < 64 * 1024);
+    const exp = cli(['export-inference', '--artifacts', out, '--outputs', 'logits', '-o', join(out, 'inference.onnx')]);
+    assert.equal(exp.status, 0, exp.stderr);
+    assert.ok((await stat(join(out, 'inference.onnx'))).size > weights, 'exported with the weights inside');
+  });
+
   test('a base changed since generation, truncated or missing: errors naming the file (and the tensor)', async () => {
     const sub = join(dir, 'changed');
     await mkdir(sub, { recursive: true });
