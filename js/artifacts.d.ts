@@ -122,7 +122,9 @@ export interface GenerateArtifactsOptions extends ModelOptions {
   /**
    * A model saved with external data: keep its frozen weights (float initializers neither trained
    * nor in frozenParams) in its side files, referred to by the training and eval models, never
-   * read (true, the default); false embeds them in both models.
+   * read (true, the default); false embeds them in both models. A model with its weights inside
+   * the .onnx: its frozen weights are referred to in the model file itself (at their raw_data
+   * offsets) when they add up to 32 MiB or more, or when true is given explicitly; else embedded.
    */
   keepExternalData?: boolean | undefined;
 }

@@ -1,13 +1,13 @@
 // artifacts.generateArtifacts: from a forward-only ONNX model to the training, eval and
 // optimizer models and the checkpoint, in the C core (ONNX Runtime's generate_artifacts).
 import { init, WebtrainError } from './core.js';
-import { readBytes } from './bytes.js';
 import { writeBytes } from './storage.js';
 import { importNode, isNode } from './node-builtin.js';
 import { Block, withBuilder } from './onnxblock.js';
 import { withGenerator } from './builder.js';
 import { setLora } from './lora.js';
-import { externalDataOption, externalReaders, placeSideFiles, rememberSource } from './external.js';
+import { externalDataOption, externalReaders, placeSideFiles, rememberSource, Ranges } from './external.js';
+import { fingerprintField, scanModel } from './inside.js';
 import { DType, LossType, OptimType, Loss, Optim, NameList, LossWeights, GenResult, fieldName } from './abi.js';
 
 export { LossType, OptimType };
@@ -43,6 +43,8 @@ const optimOptions = (opt) => kindOptions(opt, OptimType, Optim.NONE, 'optimizer
  * default): the training and eval models refer to them, and the returned bytes remember where
  * they are for Module.create / InferenceSession.create; an artifactDirectory gets the side files
  * beside the artifacts (linked, else copied). keepExternalData: false embeds them as before.
+ * A model with its weights inside the .onnx (js/inside.js) is treated alike, its own file playing
+ * the side file, from 32 MiB of weights on or with keepExternalData: true given.
  */
 export async function generateArtifacts(model, options = {}) {
   const half = frozenDtypeOption(options.frozenDtype);
@@ -51,7 +53,6 @@ export async function generateArtifacts(model, options = {}) {
   const entries = externalDataOption(options.externalData, 'generateArtifacts');
   const keepExternal = options.keepExternalData ?? true;
   if (typeof keepExternal !== 'boolean') throw new TypeError(`generateArtifacts: keepExternalData must be true or false; got ${typeof keepExternal === 'string' ? `'${keepExternal}'` : String(keepExternal)}`);
-  const bytes = await readBytes(model);
   // By reference, a URL's or Blob's side file is fetched only in the ranges generation reads: the
   // parameters named (all float tensors when requiresGrad is not given), tensors of other dtypes
   // than float and float16
@@ -60,7 +61,13 @@ export async function generateArtifacts(model, options = {}) {
   // adapters are new).
   const named = new Set([...(options.requiresGrad ?? []), ...(options.frozenParams ?? [])]);
   const readAhead = keepExternal && (options.requiresGrad?.length || options.lora) && !half ? (r) => (r.dtype !== DType.FLOAT && r.dtype !== DType.FLOAT16) || named.has(r.tensor) || r.length < READ_AHEAD_SMALL : null;
-  const [external] = await externalReaders(core, [{ model, bytes }], entries, 'generateArtifacts', { readAhead });
+  // A base with its weights inside the .onnx: the core gets its skeleton, where they are external
+  // data of the model file itself (js/inside.js); from a URL, the body streams once, keeping the
+  // ranges generation reads.
+  const { bytes, inside } = await scanModel(model, { keep: readAhead ?? (() => true), force: options.keepExternalData === true });
+  const self = inside ? [{ path: inside.location, data: inside.data }] : [];
+  const read = inside?.kept ? [{ path: inside.location, data: Object.assign(new Ranges(inside.what, inside.size), { ranges: inside.kept }) }] : self;
+  const [external] = await externalReaders(core, [{ model, bytes }], [...entries.filter((e) => !self.some((s) => s.path === e.path)), ...read], 'generateArtifacts', { readAhead });
   return withGenerator(core, bytes, { context: 'generateArtifacts', external, keepExternal }, async (b) => {
     const { gen } = b;
     if ((options.loss === undefined || options.loss === null) && options.lossInputNames?.length)
@@ -119,11 +126,24 @@ export async function generateArtifacts(model, options = {}) {
       const at = line.indexOf(': ');
       return { name: line.slice(0, at), reason: line.slice(at + 2) };
     });
-    if (keepExternal) for (const k of ['trainingModel', 'evalModel']) rememberSource(result[k], model, entries);
+    if (keepExternal) {
+      for (const k of ['trainingModel', 'evalModel']) {
+        // the base file's size and fingerprint travel with the models that refer to it
+        if (inside) result[k] = concatBytes(result[k], fingerprintField(inside));
+        rememberSource(result[k], model, [...entries, ...self]);
+      }
+    }
     if (options.artifactDirectory) await writeArtifacts(core, options.artifactDirectory, options.prefix ?? '', result);
     return result;
   });
 }
+
+const concatBytes = (a, b) => {
+  const out = new Uint8Array(a.byteLength + b.byteLength);
+  out.set(a);
+  out.set(b, a.byteLength);
+  return out;
+};
 
 /** frozenDtype: undefined or 'float32' (weights as they are) -> false, 'float16' -> true. */
 function frozenDtypeOption(value) {
@@ -146,7 +166,8 @@ async function writeArtifacts(core, dir, prefix, result) {
   if (isNode && !/^[a-z]+:\/\//.test(d)) {
     const { mkdir } = await importNode('fs/promises');
     await mkdir(d, { recursive: true });
-    await placeSideFiles(core, d, [result.trainingModel, result.evalModel]);
+    const names = Object.keys(result).filter((k) => fileNames[k]).map((k) => `${prefix}${fileNames[k]}`);
+    await placeSideFiles(core, d, [result.trainingModel, result.evalModel], names);
   }
   for (const [k, v] of Object.entries(result)) if (fileNames[k]) await writeBytes(`${d.replace(/\/$/, '')}/${prefix}${fileNames[k]}`, v);
 }

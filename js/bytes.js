@@ -35,8 +35,8 @@ export function describe(value) {
   return `an object of class ${cls}`;
 }
 
-const isBlob = (v) => (typeof Blob !== 'undefined' && v instanceof Blob) || (typeof v?.arrayBuffer === 'function' && typeof v.size === 'number' && typeof v.type === 'string');
-const isResponse = (v) => (typeof Response !== 'undefined' && v instanceof Response) || (typeof v?.arrayBuffer === 'function' && typeof v.status === 'number' && typeof v.ok === 'boolean');
+export const isBlob = (v) => (typeof Blob !== 'undefined' && v instanceof Blob) || (typeof v?.arrayBuffer === 'function' && typeof v.size === 'number' && typeof v.type === 'string');
+export const isResponse = (v) => (typeof Response !== 'undefined' && v instanceof Response) || (typeof v?.arrayBuffer === 'function' && typeof v.status === 'number' && typeof v.ok === 'boolean');
 
 /** Whether s starts with a URL scheme (2+ characters: Windows drive letters, C:\..., stay paths). */
 export const hasScheme = (s) => /^[a-z][a-z0-9+.-]+:/i.test(s);
@@ -113,7 +113,7 @@ const text = new TextDecoder();
  * page or an API answer look like): ONNX (protobuf) and checkpoints (flatbuffer) never start
  * with '<', '{' or '['.
  */
-function sniff(bytes, what, hint) {
+export function sniff(bytes, what, hint) {
   if (bytes.byteLength >= 8 && text.decode(bytes.subarray(4, 8)) === 'ODTC') return bytes; // a checkpoint
   let i = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
   while (i < bytes.length && i < 512 && (bytes[i] === 0x20 || bytes[i] === 0x09 || bytes[i] === 0x0a || bytes[i] === 0x0d)) i++;

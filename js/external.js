@@ -34,6 +34,7 @@ import { WebtrainError } from './core.js';
 import { describe, nodeFilePath, whyUnreadable } from './bytes.js';
 import { importNode, isNode } from './node-builtin.js';
 import { fillSegments, openSide } from './checkpoint-data.js';
+import { checkFingerprint, fingerprints } from './inside.js';
 
 const DATA = 'a Uint8Array, ArrayBuffer, Blob, File, URL or path';
 const isBlob = (v) => (typeof Blob !== 'undefined' && v instanceof Blob) || (typeof v?.slice === 'function' && typeof v.arrayBuffer === 'function' && typeof v.size === 'number');
@@ -69,9 +70,9 @@ export function externalDataOption(value, context) {
 const sources = new WeakMap();
 /**
  * The same by content, for copies of those bytes (a worker() sends them back to the worker as a
- * new array): only bases named by path or URL (nothing large is kept alive). A content seen with
- * two different bases, or with one given as bytes, is ambiguous for good (null: a copy must say
- * where its side files are, with externalData).
+ * new array): only bases named by path or URL, or given as a Blob or File (a handle; no bytes
+ * given are kept alive). A content seen with two different bases, or with one given as bytes, is
+ * ambiguous for good (null: a copy must say where its side files are, with externalData).
  */
 const byContent = new Map();
 const CONTENT_MAX = 2 ** 20;
@@ -92,11 +93,15 @@ export function rememberSource(bytes, model, entries) {
   sources.set(bytes, { model, entries });
   const key = contentKey(bytes);
   if (key === null) return;
-  const nameable = nameOf(model) !== null && entries.every((e) => nameOf(e.data) !== null);
-  const named = nameable ? { model: nameOf(model), entries: entries.map((e) => ({ path: e.path, data: nameOf(e.data) })) } : null;
+  const nameable = keepable(model) !== null && entries.every((e) => keepable(e.data) !== null);
+  const named = nameable ? { model: keepable(model), entries: entries.map((e) => ({ path: e.path, data: keepable(e.data) })) } : null;
   const seen = byContent.get(key);
-  byContent.set(key, seen === undefined || (seen && named && JSON.stringify(seen) === JSON.stringify(named)) ? named : null);
+  byContent.set(key, seen === undefined || (seen && named && same(seen, named)) ? named : null);
 }
+
+/** What a copy may be known by: a path or URL, or a Blob / File (a handle: its bytes are not copied). */
+const keepable = (v) => nameOf(v) ?? (isBlob(v) ? v : null);
+const same = (a, b) => a.model === b.model && a.entries.length === b.entries.length && a.entries.every((e, i) => e.path === b.entries[i].path && e.data === b.entries[i].data);
 
 /**
  * The base generated model bytes refer to (by identity, else by content), or undefined. By
@@ -151,7 +156,7 @@ class Bytes {
 }
 
 /** Byte ranges of a side file read before the parse (the ones the tensors to be read reference). */
-class Ranges {
+export class Ranges {
   constructor(what, size) {
     this.what = what;
     this.size = size;
@@ -194,6 +199,9 @@ class Later {
     return openSide(this.source, 'external data');
   }
 }
+
+/** A side file's bytes as an openSide source (for a fingerprint check). */
+const bytesSide = (f) => ({ what: f.what, size: f.size, read: async (off, dst) => dst.set(f.u8.subarray(off, off + dst.byteLength)) });
 
 /** A file in Node, read synchronously into the heap (opened on first use, closed after the parse). */
 class NodeFile {
@@ -298,8 +306,9 @@ function listExternal(core, bytes) {
  * with progress; nothing else reads those buffers before (a module plans at its first step).
  */
 class Reader {
-  constructor(core, files, fallback, deferred = false) {
+  constructor(core, files, fallback, deferred = false, prints = new Map()) {
     this.core = core;
+    this.prints = prints; // location -> { size, hash }: base files with their weights inside (js/inside.js)
     this.files = files; // normalized location -> Bytes | BlobRanges | NodeFile | Later
     this.fallback = fallback; // location -> a file object, or throws the error for a missing one
     this.pending = deferred ? [] : null; // [{ f, offset, bytes, ptr }]
@@ -343,6 +352,10 @@ class Reader {
   async fill(onProgress, base = 0, total = this.pendingBytes) {
     let before = base;
     try {
+      // a model file holding the weights must be the one the artifacts were generated from
+      const locs = new Map([...this.files].map(([loc, f]) => [f, loc]));
+      const check = (f, side) => (this.prints.has(locs.get(f)) ? checkFingerprint(side, locs.get(f), this.prints.get(locs.get(f))) : null);
+      for (const f of this.files.values()) if (f.u8) await check(f, bytesSide(f));
       for (const f of new Set(this.pending.map((p) => p.f))) {
         const mine = this.pending.filter((p) => p.f === f).sort((a, b) => a.offset - b.offset);
         // the same range twice (two initializers of one tensor's bytes): read once, then copied
@@ -355,6 +368,7 @@ class Reader {
           else segs.push(p);
         }
         const side = await f.side();
+        await check(f, side);
         const start = before;
         await fillSegments(this.core, segs, side, `the model's tensors`, onProgress && ((p) => onProgress({ loaded: start + p.loaded, total })));
         for (const [p, from] of twins) this.core.heap.copyWithin(p.ptr, from.ptr, from.ptr + p.bytes);
@@ -402,12 +416,15 @@ export async function externalReaders(core, models, entries, context, { deferred
     // Listing copies the model into the heap once more (briefly): only where it tells something
     // (entries to check or read ahead, side files to fetch from a URL).
     const refs = entries.length || inherited.size || (base?.url && !deferred) ? listExternal(core, bytes) : [];
+    const prints = fingerprints(bytes); // the base files holding their weights inside (js/inside.js)
     const files = new Map();
     for (const [path, data] of [...given, ...inherited]) {
       const mine = refs.filter((r) => r.location === path);
       if (!mine.length) continue;
       if (given.has(path)) used.add(path);
-      files.set(path, await fromData(fs, data, readAhead ? mine.filter(readAhead) : mine, `externalData '${path}'`, deferred, !!readAhead));
+      const model = !given.has(path) && prints.has(path); // the base's own file, not an option's side file
+      const what = model ? 'the base model file' : `externalData '${path}'`;
+      files.set(path, await fromData(fs, data, readAhead ? mine.filter(readAhead) : mine, what, deferred, !!readAhead, model ? ` (the artifacts refer to it for the base's weights): put it back or ${hint(path)}` : ''));
     }
     if (base?.url && !deferred) {
       for (const loc of new Set(refs.map((r) => r.location))) {
@@ -426,7 +443,7 @@ export async function externalReaders(core, models, entries, context, { deferred
       const why = base?.url ? 'it was not among the files read ahead' : 'the model was given as bytes (not a path or URL), so there is no folder to find it in';
       throw new WebtrainError(`external file '${loc}' is not available: ${why}; ${hint(loc)}`);
     };
-    readers.push(new Reader(core, files, fallback, deferred));
+    readers.push(new Reader(core, files, fallback, deferred, deferred ? prints : undefined));
   }
   const unused = entries.filter((e) => !used.has(e.path));
   if (unused.length) {
@@ -437,7 +454,8 @@ export async function externalReaders(core, models, entries, context, { deferred
 }
 
 /** An externalData entry's data as a file object (Blobs: the ranges `refs` need, read now unless deferred). */
-async function fromData(fs, data, refs, what, deferred = false, someRanges = false) {
+async function fromData(fs, data, refs, what, deferred = false, someRanges = false, missing = '') {
+  if (data instanceof Ranges || data instanceof Bytes) return data; // read ahead already (js/inside.js)
   if (data instanceof ArrayBuffer || (typeof SharedArrayBuffer !== 'undefined' && data instanceof SharedArrayBuffer)) return new Bytes(new Uint8Array(data), what);
   if (ArrayBuffer.isView(data)) return new Bytes(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), what);
   if (isBlob(data) && deferred) return new Later(data, what, data.size);
@@ -448,7 +466,7 @@ async function fromData(fs, data, refs, what, deferred = false, someRanges = fal
   }
   const s = data instanceof URL ? data.href : data;
   const path = await nodeFilePath(s);
-  if (path !== null) return new NodeFile(fs, path, what);
+  if (path !== null) return new NodeFile(fs, path, what, missing);
   if (deferred) return new Later(new URL(s, globalThis.location?.href).href, what, undefined);
   return fetchWhole(new URL(s, globalThis.location?.href).href, what, someRanges ? refs : null);
 }
@@ -462,7 +480,7 @@ export const withReader = (reader, fn) => (reader ? reader.run(fn) : fn());
  * base's file where the file system allows, else a copy (never read into memory). A file that is
  * there already (the artifacts beside the base) is left.
  */
-export async function placeSideFiles(core, dir, models) {
+export async function placeSideFiles(core, dir, models, reserved = []) {
   const fs = await importNode('fs/promises');
   const path = await importNode('path');
   const done = new Set();
@@ -471,6 +489,9 @@ export async function placeSideFiles(core, dir, models) {
     if (!from) continue;
     const base = await baseOf(from.model);
     for (const loc of new Set(listExternal(core, bytes).map((r) => r.location))) {
+      if (reserved.includes(loc)) {
+        throw new WebtrainError(`artifactDirectory: the base model file '${loc}', which the artifacts refer to for its weights, has the same name as an artifact written there: rename the base file or give a prefix`);
+      }
       if (done.has(loc)) continue;
       done.add(loc);
       const dest = path.resolve(dir, loc);

@@ -19,6 +19,9 @@ function each(v, f) {
  * isTensor(x): whether x crosses as a tensor; move(x): whether the buffer of x (a tensor, typed
  * array or ArrayBuffer) moves, added then to the Set `transfer`.
  */
+/** An onProgress option crossing to the worker: the worker posts the call's progress to the host (web/worker-host.js). */
+export const PROGRESS = '__webtrain_progress__';
+
 export function encode(v, how) {
   if (v === null || typeof v !== 'object') {
     if (typeof v === 'function') throw new WebtrainError('functions cannot be sent to the webtrain worker');

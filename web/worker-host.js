@@ -63,7 +63,7 @@ import { Tensor } from '../js/tensor.js';
 import { WebtrainError, WASM_ERROR, WASM_OPTION, THREADED_OPTION, urlOrNull } from '../js/core.js';
 import { LossType, OptimType } from '../js/abi.js';
 import { PROXIED, STATICS, IDB_FUNCTIONS } from './proxies.js';
-import { encode, decode } from './wire.js';
+import { encode, decode, PROGRESS } from './wire.js';
 import { pageBase } from './init.js';
 
 const marked = new WeakSet();
@@ -88,6 +88,16 @@ function location(src) {
 function externalOption(o) {
   if (!Array.isArray(o?.externalData)) return o;
   return { ...o, externalData: o.externalData.map((e) => (typeof e?.data === 'string' || e?.data instanceof URL ? { ...e, data: location(e.data) } : e)) };
+}
+
+/**
+ * An options object whose onProgress (a function: it cannot be cloned) stays here: [options with
+ * onProgress: PROGRESS (the worker posts { loaded, total } to this call), onProgress] for #static.
+ */
+function progressOption(o) {
+  if (typeof o?.onProgress !== 'function') return [o];
+  const fn = o.onProgress;
+  return [{ ...o, onProgress: PROGRESS }, (detail) => void fn(detail)];
 }
 
 class Remote {
@@ -189,13 +199,21 @@ export class WebtrainWorker extends EventTarget {
     worker.onmessageerror = () => this.#fail(new WebtrainError('the webtrain worker sent a message that could not be read'));
     const statics = (names) => Object.fromEntries(names.map((n) => [n.split('.').pop(), (...args) => this.#static(n, args)]));
     this.CheckpointState = {
-      loadCheckpoint: (src, opts) => this.#static('CheckpointState.loadCheckpoint', [location(src), opts]),
+      loadCheckpoint: (src, opts) => {
+        const [o, onProgress] = progressOption(opts);
+        return this.#static('CheckpointState.loadCheckpoint', [location(src), o], onProgress);
+      },
       saveCheckpoint: (state, dest, opts) => {
         if (typeof dest === 'string' && !dest.startsWith('idb://')) return Promise.reject(new WebtrainError('saveCheckpoint in a worker: the destination must be an idb:// location (or null to get the bytes)'));
         return this.#static('CheckpointState.saveCheckpoint', [state, dest ?? null, opts]);
       },
     };
-    this.Module = { create: (t, s, e, o) => this.#static('Module.create', [location(t), s, e === undefined ? undefined : location(e), externalOption(o)]) };
+    this.Module = {
+      create: (t, s, e, opts) => {
+        const [o, onProgress] = progressOption(externalOption(opts));
+        return this.#static('Module.create', [location(t), s, e === undefined ? undefined : location(e), o], onProgress);
+      },
+    };
     this.Optimizer = { create: (o, m) => this.#static('Optimizer.create', [location(o), m]) };
     this.LinearLRScheduler = { create: (...args) => this.#static('LinearLRScheduler.create', args) };
     this.InferenceSession = { create: (m, o) => this.#static('InferenceSession.create', [location(m), externalOption(o)]) };

@@ -4,7 +4,7 @@
 import * as api from '../js/index.js';
 import * as idb from './idb.js';
 import { init } from './init.js';
-import { encode, decode } from './wire.js';
+import { encode, decode, PROGRESS } from './wire.js';
 import { STATICS, IDB_FUNCTIONS } from './proxies.js';
 
 const wt = { ...api, idb, init };
@@ -147,7 +147,8 @@ self.onmessage = async (ev) => {
       const fn = statics[msg.name];
       const loop = Object.hasOwn(LOOPS, msg.name);
       if (!fn && !loop) throw new WebtrainError(`worker: unknown function '${msg.name}'`);
-      const args = decodeArgs(msg.args);
+      // an onProgress left on the host (loadCheckpoint, Module.create): posted to it as { progress: id }
+      const args = decodeArgs(msg.args).map((a) => (a?.onProgress === PROGRESS ? { ...a, onProgress: (detail) => postMessage({ progress: id, detail }) } : a));
       result = loop ? await loopInWorker(msg.name, args, id) : await fn(...args);
     } else if (msg.op === 'call') {
       result = await callMethod(deref(msg.ref), msg.path, decodeArgs(msg.args));

@@ -205,6 +205,20 @@ static int read_by_reference(wt_graph *g, const Onnx__TensorProto *tp, const wt_
   return wt_graph_set_external(g, tp->name, r.location, r.offset);
 }
 
+/* The bytes of share's initializer `name` when they equal t's (dtype, dims and content), else
+ * NULL: a module's eval model embedding the same frozen weights as its training model (float16
+ * ones converted at generation, keepExternalData: false artifacts) borrows them, so that the
+ * heap holds them once. Only above WT_PACK_DATA_MAX (compaction moves smaller ones). */
+static void *same_bytes(const wt_graph *share, const char *name, const wt_tensor *t) {
+  size_t nbytes = wt_nbytes(t);
+  int v = share && nbytes > WT_PACK_DATA_MAX ? wt_graph_find(share, name) : -1;
+  const wt_value *s = v < 0 ? NULL : &share->values[v];
+  if (!s || !(s->flags & WT_VALUE_INITIALIZER) || !s->data || s->nbytes != nbytes || s->dtype != t->dtype ||
+      s->rank != t->rank || (t->rank > 0 && memcmp(s->dims, t->dims, sizeof(int64_t) * (size_t)t->rank)))
+    return NULL;
+  return memcmp(s->data, t->data, nbytes) ? NULL : s->data;
+}
+
 static int read_initializer(wt_graph *g, const Onnx__TensorProto *tp, size_t i,
                             const wt_onnx_read_opts *opts) {
   if (!tp->name || !tp->name[0]) return wt_errorf(WT_ERR_PARSE, "initializer #%zu has no name", i);
@@ -224,10 +238,12 @@ static int read_initializer(wt_graph *g, const Onnx__TensorProto *tp, size_t i,
     return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
   }
   wt_value *val = &g->values[v];
-  val->flags |= WT_VALUE_INITIALIZER;
+  void *same = opts ? same_bytes(opts->share, tp->name, &ct.t) : NULL;
+  val->flags |= WT_VALUE_INITIALIZER | (same ? WT_VALUE_BORROWED : 0);
   val->dtype = ct.t.dtype;
-  val->data = ct.t.data;
+  val->data = same ? same : ct.t.data;
   val->nbytes = wt_nbytes(&ct.t);
+  if (same) free(ct.t.data);
   WT_TRY(wt_value_set_shape(g, v, ct.t.rank, ct.t.dims));
   if (!is_external(tp)) return WT_OK;
   /* loaded, and its reference kept: another graph of the same file range can borrow it */

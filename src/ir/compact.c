@@ -58,7 +58,7 @@ static void *pack_bytes(packer *pk, const void *src, size_t n, size_t align) {
 
 /* Initializers up to this size move into the block (bigger ones, weights of inference models,
  * are not copied). */
-#define PACK_DATA_MAX 4096
+#define PACK_DATA_MAX WT_PACK_DATA_MAX
 
 /* Packs every piece; when copying, the graph's pointers move to the block (the old pieces are
  * handed to `old` to be freed). */

@@ -64,6 +64,10 @@ enum wt_value_flags {
   WT_VALUE_BORROWED = 1u << 5
 };
 
+/* Initializers up to this size are packed into a graph's block by compaction (moved); bigger
+ * ones (weights) stay where they are, so another graph may borrow them. */
+#define WT_PACK_DATA_MAX 4096
+
 /* A value's declared type: rank -1 unknown; dims[i] >= 0 fixed, -1 symbolic (dim_param[i]
  * names it, or is NULL: unknown). The shape is stored apart from the value (most values of a
  * loaded training graph carry none): set it with wt_value_set_shape / wt_value_copy_type. */

@@ -2,8 +2,11 @@
 // A frozen base of configurable size saved with external data, fine-tuned from a path in Node
 // (issue 17's benchmark rows; not part of npm test: the default base is 403 MB):
 //   node tests/bench/big-base.mjs [LAYERS] [WIDTH] [--batch N] [--steps N] [--threads N] [--keep DIR] [--export]
-//                                 [--float16 [--compare]]
+//                                 [--float16 [--compare]] [--inside]
 // Default: 24 x Linear(2048) + ReLU, a Linear(2048, 10) head (~100M parameters), batch 16.
+// --inside: the same base with its weights inside base.onnx (no side file: how torch.onnx.export
+// saves a model under 2 GB); the weight bytes are then its initializers' (the same bytes the
+// side file holds). The losses print in full (losses) to compare the two forms bit for bit.
 // --float16: the base's weights are float16 initializers (read through Casts) in the side file,
 // written layer by layer (16 8192 --float16: 1.07B parameters, a 2.1 GB side file, offsets past
 // 2 GB); --compare then also trains, in the same process, the twin whose float32 weights hold
@@ -33,6 +36,7 @@ const threads = Number(flag('--threads', 1));
 const exportToo = bool('--export');
 const half = bool('--float16');
 const compare = bool('--compare');
+const inside = bool('--inside');
 const [layers = 24, width = 2048] = args.map(Number);
 const classes = 10;
 const MB = 2 ** 20;
@@ -49,8 +53,9 @@ try {
     if (made.status !== 0) throw new Error(`make_big_base.py failed: ${made.stderr}${made.error ?? ''}`);
     log(`${made.stdout.trim()} (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
   };
-  make(model, half ? '--float16' : null);
-  const weightBytes = (await stat(`${model}.data`)).size;
+  make(model, half ? '--float16' : inside ? '--inside' : null);
+  // the weights: the side file, or (inside) the initializers' bytes: all float32
+  const weightBytes = inside ? 4 * (layers * (width * width + width) + classes * (width + 1)) : (await stat(`${model}.data`)).size;
   const startRss = process.memoryUsage().rss;
   const core = await init({ threads });
   const load0 = loadavg()[0];
@@ -136,13 +141,13 @@ try {
   module.release();
   state.release();
   const out = {
-    layers, width, batch, steps, threads, frozenDtype: half ? 'float16' : 'float32', loadAvg: +load0.toFixed(2),
+    layers, width, batch, steps, threads, frozenDtype: half ? 'float16' : 'float32', weights: inside ? 'inside' : 'external data', loadAvg: +load0.toFixed(2),
     params: layers * (width * width + width) + classes * (width + 1), startRssMB: +(startRss / MB).toFixed(1),
     weightMB: +(weightBytes / MB).toFixed(1),
     genSeconds: +genSeconds.toFixed(2), loadSeconds: +loadSeconds.toFixed(2), msPerStep: +msPerStep.toFixed(1),
     peakRssMB: +(peakRss() / MB).toFixed(1), peakRssOverWeights: +(peakRss() / weightBytes).toFixed(2),
     wasmMemoryMB: at.evaluated.wasmMemoryMB, wasmMemoryOverWeights: +((at.evaluated.wasmMemoryMB * MB) / weightBytes).toFixed(2),
-    arenaMB: +(mem.arena / MB).toFixed(1), artifactBytes: artBytes, exported, agreement, at, losses: losses.map((l) => +l.toFixed(4)), evalLoss,
+    arenaMB: +(mem.arena / MB).toFixed(1), artifactBytes: artBytes, exported, agreement, at, losses, evalLoss,
   };
   console.log(JSON.stringify(out));
 } finally {

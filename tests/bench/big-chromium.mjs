@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 // A frozen base saved with external data, fine-tuned from its URL in headless Chromium (issue 17's
 // benchmark rows; not part of npm test):
-//   node tests/bench/big-chromium.mjs [LAYERS] [WIDTH] [--float16] [--batch N] [--steps N] [--keep DIR]
+//   node tests/bench/big-chromium.mjs [LAYERS] [WIDTH] [--float16 | --inside] [--batch N] [--steps N] [--keep DIR]
+// --inside: the base with its weights inside base.onnx (no side file; make_big_base.py --inside):
+// generation streams it once keeping the head's bytes, Module.create streams the frozen weights'
+// byte ranges of base.onnx into the heap.
 // Default: the 100M-parameter base of big-base.mjs (24 x Linear(2048) + ReLU, a Linear(2048, 10)
 // head), float32, batch 16. tests/bench/make_big_base.py writes base.onnx + base.onnx.data into
 // DIR (reused when --keep names a folder that has them); a local server (tests/browser/harness.mjs)
@@ -28,6 +31,7 @@ const batch = Number(flag('--batch', 16));
 const steps = Number(flag('--steps', 5));
 const keep = flag('--keep', null);
 const half = bool('--float16');
+const inside = bool('--inside');
 const [layers = 24, width = 2048] = args.map(Number);
 const classes = 10;
 const MB = 2 ** 20;
@@ -38,13 +42,14 @@ const dir = keep ?? (await mkdtemp(join(tmpdir(), 'webtrain-bigchromium-')));
 let server, browser, sampler;
 try {
   const model = join(dir, 'base.onnx');
-  if (!(keep && existsSync(model) && existsSync(`${model}.data`))) {
+  if (!(keep && existsSync(model) && (inside || existsSync(`${model}.data`)))) {
     const t0 = performance.now();
-    const made = spawnSync('/usr/bin/python3', [join(root, 'tests/bench/make_big_base.py'), model, String(layers), String(width), String(classes), ...(half ? ['--float16'] : [])], { encoding: 'utf8' });
+    const made = spawnSync('/usr/bin/python3', [join(root, 'tests/bench/make_big_base.py'), model, String(layers), String(width), String(classes), ...(half ? ['--float16'] : inside ? ['--inside'] : [])], { encoding: 'utf8' });
     if (made.status !== 0) throw new Error(`make_big_base.py failed: ${made.stderr}${made.error ?? ''}`);
     log(`${made.stdout.trim()} (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
   } else log(`reusing ${model}`);
-  const weightBytes = (await stat(`${model}.data`)).size;
+  // the weights: the side file, or (inside) the initializers' bytes, all float32
+  const weightBytes = inside ? 4 * (layers * (width * width + width) + classes * (width + 1)) : (await stat(`${model}.data`)).size;
   server = await serve({ mounts: { '/big/': dir } });
   browser = await launch(['--js-flags=--no-liftoff']);
   const ctx = await guard(await browser.newContext(), server.url);
@@ -98,7 +103,7 @@ try {
       t = performance.now();
       for (let i = 1; i < steps; i++) step();
       out.msPerStep = +((performance.now() - t) / Math.max(1, steps - 1)).toFixed(1);
-      out.losses = losses.map((l) => +l.toFixed(4));
+      out.losses = losses;
       await snap('trained');
       out.evalLoss = module.eval().runAll(x, y)[0].data[0];
       await snap('evaluated');
@@ -115,7 +120,7 @@ try {
   clearInterval(sampler);
   const memory = r.at.evaluated ?? r.at.failed ?? 0;
   const res = {
-    env: 'chromium', browser: browser.version(), layers, width, batch, steps, frozenDtype: half ? 'float16' : 'float32', loadAvg: +load0.toFixed(2),
+    env: 'chromium', browser: browser.version(), layers, width, batch, steps, frozenDtype: half ? 'float16' : 'float32', weights: inside ? 'inside' : 'external data', loadAvg: +load0.toFixed(2),
     params: layers * (width * width + width) + classes * (width + 1), weightMB: +(weightBytes / MB).toFixed(1),
     ...r, wasmMemoryMB: memory, wasmMemoryOverWeights: +((memory * MB) / weightBytes).toFixed(2),
     rendererRssAt: rssAt, rendererPeakRssMB: +(peak / MB).toFixed(1), rendererPeakRssOverWeights: +(peak / weightBytes).toFixed(2),

@@ -1,13 +1,16 @@
 """A frozen base of configurable size saved with external data, for tests/bench/big-base.mjs
 (issue 17's benchmark rows). Run: /usr/bin/python3 tests/bench/make_big_base.py OUT.onnx
-[LAYERS] [WIDTH] [CLASSES] [--float16 | --float16-as-float32]  (default 24 2048 10: ~100M
-parameters, 403 MB of float32).
+[LAYERS] [WIDTH] [CLASSES] [--float16 | --float16-as-float32 | --inside]  (default 24 2048 10:
+~100M parameters, 403 MB of float32).
 
   X[N,WIDTH] -> LAYERS x (Gemm(transB=1) + Relu) -> Gemm head -> logits[N,CLASSES]
 
 Base layers are l{i}.weight / l{i}.bias, the head head.weight / head.bias; every initializer of
 1 KiB or more lives in OUT.onnx.data (onnx.save_model's save_as_external_data=True). Weights
 are He-scaled normals from a fixed seed, so activations stay finite at any depth.
+
+--inside: the same model with every weight inside OUT.onnx (no side file: how torch.onnx.export
+saves a model under 2 GB); the same bytes as the external-data form holds in its side file.
 
 --float16: the base's weights are float16 initializers read through Cast(to=FLOAT) (as a
 float16 export is), written straight to the side file layer by layer (one layer in memory at a
@@ -83,10 +86,10 @@ def main():
         layers, width, classes = [int(a) for a in argv[1:]] + [24, 2048, 10][len(argv) - 1:]
         streamed(out, layers, width, classes, '--float16-as-float32' in sys.argv)
         return
-    out = sys.argv[1]
-    layers = int(sys.argv[2]) if len(sys.argv) > 2 else 24
-    width = int(sys.argv[3]) if len(sys.argv) > 3 else 2048
-    classes = int(sys.argv[4]) if len(sys.argv) > 4 else 10
+    out = argv[0]
+    layers = int(argv[1]) if len(argv) > 1 else 24
+    width = int(argv[2]) if len(argv) > 2 else 2048
+    classes = int(argv[3]) if len(argv) > 3 else 10
     rng = np.random.default_rng(17)
     inits, nodes = [], []
     x = 'X'
@@ -106,13 +109,17 @@ def main():
                           [helper.make_tensor_value_info('logits', TensorProto.FLOAT, ['N', classes])], inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 17)], producer_name='webtrain-bench')
     m.ir_version = 8
+    params = sum(int(np.prod(t.dims)) for t in g.initializer)
+    if '--inside' in sys.argv:
+        onnx.save_model(m, out)
+        print(f'{out}: {layers} x {width}, {params} parameters, weights inside ({os.path.getsize(out)} bytes)')
+        return
     location = os.path.basename(out) + '.data'
     side = os.path.join(os.path.dirname(os.path.abspath(out)), location)
     if os.path.exists(side):
         os.remove(side)  # onnx.save_model appends to an existing side file
     onnx.save_model(m, out, save_as_external_data=True, all_tensors_to_one_file=True, location=location,
                     size_threshold=1024)
-    params = sum(int(np.prod(t.dims)) for t in g.initializer)
     print(f'{out}: {layers} x {width}, {params} parameters, side file {os.path.getsize(side)} bytes')
 
 

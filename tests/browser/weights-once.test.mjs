@@ -53,3 +53,48 @@ test('a frozen base by reference from a URL: page and worker train like the embe
     // the frozen W1 and B1 (128 + 32 bytes) streamed once, for both models
     assert.deepEqual(r.progress.at(-1), { loaded: 160, total: 160 });
   }));
+
+test('weights inside the .onnx (keepExternalData: true) from a URL: page and worker train like the embedded artifacts; onProgress crosses worker()', () =>
+  onTestPage(env, async (page) => {
+    const r = await page.evaluate(async () => {
+      const { webtrain: wt, t } = window;
+      const url = '/tests/data/external/wide.onnx';
+      const X = new wt.Tensor('float32', Float32Array.from({ length: 128 }, (_, i) => Math.sin(i)), [2, 64]);
+      const labels = new wt.Tensor('int64', BigInt64Array.from([0n, 2n]), [2]);
+      const train = async (api, options, progress) => {
+        const art = await api.artifacts.generateArtifacts(url, { requiresGrad: ['W2', 'B2'], loss: 'CrossEntropyLoss', optimizer: 'AdamW', ...options });
+        const state = await api.CheckpointState.loadCheckpoint(art.checkpoint);
+        const module = await api.Module.create(art.trainingModel, state, art.evalModel, progress ? { onProgress: (p) => progress.push(p) } : undefined);
+        const optimizer = await api.Optimizer.create(art.optimizerModel, module);
+        const losses = [];
+        for (let i = 0; i < 3; i++) {
+          const loss = await module.run(X, labels);
+          losses.push(loss.data[0]);
+          await optimizer.step();
+          await module.lazyResetGrad();
+        }
+        await optimizer.release();
+        await module.release();
+        await state.release();
+        return { losses, size: art.trainingModel.byteLength };
+      };
+      const w = await wt.worker();
+      const pageProgress = [];
+      const workerProgress = [];
+      const out = {
+        embedded: await train(wt, { keepExternalData: false }),
+        page: await train(wt, { keepExternalData: true }, pageProgress),
+        worker: await train(w, { keepExternalData: true }, workerProgress),
+      };
+      w.terminate();
+      t.status('passed: weights inside');
+      return { out, pageProgress, workerProgress };
+    });
+    assert.deepEqual(r.out.page.losses, r.out.embedded.losses);
+    assert.deepEqual(r.out.worker.losses, r.out.embedded.losses);
+    // W1 (64 x 32 floats, 8 KiB) stays in wide.onnx: the training model refers to it there
+    assert.ok(r.out.page.size < r.out.embedded.size - 8000, JSON.stringify(r.out));
+    // streamed from the URL once, for both models; the worker's progress arrives on the page
+    assert.deepEqual(r.pageProgress.at(-1), { loaded: 8192, total: 8192 });
+    assert.deepEqual(r.workerProgress.at(-1), { loaded: 8192, total: 8192 });
+  }));

@@ -2,7 +2,8 @@
  * external data read without their bytes (keep_external) and written back as the same
  * references; read later on demand (wt_onnx_load_external); borrowed by a second graph of the
  * same file range (share) instead of read again, and never freed through it; not folded as
- * constants while unloaded. */
+ * constants while unloaded. Embedded initializers equal to the shared graph's (same name, dtype,
+ * dims and bytes, above WT_PACK_DATA_MAX) are borrowed too; any difference keeps a copy. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,8 +121,73 @@ static void test_by_reference(void) {
   free(bytes);
 }
 
+/* y = Add(x, B) with B [n] float embedded (raw_data), its values i * scale. */
+static uint8_t *embedded_bytes(size_t *len, int n, int8_t dtype, float scale) {
+  wt_graph *g = wt_graph_new();
+  int x = wt_graph_value(g, "x"), b = wt_graph_value(g, "B"), y = wt_graph_value(g, "y");
+  CHECK(x >= 0 && b >= 0 && y >= 0);
+  g->values[x].dtype = WT_FLOAT;
+  CHECK_OK(wt_value_set_shape(g, x, 1, (const int64_t[]){n}));
+  CHECK_OK(wt_graph_add_input(g, x));
+  g->values[b].dtype = dtype;
+  g->values[b].flags |= WT_VALUE_INITIALIZER;
+  g->values[b].nbytes = (size_t)n * (dtype == WT_FLOAT ? 4 : 2);
+  g->values[b].data = malloc(g->values[b].nbytes);
+  for (int i = 0; i < n; i++) {
+    if (dtype == WT_FLOAT) ((float *)g->values[b].data)[i] = (float)i * scale;
+    else ((uint16_t *)g->values[b].data)[i] = (uint16_t)(i * (int)scale);
+  }
+  CHECK_OK(wt_value_set_shape(g, b, 1, (const int64_t[]){n}));
+  CHECK(wt_graph_add_node(g, "Add", "", "add", 2, (int[]){x, b}, 1, &y) >= 0);
+  CHECK_OK(wt_graph_add_output(g, y));
+  CHECK_OK(wt_graph_set_opset(g, "", 17));
+  uint8_t *bytes = NULL;
+  CHECK_OK(wt_onnx_write(g, &bytes, len));
+  wt_graph_free(g);
+  return bytes;
+}
+
+static void test_same_bytes(void) {
+  size_t len, len2;
+  uint8_t *bytes = embedded_bytes(&len, 2048, WT_FLOAT, 0.5f); /* 8 KiB */
+  wt_graph *train, *ev;
+  CHECK_OK(wt_onnx_read(bytes, len, NULL, &train));
+  int tb = wt_graph_find(train, "B");
+  wt_onnx_read_opts share = {.share = train};
+  /* the same bytes: borrowed; freeing and pruning the borrower leaves them */
+  CHECK_OK(wt_onnx_read(bytes, len, &share, &ev));
+  int eb = wt_graph_find(ev, "B");
+  CHECK(ev->values[eb].data == train->values[tb].data && (ev->values[eb].flags & WT_VALUE_BORROWED));
+  ev->n_outputs = 0;
+  CHECK_OK(wt_graph_prune(ev));
+  wt_graph_free(ev);
+  CHECK(((float *)train->values[tb].data)[2047] == 1023.5f);
+  /* other values, another dtype, another size, or at most WT_PACK_DATA_MAX bytes: a copy */
+  struct { int n; int8_t dtype; float scale; } other[] = {{2048, WT_FLOAT, 0.25f}, {4096, WT_FLOAT16, 1.0f}, {1024, WT_FLOAT, 0.5f}};
+  for (size_t k = 0; k < sizeof other / sizeof other[0]; k++) {
+    uint8_t *b2 = embedded_bytes(&len2, other[k].n, other[k].dtype, other[k].scale);
+    CHECK_OK(wt_onnx_read(b2, len2, &share, &ev));
+    eb = wt_graph_find(ev, "B");
+    CHECK(ev->values[eb].data != train->values[tb].data && !(ev->values[eb].flags & WT_VALUE_BORROWED));
+    wt_graph_free(ev);
+    free(b2);
+  }
+  wt_graph_free(train);
+  free(bytes);
+  /* at the pack threshold: never borrowed (compaction moves such data) */
+  bytes = embedded_bytes(&len, WT_PACK_DATA_MAX / 4, WT_FLOAT, 0.5f);
+  CHECK_OK(wt_onnx_read(bytes, len, NULL, &train));
+  share.share = train;
+  CHECK_OK(wt_onnx_read(bytes, len, &share, &ev));
+  CHECK(!(ev->values[wt_graph_find(ev, "B")].flags & WT_VALUE_BORROWED));
+  wt_graph_free(ev);
+  wt_graph_free(train);
+  free(bytes);
+}
+
 int main(void) {
   for (size_t i = 0; i < sizeof side; i++) side[i] = (uint8_t)(i * 7 + 3);
   test_by_reference();
+  test_same_bytes();
   return wt_check_failures ? 1 : 0;
 }

@@ -5,7 +5,10 @@
  * the graph holding exactly the side file's bytes at its offset, and its length is its size.
  * Held by reference (issue 17): a second read sharing the first graph borrows every listed
  * tensor's bytes (reading nothing); a read that keeps float tensors by reference loads each on
- * demand with the same bytes, and writes and re-reads (a clone) without loading any. */
+ * demand with the same bytes, and writes and re-reads (a clone) without loading any. Byte 0 of
+ * 0xC0 or more: the side file is the model itself (weights inside referenced in place). A
+ * second read sharing the first graph borrows embedded initializers only when they are the
+ * first graph's, above the pack size. */
 #include "fuzz_common.h"
 
 typedef struct side {
@@ -24,11 +27,14 @@ static int read_side(void *user, const char *location, uint64_t offset, uint64_t
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1) return 0;
-  side s = {.len = data[0] % 13 == 12 ? 0 : (size_t)1 << (data[0] % 13)};
-  s.bytes = malloc(s.len + 1);
-  for (size_t i = 0; i < s.len; i++) s.bytes[i] = (uint8_t)(i * 31 + 7);
   const uint8_t *model = data + 1;
   size_t len = size - 1;
+  side s = {.len = data[0] % 13 == 12 ? 0 : (size_t)1 << (data[0] % 13)};
+  /* byte 0 >= 0xC0: the side file is the model file itself (a base whose weights are inside,
+   * referenced in place at their raw_data offsets: js/inside.js) */
+  if (data[0] >= 0xC0) s.len = len;
+  s.bytes = malloc(s.len + 1);
+  for (size_t i = 0; i < s.len; i++) s.bytes[i] = data[0] >= 0xC0 ? model[i] : (uint8_t)(i * 31 + 7);
   wt_external_ref *refs = NULL;
   int n = 0;
   int listed = wt_onnx_list_external(model, len, &refs, &n) == WT_OK;
@@ -65,6 +71,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_ASSERT(v >= 0 && gv >= 0 && (refs[i].length == 0 || b->values[v].data == g->values[gv].data),
                     "a shared tensor borrows the loaded bytes");
       }
+    /* embedded initializers equal to g's are borrowed (only those, and only above the pack size) */
+    for (int v = 0; b && v < b->n_values; v++) {
+      const wt_value *bv = &b->values[v];
+      int gv = wt_graph_find(g, bv->name);
+      if (!(bv->flags & WT_VALUE_BORROWED)) continue;
+      FUZZ_ASSERT(gv >= 0 && bv->data == g->values[gv].data && bv->nbytes == g->values[gv].nbytes,
+                  "a borrowed initializer is the shared graph's");
+      FUZZ_ASSERT((bv->flags & WT_VALUE_EXTERNAL) || bv->nbytes > WT_PACK_DATA_MAX, "only weights above the pack size are borrowed by content");
+    }
     wt_graph_free(b);
     /* a shared clone (the export's) borrows every loaded external tensor of g */
     wt_graph *c = NULL;
@@ -82,7 +97,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       int v = wt_graph_find(g, refs[i].tensor);
       FUZZ_ASSERT(v >= 0 && (g->values[v].flags & WT_VALUE_INITIALIZER), "a listed tensor is an initializer");
       FUZZ_ASSERT(g->values[v].nbytes == refs[i].length, "the listed length is the tensor's size");
-      FUZZ_ASSERT(refs[i].offset + refs[i].length <= s.len, "a read tensor lies inside the side file");
+      /* (an empty tensor reads nothing: its offset is not checked against the file) */
+      FUZZ_ASSERT(refs[i].length == 0 || refs[i].offset + refs[i].length <= s.len, "a read tensor lies inside the side file");
       FUZZ_ASSERT(refs[i].length == 0 || memcmp(g->values[v].data, s.bytes + refs[i].offset, refs[i].length) == 0,
                   "a tensor holds the side file's bytes at its offset");
     }

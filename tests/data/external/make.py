@@ -12,6 +12,9 @@ external.test.mjs and the CLI tests. Run: /usr/bin/python3 tests/data/external/m
   bad-absolute.onnx               an absolute location ('/etc/passwd')
   bad-offset.onnx                 W2's offset past the end of mlp.onnx.data
   missing.onnx                    a location with no file ('missing.onnx.data')
+  wide.onnx                       X[N,64] -> MatMul(W1: 64 x 32, 8 KiB)/Add/Relu/MatMul/Add ->
+                                  logits[N,3] with its weights inside (W1 is referenced in place
+                                  with keepExternalData: true: js/inside.js)
 """
 import os
 
@@ -22,12 +25,12 @@ from onnx import TensorProto, helper, numpy_helper
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def model():
+def model(inputs=4, hidden=8):
     rng = np.random.default_rng(17)
     inits = [
-        numpy_helper.from_array(rng.standard_normal((4, 8)).astype(np.float32) * 0.5, 'W1'),
-        numpy_helper.from_array(rng.standard_normal(8).astype(np.float32) * 0.1, 'B1'),
-        numpy_helper.from_array(rng.standard_normal((8, 3)).astype(np.float32) * 0.5, 'W2'),
+        numpy_helper.from_array(rng.standard_normal((inputs, hidden)).astype(np.float32) * 0.5, 'W1'),
+        numpy_helper.from_array(rng.standard_normal(hidden).astype(np.float32) * 0.1, 'B1'),
+        numpy_helper.from_array(rng.standard_normal((hidden, 3)).astype(np.float32) * 0.5, 'W2'),
         numpy_helper.from_array(rng.standard_normal(3).astype(np.float32) * 0.1, 'B2'),
     ]
     nodes = [
@@ -37,7 +40,7 @@ def model():
         helper.make_node('MatMul', ['h2', 'W2'], ['h3']),
         helper.make_node('Add', ['h3', 'B2'], ['logits']),
     ]
-    g = helper.make_graph(nodes, 'mlp', [helper.make_tensor_value_info('X', TensorProto.FLOAT, ['N', 4])],
+    g = helper.make_graph(nodes, 'mlp', [helper.make_tensor_value_info('X', TensorProto.FLOAT, ['N', inputs])],
                           [helper.make_tensor_value_info('logits', TensorProto.FLOAT, ['N', 3])], inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 17)], producer_name='webtrain-tests')
     m.ir_version = 8
@@ -73,3 +76,4 @@ relocate('bad-dotdot.onnx', lambda t: set_entry(t, 'location', '../mlp.onnx.data
 relocate('bad-absolute.onnx', lambda t: set_entry(t, 'location', '/etc/passwd'))
 relocate('bad-offset.onnx', lambda t: set_entry(t, 'offset', '4096') if t.name == 'W2' else None)
 relocate('missing.onnx', lambda t: set_entry(t, 'location', 'missing.onnx.data'))
+onnx.save_model(model(64, 32), os.path.join(HERE, 'wide.onnx'))
