@@ -477,6 +477,30 @@ static void test_rows(void) {
     if (!same) fprintf(stderr, "row kernel %d differs across threads\n", k);
     CHECK(same);
   }
+  /* LayerNormalization's gradient (n = 515: columns past the last whole vector): one pass on one
+   * thread, dX by rows then dscale / dbias by columns on the pool; the same bits at 1-4 threads,
+   * small inputs split too, and with dX or the parameter gradients alone. */
+  float *dy = malloc(sizeof(float) * rows * n), *g0 = malloc(sizeof(float) * (rows + 2) * n);
+  float *g1 = malloc(sizeof(float) * (rows + 2) * n);
+  fill(dy, rows * n, 34);
+  for (int want = 0; want < 3; want++) /* 0: all, 1: dX only, 2: dscale and dbias only */
+    for (int32_t t = 1; t <= 4; t++)
+      for (int split = 0; split < 2; split++) {
+        float *o = t == 1 && !split ? g0 : g1;
+        memset(o, 0, sizeof(float) * (rows + 2) * n);
+        wt_set_threads(t);
+        wt_pool_set_split_small(split);
+        wt_layernorm_grad_f32(dy, x, sc, st0, st0 + rows, rows, n, want == 2 ? NULL : o,
+                              want == 1 ? NULL : o + rows * n, want == 1 ? NULL : o + (rows + 1) * n);
+        if (o == g1 && memcmp(g0, g1, sizeof(float) * (rows + 2) * n)) {
+          fprintf(stderr, "LayerNorm grad (%d) differs at %d threads (split %d)\n", want, t, split);
+          CHECK(0);
+        }
+      }
+  wt_pool_set_split_small(0);
+  free(dy);
+  free(g0);
+  free(g1);
   free(x);
   free(sc);
   free(bi);
