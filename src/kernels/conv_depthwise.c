@@ -5,7 +5,8 @@
  *
  * Every output element sums its terms in one order fixed by the shape (bias or 0, then the taps
  * in (kd, kh, kw) order; dX: the output channels of its group, then positions, then taps; dW: the
- * images, then positions, four lanes reduced in a fixed order), and the thread pool gets whole
+ * images, then positions, four lanes reduced in a fixed order, or for kernel rows of 5-8 taps
+ * (grad_w_rows) one sequential sum per tap), and the thread pool gets whole
  * planes or channels, so the bits do not depend on the thread count (conv_depthwise.h). */
 #include <string.h>
 
@@ -383,6 +384,66 @@ static void grad_w_padded(void *ctx, int64_t m0, int64_t count) {
   }
 }
 
+/* Kernel rows (kd, kh) whose dW sums grad_w_rows keeps on the stack. */
+#define DW_KROWS_MAX 16
+
+static int rows_fit(const wt_conv_geom *g) {
+  return g->stride[2] == 1 && g->dil[2] == 1 && g->k[2] <= 8 && g->k[0] * g->k[1] <= DW_KROWS_MAX &&
+         padded_fits(g);
+}
+
+/* dW with stride 1 and kernel rows of at most 8 taps without dilation along them (ConvNeXt's
+ * 7x7, whose 49 taps are more than grad_w_padded keeps): over padded planes (as forward_padded),
+ * the lanes of two vectors hold the kw taps of one kernel row, each output of a grid row adds
+ * dY * its 8 inputs there, so every tap sums dY * X over images, rows and outputs in order, one
+ * term at a time (a sequential sum: small grids, 4x4 or 2x2 at 7x7, waste no lanes); pad taps
+ * add dY * 0. */
+static void grad_w_rows(void *ctx, int64_t m0, int64_t count) {
+  const dw_ctx *d = ctx;
+  const wt_conv_geom *g = d->g;
+  const int64_t G = wt_conv_grid_size(g), I = wt_conv_img_size(g), K = wt_conv_kernel_size(g);
+  const int64_t KW = g->k[2], OW = g->grid[2], L = padded_row(g);
+  _Alignas(16) float buf[DW_PAD_MAX], lanes[8];
+  wt_f32x4 acc[DW_KROWS_MAX][2];
+  for (int64_t m = m0; m < m0 + count; m++) {
+    const int64_t c = m / d->mult;
+    for (int64_t r = 0; r < g->k[0] * g->k[1]; r++) acc[r][0] = acc[r][1] = wt_f32x4_zero();
+    for (int64_t n = 0; n < d->N; n++) {
+      pad_plane(g, d->x + (n * d->C + c) * I, buf);
+      const float *dym = d->dy + (n * d->M + m) * G;
+      for (int64_t kd = 0; kd < g->k[0]; kd++)
+        for (int64_t kh = 0; kh < g->k[1]; kh++) {
+          wt_f32x4 a0 = acc[kd * g->k[1] + kh][0], a1 = acc[kd * g->k[1] + kh][1];
+          for (int64_t od = 0; od < g->grid[0]; od++) {
+            const int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
+            if (id < 0 || id >= g->img[0]) continue;
+            for (int64_t oh = 0; oh < g->grid[1]; oh++) {
+              const int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
+              if (ih < 0 || ih >= g->img[1]) continue;
+              const float *dyrow = dym + (od * g->grid[1] + oh) * OW, *xr = buf + (id * g->img[1] + ih) * L;
+              if (KW <= 4)
+                for (int64_t o = 0; o < OW; o++)
+                  a0 = wt_f32x4_add(a0, wt_f32x4_mul(wt_f32x4_splat(dyrow[o]), wt_f32x4_load(xr + o)));
+              else
+                for (int64_t o = 0; o < OW; o++) {
+                  const wt_f32x4 v = wt_f32x4_splat(dyrow[o]);
+                  a0 = wt_f32x4_add(a0, wt_f32x4_mul(v, wt_f32x4_load(xr + o)));
+                  a1 = wt_f32x4_add(a1, wt_f32x4_mul(v, wt_f32x4_load(xr + o + 4)));
+                }
+            }
+          }
+          acc[kd * g->k[1] + kh][0] = a0;
+          acc[kd * g->k[1] + kh][1] = a1;
+        }
+    }
+    for (int64_t r = 0; r < g->k[0] * g->k[1]; r++) {
+      wt_f32x4_store(lanes, acc[r][0]);
+      wt_f32x4_store(lanes + 4, acc[r][1]);
+      for (int64_t kw = 0; kw < KW; kw++) d->dw[m * K + r * KW + kw] = lanes[kw];
+    }
+  }
+}
+
 /* Planes (or channels) per pool block: about 16K output elements, at least one. */
 static int64_t per_block(int64_t elems) {
   return elems >= 16384 ? 1 : 16384 / (elems > 0 ? elems : 1);
@@ -403,9 +464,12 @@ void wt_conv_depthwise_grad(const wt_conv_geom *g, int64_t N, int64_t C, int64_t
                             float *dw) {
   dw_ctx d = {.g = g, .C = C, .M = M, .mult = M / C, .x = x, .w = w, .dy = dy, .dx = dx, .dw = dw, .N = N};
   const int64_t G = wt_conv_grid_size(g), work = N * M * G * wt_conv_kernel_size(g);
-  if (dw)
-    wt_parallel_range(M, per_block(N * G), work >= WT_DW_THREAD_MIN ? 1 : M + 1,
-                      padded_fits(g) && wt_conv_kernel_size(g) <= DW_TAPS_MAX ? grad_w_padded : grad_w_channels, &d);
+  if (dw) {
+    wt_range_fn fn = padded_fits(g) && wt_conv_kernel_size(g) <= DW_TAPS_MAX ? grad_w_padded
+                     : rows_fit(g)                                           ? grad_w_rows
+                                                                             : grad_w_channels;
+    wt_parallel_range(M, per_block(N * G), work >= WT_DW_THREAD_MIN ? 1 : M + 1, fn, &d);
+  }
   if (dx)
     wt_parallel_range(N * C, per_block(wt_conv_img_size(g)), work >= WT_DW_THREAD_MIN ? 1 : N * C + 1,
                       dx_padded_fits(g, M / C) ? grad_x_padded : grad_x_planes, &d);

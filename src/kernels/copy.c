@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "base/pool.h"
 #include "kernels/simd.h"
 
 #define TILE 16
@@ -143,9 +144,75 @@ static void tile_2d(char *d, int64_t dsr, const char *s, int64_t ssc, int64_t R,
   }
 }
 
+/* A strided copy reduced to `outer` loop axes around its inner kernel (a run, a row or a tiled
+ * 2-D transpose over the last two axes), cut into units for the pool: one per outer index, or,
+ * for a tiled transpose, one per outer index and band of TILE_F32 source-contiguous rows (a
+ * batch of two images' channel permutes is two transposes of 100k elements each). */
+typedef struct copy_job {
+  char *d;
+  const char *s;
+  int64_t n[WT_COPY_MAX_RANK], ds[WT_COPY_MAX_RANK], ss[WT_COPY_MAX_RANK]; /* strides in bytes */
+  int r, outer, tiled, contiguous;
+  size_t elem;
+  int64_t bands;        /* units per outer index */
+} copy_job;
+
+/* Units [u0, u0 + count): u = outer index * bands + band. */
+static void copy_units(void *ctx, int64_t u0, int64_t count) {
+  const copy_job *j = ctx;
+  const int64_t *n = j->n, *ds = j->ds, *ss = j->ss;
+  int r = j->r, outer = j->outer;
+  int64_t it = u0 / j->bands, band = u0 % j->bands, idx[WT_COPY_MAX_RANK], doff = 0, soff = 0;
+  for (int k = outer - 1; k >= 0; k--) { /* the outer index's digits and offsets */
+    idx[k] = it % n[k];
+    it /= n[k];
+    doff += idx[k] * ds[k];
+    soff += idx[k] * ss[k];
+  }
+  for (int64_t u = 0; u < count; u++) {
+    if (j->tiled) {
+      int64_t i0 = band * TILE_F32, rows = n[r - 2] - i0 < TILE_F32 ? n[r - 2] - i0 : TILE_F32;
+      tile_2d(j->d + doff + i0 * ds[r - 2], ds[r - 2], j->s + soff + i0 * (int64_t)j->elem, ss[r - 1],
+              rows, n[r - 1], j->elem);
+    } else if (j->contiguous) {
+      copy_run(j->d + doff, j->s + soff, (size_t)n[r - 1] * j->elem);
+    } else {
+      copy_row(j->d + doff, ds[r - 1], j->s + soff, ss[r - 1], n[r - 1], j->elem);
+    }
+    if (++band < j->bands) continue;
+    band = 0;
+    for (int k = outer - 1; k >= 0; k--) {
+      doff += ds[k];
+      soff += ss[k];
+      if (++idx[k] < n[k]) break;
+      doff -= ds[k] * n[k];
+      soff -= ss[k] * n[k];
+      idx[k] = 0;
+    }
+  }
+}
+
+/* Copies of at least this many bytes split over the pool's threads, in blocks of about
+ * COPY_BLOCK_BYTES (a copy moves each byte once: only big ones gain from a second core). */
+#define COPY_THREAD_MIN_BYTES ((int64_t)256 * 1024)
+#define COPY_BLOCK_BYTES ((int64_t)64 * 1024)
+
+static void move_axis_last(int64_t *n, int64_t *ds, int64_t *ss, int a, int last) {
+  int64_t tn = n[a], td = ds[a], ts = ss[a];
+  for (int k = a; k < last; k++) {
+    n[k] = n[k + 1];
+    ds[k] = ds[k + 1];
+    ss[k] = ss[k + 1];
+  }
+  n[last] = tn;
+  ds[last] = td;
+  ss[last] = ts;
+}
+
 void wt_copy_strided(void *dst, const int64_t *dst_strides, const void *src,
                      const int64_t *src_strides, int rank, const int64_t *dims, size_t elem) {
-  int64_t n[WT_COPY_MAX_RANK], ds[WT_COPY_MAX_RANK], ss[WT_COPY_MAX_RANK];
+  copy_job j = {.d = dst, .s = src, .elem = elem, .bands = 1};
+  int64_t *n = j.n, *ds = j.ds, *ss = j.ss;
   int r = 0;
   for (int k = 0; k < rank; k++) {
     if (dims[k] <= 0) return;
@@ -162,64 +229,43 @@ void wt_copy_strided(void *dst, const int64_t *dst_strides, const void *src,
     ss[r] = src_strides[k];
     r++;
   }
-  char *d = dst;
-  const char *s = src;
   if (r == 0) {
-    memcpy(d, s, elem);
+    memcpy(dst, src, elem);
     return;
   }
-  int inner = 1; /* axes handled by the inner kernel */
-  int tiled = 0;
-  if (r >= 2 && ds[r - 1] == 1 && ss[r - 1] != 1) {
-    int k = -1;
+  /* Loop order is free: the destination's contiguous axis innermost (writes in order; a
+   * channel permute [N,C,HW] -> [N,HW,C] has it in the middle), then the source's next to it. */
+  if (r >= 2 && ds[r - 1] != 1)
     for (int a = r - 2; a >= 0; a--)
-      if (ss[a] == 1) {
-        k = a;
+      if (ds[a] == 1) {
+        move_axis_last(n, ds, ss, a, r - 1);
         break;
       }
-    if (k >= 0) {
-      /* Loop order is free: move the source-contiguous axis next to the innermost one. */
-      int64_t tn = n[k], td = ds[k], ts = ss[k];
-      for (int a = k; a < r - 2; a++) {
-        n[a] = n[a + 1];
-        ds[a] = ds[a + 1];
-        ss[a] = ss[a + 1];
+  int inner = 1; /* axes handled by the inner kernel */
+  if (r >= 2 && ds[r - 1] == 1 && ss[r - 1] != 1)
+    for (int a = r - 2; a >= 0; a--)
+      if (ss[a] == 1) {
+        move_axis_last(n, ds, ss, a, r - 2);
+        inner = 2;
+        j.tiled = 1;
+        break;
       }
-      n[r - 2] = tn;
-      ds[r - 2] = td;
-      ss[r - 2] = ts;
-      inner = 2;
-      tiled = 1;
-    }
-  }
   for (int k = 0; k < r; k++) {
     ds[k] *= (int64_t)elem;
     ss[k] *= (int64_t)elem;
   }
-  int outer = r - inner;
-  int64_t count = 1, idx[WT_COPY_MAX_RANK];
-  for (int k = 0; k < outer; k++) {
-    count *= n[k];
-    idx[k] = 0;
+  j.r = r;
+  j.outer = r - inner;
+  j.contiguous = ds[r - 1] == (int64_t)elem && ss[r - 1] == (int64_t)elem;
+  int64_t count = 1;
+  for (int k = 0; k < j.outer; k++) count *= n[k];
+  int64_t unit = n[r - 1] * (int64_t)elem;
+  if (j.tiled) {
+    j.bands = (n[r - 2] + TILE_F32 - 1) / TILE_F32;
+    unit *= n[r - 2] < TILE_F32 ? n[r - 2] : TILE_F32;
   }
-  int64_t doff = 0, soff = 0;
-  int contiguous = ds[r - 1] == (int64_t)elem && ss[r - 1] == (int64_t)elem;
-  for (int64_t it = 0; it < count; it++) {
-    if (tiled)
-      tile_2d(d + doff, ds[r - 2], s + soff, ss[r - 1], n[r - 2], n[r - 1], elem);
-    else if (contiguous)
-      copy_run(d + doff, s + soff, (size_t)n[r - 1] * elem);
-    else
-      copy_row(d + doff, ds[r - 1], s + soff, ss[r - 1], n[r - 1], elem);
-    for (int k = outer - 1; k >= 0; k--) {
-      doff += ds[k];
-      soff += ss[k];
-      if (++idx[k] < n[k]) break;
-      doff -= ds[k] * n[k];
-      soff -= ss[k] * n[k];
-      idx[k] = 0;
-    }
-  }
+  int64_t units = count * j.bands, per = COPY_BLOCK_BYTES / unit > 1 ? COPY_BLOCK_BYTES / unit : 1;
+  wt_parallel_range(units, per, (COPY_THREAD_MIN_BYTES + unit - 1) / unit, copy_units, &j);
 }
 
 void wt_transpose(void *dst, const void *src, int rank, const int64_t *in_dims, const int *perm,

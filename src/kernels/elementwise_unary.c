@@ -82,8 +82,8 @@ static void unary(wt_ew_unop op, int64_t n, const float *x, float *y, float alph
     case WT_EW_GELU: {
       wt_f32x4 h = wt_f32x4_splat(0.5f), one = wt_f32x4_splat(1.0f);
       wt_f32x4 r = wt_f32x4_splat(0.70710678118654752f);
-      VMAP(wt_f32x4_mul(wt_f32x4_mul(h, v), wt_f32x4_add(one, wt_f32x4_erf(wt_f32x4_mul(v, r)))),
-           0.5f * s * (1.0f + wt_vm_erff(s * 0.70710678118654752f)));
+      VMAP(wt_f32x4_mul(wt_f32x4_mul(h, v), wt_f32x4_add(one, wt_f32x4_erf_rational(wt_f32x4_mul(v, r)))),
+           0.5f * s * (1.0f + wt_vm_erf_rationalf(s * 0.70710678118654752f)));
       return;
     }
     case WT_EW_GELU_TANH: {

@@ -225,16 +225,23 @@ void wt_batchnorm_grad_f32(const float *dy, const float *x, int64_t N, int64_t C
   bn_channels(&j, bn_grad_channels);
 }
 
-void wt_layernorm_grad_f32(const float *dy, const float *x, const float *scale,
-                           const float *mean, const float *invstd, int64_t rows, int64_t n,
-                           float *dx, float *dscale, float *dbias) {
-  if (dscale)
-    for (int64_t i = 0; i < n; i++) dscale[i] = 0;
-  if (dbias)
-    for (int64_t i = 0; i < n; i++) dbias[i] = 0;
-  for (int64_t r = 0; r < rows; r++) {
-    const float *g = dy + r * n, *xr = x + r * n;
-    float mu = mean[r], inv = invstd[r];
+typedef struct lng_job {
+  const float *dy, *x, *scale, *mean, *invstd;
+  int64_t rows, n;
+  float *dx, *dscale, *dbias;
+  int row_sums;               /* rows also add into dscale / dbias (the one-pass form) */
+} lng_job;
+
+/* Rows [r0, r0 + count): dX of each row from its own sums a = sum g*scale, b = sum g*scale*xh;
+ * with row_sums, also dscale += g * xh and dbias += g, row after row. */
+static void lng_rows(void *ctx, int64_t r0, int64_t count) {
+  const lng_job *j = ctx;
+  const int64_t n = j->n;
+  const float *scale = j->scale;
+  float *dscale = j->row_sums ? j->dscale : NULL, *dbias = j->row_sums ? j->dbias : NULL;
+  for (int64_t r = r0; r < r0 + count; r++) {
+    const float *g = j->dy + r * n, *xr = j->x + r * n;
+    float mu = j->mean[r], inv = j->invstd[r];
     wt_f32x4 vm = wt_f32x4_splat(mu), vi = wt_f32x4_splat(inv);
     wt_f32x4 sa = wt_f32x4_zero(), sb = wt_f32x4_zero();
     int64_t i = 0;
@@ -256,9 +263,9 @@ void wt_layernorm_grad_f32(const float *dy, const float *x, const float *scale,
       a += gs;
       b += gs * xh;
     }
-    if (!dx) continue;
+    if (!j->dx) continue;
     float ma = n ? a / (float)n : 0.0f, mb = n ? b / (float)n : 0.0f;
-    float *d = dx + r * n;
+    float *d = j->dx + r * n;
     wt_f32x4 vma = wt_f32x4_splat(ma), vmb = wt_f32x4_splat(mb);
     for (i = 0; i + 4 <= n; i += 4) {
       wt_f32x4 xh = wt_f32x4_mul(wt_f32x4_sub(wt_f32x4_load(xr + i), vm), vi);
@@ -271,4 +278,52 @@ void wt_layernorm_grad_f32(const float *dy, const float *x, const float *scale,
       d[i] = (g[i] * scale[i] - ma - xh * mb) * inv;
     }
   }
+}
+
+/* Columns [c0, c0 + count) of dscale / dbias (c0 a multiple of 4): each column's sums over the
+ * rows in row order, with the one-pass form's operations (a vector fma for columns of whole
+ * vectors, g * xh + acc for the last n % 4), so the bits are the same. */
+static void lng_columns(void *ctx, int64_t c0, int64_t count) {
+  const lng_job *j = ctx;
+  const int64_t n = j->n, c1 = c0 + count, n4 = n & ~(int64_t)3;
+  for (int64_t r = 0; r < j->rows; r++) {
+    const float *g = j->dy + r * n, *xr = j->x + r * n;
+    float mu = j->mean[r], inv = j->invstd[r];
+    wt_f32x4 vm = wt_f32x4_splat(mu), vi = wt_f32x4_splat(inv);
+    int64_t i = c0;
+    for (; i + 4 <= c1 && i < n4; i += 4) {
+      wt_f32x4 vg = wt_f32x4_load(g + i);
+      wt_f32x4 xh = wt_f32x4_mul(wt_f32x4_sub(wt_f32x4_load(xr + i), vm), vi);
+      if (j->dscale) wt_f32x4_store(j->dscale + i, wt_f32x4_fma(vg, xh, wt_f32x4_load(j->dscale + i)));
+      if (j->dbias) wt_f32x4_store(j->dbias + i, wt_f32x4_add(vg, wt_f32x4_load(j->dbias + i)));
+    }
+    for (; i < c1; i++) {
+      float xh = (xr[i] - mu) * inv;
+      if (j->dscale) j->dscale[i] += g[i] * xh;
+      if (j->dbias) j->dbias[i] += g[i];
+    }
+  }
+}
+
+/* One pass over the rows on one thread. On the pool (large inputs, more than one thread): dX by
+ * blocks of rows, then dscale / dbias by blocks of columns, each column still summed over the
+ * rows in order: the same bits at any thread count, for one more read of dY and X. */
+void wt_layernorm_grad_f32(const float *dy, const float *x, const float *scale,
+                           const float *mean, const float *invstd, int64_t rows, int64_t n,
+                           float *dx, float *dscale, float *dbias) {
+  if (dscale)
+    for (int64_t i = 0; i < n; i++) dscale[i] = 0;
+  if (dbias)
+    for (int64_t i = 0; i < n; i++) dbias[i] = 0;
+  lng_job j = {dy, x, scale, mean, invstd, rows, n, dx, dscale, dbias, 1};
+  if ((rows * n < WT_ROWS_THREAD_MIN || wt_pool_threads() < 2) && !wt_pool_split_small()) {
+    lng_rows(&j, 0, rows);
+    return;
+  }
+  j.row_sums = 0;
+  if (dx) wt_parallel_rows(rows, n, WT_ROWS_BLOCK, WT_ROWS_THREAD_MIN, lng_rows, &j);
+  /* columns in blocks of 64 (whole vectors), about WT_ROWS_BLOCK elements each */
+  int64_t per = rows > 0 ? WT_ROWS_BLOCK / rows : 64;
+  per = per < 64 ? 64 : (per + 3) & ~(int64_t)3;
+  if (dscale || dbias) wt_parallel_range(n, per, 0, lng_columns, &j);
 }

@@ -37,6 +37,9 @@ typedef struct mm_params {
   int fold;
   int relu;                     /* a following Relu fused as the GEMM's epilogue (absorb) */
   int half;                     /* WT_GEMM_A_HALF / WT_GEMM_B_HALF: float16 operands */
+  /* A / B hold their matrices transposed ([K, M] / [N, K]): a Transpose swapping their last two
+   * axes was folded into this step (read_swapped); M, N, K are the product's as before. */
+  int ta, tb;
 } mm_params;
 static_assert(sizeof(mm_params) <= WT_PARAMS_MAX, "mm_params too large");
 
@@ -117,24 +120,29 @@ static void matmul_offsets(const void *ctx, int64_t t, int64_t off[3]) {
   }
 }
 
+/* All of A's batches folded into the rows of one product (B holds one matrix, A is neither
+ * broadcast nor stored transposed). */
+static int matmul_folds(const mm_params *p, int64_t nbatch) {
+  if (!p->fold || p->ta) return 0;
+  int64_t a_batches = 1;
+  for (int i = 0; i < p->nb; i++)
+    if (p->a_stride[i]) a_batches *= p->batch[i];
+  return a_batches == nbatch;
+}
+
 /* matmul_run with float16 operands: batch by batch (each product splits over threads itself). */
 static void matmul_run_half(const mm_params *p, const void *A, const void *B, float *Y, int64_t nbatch) {
-  int64_t M = p->M, N = p->N, K = p->K;
+  int64_t M = p->M, N = p->N, K = p->K, lda = p->ta ? M : K, ldb = p->tb ? K : N;
   size_t ea = p->half & WT_GEMM_A_HALF ? 2 : 4, eb = p->half & WT_GEMM_B_HALF ? 2 : 4;
-  if (p->fold) {
-    int64_t a_batches = 1;
-    for (int i = 0; i < p->nb; i++)
-      if (p->a_stride[i]) a_batches *= p->batch[i];
-    if (a_batches == nbatch) {
-      gemm_product(p->half, 0, 0, nbatch * M, N, K, 1.0f, A, K, B, N, 0.0f, Y, N, p->relu);
-      return;
-    }
+  if (matmul_folds(p, nbatch)) {
+    gemm_product(p->half, 0, p->tb, nbatch * M, N, K, 1.0f, A, K, B, ldb, 0.0f, Y, N, p->relu);
+    return;
   }
   for (int64_t t = 0; t < nbatch; t++) {
     int64_t off[3];
     matmul_offsets(p, t, off);
-    wt_sgemm_half(p->half, 0, 0, M, N, K, 1.0f, (const char *)A + (size_t)off[0] * ea, K,
-                  (const char *)B + (size_t)off[1] * eb, N, 0.0f, Y + off[2], N, p->relu);
+    wt_sgemm_half(p->half, p->ta, p->tb, M, N, K, 1.0f, (const char *)A + (size_t)off[0] * ea, lda,
+                  (const char *)B + (size_t)off[1] * eb, ldb, 0.0f, Y + off[2], N, p->relu);
   }
 }
 
@@ -153,17 +161,14 @@ static int matmul_run(const wt_run_ctx *ctx) {
     matmul_run_half(p, A, B, Y, nbatch);
     return WT_OK;
   }
-  if (p->fold) {
-    /* When A is broadcast too (all batch strides 0) every batch is the same product. */
-    int64_t a_batches = 1;
-    for (int i = 0; i < p->nb; i++)
-      if (p->a_stride[i]) a_batches *= p->batch[i];
-    if (a_batches == nbatch) {
-      gemm_product(0, 0, 0, nbatch * M, N, K, 1.0f, A, K, B, N, 0.0f, Y, N, p->relu);
-      return WT_OK;
-    }
+  int64_t lda = p->ta ? M : K, ldb = p->tb ? K : N;
+  if (matmul_folds(p, nbatch)) {
+    gemm_product(0, 0, p->tb, nbatch * M, N, K, 1.0f, A, K, B, ldb, 0.0f, Y, N, p->relu);
+    return WT_OK;
   }
-  wt_sgemm_batch(0, 0, nbatch, M, N, K, 1.0f, A, K, B, N, 0.0f, Y, N, p->relu, matmul_offsets, p);
+  /* (When A is broadcast too, every batch is the same product, computed per batch.) */
+  wt_sgemm_batch(p->ta, p->tb, nbatch, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, Y, N, p->relu,
+                 matmul_offsets, p);
   return WT_OK;
 }
 
@@ -301,10 +306,28 @@ static int matmul_absorb(void *params, const wt_node *next) {
   return p->relu = 1;
 }
 
+/* Thin products (M or N below 4) are not fused: there wt_sgemm picks its path by the trans
+ * flags, and one of them (dots_kernel) sums in another order. Elsewhere every path sums each
+ * element's products in k order, so a fused step gives the plain one's bits. */
+static int thin(int64_t M, int64_t N) { return M < 4 || N < 4; }
+
+/* A or B stored transposed: the GEMM reads it through its trans flag (lda / ldb follow). */
+static int matmul_read_swapped(void *params, int input, int rank, int commit) {
+  mm_params *p = params;
+  if (input > 1 || rank < 2 || (input ? p->tb : p->ta)) return 0;
+  /* the rows of the product that runs: all of A's batches when they fold (B read swapped) */
+  int64_t nbatch = 1;
+  for (int i = 0; i < p->nb; i++) nbatch *= p->batch[i];
+  if (thin(input == 1 && matmul_folds(p, nbatch) ? nbatch * p->M : p->M, p->N)) return 0;
+  if (commit) *(input ? &p->tb : &p->ta) = 1;
+  return 1;
+}
+
 static const wt_op_def wt_op_MatMul = {.domain = "", .op_type = "MatMul", .min_inputs = 2,
                                 .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
                                 .infer = matmul_infer, .run = matmul_run, .grad = matmul_grad,
-                                .absorb = matmul_absorb, .half_inputs = 0x3};
+                                .absorb = matmul_absorb, .read_swapped = matmul_read_swapped,
+                                .half_inputs = 0x3};
 
 /* ---- Gemm ------------------------------------------------------------------------------- */
 
@@ -317,6 +340,8 @@ typedef struct gemm_params {
   int64_t c_rs, c_cs;
   int relu;                     /* a following Relu fused as the GEMM's epilogue (absorb) */
   int half;                     /* WT_GEMM_A_HALF / WT_GEMM_B_HALF: float16 operands */
+  /* Y is written transposed, [N, M]: the Transpose after it was absorbed (gemm_absorb). */
+  int trans_out;
 } gemm_params;
 static_assert(sizeof(gemm_params) <= WT_PARAMS_MAX, "gemm_params too large");
 
@@ -390,14 +415,39 @@ static int gemm_run(const wt_run_ctx *ctx) {
     beta = p->beta;
   }
   int64_t lda = p->trans_a ? M : K, ldb = p->trans_b ? K : N;
+  if (p->trans_out) {
+    /* Y^T = op(B)^T op(A)^T: the same products summed in the same order, each landing at its
+     * transposed place (no C: absorb refuses a Gemm that reads one). */
+    int half = (p->half & WT_GEMM_A_HALF ? WT_GEMM_B_HALF : 0) | (p->half & WT_GEMM_B_HALF ? WT_GEMM_A_HALF : 0);
+    gemm_product(half, !p->trans_b, !p->trans_a, N, M, K, p->alpha, B, ldb, A, lda, 0.0f, Y, M, p->relu);
+    return WT_OK;
+  }
   gemm_product(p->half, p->trans_a, p->trans_b, M, N, K, p->alpha, A, lda, B, ldb, beta, Y, N, p->relu);
   return WT_OK;
 }
 
+/* A transposing Transpose of the 2-D output: perm [1, 0] (or none: reversed). */
+static int is_swap2(const wt_node *n) {
+  const wt_op_def *op = wt_op_find(n->domain, n->op_type);
+  if (!op || !(op->flags & WT_OP_TRANSPOSE)) return 0;
+  const int64_t *perm;
+  int np = wt_attr_ints(n, "perm", &perm);
+  return np < 0 || (np == 2 && perm[0] == 1 && perm[1] == 0);
+}
+
 static int gemm_absorb(void *params, const wt_node *next) {
   gemm_params *p = params;
-  if (p->relu || !is_relu(next)) return 0;
-  return p->relu = 1;
+  if (p->relu || p->trans_out) return 0;
+  if (is_relu(next)) return p->relu = 1;
+  if (!is_swap2(next) || (p->has_c && p->beta != 0.0f) || thin(p->M, p->N)) return 0;
+  return p->trans_out = 1;
+}
+
+static int gemm_read_swapped(void *params, int input, int rank, int commit) {
+  gemm_params *p = params;
+  if (input > 1 || rank != 2 || thin(p->M, p->N)) return 0;
+  if (commit) *(input ? &p->trans_b : &p->trans_a) ^= 1;
+  return 1;
 }
 
 /* Gemm: the four transA/transB cases as ONNX Runtime emits them (Gemm nodes with alpha,
@@ -426,7 +476,7 @@ static int gemm_grad(wt_grad_ctx *c) {
 static const wt_op_def wt_op_Gemm = {.domain = "", .op_type = "Gemm", .min_inputs = 2, .max_inputs = 3,
                               .min_outputs = 1, .max_outputs = 1, .infer = gemm_infer,
                               .run = gemm_run, .grad = gemm_grad, .absorb = gemm_absorb,
-                              .half_inputs = 0x3};
+                              .read_swapped = gemm_read_swapped, .half_inputs = 0x3};
 
 const wt_op_def *const wt_ops_gemm[] = {
     &wt_op_Gemm,

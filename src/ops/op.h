@@ -105,7 +105,11 @@ enum wt_op_flags {
    * reader of the output reads float16 itself (half_inputs), the shape pass leaves the float16
    * bytes as they are (a view, nothing runs): frozen float16 weights are widened where a kernel
    * reads them, never copied whole into float32. */
-  WT_OP_WIDEN = 1u << 8
+  WT_OP_WIDEN = 1u << 8,
+  /* Output 0 is input 0 with its axes permuted (Transpose): its params start with the
+   * permutation, int perm[WT_MAX_RANK] (out axis i is in axis perm[i]). The planner folds a swap
+   * of the last two axes into the steps around it that can take it (absorb, read_swapped). */
+  WT_OP_TRANSPOSE = 1u << 9
 };
 
 typedef struct wt_op_def {
@@ -123,8 +127,15 @@ typedef struct wt_op_def {
    * reads only this step's output 0 (its sole reader) and writes one output of the same shape
    * (e.g. a Relu after a GEMM becomes the GEMM's epilogue). Returns 1 after recording that in
    * params (this step's); the planner then skips `next`, whose output shares this one's buffer.
-   * NULL: no fusion. */
+   * `next` may also be a WT_OP_TRANSPOSE swapping the two axes of this step's 2-D output (same
+   * bytes, transposed: a GEMM then writes op(A) op(B) transposed). NULL: no fusion. */
   int (*absorb)(void *params, const wt_node *next);
+  /* Fusion at plan time: input `input` of this step (of rank `rank` >= 2) is the output of a
+   * WT_OP_TRANSPOSE swapping its last two axes. Returns 1 when run can instead read that
+   * Transpose's input in its place, as its transpose (a GEMM's trans flag), and with commit set
+   * records that in params. The planner asks every reader first (commit 0), and when all can, it
+   * commits each and skips the Transpose, whose output then shares its input's bytes. NULL: no. */
+  int (*read_swapped)(void *params, int input, int rank, int commit);
   /* Which member of its family the op is, for ops that share infer/run/grad: infer reads
    * ctx->op->variant / ctx->op->spec (a family-private struct), a rule c->op, instead of
    * comparing the node's op_type. */

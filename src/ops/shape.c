@@ -207,7 +207,7 @@ static int size_run(const wt_run_ctx *ctx) {
 /* ---- Transpose -------------------------------------------------------------------------- */
 
 typedef struct transpose_params {
-  int perm[WT_MAX_RANK];
+  int perm[WT_MAX_RANK]; /* first: the planner reads it (WT_OP_TRANSPOSE) */
 } transpose_params;
 
 static int transpose_infer(wt_infer_ctx *ctx) {
@@ -482,7 +482,8 @@ static const wt_op_def wt_op_Size = {.domain = "", .op_type = "Size", .min_input
                               .run = size_run, .flags = WT_OP_SHAPE_ONLY};
 static const wt_op_def wt_op_Transpose = {.domain = "", .op_type = "Transpose", .min_inputs = 1,
                                    .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
-                                   .infer = transpose_infer, .run = transpose_run, .grad = transpose_grad};
+                                   .infer = transpose_infer, .run = transpose_run, .grad = transpose_grad,
+                                   .flags = WT_OP_TRANSPOSE};
 static const wt_op_def wt_op_Expand = {.domain = "", .op_type = "Expand", .min_inputs = 2,
                                 .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
                                 .infer = expand_infer, .run = expand_run, .grad = expand_grad};

@@ -57,6 +57,7 @@ int wt_plan_build(const wt_graph *g, const wt_tensor *inputs, wt_plan **out) {
   if ((rc = wt_shape_pass_walk(&p->sp))) goto fail;
   for (int s = 0; s < p->sp.n_steps; s++) reserve_omitted(&plan_steps(p)[s]);
   p->n_fused = wt_pl_fuse_steps(p);
+  p->n_fused += wt_pl_fold_transposes(p);
   wt_pl_gather_params(p);
   wt_pl_alias_accumulators(p);
   /* Values read by the graph only through keyed inputs: remember those inputs' bytes. */

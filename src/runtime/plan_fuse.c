@@ -1,17 +1,24 @@
 /* Planner passes that let values share buffers across steps: a step absorbing the next one
- * (wt_pl_fuse_steps) and gradients written straight into their accumulators
- * (wt_pl_alias_accumulators). */
+ * (wt_pl_fuse_steps), transposes read in place by the steps after them (wt_pl_fold_transposes)
+ * and gradients written straight into their accumulators (wt_pl_alias_accumulators). */
 #include <stdlib.h>
 
 #include "runtime/plan_internal.h"
 
+/* The plan's fusions are on unless a test turned them off (wt_plan_set_fusion). */
+static int fusion_on = 1;
+
+void wt_plan_set_fusion(int on) { fusion_on = on; }
+
 /* Lets a step take over the next one when its op can (wt_op_def.absorb: a Relu as a GEMM's
- * epilogue): the next step must be the only reader of the step's single output, read it as its
- * only input and write one value of the same type. That step is then skipped and its output is a
- * view of the first's. Returns how many steps were absorbed. */
+ * epilogue, a Transpose of a Gemm's output as the GEMM writing it transposed): the next step must
+ * be the only reader of the step's single output, read it as its only input and write one value
+ * of the same dtype and size (the same shape, or the transpose absorb checks). That step is then
+ * skipped and its output is a view of the first's. Returns how many steps were absorbed. */
 int wt_pl_fuse_steps(wt_plan *p) {
   int fused = 0;
   wt_step *steps = plan_steps(p);
+  if (!fusion_on) return 0;
   uint8_t *readers = wt_pl_value_readers(p);
   if (!readers) return 0; /* an optimization only */
   for (int s = 0; s + 1 < p->sp.n_steps; s++) {
@@ -24,8 +31,10 @@ int wt_pl_fuse_steps(wt_plan *p) {
         if (steps[t].s.node->inputs[i] == v) nx = &steps[t];
     if (!nx || nx->s.n_in != 1 || nx->s.n_out != 1 || nx->s.scratch_bytes || nx->s.out) continue;
     int w = nx->s.node->outputs[0];
+    int same = wt_same_shape(&p->sp.vals[w], &p->sp.vals[v]) ||
+               ((nx->s.op->flags & WT_OP_TRANSPOSE) && wt_numel(&p->sp.vals[w]) == wt_numel(&p->sp.vals[v]));
     if (w < 0 || p->sp.storage[w] != WT_ST_ARENA || p->sp.vals[w].dtype != p->sp.vals[v].dtype ||
-        !wt_same_shape(&p->sp.vals[w], &p->sp.vals[v]) || !st->s.op->absorb(st->s.params, nx->s.node))
+        !same || !st->s.op->absorb(st->s.params, nx->s.node))
       continue;
     nx->s.view = nx->s.mark = 1;
     p->sp.storage[w] = WT_ST_VIEW;
@@ -33,6 +42,54 @@ int wt_pl_fuse_steps(wt_plan *p) {
   }
   free(readers);
   return fused;
+}
+
+/* A Transpose swapping the last two axes (WT_OP_TRANSPOSE, perm [.., r-1, r-2]) read only by
+ * steps that can read its input swapped instead (wt_op_def.read_swapped: a GEMM's trans flag;
+ * the weights' W^T of exported Linear layers and attention's K^T) runs no more: its output
+ * becomes a view of its input, which those steps read as its transpose. Not when the output is
+ * a graph output (its bytes would be in the wrong order) or a reader refuses. Returns how many
+ * Transposes were folded. */
+/* Asks (commit 0) or tells (commit 1) every step after s that reads w to read it swapped;
+ * returns how many reads there were, or -1 when one cannot. */
+static int swap_reads(wt_plan *p, int s, int w, int rank, int commit) {
+  wt_step *steps = plan_steps(p);
+  int reads = 0;
+  for (int t = s + 1; t < p->sp.n_steps; t++)
+    for (int i = 0; i < steps[t].s.n_in; i++) {
+      if (steps[t].s.node->inputs[i] != w) continue;
+      const wt_op_def *op = steps[t].s.op;
+      if (steps[t].s.mark || !op->read_swapped || !op->read_swapped(steps[t].s.params, i, rank, commit))
+        return -1;
+      reads++;
+    }
+  return reads;
+}
+
+int wt_pl_fold_transposes(wt_plan *p) {
+  int folded = 0;
+  wt_step *steps = plan_steps(p);
+  if (!fusion_on) return 0;
+  uint8_t *readers = wt_pl_value_readers(p);
+  if (!readers) return 0; /* an optimization only */
+  for (int s = 0; s < p->sp.n_steps; s++) {
+    wt_step *st = &steps[s];
+    if (!(st->s.op->flags & WT_OP_TRANSPOSE) || st->s.mark || st->s.n_in != 1 || st->s.n_out != 1)
+      continue;
+    int w = st->s.node->outputs[0], r = w >= 0 ? p->sp.vals[w].rank : 0;
+    if (w < 0 || r < 2 || p->sp.storage[w] != WT_ST_ARENA) continue;
+    const int *perm = st->s.params;
+    int swap = perm[r - 2] == r - 1 && perm[r - 1] == r - 2;
+    for (int a = 0; a + 2 < r && swap; a++) swap = perm[a] == a;
+    /* a graph output counts as two reads no step makes (wt_pl_value_readers) */
+    if (!swap || swap_reads(p, s, w, r, 0) != readers[w]) continue;
+    swap_reads(p, s, w, r, 1);
+    st->s.view = st->s.mark = 1;
+    p->sp.storage[w] = WT_ST_VIEW;
+    folded++;
+  }
+  free(readers);
+  return folded;
 }
 
 /* Gradient accumulation without temporaries. When its overwrite flag (lazy_reset_grad) is true,

@@ -1,7 +1,8 @@
 /* The planner's private parts, shared by its passes (one file each):
  *   plan_build.c    the order of the passes (wt_plan_build), the omitted outputs' room, freeing
  *   plan_readers.c  how many times each value is read (the passes below ask)
- *   plan_fuse.c     steps absorbing the next one (GEMM + Relu), accumulators written in place
+ *   plan_fuse.c     steps absorbing the next one (GEMM + Relu), transposes read in place,
+ *                   accumulators written in place
  *   plan_arena.c    arena offsets: lifetimes, in-place ops, the offline layout
  *   plan_compact.c  a built plan's 8 bytes per value, params and constants in one block each,
  *                   everything kept moved down into the room the build freed
@@ -56,7 +57,7 @@ struct wt_plan {
   void **keyed_data;             /* those inputs' bytes */
   int *alias;                    /* pairs (value, graph input value) it is written into */
   int n_alias;
-  int n_fused;                   /* steps run by the step before them (wt_pl_fuse_steps) */
+  int n_fused;                   /* steps not run (wt_pl_fuse_steps, wt_pl_fold_transposes) */
   wt_tensor *io;                 /* a run's inputs and outputs of the current step */
 };
 
@@ -89,6 +90,7 @@ static inline int most_io(const wt_plan *p) {
 /* The passes, in the order wt_plan_build runs them (each explained where defined). */
 uint8_t *wt_pl_value_readers(const wt_plan *p); /* plan_readers.c: reads per value, for the rest */
 int wt_pl_fuse_steps(wt_plan *p);               /* plan_fuse.c */
+int wt_pl_fold_transposes(wt_plan *p);          /* plan_fuse.c */
 void wt_pl_gather_params(wt_plan *p);           /* plan_compact.c */
 void wt_pl_alias_accumulators(wt_plan *p);      /* plan_fuse.c */
 int wt_pl_compact_values(wt_plan *p);           /* plan_compact.c */

@@ -28,8 +28,13 @@ void wt_plan_bind_arena(wt_plan *p, void *arena);
 int wt_plan_run(wt_plan *p, const wt_tensor *inputs);
 /* Graph output k: its dtype and shape (valid as long as the plan) and, in *data, its bytes. */
 const wt_tensor *wt_plan_output(const wt_plan *p, int k, void **data);
-/* Steps the plan runs as part of the step before them (a Relu as a GEMM's epilogue). */
+/* Steps the plan does not run: absorbed by the step before them (a Relu as a GEMM's epilogue, a
+ * Transpose of a Gemm's output) or read in place by their readers (a Transpose a GEMM reads
+ * through its trans flag). */
 int wt_plan_fused_count(const wt_plan *p);
+/* Tests: with on == 0, plans built afterwards fuse nothing (every step runs as its op alone),
+ * so a fused plan can be compared with the plain one. On by default; not thread-safe. */
+void wt_plan_set_fusion(int on);
 /* Bytes of the plan's arena (activations and scratch), for memory reports. */
 size_t wt_plan_arena_bytes(const wt_plan *p);
 /* The most arena bytes live at one time (values + scratch): what a perfect layout would need. */

@@ -4,7 +4,8 @@
  *   build/native/wt_step_bench MODEL.onnx BATCH DIMS CLASSES adamw|sgd STEPS THREADS...
  *   e.g. build/native/wt_step_bench build/bench-models/mlp_784_256_256_10.onnx 64 784 10 adamw 50 1 2
  * DIMS: the input's dims after the batch, comma-separated (1,28,28). Trainable: every float
- * initializer of rank >= 1 (BatchNorm's running statistics are buffers either way). */
+ * initializer of rank >= 1 (BatchNorm's running statistics are buffers either way).
+ * WT_STEP_BENCH_PLAIN=1: plans without the planner's fusions (wt_plan_set_fusion), for A/B. */
 #define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "artifacts/artifacts.h"
 #include "io/onnx_io.h"
 #include "ir/ir.h"
+#include "runtime/planner.h"
 #include "webtrain.h"
 
 static double now(void) {
@@ -39,6 +41,8 @@ int main(int argc, char **argv) {
     if (*p == ',') p++;
   }
   int classes = atoi(argv[4]), sgd = !strcmp(argv[5], "sgd"), steps = atoi(argv[6]);
+  const char *plain = getenv("WT_STEP_BENCH_PLAIN");
+  if (plain && *plain == '1') wt_plan_set_fusion(0);
   uint8_t *model;
   size_t len;
   if (wt_read_file(argv[1], &model, &len)) return fprintf(stderr, "%s\n", wt_last_error()), 1;

@@ -92,6 +92,10 @@ static int conv_checks(void) {
   C = (cfg){.nsp = 2, .group = 2, .pads = {1, 1, 0, 1}, .has_pads = 1, .strides = {2, 1}, .has_strides = 1};
   a[0] = ARG(2, 2, 5, 7), a[1] = ARG(2, 1, 3, 3), a[2] = ARG(2);
   f += gradcheck("Conv depthwise stride (2, 1)", "Conv", NULL, 3, a, set_attrs);
+  /* depthwise 7x7, pad 3 (ConvNeXt's; dW one lane per tap) on a grid smaller than the kernel */
+  C = (cfg){.nsp = 2, .group = 2, .pads = {3, 3, 3, 3}, .has_pads = 1};
+  a[0] = ARG(2, 2, 4, 5), a[1] = ARG(2, 1, 7, 7), a[2] = ARG(2);
+  f += gradcheck("Conv depthwise 7x7", "Conv", NULL, 3, a, set_attrs);
   /* depthwise, stride 2 */
   C = (cfg){.nsp = 2, .group = 3, .strides = {2, 2}, .has_strides = 1};
   a[0] = ARG(1, 3, 6, 5), a[1] = ARG(3, 1, 2, 2);

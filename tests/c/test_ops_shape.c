@@ -3,8 +3,10 @@
 #include <string.h>
 
 #include "check.h"
+#include "base/pool.h"
 #include "kernels/copy.h"
 #include "op_harness.h"
+#include "webtrain.h"
 
 static wt_tensor tens(int dtype, int rank, const int64_t *dims, void *data) {
   wt_tensor t = {.dtype = dtype, .rank = rank, .data = data};
@@ -147,7 +149,7 @@ static void test_transpose(void) {
 
   /* Randomized: every element size, random ranks/perms/dims against the naive loop. */
   srand(7);
-  static unsigned char src[40000 * 8], got[40000 * 8], want[40000 * 8];
+  static unsigned char src[270000 * 8], got[270000 * 8], want[270000 * 8];
   for (size_t i = 0; i < sizeof src; i++) src[i] = (unsigned char)rand();
   size_t elems[3] = {1, 4, 8};
   for (int trial = 0; trial < 300; trial++) {
@@ -168,6 +170,32 @@ static void test_transpose(void) {
     ref_transpose(src, want, r, dd, perm2, e);
     CHECK(memcmp(got, want, (size_t)cnt * e) == 0);
   }
+
+  /* Layouts of real models, large enough to be split over threads (and in bands of rows when
+   * tiled): ConvNeXt's channel permutes [N,C,H,W] <-> [N,H,W,C] (the destination's contiguous
+   * axis in the middle), attention's head transposes, a plain 2-D weight; at 1-3 threads, with
+   * small copies split too: the naive loop's bytes every time. */
+  static const struct { int r; int64_t d[4]; int perm[4]; } big[] = {
+      {4, {2, 96, 16, 16}, {0, 2, 3, 1}}, {4, {2, 16, 16, 96}, {0, 3, 1, 2}},
+      {4, {2, 45, 7, 9}, {0, 2, 3, 1}},   {4, {8, 128, 4, 64}, {0, 2, 1, 3}},
+      {4, {8, 4, 128, 64}, {0, 1, 3, 2}}, {2, {200, 99}, {1, 0}},
+      {3, {70, 33, 5}, {2, 0, 1}}};
+  for (int threads = 1; threads <= 3; threads++)
+    for (int split = 0; split < 2; split++) {
+      wt_set_threads(threads);
+      wt_pool_set_split_small(split);
+      for (size_t c = 0; c < sizeof big / sizeof big[0]; c++) {
+        size_t e = elems[(c + (size_t)threads) % 3];
+        int64_t cnt = wt_shape_numel(big[c].r, big[c].d);
+        CHECK(cnt * (int64_t)e <= (int64_t)sizeof got);
+        memset(got, 0, (size_t)cnt * e);
+        wt_transpose(got, src, big[c].r, big[c].d, big[c].perm, e);
+        ref_transpose(src, want, big[c].r, big[c].d, big[c].perm, e);
+        CHECK(memcmp(got, want, (size_t)cnt * e) == 0);
+      }
+    }
+  wt_pool_set_split_small(0);
+  wt_set_threads(1);
 }
 
 static void test_expand_tile(void) {

@@ -399,7 +399,92 @@ static void test_fused_relu(void) {
   CHECK(negatives > 0 && !memcmp(got[0], got[1], sizeof got[0]) && !memcmp(got[0], got[2], sizeof got[0]));
 }
 
+/* Transposes the GEMMs take over: W^T of a Linear layer read through MatMul's trans flag, a
+ * batched operand's last two axes swapped (K^T in attention), a Gemm's output transposed as a
+ * weight gradient is (the Gemm writes it so). The plan without fusions computes the same bits.
+ * A Transpose that is also a graph output (mode 1) or read by an op without a trans flag
+ * (mode 2) still runs. */
+static wt_graph *transposes(int mode) {
+  wt_graph *g = wt_graph_new();
+  wt_graph_set_opset(g, "", 17);
+  int x = input(g, "x", WT_FLOAT, 3, 2);
+  g->values[x].dims[1] = 3;
+  g->values[x].dims[2] = 8;
+  int w = input(g, "W", WT_FLOAT, 2, 6); /* a trained weight is a graph input */
+  g->values[w].dims[1] = 8;
+  int s2 = initializer(g, "s68", WT_INT64, 1, (const int64_t[]){2}, (const int64_t[]){6, 8}, 16);
+  int s6 = initializer(g, "s66", WT_INT64, 1, (const int64_t[]){2}, (const int64_t[]){6, 6}, 16);
+  int t = wt_graph_value(g, "Wt"), h = wt_graph_value(g, "h"), x2 = wt_graph_value(g, "x2");
+  int h2 = wt_graph_value(g, "h2"), gg = wt_graph_value(g, "G"), u = wt_graph_value(g, "u");
+  int y1 = wt_graph_value(g, "y1"), k = wt_graph_value(g, "xT"), y2 = wt_graph_value(g, "y2");
+  int n = wt_graph_add_node(g, "Transpose", "", "wt", 1, &w, 1, &t);
+  wt_node_set_ints(g, n, "perm", (const int64_t[]){1, 0}, 2);
+  wt_graph_add_node(g, "MatMul", "", "linear", 2, (int[]){x, t}, 1, &h);
+  wt_graph_add_node(g, "Reshape", "", "r1", 2, (int[]){x, s2}, 1, &x2);
+  wt_graph_add_node(g, "Reshape", "", "r2", 2, (int[]){h, s6}, 1, &h2);
+  n = wt_graph_add_node(g, "Gemm", "", "dw", 2, (int[]){x2, h2}, 1, &gg);
+  wt_node_set_int(g, n, "transA", 1);
+  n = wt_graph_add_node(g, "Transpose", "", "gt", 1, &gg, 1, &u);
+  wt_node_set_ints(g, n, "perm", (const int64_t[]){1, 0}, 2);
+  wt_graph_add_node(g, "Neg", "", "neg", 1, &u, 1, &y1);
+  n = wt_graph_add_node(g, "Transpose", "", "kt", 1, &x, 1, &k);
+  wt_node_set_ints(g, n, "perm", (const int64_t[]){0, 2, 1}, 3);
+  wt_graph_add_node(g, "MatMul", "", "scores", 2, (int[]){k, x}, 1, &y2);
+  wt_graph_add_output(g, h);
+  wt_graph_add_output(g, y1);
+  wt_graph_add_output(g, y2);
+  if (mode == 1) wt_graph_add_output(g, t);
+  if (mode == 2) {
+    int z = wt_graph_value(g, "z");
+    wt_graph_add_node(g, "Neg", "", "leak", 1, &t, 1, &z);
+    wt_graph_add_output(g, z);
+  }
+  return g;
+}
+
+static void test_fold_transposes(void) {
+  float x[2 * 3 * 8], wd[6 * 8];
+  for (int i = 0; i < 48; i++) x[i] = (float)((i * 5) % 11) / 4.0f - 1.2f;
+  for (int i = 0; i < 6 * 8; i++) wd[i] = (float)((i * 7) % 13) / 6.0f - 1.0f;
+  wt_tensor in[2] = {{.dtype = WT_FLOAT, .rank = 3, .dims = {2, 3, 8}, .data = x},
+                     {.dtype = WT_FLOAT, .rank = 2, .dims = {6, 8}, .data = wd}};
+  static const int64_t sizes[3] = {2 * 3 * 6, 6 * 8, 2 * 8 * 8};
+  for (int mode = 0; mode < 3; mode++) {
+    float got[2][3][128];
+    for (int fuse = 1; fuse >= 0; fuse--) {
+      wt_plan_set_fusion(fuse);
+      wt_graph *g = transposes(mode);
+      CHECK_OK(wt_graph_infer_shapes(g));
+      wt_plan *p;
+      CHECK_OK(wt_plan_build(g, in, &p));
+      CHECK(wt_plan_fused_count(p) == (fuse ? (mode == 0 ? 3 : 2) : 0));
+      void *arena = aligned_alloc(64, (wt_plan_arena_bytes(p) + 127) / 64 * 64);
+      wt_plan_bind_arena(p, arena);
+      CHECK_OK(wt_plan_run(p, in));
+      for (int o = 0; o < 3; o++) {
+        void *data;
+        const wt_tensor *y = wt_plan_output(p, o, &data);
+        CHECK(wt_numel(y) == sizes[o]);
+        memcpy(got[fuse][o], data, sizeof(float) * (size_t)sizes[o]);
+      }
+      free(arena);
+      wt_plan_free(p);
+      wt_graph_free(g);
+    }
+    wt_plan_set_fusion(1);
+    for (int o = 0; o < 3; o++)
+      CHECK(!memcmp(got[0][o], got[1][o], sizeof(float) * (size_t)sizes[o]));
+    /* and the numbers themselves: h[0, 0, j] = sum_k x[0, 0, k] W[j, k] */
+    for (int j = 0; j < 6; j++) {
+      float want = 0.0f;
+      for (int kk = 0; kk < 8; kk++) want += x[kk] * wd[j * 8 + kk];
+      CHECK(fabsf(got[1][0][j] - want) < 1e-5f);
+    }
+  }
+}
+
 int main(void) {
+  test_fold_transposes();
   test_fused_relu();
   test_empty_constant();
   test_derived_dim_names();

@@ -479,6 +479,30 @@ static void test_rows(void) {
     if (!same) fprintf(stderr, "row kernel %d differs across threads\n", k);
     CHECK(same);
   }
+  /* LayerNormalization's gradient (n = 515: columns past the last whole vector): one pass on one
+   * thread, dX by rows then dscale / dbias by columns on the pool; the same bits at 1-4 threads,
+   * small inputs split too, and with dX or the parameter gradients alone. */
+  float *dy = malloc(sizeof(float) * rows * n), *g0 = malloc(sizeof(float) * (rows + 2) * n);
+  float *g1 = malloc(sizeof(float) * (rows + 2) * n);
+  fill(dy, rows * n, 34);
+  for (int want = 0; want < 3; want++) /* 0: all, 1: dX only, 2: dscale and dbias only */
+    for (int32_t t = 1; t <= 4; t++)
+      for (int split = 0; split < 2; split++) {
+        float *o = t == 1 && !split ? g0 : g1;
+        memset(o, 0, sizeof(float) * (rows + 2) * n);
+        wt_set_threads(t);
+        wt_pool_set_split_small(split);
+        wt_layernorm_grad_f32(dy, x, sc, st0, st0 + rows, rows, n, want == 2 ? NULL : o,
+                              want == 1 ? NULL : o + rows * n, want == 1 ? NULL : o + (rows + 1) * n);
+        if (o == g1 && memcmp(g0, g1, sizeof(float) * (rows + 2) * n)) {
+          fprintf(stderr, "LayerNorm grad (%d) differs at %d threads (split %d)\n", want, t, split);
+          CHECK(0);
+        }
+      }
+  wt_pool_set_split_small(0);
+  free(dy);
+  free(g0);
+  free(g1);
   free(x);
   free(sc);
   free(bi);
@@ -643,44 +667,44 @@ static void test_conv_stride(int64_t s) {
 }
 
 /* Depthwise (C == group, `mult` outputs per channel; direct kernels): the same bits at 1-4
- * threads (and with small work split), and y, dX, dW against float64 sums. 3x3, pad 1, stride
- * (sh, sw) over 7 x 22 images. */
-static void test_conv_depthwise(int64_t mult, int64_t sh, int64_t sw) {
-  const int64_t N = 3, C = 5, M = 5 * mult, H = 7, W = 22, OH = (H - 1) / sh + 1, OW = (W - 1) / sw + 1;
-  const int64_t I = H * W, G = OH * OW;
-  const wt_conv_geom g = {.img = {1, H, W}, .grid = {1, OH, OW}, .k = {1, 3, 3},
-                          .stride = {1, sh, sw}, .dil = {1, 1, 1}, .pad = {0, 1, 1}};
+ * threads (and with small work split), and y, dX, dW against float64 sums. k x k, pad k / 2,
+ * stride (sh, sw) over H x W images. */
+static void test_conv_depthwise(int64_t mult, int64_t sh, int64_t sw, int64_t k, int64_t H, int64_t W) {
+  const int64_t N = 3, C = 5, M = 5 * mult, P = k / 2, OH = (H + 2 * P - k) / sh + 1, OW = (W + 2 * P - k) / sw + 1;
+  const int64_t I = H * W, G = OH * OW, KK = k * k;
+  const wt_conv_geom g = {.img = {1, H, W}, .grid = {1, OH, OW}, .k = {1, k, k},
+                          .stride = {1, sh, sw}, .dil = {1, 1, 1}, .pad = {0, P, P}};
   CHECK(wt_conv_is_depthwise(C, C) && !wt_conv_is_depthwise(4, 2) && !wt_conv_is_depthwise(1, 1));
-  float *x = malloc(sizeof(float) * N * C * I), *w = malloc(sizeof(float) * M * 9);
+  float *x = malloc(sizeof(float) * N * C * I), *w = malloc(sizeof(float) * M * KK);
   float *dy = malloc(sizeof(float) * N * M * G), *b = malloc(sizeof(float) * M);
   float *out[2][4];
   for (int r = 0; r < 2; r++) {
     out[r][0] = malloc(sizeof(float) * N * M * G);
     out[r][1] = malloc(sizeof(float) * N * C * I);
-    out[r][2] = malloc(sizeof(float) * M * 9);
+    out[r][2] = malloc(sizeof(float) * M * KK);
     out[r][3] = malloc(sizeof(float) * M);
   }
   fill(x, N * C * I, 51);
-  fill(w, M * 9, 52);
+  fill(w, M * KK, 52);
   fill(dy, N * M * G, 53);
   fill(b, M, 54);
-  CHECK(conv_same_bits(&g, N, C, M, C, 9, x, w, b, dy, NULL, out));
+  CHECK(conv_same_bits(&g, N, C, M, C, KK, x, w, b, dy, NULL, out));
   /* every tap of every output: y against the float64 sum, and its adjoints dX and dW */
-  double *dx = calloc((size_t)(N * C * I), sizeof(double)), dw[10 * 9] = {0}, worst = 0;
-  CHECK(M <= 10);
+  double *dx = calloc((size_t)(N * C * I), sizeof(double)), dw[10 * 49] = {0}, worst = 0;
+  CHECK(M <= 10 && KK <= 49);
   for (int64_t n = 0; n < N; n++)
     for (int64_t m = 0; m < M; m++)
       for (int64_t oh = 0; oh < OH; oh++)
         for (int64_t ow = 0; ow < OW; ow++) {
           double s = b[m], gy = dy[(n * M + m) * G + oh * OW + ow];
-          for (int64_t kh = 0; kh < 3; kh++)
-            for (int64_t kw = 0; kw < 3; kw++) {
-              int64_t ih = oh * sh - 1 + kh, iw = ow * sw - 1 + kw;
+          for (int64_t kh = 0; kh < k; kh++)
+            for (int64_t kw = 0; kw < k; kw++) {
+              int64_t ih = oh * sh - P + kh, iw = ow * sw - P + kw;
               if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
               int64_t xi = (n * C + m / mult) * I + ih * W + iw;
-              s += (double)w[m * 9 + kh * 3 + kw] * x[xi];
-              dx[xi] += gy * w[m * 9 + kh * 3 + kw];
-              dw[m * 9 + kh * 3 + kw] += gy * x[xi];
+              s += (double)w[m * KK + kh * k + kw] * x[xi];
+              dx[xi] += gy * w[m * KK + kh * k + kw];
+              dw[m * KK + kh * k + kw] += gy * x[xi];
             }
           double e = fabs(out[0][0][(n * M + m) * G + oh * OW + ow] - s) / (1.0 + fabs(s));
           if (e > worst) worst = e;
@@ -689,7 +713,7 @@ static void test_conv_depthwise(int64_t mult, int64_t sh, int64_t sw) {
     double e = fabs(out[0][1][i] - dx[i]) / (1.0 + fabs(dx[i]));
     if (e > worst) worst = e;
   }
-  for (int64_t i = 0; i < M * 9; i++) {
+  for (int64_t i = 0; i < M * KK; i++) {
     double e = fabs(out[0][2][i] - dw[i]) / (1.0 + fabs(dw[i]));
     if (e > worst) worst = e;
   }
@@ -706,8 +730,12 @@ static void test_conv_depthwise(int64_t mult, int64_t sh, int64_t sw) {
 static void test_conv(void) {
   test_conv_stride(1);
   test_conv_stride(2);
-  test_conv_depthwise(2, 1, 2); /* multiplier 2, stride 2 along rows: the scatter dX */
-  test_conv_depthwise(1, 2, 1); /* one output per channel, stride 1 along rows: the gather dX */
+  test_conv_depthwise(2, 1, 2, 3, 7, 22); /* multiplier 2, stride 2 along rows: the scatter dX */
+  test_conv_depthwise(1, 2, 1, 3, 7, 22); /* one output per channel, stride 1 along rows: the gather dX */
+  /* ConvNeXt's 7x7, pad 3 (dW: one lane per tap, grad_w_rows), on 16x16, 4x4 and 2x2 grids */
+  test_conv_depthwise(1, 1, 1, 7, 16, 16);
+  test_conv_depthwise(1, 1, 1, 7, 4, 4);
+  test_conv_depthwise(2, 1, 1, 7, 2, 3);
 }
 
 int main(void) {

@@ -25,6 +25,7 @@ static long wt_alloc_count_stop(void) { return 0; }
 #define COUNTED ""
 #endif
 #include "io/onnx_io.h"
+#include "runtime/planner.h"
 #include "webtrain.h"
 
 #define CASES WT_SOURCE_DIR "/tests/golden/cases/"
@@ -201,9 +202,28 @@ static void check_threads(const char *name, const wt_artifacts *art, const char 
     }
   }
   wt_pool_set_split_small(0);
+  /* The plan's fusions (a Relu in a GEMM, transposes read through a GEMM's trans flags or
+   * written by one) against every step run as its op alone: the same bits. */
+  wt_set_threads(1);
+  wt_plan_set_fusion(0);
+  t.n = 0;
+  CHECK_OK(train(art, dir, json, &t, &allocs));
+  wt_plan_set_fusion(1);
+  int plain_same = t.n == ref->n && !memcmp(t.v, ref->v, sizeof(float) * (size_t)ref->n);
+  if (!plain_same) {
+    double worst = 0;
+    int64_t at = -1, nd = 0;
+    for (int64_t i = 0; i < t.n && i < ref->n; i++) {
+      double d = fabs((double)t.v[i] - ref->v[i]) / (fabs(ref->v[i]) + 1e-6);
+      nd += t.v[i] != ref->v[i];
+      if (d > worst) worst = d, at = i;
+    }
+    fprintf(stderr, "%s: the plan without fusions differs from the fused one (%lld of %lld, worst rel %g at %lld)\n", name, (long long)nd, (long long)ref->n, worst, (long long)at);
+  }
+  CHECK(plain_same);
   if (allocs) fprintf(stderr, "%s: %ld heap allocations in steps after the first\n", name, allocs);
   CHECK(allocs == 0);
-  printf("%s: %lld values bit-identical at 1, 2, 3, 4 threads" COUNTED "\n", name, (long long)ref->n);
+  printf("%s: %lld values bit-identical at 1, 2, 3, 4 threads and without the plan's fusions" COUNTED "\n", name, (long long)ref->n);
   free(t.v);
 }
 

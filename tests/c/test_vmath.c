@@ -66,9 +66,9 @@ static double sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }
 static int same_bits(float a, float b) { return memcmp(&a, &b, 4) == 0; }
 
 static uint64_t hash_results(void) {
-  vfn fs[4] = {wt_f32x4_exp, wt_f32x4_erf, wt_f32x4_tanh, wt_f32x4_sigmoid};
+  vfn fs[5] = {wt_f32x4_exp, wt_f32x4_erf, wt_f32x4_tanh, wt_f32x4_sigmoid, wt_f32x4_erf_rational};
   uint64_t h = 1469598103934665603u;
-  for (int f = 0; f < 4; f++)
+  for (int f = 0; f < 5; f++)
     for (uint32_t b = 0; b < 0xfff00000u; b += 4093 * 4) {
       float x[4] = {from_bits(b), from_bits(b + 4093), from_bits(b + 2 * 4093), from_bits(b + 3 * 4093)}, y[4];
       eval4(fs[f], x, y);
@@ -135,6 +135,23 @@ int main(void) {
   printf("erf: max abs %.3g at %.9g, max rel %.3g at %.9g\n", e.max_abs, e.at_abs, e.max_rel, e.at_rel);
   CHECK(e.max_abs <= 1.5e-7);
   CHECK(e.max_rel <= 3e-7);
+  /* GELU's erf (x P(x^2) / Q(x^2)): every float, and a dense sweep of [-5, 5] (2^21 points) */
+  e = sweep(wt_f32x4_erf_rational, erf, 0x7f7fffffu);
+  double dense = 0;
+  float dense_at = 0;
+  for (int i = -(1 << 20); i <= (1 << 20); i += 4) {
+    float x[4], y[4];
+    for (int k = 0; k < 4; k++) x[k] = 5.0f * (float)(i + k) / (float)(1 << 20);
+    eval4(wt_f32x4_erf_rational, x, y);
+    for (int k = 0; k < 4; k++)
+      if (fabs(y[k] - erf(x[k])) > dense) dense = fabs(y[k] - erf(x[k])), dense_at = x[k];
+  }
+  printf("erf (rational, GELU's): max abs %.3g at %.9g, dense sweep of [-5, 5] %.3g at %.9g\n", e.max_abs,
+         e.at_abs, dense, dense_at);
+  CHECK(e.max_abs <= 4.5e-7 && dense <= 4.5e-7);
+  CHECK(wt_vm_erf_rationalf(INFINITY) == 1.0f && wt_vm_erf_rationalf(-INFINITY) == -1.0f);
+  CHECK(same_bits(wt_vm_erf_rationalf(-0.0f), -0.0f) && isnan(wt_vm_erf_rationalf(NAN)));
+  for (float x = -4.0f; x <= 4.0f; x += 0.125f) CHECK(wt_vm_erf_rationalf(-x) == -wt_vm_erf_rationalf(x));
   e = sweep(wt_f32x4_tanh, tanh, 0x7f7fffffu);
   printf("tanh: max abs %.3g at %.9g, max rel %.3g at %.9g\n", e.max_abs, e.at_abs, e.max_rel, e.at_rel);
   CHECK(e.max_abs <= 1.5e-7);
