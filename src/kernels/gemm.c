@@ -432,16 +432,31 @@ static void batch_task(void *ctx, int64_t t, int32_t thread) {
         g->ldb, g->beta, g->C + off[2], g->ldc, g->relu);
 }
 
+/* Whether a batch of products splits over the threads by product (each whole on one thread)
+ * rather than each product splitting itself, one after another: products too small to split, and
+ * products of less than WT_GEMM_BATCH_WORK_MAX multiply-adds when there are at least two per
+ * thread and they share out evenly. Attention's heads are the case: at batch 8, 4 heads, seq 128,
+ * d 64, 32 products of 2^20 multiply-adds each, which split one by one paid a fork and join and
+ * packed A again in every block of every product. Either way a product's sums are the same: the
+ * bits do not depend on this choice (tests/c/test_threads.c, test_gemm_batch). */
+#ifndef WT_GEMM_BATCH_WORK_MAX
+#define WT_GEMM_BATCH_WORK_MAX ((int64_t)1 << 23)
+#endif
+static int batch_splits(int64_t nbatch, int64_t work) {
+  if (nbatch <= 1) return 0;
+  if (work < WT_GEMM_THREAD_MIN) return nbatch * work >= WT_GEMM_THREAD_MIN || wt_pool_split_small();
+  int64_t threads = wt_pool_threads();
+  return work < WT_GEMM_BATCH_WORK_MAX && threads > 1 && nbatch >= 2 * threads &&
+         (nbatch % threads == 0 || nbatch >= 4 * threads);
+}
+
 void wt_sgemm_batch(int trans_a, int trans_b, int64_t nbatch, int64_t M, int64_t N, int64_t K,
                     float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
                     float beta, float *C, int64_t ldc, int relu, wt_gemm_offsets_fn offsets,
                     const void *ctx) {
   batch_job b = {{trans_a, trans_b, relu, M, N, K, alpha, beta, A, B, lda, ldb, ldc, C, 0, 0, 0, 0, NULL, 0},
                  offsets, ctx};
-  int64_t work = M * N * K;
-  /* Products that split themselves (or one alone, or too little work) go one after another. */
-  if (nbatch > 1 && work < WT_GEMM_THREAD_MIN &&
-      (nbatch * work >= WT_GEMM_THREAD_MIN || wt_pool_split_small())) {
+  if (batch_splits(nbatch, M * N * K)) {
     wt_parallel_for(nbatch, batch_task, &b);
     return;
   }

@@ -196,7 +196,9 @@ static void batch_offsets(const void *ctx, int64_t t, int64_t off[3]) {
 }
 
 static void test_gemm_batch(void) {
-  static const shape shapes[] = {{128, 128, 64}, {12, 12, 16}, {64, 300, 64}};
+  /* {128, 128, 64}: attention's heads (2^20 multiply-adds: split by product from 2 threads,
+   * by block of each product at 4); {96, 200, 256}: past the by-product limit */
+  static const shape shapes[] = {{128, 128, 64}, {12, 12, 16}, {64, 300, 64}, {96, 200, 256}, {160, 256, 256}};
   const int64_t nbatch = 6;
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
     int64_t M = shapes[s].M, N = shapes[s].N, K = shapes[s].K;
