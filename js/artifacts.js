@@ -2,6 +2,7 @@
 // optimizer models and the checkpoint, in the C core (ONNX Runtime's generate_artifacts).
 import { init, WebtrainError } from './core.js';
 import { writeBytes } from './storage.js';
+import { concatBytes } from './bytes.js';
 import { importNode, isNode } from './node-builtin.js';
 import { Block, withBuilder } from './onnxblock.js';
 import { withGenerator } from './builder.js';
@@ -129,7 +130,7 @@ export async function generateArtifacts(model, options = {}) {
     if (keepExternal) {
       for (const k of ['trainingModel', 'evalModel']) {
         // the base file's size and fingerprint travel with the models that refer to it
-        if (inside) result[k] = concatBytes(result[k], fingerprintField(inside));
+        if (inside) result[k] = concatBytes([result[k], fingerprintField(inside)]);
         rememberSource(result[k], model, [...entries, ...self]);
       }
     }
@@ -137,13 +138,6 @@ export async function generateArtifacts(model, options = {}) {
     return result;
   });
 }
-
-const concatBytes = (a, b) => {
-  const out = new Uint8Array(a.byteLength + b.byteLength);
-  out.set(a);
-  out.set(b, a.byteLength);
-  return out;
-};
 
 /** frozenDtype: undefined or 'float32' (weights as they are) -> false, 'float16' -> true. */
 function frozenDtypeOption(value) {

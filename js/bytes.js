@@ -20,6 +20,24 @@ export function registerSource(test, read) {
   sources.push({ test, read });
 }
 
+/** The bytes of `parts` (Uint8Arrays) one after another, in a new array. */
+export function concatBytes(parts) {
+  const out = new Uint8Array(parts.reduce((a, p) => a + p.byteLength, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
+}
+
+/** FNV-1a (32 bits, unsigned) over the bytes of `parts`, in order. */
+export function fnv1a(parts) {
+  let h = 0x811c9dc5;
+  for (const p of parts) for (let i = 0; i < p.length; i++) h = Math.imul(h ^ p[i], 0x01000193);
+  return h >>> 0;
+}
+
 const EXPECTED = 'a path, URL, Uint8Array, ArrayBuffer, Blob, File, Response or idb:// name';
 
 /** What a value is, for error messages: 'null', 'a number (42)', 'an object of class Foo', ... */

@@ -31,7 +31,7 @@
 // files as they would beside the base, with no option; written to an artifactDirectory, the side
 // files are placed beside the artifacts (placeSideFiles: a hard link, else a copy).
 import { WebtrainError } from './core.js';
-import { describe, nodeFilePath, whyUnreadable } from './bytes.js';
+import { describe, fnv1a, nodeFilePath, whyUnreadable } from './bytes.js';
 import { importNode, isNode } from './node-builtin.js';
 import { fillSegments, openSide } from './checkpoint-data.js';
 import { checkFingerprint, fingerprints } from './inside.js';
@@ -80,9 +80,7 @@ const CONTENT_MAX = 2 ** 20;
 /** length and FNV-1a of bytes: a key for small generated models. */
 function contentKey(bytes) {
   if (!(bytes instanceof Uint8Array) || bytes.byteLength > CONTENT_MAX) return null;
-  let h = 0x811c9dc5;
-  for (let i = 0; i < bytes.length; i++) h = Math.imul(h ^ bytes[i], 0x01000193);
-  return `${bytes.length}:${h >>> 0}`;
+  return `${bytes.length}:${fnv1a([bytes])}`;
 }
 
 const nameOf = (v) => (v instanceof URL ? v.href : typeof v === 'string' ? v : null);

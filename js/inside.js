@@ -23,7 +23,7 @@
 // checks it before it streams the weights, so a base re-exported since (other offsets) is an
 // error naming the file, not silently wrong weights.
 import { WebtrainError } from './core.js';
-import { isBlob, isResponse, nodeFilePath, readBytes, sniff } from './bytes.js';
+import { concatBytes as concat, fnv1a, isBlob, isResponse, nodeFilePath, readBytes, sniff } from './bytes.js';
 import { importNode } from './node-builtin.js';
 
 /** Initializers with at least this many data bytes inside a model are referenced, not copied. */
@@ -53,22 +53,8 @@ const strEntry = (k, v) => {
   const parts = [...lenField(1, encoder.encode(k)), ...lenField(2, encoder.encode(v))];
   return concat(parts);
 };
-function concat(parts) {
-  const out = new Uint8Array(parts.reduce((a, p) => a + p.byteLength, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.byteLength;
-  }
-  return out;
-}
-
 /** FNV-1a (32 bits) over pieces, as a hex string. */
-function fnv(parts) {
-  let h = 0x811c9dc5;
-  for (const p of parts) for (let i = 0; i < p.length; i++) h = Math.imul(h ^ p[i], 0x01000193);
-  return (h >>> 0).toString(16).padStart(8, '0');
-}
+const fnv = (parts) => fnv1a(parts).toString(16).padStart(8, '0');
 
 /**
  * Reads a source forward: read(at, min) -> Uint8Array starting at byte `at` (at least `min`
