@@ -4,8 +4,8 @@
  * The owner (a training module) lists its frozen weights as candidates (wt_prepack_add). A GEMM
  * op asks wt_prepack_find for its op(B): a candidate records how it was asked for (trans_b, K,
  * N, ldb: its first use wins), and gets its panels once the owner has given it a buffer
- * (wt_prepack_alloc, after its first step, so that buffers go only to weights some product reads,
- * and within the owner's budget). The panels are packed at the first use after that, and again
+ * (wt_prepack_give, after its first step, so that buffers go only to weights some product reads,
+ * and only when all of them fit in the owner's budget). The panels are packed at the first use after that, and again
  * after wt_prepack_stale (the owner's weights were written). wt_sgemm_prepacked on them gives
  * the bits of wt_sgemm_half on the weight (kernels/gemm.h): nothing here changes a result.
  * Called from the thread running the plan (the ops' run), never from the pool's workers. */

@@ -26,6 +26,16 @@ static int read_side(void *user, const char *location, uint64_t offset, uint64_t
 }
 
 /* y = MatMul(x, Transpose(W)), W [3, 2] float at offset 16 of w.bin, held by reference. */
+/* g with output y, opset 17, serialized (g freed). */
+static uint8_t *written(wt_graph *g, int y, size_t *len) {
+  CHECK_OK(wt_graph_add_output(g, y));
+  CHECK_OK(wt_graph_set_opset(g, "", 17));
+  uint8_t *bytes = NULL;
+  CHECK_OK(wt_onnx_write(g, &bytes, len));
+  wt_graph_free(g);
+  return bytes;
+}
+
 static uint8_t *model_bytes(size_t *len) {
   wt_graph *g = wt_graph_new();
   int x = wt_graph_value(g, "x"), w = wt_graph_value(g, "W"), wt = wt_graph_value(g, "Wt"), y = wt_graph_value(g, "y");
@@ -40,12 +50,7 @@ static uint8_t *model_bytes(size_t *len) {
   CHECK_OK(wt_graph_set_external(g, "W", "w.bin", 16));
   CHECK(wt_graph_add_node(g, "Transpose", "", "t", 1, &w, 1, &wt) >= 0);
   CHECK(wt_graph_add_node(g, "MatMul", "", "mm", 2, (int[]){x, wt}, 1, &y) >= 0);
-  CHECK_OK(wt_graph_add_output(g, y));
-  CHECK_OK(wt_graph_set_opset(g, "", 17));
-  uint8_t *bytes = NULL;
-  CHECK_OK(wt_onnx_write(g, &bytes, len));
-  wt_graph_free(g);
-  return bytes;
+  return written(g, y, len);
 }
 
 static void test_by_reference(void) {
@@ -139,12 +144,7 @@ static uint8_t *embedded_bytes(size_t *len, int n, int8_t dtype, float scale) {
   }
   CHECK_OK(wt_value_set_shape(g, b, 1, (const int64_t[]){n}));
   CHECK(wt_graph_add_node(g, "Add", "", "add", 2, (int[]){x, b}, 1, &y) >= 0);
-  CHECK_OK(wt_graph_add_output(g, y));
-  CHECK_OK(wt_graph_set_opset(g, "", 17));
-  uint8_t *bytes = NULL;
-  CHECK_OK(wt_onnx_write(g, &bytes, len));
-  wt_graph_free(g);
-  return bytes;
+  return written(g, y, len);
 }
 
 static void test_same_bytes(void) {

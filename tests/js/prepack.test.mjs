@@ -1,5 +1,5 @@
 // Frozen weights packed once for the GEMM (src/kernels/gemm_prepack.h): a module packs the frozen
-// weights its GEMMs read after its first train step (memoryStats().packed, at most 64 MiB) and
+// weights its GEMMs read after its first train step (memoryStats().packed: all of them when they fit in 64 MiB, else none) and
 // reads those panels instead of packing them in every step. Results never depend on it: a frozen
 // weight written through the state (parameters.set, loadParameters ...) is packed again before
 // the next step reads it (by any module over that state), so a module that packed the old weight

@@ -21,7 +21,8 @@ import { join } from 'node:path';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import * as ort from 'onnxruntime-node';
-import { artifacts, CheckpointState, Module, Optimizer, Tensor, WebtrainError, init } from '../../js/index.js';
+import { artifacts, CheckpointState, Module, Tensor, WebtrainError, init } from '../../js/index.js';
+import { baseFlow } from './base-flow.mjs';
 import { INSIDE_MIN, scanModel } from '../../js/inside.js';
 
 const MB = 2 ** 20;
@@ -35,28 +36,7 @@ const x = () => new Tensor('float32', Float32Array.from({ length: BATCH * WIDTH 
 const y = () => new Tensor('int32', Int32Array.from({ length: BATCH }, (_, i) => i % 10), [BATCH]);
 
 /** The README's flow on `model`: 3 train steps, an eval step; wasm Memory and malloc'd bytes. */
-async function flow(model, options = {}, moduleOptions = {}) {
-  const core = await init();
-  const art = await artifacts.generateArtifacts(model, { ...OPTIONS, ...options });
-  const generated = core.heapStats().memory;
-  const state = await CheckpointState.loadCheckpoint(art.checkpoint);
-  const module = await Module.create(art.trainingModel, state, art.evalModel, moduleOptions);
-  const optimizer = await Optimizer.create(art.optimizerModel, module);
-  const losses = [];
-  for (let i = 0; i < 3; i++) {
-    losses.push(module.train().runAll(x(), y())[0].data[0]);
-    optimizer.step();
-    module.lazyResetGrad();
-  }
-  const evalLoss = module.eval().runAll(x(), y())[0].data[0];
-  const { memory, mallocInUse } = core.heapStats();
-  const packed = module.memoryStats().packed;
-  optimizer.release();
-  module.release();
-  state.release();
-  const sizes = Object.fromEntries(Object.entries(art).map(([k, v]) => [k, v?.byteLength ?? 0]));
-  return { art, sizes, generated, memory, mallocInUse, packed, losses, evalLoss };
-}
+const flow = (model, options = {}, moduleOptions = {}) => baseFlow(model, { options: { ...OPTIONS, ...options }, moduleOptions, x, y });
 
 const make = (out, ...args) => {
   const r = spawnSync('/usr/bin/python3', [fileURLToPath(new URL('../bench/make_big_base.py', import.meta.url)), out, String(LAYERS), String(WIDTH), ...args], { encoding: 'utf8' });

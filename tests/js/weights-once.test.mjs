@@ -20,6 +20,7 @@ import { Worker, isMainThread, parentPort, workerData } from 'node:worker_thread
 import { fileURLToPath } from 'node:url';
 import * as ort from 'onnxruntime-node';
 import { artifacts, CheckpointState, InferenceSession, Module, Optimizer, Tensor, init } from '../../js/index.js';
+import { baseFlow } from './base-flow.mjs';
 
 const MB = 2 ** 20;
 const LAYERS = 5;
@@ -31,31 +32,19 @@ const x = () => new Tensor('float32', Float32Array.from({ length: BATCH * WIDTH 
 const y = () => new Tensor('int32', Int32Array.from({ length: BATCH }, (_, i) => i % 10), [BATCH]);
 
 /** The README's flow on `model` (3 train steps, an eval step, the export); heap figures. */
-async function flow(model, options = {}, moduleOptions = {}) {
-  const core = await init();
-  const art = await artifacts.generateArtifacts(model, { requiresGrad: HEAD, loss: 'CrossEntropyLoss', optimizer: 'AdamW', ...options });
-  const generated = core.heapStats().memory;
-  const state = await CheckpointState.loadCheckpoint(art.checkpoint);
-  const module = await Module.create(art.trainingModel, state, art.evalModel, moduleOptions);
-  const optimizer = await Optimizer.create(art.optimizerModel, module);
-  const losses = [];
-  for (let i = 0; i < 3; i++) {
-    losses.push(module.train().runAll(x(), y())[0].data[0]);
-    optimizer.step();
-    module.lazyResetGrad();
-  }
-  const evalLoss = module.eval().runAll(x(), y())[0].data[0];
-  const memory = core.heapStats().memory;
-  const packed = module.memoryStats().packed;
-  const exported = await module.exportModelForInferencing(['logits']);
-  const exportedMemory = core.heapStats().memory;
-  const byReference = await module.exportModelForInferencing(['logits'], { keepExternalData: true });
-  optimizer.release();
-  module.release();
-  state.release();
-  const sizes = Object.fromEntries(Object.entries(art).map(([k, v]) => [k, v?.byteLength ?? 0]));
-  return { art, sizes, generated, memory, packed, losses, evalLoss, exported, exportedMemory, byReference };
-}
+const flow = (model, options = {}, moduleOptions = {}) =>
+  baseFlow(model, {
+    options: { requiresGrad: HEAD, loss: 'CrossEntropyLoss', optimizer: 'AdamW', ...options },
+    moduleOptions,
+    x,
+    y,
+    after: async (module, core) => {
+      const exported = await module.exportModelForInferencing(['logits']);
+      const exportedMemory = core.heapStats().memory;
+      const byReference = await module.exportModelForInferencing(['logits'], { keepExternalData: true });
+      return { exported, exportedMemory, byReference };
+    },
+  });
 
 if (!isMainThread && workerData.checkpoint) {
   // a fresh wasm instance loading a checkpoint file
