@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "artifacts/artifacts.h"
+#include "artifacts/node_match.h"
 #include "base/status.h"
 
 /* The float value of a scalar (or one-element) constant; NAN otherwise. */
@@ -21,10 +22,6 @@ static float scalar_of(const wt_graph *g, int v) {
   if (!wt_graph_const_value(g, v, &t) || !t.data || t.dtype != WT_FLOAT || wt_numel(&t) != 1)
     return NAN;
   return *(const float *)t.data;
-}
-
-static int is_op(const wt_node *n, const char *op_type) {
-  return !n->domain[0] && !strcmp(n->op_type, op_type);
 }
 
 /* The single node reading v (and nothing else: not a graph output), or -1. */
@@ -45,9 +42,9 @@ static int near(float a, double b) { return fabs((double)a - b) <= 1e-6 * fabs(b
  * sigmoid(x) ([batch, seq, mlp] floats per layer). Node s is the Sigmoid. */
 static int fuse_silu(wt_graph *g, int *uses, const int *reader, int s) {
   const wt_node *sig = &g->nodes[s];
-  if (!is_op(sig, "Sigmoid") || sig->n_inputs != 1 || sig->n_outputs != 1 || sig->outputs[0] < 0) return WT_OK;
+  if (!wt_is_onnx_op(sig, "Sigmoid") || sig->n_inputs != 1 || sig->n_outputs != 1 || sig->outputs[0] < 0) return WT_OK;
   int x = sig->inputs[0], m = only_reader(uses, reader, sig->outputs[0]);
-  if (x < 0 || g->values[x].dtype != WT_FLOAT || m < 0 || !is_op(&g->nodes[m], "Mul") ||
+  if (x < 0 || g->values[x].dtype != WT_FLOAT || m < 0 || !wt_is_onnx_op(&g->nodes[m], "Mul") ||
       other_input(&g->nodes[m], sig->outputs[0]) != x)
     return WT_OK;
   size_t len = strlen(g->nodes[m].name) + sizeof "/FusedSilu";
@@ -82,23 +79,23 @@ int wt_artifacts_fuse_gelu(wt_graph *g) {
   int rc = WT_OK;
   for (int e = 0; e < g->n_nodes && rc == WT_OK; e++) {
     const wt_node *erf = &g->nodes[e];
-    if (!is_op(erf, "Erf") || erf->n_inputs != 1 || erf->n_outputs != 1) continue;
+    if (!wt_is_onnx_op(erf, "Erf") || erf->n_inputs != 1 || erf->n_outputs != 1) continue;
     int scaled = erf->inputs[0];
     if (scaled < 0 || uses[scaled] != 1 || g->values[scaled].producer < 0) continue;
     const wt_node *div = &g->nodes[g->values[scaled].producer];
-    if (!is_op(div, "Div") || div->n_inputs != 2 || !near(scalar_of(g, div->inputs[1]), sqrt(2.0)))
+    if (!wt_is_onnx_op(div, "Div") || div->n_inputs != 2 || !near(scalar_of(g, div->inputs[1]), sqrt(2.0)))
       continue;
     int x = div->inputs[0];
     if (x < 0 || g->values[x].dtype != WT_FLOAT) continue;
     int a = only_reader(uses, reader, erf->outputs[0]);
-    if (a < 0 || !is_op(&g->nodes[a], "Add") ||
+    if (a < 0 || !wt_is_onnx_op(&g->nodes[a], "Add") ||
         !near(scalar_of(g, other_input(&g->nodes[a], erf->outputs[0])), 1.0))
       continue;
     int m1 = only_reader(uses, reader, g->nodes[a].outputs[0]);
-    if (m1 < 0 || !is_op(&g->nodes[m1], "Mul") || other_input(&g->nodes[m1], g->nodes[a].outputs[0]) != x)
+    if (m1 < 0 || !wt_is_onnx_op(&g->nodes[m1], "Mul") || other_input(&g->nodes[m1], g->nodes[a].outputs[0]) != x)
       continue;
     int m2 = only_reader(uses, reader, g->nodes[m1].outputs[0]);
-    if (m2 < 0 || !is_op(&g->nodes[m2], "Mul") ||
+    if (m2 < 0 || !wt_is_onnx_op(&g->nodes[m2], "Mul") ||
         !near(scalar_of(g, other_input(&g->nodes[m2], g->nodes[m1].outputs[0])), 0.5))
       continue;
     /* The last Mul becomes Gelu(x); the other four nodes are left for wt_graph_prune. */

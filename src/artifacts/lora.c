@@ -11,25 +11,16 @@
 #include <string.h>
 
 #include "artifacts/artifacts.h"
+#include "artifacts/node_match.h"
 #include "base/status.h"
 #include "io/onnx_io.h"
-
-static int is_op(const wt_node *n, const char *op) { return !n->domain[0] && !strcmp(n->op_type, op); }
-
-/* A 2-D Transpose that swaps the axes (perm absent or [1, 0]). */
-static int is_swap(const wt_node *n) {
-  if (!is_op(n, "Transpose")) return 0;
-  const int64_t *perm;
-  int k = wt_attr_ints(n, "perm", &perm);
-  return k < 0 || (k == 2 && perm[0] == 1 && perm[1] == 0);
-}
 
 /* How node n uses its input `operand` as a matrix: 1 when the node sees it as [out, in]
  * (W·x), 0 as [in, out] (x·W), -1 when that input is no MatMul/Gemm matrix operand. */
 static int node_view(const wt_node *n, int operand) {
-  if (is_op(n, "MatMul") && operand <= 1) return operand == 0;
-  if (is_op(n, "Gemm") && operand == 1) return wt_attr_int(n, "transB", 0) != 0;
-  if (is_op(n, "Gemm") && operand == 0) return wt_attr_int(n, "transA", 0) == 0;
+  if (wt_is_onnx_op(n, "MatMul") && operand <= 1) return operand == 0;
+  if (wt_is_onnx_op(n, "Gemm") && operand == 1) return wt_attr_int(n, "transB", 0) != 0;
+  if (wt_is_onnx_op(n, "Gemm") && operand == 0) return wt_attr_int(n, "transA", 0) == 0;
   return -1;
 }
 
@@ -41,7 +32,7 @@ static const char *node_label(const wt_node *n) { return n->name && n->name[0] ?
 
 /* A Cast to float of a float16 value (a half-precision weight read as float). */
 static int is_widen(const wt_graph *g, const wt_node *n) {
-  return is_op(n, "Cast") && n->n_inputs == 1 && n->n_outputs == 1 && n->outputs[0] >= 0 &&
+  return wt_is_onnx_op(n, "Cast") && n->n_inputs == 1 && n->n_outputs == 1 && n->outputs[0] >= 0 &&
          g->values[n->inputs[0]].dtype == WT_FLOAT16 && wt_attr_int(n, "to", 0) == WT_FLOAT;
 }
 
@@ -57,18 +48,18 @@ static int visit(const wt_graph *g, int v, int flip, int depth, const wt_node *v
   for (int i = 0; i < g->n_nodes; i++) {
     const wt_node *nd = &g->nodes[i];
     for (int k = 0; k < nd->n_inputs; k++) {
-      if (nd->inputs[k] != v || is_op(nd, "Shape")) continue;
+      if (nd->inputs[k] != v || wt_is_onnx_op(nd, "Shape")) continue;
       int view = node_view(nd, k);
-      if (view < 0 && depth < 2 && k == 0 && (is_swap(nd) || is_widen(g, nd)) && !graph_output(g, nd->outputs[0])) {
+      if (view < 0 && depth < 2 && k == 0 && (wt_is_matrix_swap(nd) || is_widen(g, nd)) && !graph_output(g, nd->outputs[0])) {
         /* W -> Transpose (the consumers see Wᵀ) or Cast to float -> MatMul/Gemm */
-        WT_TRY(visit(g, nd->outputs[0], flip ^ is_swap(nd), depth + 1, nd, u));
+        WT_TRY(visit(g, nd->outputs[0], flip ^ wt_is_matrix_swap(nd), depth + 1, nd, u));
         continue;
       }
       if (view < 0 && via)
         return wt_errorf(WT_ERR_INVALID_ARG, "lora: weight '%s' is %s by '%s' and then read by %s node '%s' "
                          "(input %d), which is not a MatMul/Gemm matrix operand; LoRA adapts weights that only "
                          "MatMul/Gemm multiply by (directly, through a Transpose or a Cast): remove it from "
-                         "lora.targets", u->name, is_swap(via) ? "transposed" : "cast", node_label(via),
+                         "lora.targets", u->name, wt_is_matrix_swap(via) ? "transposed" : "cast", node_label(via),
                          nd->op_type, node_label(nd), k);
       if (view < 0)
         return wt_errorf(WT_ERR_INVALID_ARG, "lora: weight '%s' is input %d of %s node '%s', which is not a "
@@ -100,7 +91,7 @@ static int weight_layout(const wt_graph *g, int w, int *none, int *oi, int64_t *
   for (int i = 0; i < g->n_nodes && !any; i++)
     for (int k = 0; k < g->nodes[i].n_inputs; k++)
       if (g->nodes[i].inputs[k] == w &&
-          (node_view(&g->nodes[i], k) >= 0 || is_swap(&g->nodes[i]) || is_widen(g, &g->nodes[i])))
+          (node_view(&g->nodes[i], k) >= 0 || wt_is_matrix_swap(&g->nodes[i]) || is_widen(g, &g->nodes[i])))
         any = 1;
   if (none) *none = !any;
   if (none && !any) return WT_OK;
@@ -188,7 +179,7 @@ static int add_branch(wt_graph *g, const char *wname, int ni, int k, int a, int 
   int nd, t1, t2, at, bt, delta, y0;
   const wt_node *n = &g->nodes[ni];
   int x = n->inputs[1 - k], y = n->outputs[0];
-  if (is_op(n, "MatMul")) {
+  if (wt_is_onnx_op(n, "MatMul")) {
     if (k == 1) { /* x·W + x·Aᵀ·Bᵀ */
       MK(at, "Transpose", ".lora_At", 1, a);
       MK(bt, "Transpose", ".lora_Bt", 1, b);

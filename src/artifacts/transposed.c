@@ -12,13 +12,12 @@
 #include <string.h>
 
 #include "artifacts/artifacts.h"
+#include "artifacts/node_match.h"
 #include "base/status.h"
-
-static int is_op(const wt_node *n, const char *op) { return !n->domain[0] && !strcmp(n->op_type, op); }
 
 /* node i is a Transpose swapping the axes of a 2-D value of fixed dims into a non-output */
 static int swaps_matrix(const wt_graph *g, const wt_node *n) {
-  if (!is_op(n, "Transpose") || n->n_inputs != 1 || n->n_outputs != 1 || n->inputs[0] < 0 || n->outputs[0] < 0)
+  if (!wt_is_matrix_swap(n) || n->n_inputs != 1 || n->n_outputs != 1 || n->inputs[0] < 0 || n->outputs[0] < 0)
     return 0;
   const wt_value *w = &g->values[n->inputs[0]];
   if (w->rank != 2 || w->dims[0] < 0 || w->dims[1] < 0) return 0;
@@ -26,10 +25,7 @@ static int swaps_matrix(const wt_graph *g, const wt_node *n) {
   /* LoRA's adapters stay as they are: rank x in_features, small, and an exported adapter model
    * (lora_export.c) takes them as inputs of any rank */
   size_t len = strlen(w->name);
-  if (len > 7 && (!strcmp(w->name + len - 7, ".lora_A") || !strcmp(w->name + len - 7, ".lora_B"))) return 0;
-  const int64_t *perm;
-  int k = wt_attr_ints(n, "perm", &perm);
-  return k < 0 || (k == 2 && perm[0] == 1 && perm[1] == 0);
+  return !(len > 7 && (!strcmp(w->name + len - 7, ".lora_A") || !strcmp(w->name + len - 7, ".lora_B")));
 }
 
 /* Every reader of t is a MatMul reading it as B only, with an A of known rank >= 2 (and, above
@@ -40,7 +36,7 @@ static int matmul_readers(const wt_graph *g, int t, int opset) {
     const wt_node *m = &g->nodes[i];
     for (int k = 0; k < m->n_inputs; k++) {
       if (m->inputs[k] != t) continue;
-      if (!is_op(m, "MatMul") || k != 1 || m->inputs[0] == t || m->outputs[0] < 0) return 0;
+      if (!wt_is_onnx_op(m, "MatMul") || k != 1 || m->inputs[0] == t || m->outputs[0] < 0) return 0;
       int r = g->values[m->inputs[0]].rank;
       if (r < 2 || (r > 2 && opset < 15)) return 0;
       n++;
@@ -112,7 +108,7 @@ int wt_artifacts_gemm_transposed(wt_graph *g) {
     int tv = g->nodes[t].outputs[0], w = g->nodes[t].inputs[0];
     if (!matmul_readers(g, tv, opset)) continue;
     for (int i = 0; i < n0; i++) {
-      if (g->nodes[i].n_inputs != 2 || g->nodes[i].inputs[1] != tv || !is_op(&g->nodes[i], "MatMul")) continue;
+      if (g->nodes[i].n_inputs != 2 || g->nodes[i].inputs[1] != tv || !wt_is_onnx_op(&g->nodes[i], "MatMul")) continue;
       WT_TRY(rewrite(g, i, w));
       changed = 1;
     }
