@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "kernels/conv_winograd.h"
 #include "kernels/gemm.h"
 #include "kernels/simd.h"
 
@@ -144,7 +145,10 @@ size_t wt_conv_item_floats(const wt_conv_geom *g, int64_t N, int64_t C, int64_t 
 
 size_t wt_conv_scratch_floats(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M,
                               int64_t group) {
-  return wt_conv_item_floats(g, N, C, M, group);
+  size_t item = wt_conv_item_floats(g, N, C, M, group);
+  if (!wt_conv_winograd_fits(g, N, C, M, group)) return item;
+  size_t wino = wt_conv_winograd_floats(g, N, C, M); /* a float16 W takes im2col + GEMM */
+  return wino > item ? wino : item;
 }
 
 void wt_conv_gather_cols(const wt_conv_geom *g, int64_t nimg, int64_t rows, const float *src,
@@ -231,6 +235,10 @@ void wt_conv_forward_w(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, i
                        float *col) {
   if (wt_conv_is_depthwise(C, group) && !w_half) { /* a float16 W takes the GEMM path */
     wt_conv_depthwise_forward(g, N, C, M, x, w, bias, y);
+    return;
+  }
+  if (!w_half && wt_conv_winograd_fits(g, N, C, M, group)) {
+    wt_conv_winograd_forward(g, N, C, M, x, w, bias, y, col);
     return;
   }
   const int64_t nb = wt_conv_batch_images(g, N);

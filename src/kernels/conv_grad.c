@@ -5,6 +5,7 @@
 
 #include "base/pool.h"
 #include "kernels/conv.h"
+#include "kernels/conv_winograd.h"
 #include "kernels/gemm.h"
 #include "kernels/optim.h"
 #include "kernels/simd.h"
@@ -85,7 +86,9 @@ int64_t wt_conv_dw_chunks(int64_t N) {
 size_t wt_conv_grad_scratch_floats(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M,
                                    int64_t group) {
   int64_t chunks = wt_conv_dw_chunks(N), partial = M * (C / group) * wt_conv_kernel_size(g);
-  return wt_conv_item_floats(g, N, C, M, group) + (size_t)((chunks > 1 ? chunks - 1 : 0) * partial);
+  size_t gemm = wt_conv_item_floats(g, N, C, M, group) + (size_t)((chunks > 1 ? chunks - 1 : 0) * partial);
+  size_t wino = wt_conv_winograd_fits(g, N, C, M, group) ? wt_conv_winograd_floats(g, N, C, M) : 0;
+  return wino > gemm ? wino : gemm;
 }
 
 typedef struct dw_job {
@@ -150,6 +153,10 @@ void wt_conv_grad_w(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int6
     return;
   }
   if (dw && N == 0) memset(dw, 0, sizeof(float) * (size_t)(M * CK));
+  if (!w_half && N > 0 && wt_conv_winograd_fits(g, N, C, M, group)) {
+    wt_conv_winograd_grad(g, N, C, M, dy, x, w, dx, dw, col);
+    return;
+  }
   if (dw && N > 0) {
     const int64_t chunks = wt_conv_dw_chunks(N);
     const size_t item = wt_conv_item_floats(g, N, C, M, group);

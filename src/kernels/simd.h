@@ -55,6 +55,9 @@ static inline wt_f32x4 wt_f32x4_shl_bits(wt_f32x4 a, int n) { return wasm_i32x4_
 /* Deinterleave of the 8 floats a, b: even {a0, a2, b0, b2}, odd {a1, a3, b1, b3}. */
 static inline wt_f32x4 wt_f32x4_even(wt_f32x4 a, wt_f32x4 b) { return wasm_i32x4_shuffle(a, b, 0, 2, 4, 6); }
 static inline wt_f32x4 wt_f32x4_odd(wt_f32x4 a, wt_f32x4 b) { return wasm_i32x4_shuffle(a, b, 1, 3, 5, 7); }
+/* Interleave of a and b: lo {a0, b0, a1, b1}, hi {a2, b2, a3, b3}. */
+static inline wt_f32x4 wt_f32x4_zip_lo(wt_f32x4 a, wt_f32x4 b) { return wasm_i32x4_shuffle(a, b, 0, 4, 1, 5); }
+static inline wt_f32x4 wt_f32x4_zip_hi(wt_f32x4 a, wt_f32x4 b) { return wasm_i32x4_shuffle(a, b, 2, 6, 3, 7); }
 #elif (defined(__GNUC__) || defined(__clang__)) && !defined(WT_SIMD_SCALAR)
 typedef float wt_f32x4 __attribute__((vector_size(16)));
 typedef int wt_i32x4_ __attribute__((vector_size(16)));
@@ -133,6 +136,8 @@ static inline wt_f32x4 wt_f32x4_shl_bits(wt_f32x4 a, int n) {
 }
 static inline wt_f32x4 wt_f32x4_even(wt_f32x4 a, wt_f32x4 b) { return (wt_f32x4){a[0], a[2], b[0], b[2]}; }
 static inline wt_f32x4 wt_f32x4_odd(wt_f32x4 a, wt_f32x4 b) { return (wt_f32x4){a[1], a[3], b[1], b[3]}; }
+static inline wt_f32x4 wt_f32x4_zip_lo(wt_f32x4 a, wt_f32x4 b) { return (wt_f32x4){a[0], b[0], a[1], b[1]}; }
+static inline wt_f32x4 wt_f32x4_zip_hi(wt_f32x4 a, wt_f32x4 b) { return (wt_f32x4){a[2], b[2], a[3], b[3]}; }
 #else
 typedef struct wt_f32x4 { float v[4]; } wt_f32x4;
 #define WT_SIMD_NAME "scalar"
@@ -215,6 +220,8 @@ static inline wt_f32x4 wt_f32x4_shl_bits(wt_f32x4 a, int n) {
 }
 static inline wt_f32x4 wt_f32x4_even(wt_f32x4 a, wt_f32x4 b) { return (wt_f32x4){{a.v[0], a.v[2], b.v[0], b.v[2]}}; }
 static inline wt_f32x4 wt_f32x4_odd(wt_f32x4 a, wt_f32x4 b) { return (wt_f32x4){{a.v[1], a.v[3], b.v[1], b.v[3]}}; }
+static inline wt_f32x4 wt_f32x4_zip_lo(wt_f32x4 a, wt_f32x4 b) { return (wt_f32x4){{a.v[0], b.v[0], a.v[1], b.v[1]}}; }
+static inline wt_f32x4 wt_f32x4_zip_hi(wt_f32x4 a, wt_f32x4 b) { return (wt_f32x4){{a.v[2], b.v[2], a.v[3], b.v[3]}}; }
 #endif
 
 /* a * b + c: two roundings, or one in the relaxed-SIMD build (fused where the CPU has FMA). */

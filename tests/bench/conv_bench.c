@@ -2,9 +2,10 @@
  * (kernels/conv*.c) on the convolutions of torchvision's resnet18 at batch 2 and 64x64 images
  * (the benchmark's torchvision row), plus a depthwise 3x3 and a grouped one, one thread.
  *   native: cc -O3 -Isrc -Iinclude tests/bench/conv_bench.c src/kernels/conv.c \
- *             src/kernels/conv_grad.c src/kernels/conv_depthwise.c src/kernels/gemm.c \
- *             src/kernels/gemm_small.c src/kernels/gemm_buffers.c src/kernels/optim.c \
- *             src/base/pool.c -o build/conv_bench -lm -lpthread
+ *             src/kernels/conv_grad.c src/kernels/conv_depthwise.c src/kernels/conv_winograd.c \
+ *             src/kernels/gemm.c src/kernels/gemm_small.c src/kernels/gemm_buffers.c \
+ *             src/kernels/gemm_prepack.c src/kernels/optim.c src/base/pool.c src/base/half.c \
+ *             -o build/conv_bench -lm -lpthread
  *   wasm:   NODE_PATH=/usr/share/nodejs emcc -O3 -msimd128 (the same sources) \
  *             -sINITIAL_MEMORY=256MB -o /tmp/conv_bench.js && node --no-experimental-fetch /tmp/conv_bench.js
  *   relaxed SIMD (FMA): add -mrelaxed-simd, then rewrite clang 14's opcodes as the build does:
@@ -13,7 +14,9 @@
  *   (outside the repository: its package.json makes Node read .js files there as ES modules)
  * An argument runs only the rows whose label starts with it (e.g. `layer4`).
  * Each row: the layer, its output grid and the forward / dX / dW times and GFLOP/s (2 * M * CK
- * * grid * N per product). WT_THREADS sets the pool's threads (default 1 here). */
+ * * grid * N per product, the im2col count also for Winograd). WT_THREADS sets the pool's threads
+ * (default 1 here); WT_WINOGRAD=0 / 1 / 2: 3x3 convolutions by im2col + GEMM only / where
+ * Winograd wins (the default) / Winograd wherever the geometry allows (kernels/conv_winograd.h). */
 #define _POSIX_C_SOURCE 199309L
 #include <stdint.h>
 #include <stdio.h>
@@ -24,6 +27,7 @@
 #include "base/pool.h"
 #include "webtrain.h"
 #include "kernels/conv.h"
+#include "kernels/conv_winograd.h"
 
 /* Natively the thread's CPU time (the machines are shared: preemption is not counted; at one
  * thread the work is all on this thread); in wasm the wall clock. */
@@ -83,6 +87,7 @@ static void bwd_dw(void *p) {
 
 int main(int argc, char **argv) {
   if (!getenv("WT_THREADS")) wt_set_threads(1);
+  if (getenv("WT_WINOGRAD")) wt_conv_winograd_set_mode(atoi(getenv("WT_WINOGRAD")));
   const char *only = argc > 1 ? argv[1] : NULL;
   static const shape shapes[] = {
       {"conv1 7x7/2", 2, 3, 64, 64, 7, 2, 3, 1},
