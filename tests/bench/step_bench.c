@@ -5,7 +5,9 @@
  *   e.g. build/native/wt_step_bench build/bench-models/mlp_784_256_256_10.onnx 64 784 10 adamw 50 1 2
  * DIMS: the input's dims after the batch, comma-separated (1,28,28). Trainable: every float
  * initializer of rank >= 1 (BatchNorm's running statistics are buffers either way).
- * WT_STEP_BENCH_PLAIN=1: plans without the planner's fusions (wt_plan_set_fusion), for A/B. */
+ * WT_STEP_BENCH_PLAIN=1: plans without the planner's fusions (wt_plan_set_fusion), for A/B.
+ * WT_WINOGRAD=0 / 1 / 2: 3x3 convolutions by im2col + GEMM only / Winograd where it wins (the
+ * default) / Winograd wherever the geometry allows (kernels/conv_winograd.h). */
 #define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 
 #include "artifacts/artifacts.h"
 #include "io/onnx_io.h"
+#include "kernels/conv_winograd.h"
 #include "ir/ir.h"
 #include "runtime/planner.h"
 #include "webtrain.h"
@@ -43,6 +46,7 @@ int main(int argc, char **argv) {
   int classes = atoi(argv[4]), sgd = !strcmp(argv[5], "sgd"), steps = atoi(argv[6]);
   const char *plain = getenv("WT_STEP_BENCH_PLAIN");
   if (plain && *plain == '1') wt_plan_set_fusion(0);
+  if (getenv("WT_WINOGRAD")) wt_conv_winograd_set_mode(atoi(getenv("WT_WINOGRAD")));
   uint8_t *model;
   size_t len;
   if (wt_read_file(argv[1], &model, &len)) return fprintf(stderr, "%s\n", wt_last_error()), 1;
