@@ -87,7 +87,7 @@ size_t wt_conv_grad_scratch_floats(const wt_conv_geom *g, int64_t N, int64_t C, 
                                    int64_t group) {
   int64_t chunks = wt_conv_dw_chunks(N), partial = M * (C / group) * wt_conv_kernel_size(g);
   size_t gemm = wt_conv_item_floats(g, N, C, M, group) + (size_t)((chunks > 1 ? chunks - 1 : 0) * partial);
-  size_t wino = wt_conv_winograd_fits_dw(g, N, C, M, group) ? wt_conv_winograd_floats(g, N, C, M) : 0;
+  size_t wino = wt_conv_winograd_fits(g, N, C, M, group) ? wt_conv_winograd_floats(g, N, C, M) : 0;
   return wino > gemm ? wino : gemm;
 }
 
@@ -153,9 +153,8 @@ void wt_conv_grad_w(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int6
     return;
   }
   if (dw && N == 0) memset(dw, 0, sizeof(float) * (size_t)(M * CK));
-  if (N > 0) { /* Winograd where it wins, for dX and dW separately (a float16 W: dX by GEMM) */
-    float *wdx = dx && !w_half && wt_conv_winograd_fits(g, N, C, M, group) ? dx : NULL;
-    float *wdw = dw && wt_conv_winograd_fits_dw(g, N, C, M, group) ? dw : NULL;
+  if (N > 0 && wt_conv_winograd_fits(g, N, C, M, group)) { /* a float16 W: dX by GEMM */
+    float *wdx = dx && !w_half ? dx : NULL, *wdw = dw;
     if (wdx || wdw) wt_conv_winograd_grad(g, N, C, M, dy, x, w, wdx, wdw, col);
     if (wdx) dx = NULL;
     if (wdw) dw = NULL;

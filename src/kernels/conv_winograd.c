@@ -23,20 +23,15 @@
 #include "kernels/simd.h"
 
 /* Fewest tiles (GEMM columns) and channels worth transforming for; widest image row (a
- * transform keeps four padded rows on the stack). */
+ * transform keeps four padded rows on the stack); most kernels (M * C). */
 #ifndef WINO_MIN_TILES
 #define WINO_MIN_TILES 16
-#endif
-/* dW's products sum over the tiles (K = T) into dU [M, C]: they win from fewer tiles than the
- * forward's, which read U once per 4-8 tiles (resnet18's layer3 at batch 2: 8 tiles, dW 0.96 ->
- * 0.73 ms natively, the forward 0.99 -> 1.15). */
-#ifndef WINO_MIN_TILES_DW
-#define WINO_MIN_TILES_DW 8
 #endif
 #ifndef WINO_MIN_CHANNELS
 #define WINO_MIN_CHANNELS 16
 #endif
 #define WINO_MAX_W 512
+#define WINO_MAX_KERNELS ((int64_t)256 * 256)
 /* Channels per block of a transform on the thread pool. */
 #define WINO_BLOCK 8
 
@@ -55,8 +50,13 @@ static int g_mode = WT_WINOGRAD_AUTO;
 
 void wt_conv_winograd_set_mode(int mode) { g_mode = mode; }
 
-/* The geometry, and in WT_WINOGRAD_AUTO at least min_tiles tiles and WINO_MIN_CHANNELS a side. */
-static int fits(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group, int64_t min_tiles) {
+/* The geometry, and in WT_WINOGRAD_AUTO enough tiles and channels, and not too many kernels.
+ * Measured in resnet18's step at batch 2 and 64x64: at 8 tiles (layer3) the forward and dX lose
+ * (U is 16/9 of W, written and read once per 8 columns: 0.99 -> 1.15 ms natively); dW alone
+ * gains a little (0.91 -> 0.87 ms), but its ConvGrad in the step went 2.04 -> 2.09-2.26 ms (U's
+ * 4 MiB of writes evict what the next ops read). The kernel cap keeps the scratch (U is 16 floats
+ * a kernel) near im2col's: 512 x 512 kernels would take 16 MiB of U on top of the activations. */
+int wt_conv_winograd_fits(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group) {
   if (g_mode == WT_WINOGRAD_OFF || group != 1 || N < 1) return 0;
   if (g->k[0] != 1 || g->img[0] != 1 || g->grid[0] != 1) return 0;
   for (int d = 1; d < 3; d++)
@@ -64,15 +64,8 @@ static int fits(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t 
       return 0;
   if (g->img[2] > WINO_MAX_W) return 0;
   if (g_mode == WT_WINOGRAD_ALWAYS) return 1;
-  return C >= WINO_MIN_CHANNELS && M >= WINO_MIN_CHANNELS && wino_shape(g, N).T >= min_tiles;
-}
-
-int wt_conv_winograd_fits(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group) {
-  return fits(g, N, C, M, group, WINO_MIN_TILES);
-}
-
-int wt_conv_winograd_fits_dw(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group) {
-  return fits(g, N, C, M, group, WINO_MIN_TILES_DW);
+  return C >= WINO_MIN_CHANNELS && M >= WINO_MIN_CHANNELS && M * C <= WINO_MAX_KERNELS &&
+         wino_shape(g, N).T >= WINO_MIN_TILES;
 }
 
 size_t wt_conv_winograd_floats(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M) {

@@ -19,8 +19,6 @@
  * geometry above (a float16 W never does: its callers check), and enough tiles and channels for
  * the GEMMs to outweigh the transforms (measured with tests/bench/conv_bench.c). */
 int wt_conv_winograd_fits(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group);
-/* The same for dW alone (ConvGrad may take Winograd for dW and im2col + GEMM for dX). */
-int wt_conv_winograd_fits_dw(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group);
 /* Tests and benchmarks: WT_WINOGRAD_OFF (im2col + GEMM everywhere, the path it replaces),
  * WT_WINOGRAD_AUTO (the default) or WT_WINOGRAD_ALWAYS (wherever the geometry allows, however
  * small). Process-wide; set while no job runs. */

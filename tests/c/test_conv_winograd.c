@@ -166,7 +166,9 @@ static void test_fits(void) {
   CHECK(!wt_conv_winograd_fits(&g, 2, 64, 64, 4));  /* grouped */
   CHECK(!wt_conv_winograd_fits(&g, 2, 4, 64, 1));   /* too few channels */
   wt_conv_geom small = geom(2, 2);
-  CHECK(!wt_conv_winograd_fits(&small, 2, 512, 512, 1)); /* 2 tiles: GEMM-bound on U */
+  CHECK(!wt_conv_winograd_fits(&small, 2, 512, 512, 1)); /* 2 tiles: bound by U's traffic */
+  CHECK(wt_conv_winograd_fits(&g, 2, 256, 256, 1));
+  CHECK(!wt_conv_winograd_fits(&g, 2, 512, 512, 1));     /* U would be 16 MiB */
   wt_conv_geom s2 = geom(16, 16);
   s2.stride[1] = s2.stride[2] = 2;
   s2.grid[1] = s2.grid[2] = 8;
