@@ -1,11 +1,12 @@
 #!/usr/bin/python3
 """Writes the real-model golden cases (issue 8) to tests/golden/cases-models/<name>/.
 
-Six small models of the shapes people export, each trained a few steps in PyTorch and recorded
+Seven small models of the shapes people export, each trained a few steps in PyTorch and recorded
 in the golden format of tests/golden/FORMAT.md (model.onnx, case.json, raw .bin tensors and the
 forward/ folder in the ONNX backend-test layout):
 
   resnet_style        residual blocks, BatchNorm (training mode), stride-2 convs, ReLU, GAP, CE, SGD
+  resnet_wide         the same at 16/32 channels: the 3x3 convolutions webtrain runs by Winograd
   mobilenet_style     depthwise-separable convs (group = C), BatchNorm, HardSwish, GAP, CE, AdamW
   bert_style_encoder  token + position embeddings, padding mask via Equal/Expand/Where, 2-head
                       attention with batched MatMul, Gelu (erf), LayerNorm (post-norm), tanh
@@ -118,14 +119,14 @@ class BasicBlock(nn.Module):
 
 
 class ResNetStyle(nn.Module):
-    def __init__(self):
+    def __init__(self, w=8):
         super().__init__()
-        self.stem = nn.Conv2d(3, 8, 3, 1, 1, bias=False)
-        self.bn = nn.BatchNorm2d(8)
-        self.layer1 = BasicBlock(8, 8, 1)
-        self.layer2 = BasicBlock(8, 16, 2)
+        self.stem = nn.Conv2d(3, w, 3, 1, 1, bias=False)
+        self.bn = nn.BatchNorm2d(w)
+        self.layer1 = BasicBlock(w, w, 1)
+        self.layer2 = BasicBlock(w, 2 * w, 2)
         self.pool = nn.AdaptiveAvgPool2d(1)
-        self.fc = nn.Linear(16, 10)
+        self.fc = nn.Linear(2 * w, 10)
 
     def forward(self, x):
         x = F.relu(self.bn(self.stem(x)))
@@ -297,6 +298,14 @@ CASES = {
                     "(residual Add, ReLU), AdaptiveAvgPool2d(1)-Flatten-Linear(16,10); convs without "
                     "bias (BatchNorm follows); cross-entropy; plain SGD lr 0.05. BatchNormalization "
                     "exported in training mode (batch statistics, running statistics updated)."),
+    "resnet_wide": dict(
+        seed=111, model=lambda: ResNetStyle(16), batch=4, opset=14, loss="CrossEntropyLoss", optimizer=SGD,
+        inputs=lambda g, n: img_batch(g, n, 3, 12, 12), classes=10,
+        input_specs=[("input", "float32", ["batch", 3, 12, 12])],
+        description="resnet_style at twice the width: stem Conv3x3(3,16)-BN-ReLU, BasicBlock(16,16), "
+                    "BasicBlock(16,32,stride 2) with Conv1x1(stride 2)-BN shortcut, GAP, Linear(32,10); "
+                    "CE; plain SGD lr 0.05. Its stride-1 3x3 convolutions (16 and 32 channels, 36-144 "
+                    "tiles of 2x2 at batch 4) are the ones webtrain runs by Winograd F(2x2,3x3)."),
     "mobilenet_style": dict(
         seed=202, model=MobileNetStyle, batch=4, opset=14, loss="CrossEntropyLoss", optimizer=ADAMW,
         inputs=lambda g, n: img_batch(g, n, 3, 16, 16), classes=10,
@@ -788,6 +797,8 @@ def make_case(name, out_root):
             "ReLU channels inactive for the whole batch give exactly zero gradients (structural)."],
         "resnet_style": ["SGD: gradients that are zero in exact arithmetic would be recorded as rounding noise; "
                          "compare them with atol only (none are expected here: no conv has a bias)."],
+        "resnet_wide": ["SGD: as resnet_style. Winograd's results differ from im2col + GEMM's in the last "
+                        "bits only (kernels/conv_winograd.h): the default tolerances hold."],
         "mobilenet_style": ["Depthwise convolutions are Conv nodes with group = channels (weights [C,1,3,3]). "
                             "HardSwish exports as the opset-14 HardSwish op."],
     }
