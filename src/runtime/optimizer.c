@@ -115,15 +115,17 @@ int wt_optimizer_step(wt_optimizer *o) {
     for (int i = 0; i < s->n_params; i++)
       if (s->params[i].requires_grad) wt_scale_f32(s->params[i].grad, wt_numel(&s->params[i].t), coef);
   }
-  /* Moments not loaded from a checkpoint start at zero, allocated at the first step: by then
-   * the module's plans and activation arena exist, and the moments fill the room their
-   * building left below the arena instead of sitting under it (a checkpoint saved before
-   * writes zeros for them). */
-  for (int i = 0; i < s->n_params; i++) {
+  /* AdamW's moments not loaded from a checkpoint start at zero, allocated at the first step: by
+   * then the module's plans and activation arena exist, and the moments fill the room their
+   * building left below the arena instead of sitting under it (a checkpoint saved before writes
+   * zeros for them). SGD reads none: ONNX Runtime's SGD checkpoints carry a momentum0 per
+   * parameter, which a save writes as zeros without holding them (a parameter's worth of memory
+   * per trained parameter: 45 MB for resnet18, 112 MB for ConvNeXt-tiny). */
+  for (int i = 0; i < s->n_params && o->adamw; i++) {
     wt_param *p = &s->params[i];
     if (!p->requires_grad) continue;
     WT_TRY(alloc_moment(p, &p->m));
-    if (o->adamw) WT_TRY(alloc_moment(p, &p->v));
+    WT_TRY(alloc_moment(p, &p->v));
   }
   wt_adamw_params hp = o->hp;
   hp.lr = o->fixed_lr ? o->fixed_lr_value : o->lr;

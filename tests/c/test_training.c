@@ -60,6 +60,40 @@ static int same_params(const run *a, const run *b) {
   return same;
 }
 
+/* SGD reads no moment: its steps allocate none, yet its checkpoint carries ONNX Runtime's
+ * momentum0 per parameter (zeros, written without being held) and training continues from it
+ * identically. */
+static void test_sgd_holds_no_moments(void) {
+  uint8_t *model;
+  size_t len;
+  CHECK_OK(wt_read_file(CASE "model.onnx", &model, &len));
+  wt_artifacts_opts o = {.loss = {.type = WT_LOSS_TYPE_MSE}, .optimizer = {.type = WT_OPTIM_SGD}};
+  CHECK_OK(wt_generate_artifacts(model, len, &o, &g_art));
+  free(model);
+  run a, b;
+  CHECK_OK(open_run(&a, g_art.checkpoint.data, g_art.checkpoint.len));
+  for (int k = 0; k < 2; k++) CHECK_OK(step(&a, k));
+  wt_module_mem mm;
+  wt_module_memory(a.m, &mm);
+  CHECK(mm.moments == 0 && mm.params > 0);
+  uint8_t *saved, *plain;
+  size_t saved_len, plain_len;
+  CHECK_OK(wt_state_save(a.s, 1, &saved, &saved_len));
+  CHECK_OK(wt_state_save(a.s, 0, &plain, &plain_len));
+  CHECK(plain_len + sizeof(float) * (size_t)wt_state_params_size(a.s, 1) < saved_len);
+  CHECK_OK(open_run(&b, saved, saved_len));
+  for (int k = 2; k < 4; k++) {
+    CHECK_OK(step(&a, k));
+    CHECK_OK(step(&b, k));
+  }
+  CHECK(same_params(&a, &b));
+  free(saved);
+  free(plain);
+  close_run(&a);
+  close_run(&b);
+  wt_artifacts_free(&g_art);
+}
+
 int main(void) {
   uint8_t *model;
   size_t len;
@@ -152,5 +186,6 @@ int main(void) {
   close_run(&a);
   close_run(&b);
   wt_artifacts_free(&g_art);
+  test_sgd_holds_no_moments();
   CHECK_DONE();
 }
