@@ -102,6 +102,11 @@ int main(int argc, char **argv) {
       {"dw 3x3 c96", 2, 96, 96, 16, 3, 1, 1, 96},
       {"dw 5x5/2 c240", 2, 240, 240, 8, 5, 2, 2, 240},
       {"grp4 3x3 c64", 2, 64, 64, 16, 3, 1, 1, 4},
+      /* resnet18's stride-1 3x3 convolutions at 224x224 (batch 2): what fine-tuning at full size runs */
+      {"224 layer1 3x3", 2, 64, 64, 56, 3, 1, 1, 1},
+      {"224 layer2 3x3", 2, 128, 128, 28, 3, 1, 1, 1},
+      {"224 layer3 3x3", 2, 256, 256, 14, 3, 1, 1, 1},
+      {"224 layer4 3x3", 2, 512, 512, 7, 3, 1, 1, 1},
   };
   double tot[3] = {0, 0, 0};
   printf("%-14s %5s  %9s %6s  %9s %6s  %9s %6s\n", "conv", "grid", "fwd ms", "GF/s", "dX ms", "GF/s", "dW ms", "GF/s");
