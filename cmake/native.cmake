@@ -1,7 +1,7 @@
 # Native tree: C unit tests, ONNX node tests (one ctest per allowlisted case), CLI.
 enable_testing()
 
-add_library(wt_test_support STATIC tests/c/op_harness.c tests/c/gradcheck.c)
+add_library(wt_test_support STATIC tests/c/op_harness.c tests/c/gradcheck.c tests/c/bad_input_harness.c)
 target_link_libraries(wt_test_support PUBLIC webtrain_core)
 target_include_directories(wt_test_support PUBLIC tests/c)
 # Tests build graphs by hand and let a failed call show in the checks that follow; the library

@@ -2,7 +2,7 @@
 // names; a model whose weights were folded into anonymous constants (exported in eval mode or
 // with constant folding) says how to export it for training; InferenceSession.create names the
 // ops webtrain lacks at create. (Truncated checkpoints: checkpoint.test.mjs; the C-level cases:
-// tests/c/test_bad_input.c.)
+// tests/c/test_bad_input.c and tests/c/test_bad_input_train.c.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
