@@ -191,8 +191,9 @@ typedef struct wino_pass {
   int dy;             /* dW's transforms: dY's 2x2 tiles (tile pass), dU to dW (kernel pass) */
 } wino_pass;
 
-/* Row r of the 4 (or 2) image rows from yy0 of channel plane `plane`, with one zero column in
- * front (x = -1) and zeros past W, into rows[r] (stride rw floats). */
+/* The nrows image rows from yy0 of channel plane `plane` (zero rows outside the image) into
+ * rows (rw floats apart), each after `lead` zero columns (1: the pad at x = -1) and zeros after
+ * its W values. */
 static void padded_rows(const wino *s, const float *plane, int64_t yy0, int nrows, int lead,
                         float *rows, int64_t rw) {
   for (int r = 0; r < nrows; r++) {
