@@ -27,10 +27,11 @@
 
 
 /* C[MR x NR] (row stride ldc) = alpha * sum_k a_k b_k^T + beta * C; beta == 0: C not read.
- * The MR values of step k of A at a + k * A_KS (a packed panel: A_KS = MR); b: kc steps of NR
- * floats. A macro, so that each kernel below compiles to its own loop (an inlined function with
- * stride parameters made V8's code for the packed kernel 30% slower). */
-#define TILE_BODY(A_KS)                                                                          \
+ * Value i of step k of A at a[i * A_RS] with a advancing A_KS per step (a packed panel: A_KS =
+ * MR, A_RS = 1); b: kc steps of NR floats. A macro, so that each kernel below compiles to its own
+ * loop (an inlined function with stride parameters made V8's code for the packed kernel 30%
+ * slower). */
+#define TILE_BODY(A_KS, A_RS)                                                                       \
   do {                                                                                           \
     wt_f32x4 acc[MR][NV];                                                                        \
     UNROLL for (int i = 0; i < MR; i++) UNROLL for (int v = 0; v < NV; v++) acc[i][v] =          \
@@ -39,7 +40,7 @@
       wt_f32x4 bv[NV];                                                                           \
       UNROLL for (int v = 0; v < NV; v++) bv[v] = wt_f32x4_load(b + 4 * v);                      \
       UNROLL for (int i = 0; i < MR; i++) {                                                      \
-        wt_f32x4 ai = wt_f32x4_splat(a[i]);                                                      \
+        wt_f32x4 ai = wt_f32x4_splat(a[i * (A_RS)]);                                             \
         UNROLL for (int v = 0; v < NV; v++) acc[i][v] = wt_f32x4_fma(ai, bv[v], acc[i][v]);      \
       }                                                                                          \
       a += (A_KS);                                                                               \
@@ -63,7 +64,7 @@
 __attribute__((noinline)) static void micro_kernel(int64_t kc, const float *restrict a,
                                                    const float *restrict b, float *restrict c,
                                                    int64_t ldc, float alpha, float beta) {
-  TILE_BODY(MR);
+  TILE_BODY(MR, 1);
 }
 
 /* op(A) = A^T read in place (see a_inplace below): the MR values of step k at a + k * lda, as
@@ -72,7 +73,16 @@ __attribute__((noinline)) static void micro_kernel_at(int64_t kc, const float *r
                                                       int64_t lda, const float *restrict b,
                                                       float *restrict c, int64_t ldc, float alpha,
                                                       float beta) {
-  TILE_BODY(lda);
+  TILE_BODY(lda, 1);
+}
+
+/* op(A) = A read in place: row i of the tile at a + i * lda, contiguous along k (the weight of a
+ * product with few rows computed transposed, see thin_m_job). Same products, same order. */
+__attribute__((noinline)) static void micro_kernel_ar(int64_t kc, const float *restrict a,
+                                                      int64_t lda, const float *restrict b,
+                                                      float *restrict c, int64_t ldc, float alpha,
+                                                      float beta) {
+  TILE_BODY(1, lda);
 }
 
 /* MR x 4 variant for a last column panel with at most 4 valid columns (N = 10 output layers):
@@ -219,8 +229,13 @@ typedef struct gemm_job {
   /* op(A) = A^T read in place by full tiles instead of packed (float A, one column panel:
    * N <= NR, where each packed value would be read once: conv's dX on small grids, whose A is
    * the weight). Edge tiles pack their rows into a local panel. Not for op(A) = A: reading 4
-   * rows in place (4 pointers) ran slower in V8 than packing them. */
+   * rows in place (4 pointers) ran slower in V8 than packing them; but see ct. */
   int a_inplace;
+  /* C is stored transposed: element (i, j) of this job's C at C[j * ldc + i]. A product with few
+   * rows computed as C^T = op(B)^T op(A)^T (thin_m_job): op(A) here is the caller's op(B),
+   * read in place (a_inplace, either orientation: each value is read once from memory instead
+   * of being packed and then read once or a few times), op(B) the caller's op(A), packed. */
+  int ct;
 } gemm_job;
 
 /* ---- float16 operands (frozen weights): widened while their panels are packed, so the
@@ -291,40 +306,76 @@ static const float *b_slice(const gemm_job *g, int64_t k0, int64_t j0, int64_t k
   return g->Bp + k0 * ((g->N + NR - 1) / NR * NR) + j0 * kc;
 }
 
+/* C[row .. row+m, col .. col+n] (C transposed: see ct) = alpha * the tile + beta * C, from t
+ * (MR x ldt): the merge of edge_tile. */
+static void merge_ct(const gemm_job *g, const float *t, int64_t ldt, int64_t row, int64_t col,
+                     int64_t m, int64_t n, float beta) {
+  for (int64_t j = 0; j < n; j++) {
+    float *cj = g->C + (col + j) * g->ldc + row;
+    if (beta == 0.0f)
+      for (int64_t i = 0; i < m; i++) cj[i] = g->alpha * t[i * ldt + j];
+    else
+      for (int64_t i = 0; i < m; i++) cj[i] = g->alpha * t[i * ldt + j] + beta * cj[i];
+  }
+}
+
+/* The register tile of C at rows row.. (m of them) and columns col.. (n) for one KC slice
+ * from k0: op(B)'s micro-panel at pb, op(A)'s at pa (packed), or pa NULL: op(A) read in place
+ * (a_inplace; edge tiles pack their rows into a local panel). */
+static void one_tile(const gemm_job *g, int64_t row, int64_t col, int64_t m, int64_t n,
+                     int64_t k0, int64_t kc, float beta_k, const float *pa, const float *pb) {
+  _Alignas(16) float lpa[MR * KC];
+  if (!pa && (m < MR || (!g->ct && n < NR))) {
+    pack_a(g->trans_a, g->A, g->lda, row, k0, m, kc, lpa);
+    pa = lpa;
+  }
+  if (g->ct) {
+    _Alignas(16) float t[MR * NR];
+    if (pa) micro_kernel(kc, pa, pb, t, NR, 1.0f, 0.0f);
+    else if (g->trans_a) micro_kernel_at(kc, g->A + k0 * g->lda + row, g->lda, pb, t, NR, 1.0f, 0.0f);
+    else micro_kernel_ar(kc, g->A + row * g->lda + k0, g->lda, pb, t, NR, 1.0f, 0.0f);
+    merge_ct(g, t, NR, row, col, m, n, beta_k);
+    return;
+  }
+  float *c = g->C + row * g->ldc + col;
+  if (m == MR && n == NR) {
+    if (pa) micro_kernel(kc, pa, pb, c, g->ldc, g->alpha, beta_k);
+    else micro_kernel_at(kc, g->A + k0 * g->lda + row, g->lda, pb, c, g->ldc, g->alpha, beta_k);
+  } else {
+    edge_tile(kc, pa, pb, c, g->ldc, m, n, g->alpha, beta_k);
+  }
+}
+
 /* One KC slice (from row k0 of op(B)) of C[ic .. ic+mc, jc .. jc+nc]: op(B)'s slice packed in
- * buf_b, op(A)'s in buf_a (or read in place: a_inplace). */
+ * buf_b, op(A)'s in buf_a (or read in place: a_inplace). Column panels outermost (each packed
+ * panel of op(B) stays in L1 across the row tiles), except where op(A) is read in place: there
+ * each row tile's values come from memory once and stay in L1 across the column panels. */
 static void packed_tiles(const gemm_job *g, int64_t ic, int64_t mc, int64_t jc, int64_t nc,
                          int64_t k0, int64_t kc, float beta_k, const float *buf_a, const float *buf_b) {
-  for (int64_t jr = 0; jr < nc; jr += NR) {
-    int64_t n = min64(NR, nc - jr);
-    const float *pb = buf_b + jr * kc;
-    for (int64_t ir = 0; ir < mc; ir += MR) {
-      int64_t m = min64(MR, mc - ir);
-      float *c = g->C + (ic + ir) * g->ldc + jc + jr;
-      if (g->a_inplace) {
-        if (m == MR && n == NR) {
-          micro_kernel_at(kc, g->A + k0 * g->lda + ic + ir, g->lda, pb, c, g->ldc, g->alpha, beta_k);
-        } else {
-          _Alignas(16) float pa[MR * KC];
-          pack_a(g->trans_a, g->A, g->lda, ic + ir, k0, m, kc, pa);
-          edge_tile(kc, pa, pb, c, g->ldc, m, n, g->alpha, beta_k);
-        }
-        continue;
-      }
-      const float *pa = buf_a + ir * kc;
-      if (m == MR && n == NR)
-        micro_kernel(kc, pa, pb, c, g->ldc, g->alpha, beta_k);
-      else
-        edge_tile(kc, pa, pb, c, g->ldc, m, n, g->alpha, beta_k);
-    }
+  if (g->a_inplace) {
+    for (int64_t ir = 0; ir < mc; ir += MR)
+      for (int64_t jr = 0; jr < nc; jr += NR)
+        one_tile(g, ic + ir, jc + jr, min64(MR, mc - ir), min64(NR, nc - jr), k0, kc, beta_k,
+                 NULL, buf_b + jr * kc);
+    return;
   }
+  for (int64_t jr = 0; jr < nc; jr += NR)
+    for (int64_t ir = 0; ir < mc; ir += MR)
+      one_tile(g, ic + ir, jc + jr, min64(MR, mc - ir), min64(NR, nc - jr), k0, kc, beta_k,
+               buf_a + ir * kc, buf_b + jr * kc);
 }
 
 /* C[i0 .. i1, j0 .. j1] by the Goto loop nest. A block of at most MC rows (a training batch)
  * takes the K slices outermost instead, so its rows of op(A) are packed once per slice rather
  * than once per slice and NC columns; each element of C still sums the slices in order. */
+static void ct_block(const gemm_job *g, int64_t i0, int64_t i1, int64_t j0, int64_t j1, float *buf_b);
+
 static void packed_block(const gemm_job *g, int64_t i0, int64_t i1, int64_t j0, int64_t j1,
                          float *buf_a, float *buf_b) {
+  if (g->ct && !g->trans_a) {
+    ct_block(g, i0, i1, j0, j1, buf_b);
+    return;
+  }
   if (i1 - i0 <= MC) {
     int64_t mc = i1 - i0;
     for (int64_t pc = 0; pc < g->K; pc += KC) {
@@ -335,7 +386,7 @@ static void packed_block(const gemm_job *g, int64_t i0, int64_t i1, int64_t j0, 
         int64_t nc = min64(NC, j1 - jc);
         pack_b_job(g, pc, jc, kc, nc, buf_b);
         packed_tiles(g, i0, mc, jc, nc, pc, kc, beta_k, buf_a, b_slice(g, pc, jc, kc, buf_b));
-        if (g->relu && pc + kc == g->K) relu_block(g->C + i0 * g->ldc + jc, mc, nc, g->ldc);
+        if (g->relu && !g->ct && pc + kc == g->K) relu_block(g->C + i0 * g->ldc + jc, mc, nc, g->ldc);
       }
     }
     return;
@@ -350,8 +401,36 @@ static void packed_block(const gemm_job *g, int64_t i0, int64_t i1, int64_t j0, 
         int64_t mc = min64(MC, i1 - ic);
         if (!g->a_inplace) pack_a_job(g, ic, pc, mc, kc, buf_a);
         packed_tiles(g, ic, mc, jc, nc, pc, kc, beta_k, buf_a, b_slice(g, pc, jc, kc, buf_b));
-        if (g->relu && pc + kc == g->K) relu_block(g->C + ic * g->ldc + jc, mc, nc, g->ldc);
+        if (g->relu && !g->ct && pc + kc == g->K) relu_block(g->C + ic * g->ldc + jc, mc, nc, g->ldc);
       }
+    }
+  }
+}
+
+/* A block of a transposed job (ct, see thin_m) whose op(A) = A, rows contiguous along k (the
+ * caller's B^T: a Linear weight [N, K]): its few columns of op(B) (the caller's rows of op(A))
+ * are packed whole, every KC slice (thin_m checks that they fit in buf_b), then each row tile of
+ * op(A) (4 rows of the weight, read in place) runs through all of K before the next, so that the
+ * weight streams from memory once, in order (slice by slice, the row tiles restarted 4 streams
+ * every KC floats: 29 -> 43 GFLOP/s at M = 8, N = 768, K = 3072). Each element still sums the
+ * slices in order, as the packed path does. A k-major op(A) (the caller's B [K, N]) keeps the
+ * slices outermost: consecutive row tiles read the same lines of its rows. */
+static void ct_block(const gemm_job *g, int64_t i0, int64_t i1, int64_t j0, int64_t j1, float *buf_b) {
+  int64_t nc = j1 - j0, npad = (nc + NR - 1) / NR * NR;
+  for (int64_t pc = 0; pc < g->K; pc += KC) pack_b_job(g, pc, j0, min64(KC, g->K - pc), nc, buf_b + pc * npad);
+  _Alignas(16) float pa[MR * KC];
+  for (int64_t ir = i0; ir < i1; ir += MR) {
+    int64_t m = min64(MR, i1 - ir);
+    for (int64_t pc = 0; pc < g->K; pc += KC) {
+      int64_t kc = min64(KC, g->K - pc);
+      const float *pb = buf_b + pc * npad;
+      /* Several column panels: the tile's rows packed once for them (V8's code for the in-place
+       * kernel is slower than the packed one in the SIMD128 build: 35 against 48 GFLOP/s at
+       * M = 32, N = 1536, K = 384); one panel: read in place. */
+      if (nc > NR) pack_a(g->trans_a, g->A, g->lda, ir, pc, m, kc, pa);
+      for (int64_t jr = 0; jr < nc; jr += NR)
+        one_tile(g, ir, j0 + jr, m, min64(NR, nc - jr), pc, kc, pc == 0 ? g->beta : 1.0f,
+                 nc > NR ? pa : NULL, pb + jr * kc);
     }
   }
 }
@@ -380,7 +459,7 @@ static void packed_task(void *ctx, int64_t block, int32_t thread) {
  * panel of op(B) serves all of M (blocks of C would pack it again per block; the bits are the
  * same either way, see above). */
 static void run_packed(gemm_job *g) {
-  g->a_inplace = WT_GEMM_A_INPLACE && g->trans_a && g->N <= NR && !(g->half & WT_GEMM_A_HALF);
+  g->a_inplace = g->ct || (WT_GEMM_A_INPLACE && g->trans_a && g->N <= NR && !(g->half & WT_GEMM_A_HALF));
   g->mb = g->M;
   g->nb = g->N;
   g->mblocks = 1;
@@ -400,6 +479,18 @@ static void run_packed(gemm_job *g) {
   wt_parallel_for(g->mblocks * ((g->N + g->nb - 1) / g->nb), packed_task, g);
 }
 
+/* Products of at most WT_GEMM_THIN_M rows (ConvNeXt's last stages at batch 2: 8 and 32 rows
+ * against weights of 0.6-2.4M floats) run as C^T = op(B)^T op(A)^T with op(B) read in place
+ * (gemm_job.ct): packing op(B) cost as much as the few row tiles that read it. Every element of C
+ * sums the same products in the same order (the KC slices and the alpha / beta merge too), so
+ * the bits are the packed path's. */
+#ifndef WT_GEMM_THIN_M
+#define WT_GEMM_THIN_M 32
+#endif
+static int thin_m(int64_t M, int64_t N, int64_t K) {
+  return M <= WT_GEMM_THIN_M && N >= 4 * NR && K >= 16 && K * ((M + NR - 1) / NR * NR) <= KC * NC;
+}
+
 /* The unpacked paths (thin or small shapes) write all of C at once: small enough to be in
  * cache for the epilogue. The packed path applies it per MC x NC block after its last K slice. */
 static void sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
@@ -412,8 +503,16 @@ static void sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, flo
     return;
   }
   if (wt_gemm_unpacked(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, relu)) return;
+  if (thin_m(M, N, K)) {
+    /* C^T = op(B)^T op(A)^T: the caller's op(B) read in place as this job's op(A). */
+    gemm_job t = {!trans_b, !trans_a, 0, N, M, K, alpha, beta, B, A, ldb, lda, ldc, C,
+                  N, M, 1, 0, NULL, 0, 1};
+    run_packed(&t);
+    if (relu) relu_block(C, M, N, ldc);
+    return;
+  }
   gemm_job g = {trans_a, trans_b, relu, M, N, K, alpha, beta, A, B, lda, ldb, ldc, C,
-                M, N, 1, 0, NULL, 0};
+                M, N, 1, 0, NULL, 0, 0};
   run_packed(&g);
 }
 typedef struct batch_job {
@@ -454,7 +553,7 @@ void wt_sgemm_batch(int trans_a, int trans_b, int64_t nbatch, int64_t M, int64_t
                     float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
                     float beta, float *C, int64_t ldc, int relu, wt_gemm_offsets_fn offsets,
                     const void *ctx) {
-  batch_job b = {{trans_a, trans_b, relu, M, N, K, alpha, beta, A, B, lda, ldb, ldc, C, 0, 0, 0, 0, NULL, 0},
+  batch_job b = {{trans_a, trans_b, relu, M, N, K, alpha, beta, A, B, lda, ldb, ldc, C, 0, 0, 0, 0, NULL, 0, 0},
                  offsets, ctx};
   if (batch_splits(nbatch, M * N * K)) {
     wt_parallel_for(nbatch, batch_task, &b);
@@ -477,7 +576,7 @@ void wt_sgemm_half(int half, int trans_a, int trans_b, int64_t M, int64_t N, int
     return;
   }
   gemm_job g = {trans_a, trans_b, relu, M, N, K, alpha, beta, A, B, lda, ldb, ldc, C,
-                M, N, 1, half, NULL, 0};
+                M, N, 1, half, NULL, 0, 0};
   run_packed(&g);
 }
 
@@ -490,7 +589,7 @@ int64_t wt_gemm_packed_b_floats(int64_t K, int64_t N) {
 void wt_gemm_pack_b(int half, int trans_b, int64_t K, int64_t N, const void *B, int64_t ldb,
                     float *dst) {
   gemm_job g = {0, trans_b, 0, 0, N, K, 1.0f, 0.0f, NULL, B, 0, ldb, 0, NULL,
-                0, N, 1, half & WT_GEMM_B_HALF, NULL, 0};
+                0, N, 1, half & WT_GEMM_B_HALF, NULL, 0, 0};
   int64_t npad = (N + NR - 1) / NR * NR;
   for (int64_t pc = 0; pc < K; pc += KC) pack_b_job(&g, pc, 0, min64(KC, K - pc), N, dst + pc * npad);
 }
@@ -509,6 +608,6 @@ void wt_sgemm_prepacked(int half, int trans_a, int trans_b, int64_t M, int64_t N
     return;
   }
   gemm_job g = {trans_a, trans_b, relu, M, N, K, alpha, beta, A, B, lda, ldb, ldc, C,
-                M, N, 1, half & WT_GEMM_A_HALF, Bp, 0};
+                M, N, 1, half & WT_GEMM_A_HALF, Bp, 0, 0};
   run_packed(&g);
 }
