@@ -26,20 +26,20 @@
 
 
 
-/* C[MR x NR] (row stride ldc) = alpha * sum_k a_k b_k^T + beta * C; beta == 0: C not read.
+/* C[ROWS x NR] (row stride ldc) = alpha * sum_k a_k b_k^T + beta * C; beta == 0: C not read.
  * Value i of step k of A at a[i * A_RS] with a advancing A_KS per step (a packed panel: A_KS =
  * MR, A_RS = 1); b: kc steps of NR floats. A macro, so that each kernel below compiles to its own
  * loop (an inlined function with stride parameters made V8's code for the packed kernel 30%
  * slower). */
-#define TILE_BODY(A_KS, A_RS)                                                                       \
+#define TILE_BODY(ROWS, A_KS, A_RS)                                                                \
   do {                                                                                           \
-    wt_f32x4 acc[MR][NV];                                                                        \
-    UNROLL for (int i = 0; i < MR; i++) UNROLL for (int v = 0; v < NV; v++) acc[i][v] =          \
+    wt_f32x4 acc[ROWS][NV];                                                                        \
+    UNROLL for (int i = 0; i < ROWS; i++) UNROLL for (int v = 0; v < NV; v++) acc[i][v] =          \
         wt_f32x4_zero();                                                                         \
     KUNROLL for (int64_t k = 0; k < kc; k++) {                                                   \
       wt_f32x4 bv[NV];                                                                           \
       UNROLL for (int v = 0; v < NV; v++) bv[v] = wt_f32x4_load(b + 4 * v);                      \
-      UNROLL for (int i = 0; i < MR; i++) {                                                      \
+      UNROLL for (int i = 0; i < ROWS; i++) {                                                      \
         wt_f32x4 ai = wt_f32x4_splat(a[i * (A_RS)]);                                             \
         UNROLL for (int v = 0; v < NV; v++) acc[i][v] = wt_f32x4_fma(ai, bv[v], acc[i][v]);      \
       }                                                                                          \
@@ -48,11 +48,11 @@
     }                                                                                            \
     wt_f32x4 va = wt_f32x4_splat(alpha);                                                         \
     if (beta == 0.0f) {                                                                          \
-      UNROLL for (int i = 0; i < MR; i++) UNROLL for (int v = 0; v < NV; v++)                    \
+      UNROLL for (int i = 0; i < ROWS; i++) UNROLL for (int v = 0; v < NV; v++)                    \
         wt_f32x4_store(c + i * ldc + 4 * v, wt_f32x4_mul(va, acc[i][v]));                        \
     } else {                                                                                     \
       wt_f32x4 vb = wt_f32x4_splat(beta);                                                        \
-      UNROLL for (int i = 0; i < MR; i++) UNROLL for (int v = 0; v < NV; v++) {                  \
+      UNROLL for (int i = 0; i < ROWS; i++) UNROLL for (int v = 0; v < NV; v++) {                  \
         float *p = c + i * ldc + 4 * v;                                                          \
         wt_f32x4_store(p, wt_f32x4_add(wt_f32x4_mul(va, acc[i][v]),                              \
                                        wt_f32x4_mul(vb, wt_f32x4_load(p))));                     \
@@ -64,7 +64,7 @@
 __attribute__((noinline)) static void micro_kernel(int64_t kc, const float *restrict a,
                                                    const float *restrict b, float *restrict c,
                                                    int64_t ldc, float alpha, float beta) {
-  TILE_BODY(MR, 1);
+  TILE_BODY(MR, MR, 1);
 }
 
 /* op(A) = A^T read in place (see a_inplace below): the MR values of step k at a + k * lda, as
@@ -73,7 +73,7 @@ __attribute__((noinline)) static void micro_kernel_at(int64_t kc, const float *r
                                                       int64_t lda, const float *restrict b,
                                                       float *restrict c, int64_t ldc, float alpha,
                                                       float beta) {
-  TILE_BODY(lda, 1);
+  TILE_BODY(MR, lda, 1);
 }
 
 /* op(A) = A read in place: row i of the tile at a + i * lda, contiguous along k (the weight of a
@@ -82,7 +82,29 @@ __attribute__((noinline)) static void micro_kernel_ar(int64_t kc, const float *r
                                                       int64_t lda, const float *restrict b,
                                                       float *restrict c, int64_t ldc, float alpha,
                                                       float beta) {
-  TILE_BODY(1, lda);
+  TILE_BODY(MR, 1, lda);
+}
+
+#if MR_WIDE
+/* The taller tile (MR_WIDE rows, see gemm_tile.h), packed panels only. */
+__attribute__((noinline)) static void micro_kernel_w(int64_t kc, const float *restrict a,
+                                                     const float *restrict b, float *restrict c,
+                                                     int64_t ldc, float alpha, float beta) {
+  TILE_BODY(MR_WIDE, MR_WIDE, 1);
+}
+#endif
+
+/* The full tile of mr rows from a packed panel. */
+static inline void tile_packed(int mr, int64_t kc, const float *a, const float *b, float *c,
+                               int64_t ldc, float alpha, float beta) {
+#if MR_WIDE
+  if (mr == MR_WIDE) {
+    micro_kernel_w(kc, a, b, c, ldc, alpha, beta);
+    return;
+  }
+#endif
+  (void)mr;
+  micro_kernel(kc, a, b, c, ldc, alpha, beta);
 }
 
 /* MR x 4 variant for a last column panel with at most 4 valid columns (N = 10 output layers):
@@ -100,16 +122,16 @@ __attribute__((noinline)) static void micro_kernel_n4(int64_t kc, const float *r
   UNROLL for (int i = 0; i < MR; i++) wt_f32x4_store(t + 4 * i, acc[i]);
 }
 
-/* Partial tile (m < MR or n < NR): full tile into a local buffer, then merge the valid part. */
-static void edge_tile(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+/* Partial tile (m < mr or n < NR): full tile into a local buffer, then merge the valid part. */
+static void edge_tile(int mr, int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
                       int64_t m, int64_t n, float alpha, float beta) {
-  _Alignas(16) float t[MR * NR];
+  _Alignas(16) float t[MR_MAX * NR];
   int64_t ldt = NR;
-  if (n <= 4) {
+  if (n <= 4 && mr == MR) {
     micro_kernel_n4(kc, a, b, t);
     ldt = 4;
   } else {
-    micro_kernel(kc, a, b, t, NR, 1.0f, 0.0f);
+    tile_packed(mr, kc, a, b, t, NR, 1.0f, 0.0f);
   }
   for (int64_t i = 0; i < m; i++) {
     float *ci = c + i * ldc;
@@ -134,6 +156,19 @@ static inline void pack_kmajor(const float *src, int64_t ld, int64_t kc, int64_t
       for (int64_t k = 0; k < kc; k++)
         UNROLL for (int v = 0; v < 16; v += 4)
           wt_f32x4_store(dst + (j + v) / w * w * kc + k * w + v % w, wt_f32x4_load(src + k * ld + j + v));
+  if (w == 6) /* the taller tile's panels (MR_WIDE): two per 12 columns, a vector and a pair each */
+    for (; j + 12 <= n; j += 12)
+      for (int64_t k = 0; k < kc; k++) {
+        const float *sk = src + k * ld + j;
+        wt_f32x4 v0 = wt_f32x4_load(sk), v1 = wt_f32x4_load(sk + 4), v2 = wt_f32x4_load(sk + 8);
+        float *d0 = dst + j * kc + k * 6, *d1 = d0 + 6 * kc;
+        wt_f32x4_store(d0, v0);
+        d0[4] = wt_f32x4_lane(v1, 0);
+        d0[5] = wt_f32x4_lane(v1, 1);
+        d1[0] = wt_f32x4_lane(v1, 2);
+        d1[1] = wt_f32x4_lane(v1, 3);
+        wt_f32x4_store(d1 + 2, v2);
+      }
   if (w % 4 == 0)
     for (; j + w <= n; j += w)
       for (int64_t k = 0; k < kc; k++)
@@ -167,11 +202,11 @@ static void pack_rows(const float *src, int64_t ld, int64_t rows, int64_t kc, in
   }
 }
 
-/* Packs op(A)[i0 .. i0+mc, k0 .. k0+kc] into MR-row micro-panels, zero-padding rows past mc. */
+/* Packs op(A)[i0 .. i0+mc, k0 .. k0+kc] into mr-row micro-panels, zero-padding rows past mc. */
 static void pack_a(int trans_a, const float *A, int64_t lda, int64_t i0, int64_t k0, int64_t mc,
-                   int64_t kc, float *dst) {
-  if (trans_a) pack_kmajor(A + k0 * lda + i0, lda, kc, mc, MR, dst); /* MR values of a k adjacent */
-  else pack_rows(A + i0 * lda + k0, lda, mc, kc, MR, dst);          /* rows contiguous along k */
+                   int64_t kc, int mr, float *dst) {
+  if (trans_a) pack_kmajor(A + k0 * lda + i0, lda, kc, mc, mr, dst); /* mr values of a k adjacent */
+  else pack_rows(A + i0 * lda + k0, lda, mc, kc, mr, dst);          /* rows contiguous along k */
 }
 
 /* Packs op(B)[k0 .. k0+kc, j0 .. j0+nc] into NR-column micro-panels, zero-padding past nc. */
@@ -236,6 +271,7 @@ typedef struct gemm_job {
    * read in place (a_inplace, either orientation: each value is read once from memory instead
    * of being packed and then read once or a few times), op(B) the caller's op(A), packed. */
   int ct;
+  int mr; /* register tile rows: MR, or MR_WIDE (tile_rows) */
 } gemm_job;
 
 /* ---- float16 operands (frozen weights): widened while their panels are packed, so the
@@ -274,16 +310,16 @@ static void pack_rows_h(const uint16_t *src, int64_t ld, int64_t rows, int64_t k
   }
 }
 
-/* op(A)[i0 .. i0+mc, k0 .. k0+kc] of g into MR-row micro-panels, widening a float16 A. */
+/* op(A)[i0 .. i0+mc, k0 .. k0+kc] of g into mr-row micro-panels, widening a float16 A. */
 static void pack_a_job(const gemm_job *g, int64_t i0, int64_t k0, int64_t mc, int64_t kc,
                        float *dst) {
   if (!(g->half & WT_GEMM_A_HALF)) {
-    pack_a(g->trans_a, g->A, g->lda, i0, k0, mc, kc, dst);
+    pack_a(g->trans_a, g->A, g->lda, i0, k0, mc, kc, g->mr, dst);
     return;
   }
   const uint16_t *A = (const uint16_t *)(const void *)g->A;
-  if (g->trans_a) pack_kmajor_h(A + k0 * g->lda + i0, g->lda, kc, mc, MR, dst);
-  else pack_rows_h(A + i0 * g->lda + k0, g->lda, mc, kc, MR, dst);
+  if (g->trans_a) pack_kmajor_h(A + k0 * g->lda + i0, g->lda, kc, mc, g->mr, dst);
+  else pack_rows_h(A + i0 * g->lda + k0, g->lda, mc, kc, g->mr, dst);
 }
 
 /* op(B)[k0 .. k0+kc, j0 .. j0+nc] of g into NR-column micro-panels, widening a float16 B. */
@@ -325,8 +361,8 @@ static void merge_ct(const gemm_job *g, const float *t, int64_t ldt, int64_t row
 static void one_tile(const gemm_job *g, int64_t row, int64_t col, int64_t m, int64_t n,
                      int64_t k0, int64_t kc, float beta_k, const float *pa, const float *pb) {
   _Alignas(16) float lpa[MR * KC];
-  if (!pa && (m < MR || (!g->ct && n < NR))) {
-    pack_a(g->trans_a, g->A, g->lda, row, k0, m, kc, lpa);
+  if (!pa && (m < MR || (!g->ct && n < NR))) { /* in place: 4-row tiles only */
+    pack_a(g->trans_a, g->A, g->lda, row, k0, m, kc, MR, lpa);
     pa = lpa;
   }
   if (g->ct) {
@@ -338,11 +374,11 @@ static void one_tile(const gemm_job *g, int64_t row, int64_t col, int64_t m, int
     return;
   }
   float *c = g->C + row * g->ldc + col;
-  if (m == MR && n == NR) {
-    if (pa) micro_kernel(kc, pa, pb, c, g->ldc, g->alpha, beta_k);
+  if (m == g->mr && n == NR) {
+    if (pa) tile_packed(g->mr, kc, pa, pb, c, g->ldc, g->alpha, beta_k);
     else micro_kernel_at(kc, g->A + k0 * g->lda + row, g->lda, pb, c, g->ldc, g->alpha, beta_k);
   } else {
-    edge_tile(kc, pa, pb, c, g->ldc, m, n, g->alpha, beta_k);
+    edge_tile(g->mr, kc, pa, pb, c, g->ldc, m, n, g->alpha, beta_k);
   }
 }
 
@@ -363,15 +399,15 @@ static void one_tile(const gemm_job *g, int64_t row, int64_t col, int64_t m, int
 static void packed_tiles(const gemm_job *g, int64_t ic, int64_t mc, int64_t jc, int64_t nc,
                          int64_t k0, int64_t kc, float beta_k, const float *buf_a, const float *buf_b) {
   if (g->a_inplace || kc <= WT_GEMM_SHALLOW_K) {
-    for (int64_t ir = 0; ir < mc; ir += MR)
+    for (int64_t ir = 0; ir < mc; ir += g->mr)
       for (int64_t jr = 0; jr < nc; jr += NR)
-        one_tile(g, ic + ir, jc + jr, min64(MR, mc - ir), min64(NR, nc - jr), k0, kc, beta_k,
+        one_tile(g, ic + ir, jc + jr, min64(g->mr, mc - ir), min64(NR, nc - jr), k0, kc, beta_k,
                  g->a_inplace ? NULL : buf_a + ir * kc, buf_b + jr * kc);
     return;
   }
   for (int64_t jr = 0; jr < nc; jr += NR)
-    for (int64_t ir = 0; ir < mc; ir += MR)
-      one_tile(g, ic + ir, jc + jr, min64(MR, mc - ir), min64(NR, nc - jr), k0, kc, beta_k,
+    for (int64_t ir = 0; ir < mc; ir += g->mr)
+      one_tile(g, ic + ir, jc + jr, min64(g->mr, mc - ir), min64(NR, nc - jr), k0, kc, beta_k,
                buf_a + ir * kc, buf_b + jr * kc);
 }
 
@@ -386,7 +422,8 @@ static void packed_block(const gemm_job *g, int64_t i0, int64_t i1, int64_t j0, 
     ct_block(g, i0, i1, j0, j1, buf_b);
     return;
   }
-  if (i1 - i0 <= MC) {
+  const int64_t mcb = MC_ROWS(g->mr);
+  if (i1 - i0 <= mcb) {
     int64_t mc = i1 - i0;
     for (int64_t pc = 0; pc < g->K; pc += KC) {
       int64_t kc = min64(KC, g->K - pc);
@@ -407,8 +444,8 @@ static void packed_block(const gemm_job *g, int64_t i0, int64_t i1, int64_t j0, 
       int64_t kc = min64(KC, g->K - pc);
       float beta_k = pc == 0 ? g->beta : 1.0f;
       pack_b_job(g, pc, jc, kc, nc, buf_b);
-      for (int64_t ic = i0; ic < i1; ic += MC) {
-        int64_t mc = min64(MC, i1 - ic);
+      for (int64_t ic = i0; ic < i1; ic += mcb) {
+        int64_t mc = min64(mcb, i1 - ic);
         if (!g->a_inplace) pack_a_job(g, ic, pc, mc, kc, buf_a);
         packed_tiles(g, ic, mc, jc, nc, pc, kc, beta_k, buf_a, b_slice(g, pc, jc, kc, buf_b));
         if (g->relu && !g->ct && pc + kc == g->K) relu_block(g->C + ic * g->ldc + jc, mc, nc, g->ldc);
@@ -437,7 +474,7 @@ static void ct_block(const gemm_job *g, int64_t i0, int64_t i1, int64_t j0, int6
       /* Several column panels: the tile's rows packed once for them (V8's code for the in-place
        * kernel is slower than the packed one in the SIMD128 build: 35 against 48 GFLOP/s at
        * M = 32, N = 1536, K = 384); one panel: read in place. */
-      if (nc > NR) pack_a(g->trans_a, g->A, g->lda, ir, pc, m, kc, pa);
+      if (nc > NR) pack_a(g->trans_a, g->A, g->lda, ir, pc, m, kc, MR, pa);
       for (int64_t jr = 0; jr < nc; jr += NR)
         one_tile(g, ir, j0 + jr, m, min64(NR, nc - jr), pc, kc, pc == 0 ? g->beta : 1.0f,
                  nc > NR ? pa : NULL, pb + jr * kc);
@@ -465,11 +502,26 @@ static void packed_task(void *ctx, int64_t block, int32_t thread) {
 #define WT_GEMM_A_INPLACE 1
 #endif
 
+/* The register tile's rows for a job: the taller tile (MR_WIDE, relaxed-SIMD build) where each
+ * packed panel of op(A) serves several column panels and there are rows enough to fill it;
+ * 4 rows where op(A) is read in place or the columns are few (conv's dX on small grids, where
+ * packing 6-row panels was most of the work). A function of the shape: the same at any thread
+ * count (and the tile does not change the bits: each element sums the same products in the
+ * same order). */
+#ifndef WT_GEMM_WIDE_MIN_N
+#define WT_GEMM_WIDE_MIN_N 64
+#endif
+static int tile_rows(const gemm_job *g) {
+  if (!MR_WIDE || g->a_inplace || g->ct) return MR;
+  return g->M >= 4 * MR_WIDE && g->N >= WT_GEMM_WIDE_MIN_N && g->K >= 16 ? MR_WIDE : MR;
+}
+
 /* Runs the packed path for g (its block fields set here). One thread: one block, so each packed
  * panel of op(B) serves all of M (blocks of C would pack it again per block; the bits are the
  * same either way, see above). */
 static void run_packed(gemm_job *g) {
   g->a_inplace = g->ct || (WT_GEMM_A_INPLACE && g->trans_a && g->N <= NR && !(g->half & WT_GEMM_A_HALF));
+  g->mr = tile_rows(g);
   g->mb = g->M;
   g->nb = g->N;
   g->mblocks = 1;
@@ -478,8 +530,8 @@ static void run_packed(gemm_job *g) {
     int64_t target = 2 * (int64_t)wt_pool_threads();
     if (target > WT_GEMM_BLOCKS) target = WT_GEMM_BLOCKS;
     if (target < 2) target = 2;
-    g->mb = MC;
-    g->mblocks = (g->M + MC - 1) / MC;
+    g->mb = MC_ROWS(g->mr);
+    g->mblocks = (g->M + g->mb - 1) / g->mb;
     int64_t nsplit = (target + g->mblocks - 1) / g->mblocks;
     int64_t nb = (g->N + nsplit - 1) / nsplit;
     nb = (nb + NR - 1) / NR * NR;
@@ -516,13 +568,13 @@ static void sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, flo
   if (thin_m(M, N, K)) {
     /* C^T = op(B)^T op(A)^T: the caller's op(B) read in place as this job's op(A). */
     gemm_job t = {!trans_b, !trans_a, 0, N, M, K, alpha, beta, B, A, ldb, lda, ldc, C,
-                  N, M, 1, 0, NULL, 0, 1};
+                  N, M, 1, 0, NULL, 0, 1, 0};
     run_packed(&t);
     if (relu) relu_block(C, M, N, ldc);
     return;
   }
   gemm_job g = {trans_a, trans_b, relu, M, N, K, alpha, beta, A, B, lda, ldb, ldc, C,
-                M, N, 1, 0, NULL, 0, 0};
+                M, N, 1, 0, NULL, 0, 0, 0};
   run_packed(&g);
 }
 typedef struct batch_job {
@@ -563,7 +615,7 @@ void wt_sgemm_batch(int trans_a, int trans_b, int64_t nbatch, int64_t M, int64_t
                     float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
                     float beta, float *C, int64_t ldc, int relu, wt_gemm_offsets_fn offsets,
                     const void *ctx) {
-  batch_job b = {{trans_a, trans_b, relu, M, N, K, alpha, beta, A, B, lda, ldb, ldc, C, 0, 0, 0, 0, NULL, 0, 0},
+  batch_job b = {{trans_a, trans_b, relu, M, N, K, alpha, beta, A, B, lda, ldb, ldc, C, 0, 0, 0, 0, NULL, 0, 0, 0},
                  offsets, ctx};
   if (batch_splits(nbatch, M * N * K)) {
     wt_parallel_for(nbatch, batch_task, &b);
@@ -586,7 +638,7 @@ void wt_sgemm_half(int half, int trans_a, int trans_b, int64_t M, int64_t N, int
     return;
   }
   gemm_job g = {trans_a, trans_b, relu, M, N, K, alpha, beta, A, B, lda, ldb, ldc, C,
-                M, N, 1, half, NULL, 0, 0};
+                M, N, 1, half, NULL, 0, 0, 0};
   run_packed(&g);
 }
 
@@ -599,7 +651,7 @@ int64_t wt_gemm_packed_b_floats(int64_t K, int64_t N) {
 void wt_gemm_pack_b(int half, int trans_b, int64_t K, int64_t N, const void *B, int64_t ldb,
                     float *dst) {
   gemm_job g = {0, trans_b, 0, 0, N, K, 1.0f, 0.0f, NULL, B, 0, ldb, 0, NULL,
-                0, N, 1, half & WT_GEMM_B_HALF, NULL, 0, 0};
+                0, N, 1, half & WT_GEMM_B_HALF, NULL, 0, 0, 0};
   int64_t npad = (N + NR - 1) / NR * NR;
   for (int64_t pc = 0; pc < K; pc += KC) pack_b_job(&g, pc, 0, min64(KC, K - pc), N, dst + pc * npad);
 }
@@ -618,6 +670,6 @@ void wt_sgemm_prepacked(int half, int trans_a, int trans_b, int64_t M, int64_t N
     return;
   }
   gemm_job g = {trans_a, trans_b, relu, M, N, K, alpha, beta, A, B, lda, ldb, ldc, C,
-                M, N, 1, half & WT_GEMM_A_HALF, Bp, 0, 0};
+                M, N, 1, half & WT_GEMM_A_HALF, Bp, 0, 0, 0};
   run_packed(&g);
 }
