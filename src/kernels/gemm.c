@@ -163,10 +163,8 @@ static inline void pack_kmajor(const float *src, int64_t ld, int64_t kc, int64_t
         wt_f32x4 v0 = wt_f32x4_load(sk), v1 = wt_f32x4_load(sk + 4), v2 = wt_f32x4_load(sk + 8);
         float *d0 = dst + j * kc + k * 6, *d1 = d0 + 6 * kc;
         wt_f32x4_store(d0, v0);
-        d0[4] = wt_f32x4_lane(v1, 0);
-        d0[5] = wt_f32x4_lane(v1, 1);
-        d1[0] = wt_f32x4_lane(v1, 2);
-        d1[1] = wt_f32x4_lane(v1, 3);
+        wt_f32x4_store_lo2(d0 + 4, v1);
+        wt_f32x4_store_hi2(d1, v1);
         wt_f32x4_store(d1 + 2, v2);
       }
   if (w % 4 == 0)
@@ -186,12 +184,52 @@ static inline void pack_kmajor(const float *src, int64_t ld, int64_t kc, int64_t
   }
 }
 
+/* A full 6-row panel (the taller tile's) of rows s, ld apart, kc long: rows 0-3 as in
+ * interleave4, rows 4-5 transposed with themselves and stored two floats a k. */
+static void pack_rows6(const float *s, int64_t ld, int64_t kc, float *restrict dst) {
+  const float *s0 = s, *s1 = s + ld, *s2 = s + 2 * ld, *s3 = s + 3 * ld, *s4 = s + 4 * ld, *s5 = s + 5 * ld;
+  int64_t k = 0;
+  for (; k + 4 <= kc; k += 4) {
+    wt_f32x4 r0 = wt_f32x4_load(s0 + k), r1 = wt_f32x4_load(s1 + k);
+    wt_f32x4 r2 = wt_f32x4_load(s2 + k), r3 = wt_f32x4_load(s3 + k);
+    wt_f32x4 r4 = wt_f32x4_load(s4 + k), r5 = wt_f32x4_load(s5 + k);
+    wt_f32x4 e01 = wt_f32x4_even(r0, r1), e23 = wt_f32x4_even(r2, r3);
+    wt_f32x4 o01 = wt_f32x4_odd(r0, r1), o23 = wt_f32x4_odd(r2, r3);
+    wt_f32x4 e45 = wt_f32x4_even(r4, r5), o45 = wt_f32x4_odd(r4, r5); /* {r4[0], r4[2], r5[0], r5[2]} ... */
+    wt_f32x4 e = wt_f32x4_even(e45, e45), o = wt_f32x4_even(o45, o45);   /* {r4[0], r5[0], r4[0], r5[0]} ... */
+    wt_f32x4 e2 = wt_f32x4_odd(e45, e45), o2 = wt_f32x4_odd(o45, o45);   /* {r4[2], r5[2], ...} {r4[3], r5[3], ...} */
+    float *d = dst + k * 6;
+    wt_f32x4_store(d, wt_f32x4_even(e01, e23));
+    wt_f32x4_store_lo2(d + 4, e);
+    wt_f32x4_store(d + 6, wt_f32x4_even(o01, o23));
+    wt_f32x4_store_lo2(d + 10, o);
+    wt_f32x4_store(d + 12, wt_f32x4_odd(e01, e23));
+    wt_f32x4_store_lo2(d + 16, e2);
+    wt_f32x4_store(d + 18, wt_f32x4_odd(o01, o23));
+    wt_f32x4_store_lo2(d + 22, o2);
+  }
+  for (; k < kc; k++) {
+    float *d = dst + k * 6;
+    d[0] = s0[k];
+    d[1] = s1[k];
+    d[2] = s2[k];
+    d[3] = s3[k];
+    d[4] = s4[k];
+    d[5] = s5[k];
+  }
+}
+
 /* Packs `rows` rows of src (each contiguous along k, ld apart) into w-wide micro-panels: the
  * w values of one k side by side, zero-padding rows past the last. */
 static void pack_rows(const float *src, int64_t ld, int64_t rows, int64_t kc, int64_t w, float *dst) {
   for (int64_t r0 = 0; r0 < rows; r0 += w) {
     int64_t m = min64(w, rows - r0);
     const float *s = src + r0 * ld;
+    if (w == 6 && m == 6) {
+      pack_rows6(s, ld, kc, dst);
+      dst += w * kc;
+      continue;
+    }
     int64_t i = 0;
     for (; i + 4 <= m; i += 4) interleave4(dst + i, w, s + i * ld, ld, kc);
     for (; i < m; i++)
@@ -411,9 +449,10 @@ static void packed_tiles(const gemm_job *g, int64_t ic, int64_t mc, int64_t jc, 
                buf_a + ir * kc, buf_b + jr * kc);
 }
 
-/* C[i0 .. i1, j0 .. j1] by the Goto loop nest. A block of at most MC rows (a training batch)
- * takes the K slices outermost instead, so its rows of op(A) are packed once per slice rather
- * than once per slice and NC columns; each element of C still sums the slices in order. */
+/* C[i0 .. i1, j0 .. j1] by the Goto loop nest. A block whose rows of op(A) fit the A buffer
+ * for a whole slice (at most MC rows, or more when K is short: ViT's 130 rows at K = 192) takes
+ * the K slices outermost instead, so its rows of op(A) are packed once per slice rather than
+ * once per slice and NC columns; each element of C still sums the slices in order. */
 static void ct_block(const gemm_job *g, int64_t i0, int64_t i1, int64_t j0, int64_t j1, float *buf_b);
 
 static void packed_block(const gemm_job *g, int64_t i0, int64_t i1, int64_t j0, int64_t j1,
@@ -423,7 +462,7 @@ static void packed_block(const gemm_job *g, int64_t i0, int64_t i1, int64_t j0, 
     return;
   }
   const int64_t mcb = MC_ROWS(g->mr);
-  if (i1 - i0 <= mcb) {
+  if (i1 - i0 <= mcb || (i1 - i0 + g->mr - 1) / g->mr * g->mr * min64(g->K, KC) <= MC * KC) {
     int64_t mc = i1 - i0;
     for (int64_t pc = 0; pc < g->K; pc += KC) {
       int64_t kc = min64(KC, g->K - pc);
