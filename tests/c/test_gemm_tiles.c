@@ -1,7 +1,8 @@
 /* The register tile does not change the bits: the relaxed-SIMD build's 6-row tile (gemm_tile.h
  * MR_WIDE, chosen per product by gemm.c tile_rows: enough rows, at least 64 columns) against
  * the 4-row tile of products the same except for fewer columns or rows, whose shared elements
- * must be the same bits, for every transpose, beta, the ReLU epilogue, one to three K slices,
+ * must be the same bits, for every transpose, beta, the ReLU epilogue, one to three K slices and
+ * a shallow one,
  * rows past the tiles, at 1-4 threads, split or not. The native tree builds this file twice:
  * as is (both products on 4-row tiles: trivially the same) and as test_gemm_tiles_wide with
  * WT_GEMM_MR_WIDE=6 (cmake/native.cmake), so the taller tile is tested outside the wasm build. */
@@ -51,15 +52,15 @@ static int check(int ta, int tb, int64_t M, int64_t N, int64_t m, int64_t n, int
 
 int main(void) {
   const int64_t M = 70, N = 300, KMAX = 1100;
-  static const int64_t ks[] = {100, 600, 1100};
+  static const int64_t ks[] = {100, 600, 1100, 8};
   float *A = malloc(sizeof(float) * (size_t)(M * KMAX)), *B = malloc(sizeof(float) * (size_t)(KMAX * N));
   float *C0 = malloc(sizeof(float) * (size_t)(M * N)), *C1 = malloc(sizeof(float) * (size_t)(M * N));
   fill(A, M * KMAX, 1);
   fill(B, KMAX * N, 2);
-  for (int variant = 0; variant < 24; variant++) {
+  for (int variant = 0; variant < 32; variant++) {
     int ta = variant & 1, tb = (variant >> 1) & 1, relu = (variant >> 3) & 1;
     float beta = (variant >> 2) & 1 ? 0.5f : 0.0f;
-    int64_t K = ks[variant % 3];
+    int64_t K = ks[(variant + (variant >> 4)) % 4];
     CHECK(check(ta, tb, M, N, M, 40, K, beta, relu, A, B, C0, C1));  /* 40 columns: 4-row tiles */
     CHECK(check(ta, tb, 70, 130, 20, 130, K, beta, relu, A, B, C0, C1)); /* 20 rows: 4-row tiles */
   }
