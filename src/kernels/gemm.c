@@ -9,7 +9,10 @@
  * k-major micro-panels: A as MR floats per k, B as NR floats per k. Edge tiles are packed
  * with zero padding and computed into a local tile, then merged into C (a last panel of <= 4
  * columns uses an MR x 4 kernel). Thin shapes (M < MR, N < 4) skip packing, and so do small
- * ones that fit in L1: gemm_small.c. The tile and block sizes are in gemm_tile.h.
+ * ones that fit in L1: gemm_small.c. The tile and block sizes are in gemm_tile.h; the
+ * relaxed-SIMD build has a second, 6-row tile for large products (tile_rows). Products of at
+ * most 32 rows run transposed with the weight read in place (thin_m, gemm_job.ct). Tile, path
+ * and loop order never change an element's sum: the bits are the same on every path.
  *
  * The microkernel is a separate noinline function: V8 tiers functions up individually, so a
  * small hot function called many times is optimized early, and the register allocator sees
@@ -91,6 +94,17 @@ __attribute__((noinline)) static void micro_kernel_w(int64_t kc, const float *re
                                                      const float *restrict b, float *restrict c,
                                                      int64_t ldc, float alpha, float beta) {
   TILE_BODY(MR_WIDE, MR_WIDE, 1);
+}
+#endif
+
+#if MR_WIDE
+/* The first MR rows of a taller tile's packed panel (steps MR_WIDE apart): the last row tile
+ * of 130 rows in 6-row tiles is 4 rows, computed as such instead of as a 6-row tile into a local
+ * buffer merged row by row (ViT: one tile in 22 of every column panel). Same products, order. */
+__attribute__((noinline)) static void micro_kernel_w4(int64_t kc, const float *restrict a,
+                                                      const float *restrict b, float *restrict c,
+                                                      int64_t ldc, float alpha, float beta) {
+  TILE_BODY(MR, MR_WIDE, 1);
 }
 #endif
 
@@ -435,6 +449,10 @@ static void one_tile(const gemm_job *g, int64_t row, int64_t col, int64_t m, int
   if (m == g->mr && n == NR) {
     if (pa) tile_packed(g->mr, kc, pa, pb, c, g->ldc, g->alpha, beta_k);
     else micro_kernel_at(kc, g->A + k0 * g->lda + row, g->lda, pb, c, g->ldc, g->alpha, beta_k);
+#if MR_WIDE
+  } else if (m == MR && g->mr == MR_WIDE && n == NR && pa) {
+    micro_kernel_w4(kc, pa, pb, c, g->ldc, g->alpha, beta_k);
+#endif
   } else {
     edge_tile(g->mr, kc, pa, pb, c, g->ldc, m, n, g->alpha, beta_k);
   }
