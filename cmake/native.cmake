@@ -48,6 +48,20 @@ endforeach()
 # the coverage test reads their case lists (WT_GRADCHECK_MODE=list).
 add_test(NAME unit/test_grad_coverage COMMAND test_grad_coverage ${WT_GRAD_TEST_BINARIES})
 
+# The relaxed-SIMD build's 6-row GEMM tile (src/kernels/gemm_tile.h MR_WIDE) is compiled only
+# there; these build the GEMM again with it, so that its bits (against the 4-row tile) and its
+# results (against the reference) are tested natively as well. The kernel objects in the
+# executable stand in for the library's (no other part of it is pulled in for them).
+set(WT_GEMM_SOURCES src/kernels/gemm.c src/kernels/gemm_small.c src/kernels/gemm_buffers.c
+                    src/kernels/gemm_ref.c)
+foreach(name test_gemm_tiles test_gemm)
+  add_executable(${name}_wide tests/c/${name}.c ${WT_GEMM_SOURCES})
+  target_compile_options(${name}_wide PRIVATE ${WT_TEST_WARNINGS})
+  target_compile_definitions(${name}_wide PRIVATE WT_GEMM_MR_WIDE=6)
+  target_link_libraries(${name}_wide PRIVATE wt_test_support)
+  add_test(NAME unit/${name}_wide COMMAND ${name}_wide)
+endforeach()
+
 if(EXISTS "${CMAKE_SOURCE_DIR}/tests/onnx/case_runner.c")
   add_executable(wt_onnx_case tests/onnx/case_runner.c)
   target_compile_options(wt_onnx_case PRIVATE ${WT_WARNINGS})

@@ -19,6 +19,8 @@
  *   64-68 on large squares but packs its 6-row panels of A slower, and where a product has few
  *   columns (conv's forward and dX on small grids: resnet18's last stage at batch 2) packing is
  *   most of the work: resnet18's step went 0.80x -> 0.98x PyTorch's. Unrolling k: 46-60, worse.
+ *   So 4 x 8 stays the tile, and 6 x 8 (MR_WIDE below) is a second one for large products only,
+ *   with its own packing of 6-wide panels from a k-major source (two per 12 columns).
  * On the Intel hosts of earlier measurements the SIMD128 kernel was port-bound instead (mul and add
  * on shared ports) and neither the unroll nor 6 x 8 helped there.
  * 4 x 8 also wastes least on narrow edges (N = 10 output layers). The -D overrides exist for
@@ -36,7 +38,21 @@
 #define WT_GEMM_KU 2
 #endif
 #endif
+/* A second, taller tile for large products in the relaxed-SIMD build (0: none): 6 x 8 keeps 12
+ * accumulators, 2 B vectors and a broadcast in the 16 xmm registers when each step is one fused
+ * multiply-add. On ViT's products (130-768 rows, 192-768 columns) in Chromium 156: 58-63 GFLOP/s
+ * against 53-60 with 4 x 8 (Node 20: +3-7%). It packs 6-row panels of op(A), which cost more
+ * where a product has few columns, so gemm.c picks it per product (tile_rows). */
+#ifndef WT_GEMM_MR_WIDE
+#if defined(__wasm_relaxed_simd__)
+#define WT_GEMM_MR_WIDE 6
+#else
+#define WT_GEMM_MR_WIDE 0
+#endif
+#endif
 #define MR WT_GEMM_MR
+#define MR_WIDE WT_GEMM_MR_WIDE
+#define MR_MAX (MR_WIDE > MR ? MR_WIDE : MR)
 #define NR WT_GEMM_NR
 #define NV (NR / 4)
 /* Cache blocks: KC * NR floats of B (16 KiB) stay in L1, MC * KC of A (128 KiB) and KC * NC of
@@ -54,9 +70,11 @@
 #define WT_GEMM_NC 256
 #endif
 #define KC WT_GEMM_KC
-/* MC rounded up to whole register tiles: with 6-row tiles a batch of 64 rows stays one block
- * (60 would leave a 4-row block that packs all of op(B) again for 4 rows). */
-#define MC (((WT_GEMM_MC + MR - 1) / MR) * MR)
+/* MC rounded up to whole register tiles of mr rows: with 6-row tiles a batch of 64 rows stays
+ * one block (60 would leave a 4-row block that packs all of op(B) again for 4 rows). MC: the
+ * largest, which the packing buffers hold. */
+#define MC_ROWS(mr) (((WT_GEMM_MC + (mr) - 1) / (mr)) * (mr))
+#define MC MC_ROWS(MR_MAX)
 #define NC ((WT_GEMM_NC / NR) * NR)
 
 #define UNROLL _Pragma("GCC unroll 16")

@@ -23,6 +23,9 @@ typedef v128_t wt_f32x4;
 #endif
 static inline wt_f32x4 wt_f32x4_load(const float *p) { return wasm_v128_load(p); }
 static inline void wt_f32x4_store(float *p, wt_f32x4 v) { wasm_v128_store(p, v); }
+/* Lanes 0-1 (lo) or 2-3 (hi) to p[0..1]: one 64-bit store. */
+static inline void wt_f32x4_store_lo2(float *p, wt_f32x4 v) { wasm_v128_store64_lane(p, v, 0); }
+static inline void wt_f32x4_store_hi2(float *p, wt_f32x4 v) { wasm_v128_store64_lane(p, v, 1); }
 static inline wt_f32x4 wt_f32x4_splat(float x) { return wasm_f32x4_splat(x); }
 static inline wt_f32x4 wt_f32x4_zero(void) { return wasm_f32x4_splat(0.0f); }
 static inline wt_f32x4 wt_f32x4_add(wt_f32x4 a, wt_f32x4 b) { return wasm_f32x4_add(a, b); }
@@ -68,6 +71,8 @@ static inline wt_f32x4 wt_f32x4_load(const float *p) {
   return v;
 }
 static inline void wt_f32x4_store(float *p, wt_f32x4 v) { memcpy(p, &v, sizeof v); }
+static inline void wt_f32x4_store_lo2(float *p, wt_f32x4 v) { memcpy(p, &v, 2 * sizeof(float)); }
+static inline void wt_f32x4_store_hi2(float *p, wt_f32x4 v) { memcpy(p, (const char *)&v + 8, 2 * sizeof(float)); }
 static inline wt_f32x4 wt_f32x4_splat(float x) { return (wt_f32x4){x, x, x, x}; }
 static inline wt_f32x4 wt_f32x4_zero(void) { return (wt_f32x4){0, 0, 0, 0}; }
 static inline wt_f32x4 wt_f32x4_add(wt_f32x4 a, wt_f32x4 b) { return a + b; }
@@ -147,6 +152,8 @@ static inline wt_f32x4 wt_f32x4_load(const float *p) {
   return r;
 }
 static inline void wt_f32x4_store(float *p, wt_f32x4 v) { memcpy(p, v.v, sizeof v.v); }
+static inline void wt_f32x4_store_lo2(float *p, wt_f32x4 v) { memcpy(p, v.v, 2 * sizeof(float)); }
+static inline void wt_f32x4_store_hi2(float *p, wt_f32x4 v) { memcpy(p, v.v + 2, 2 * sizeof(float)); }
 static inline wt_f32x4 wt_f32x4_splat(float x) { return (wt_f32x4){{x, x, x, x}}; }
 static inline wt_f32x4 wt_f32x4_zero(void) { return wt_f32x4_splat(0.0f); }
 #define WT_F32X4_MAP2_(name, expr)                                  \

@@ -10,7 +10,8 @@
  *             src/kernels/gemm_ref.c src/base/pool.c -sINITIAL_MEMORY=128MB \
  *             -o /tmp/gemm_bench.js && node --no-experimental-fetch /tmp/gemm_bench.js
  *   (outside the repo: its package.json makes Node treat .js files there as ES modules)
- * An argument runs only the rows whose label starts with it (e.g. `square`). */
+ * An argument runs only the rows whose label starts with it (e.g. `square`); the `stream-*` rows
+ * (a model's products over distinct weights: see bench_stream) only when named. */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime under -std=c11 */
 #include <math.h>
 #include <stdint.h>
@@ -118,6 +119,40 @@ static int bench_base(const char *label, int tb, int64_t M, int64_t n, int L) {
   return !same;
 }
 
+/* A model's products with its weights streaming from memory: L distinct B's (and C's), one product
+ * each per timed pass, GFLOP/s of the pass, and a hash of the first C (the bits; compare builds
+ * and paths with it). Run only when named (`stream`, `stream-cnx` ...): they need ~100 MB, so
+ * build with -sINITIAL_MEMORY=512MB. */
+static void bench_stream(const char *label, int ta, int tb, int64_t M, int64_t N, int64_t K, int L) {
+  if (!g_only || strncmp(label, g_only, strlen(g_only)) != 0) return;
+  int64_t lda = ta ? M : K, ldb = tb ? K : N;
+  float *A = malloc(sizeof(float) * (size_t)(M * K)), *B = malloc(sizeof(float) * (size_t)(K * N * L));
+  float *C = malloc(sizeof(float) * (size_t)(M * N * L));
+  unsigned seed = 1;
+  fill(A, M * K, &seed);
+  fill(B, K * N * L, &seed);
+  double flops = 2.0 * (double)M * (double)N * (double)K * L, best = 1e30;
+  for (int trial = 0; trial < 9; trial++) {
+    double t0 = now();
+    for (int l = 0; l < L; l++)
+      wt_sgemm(ta, tb, M, N, K, 1.0f, A, lda, B + l * K * N, ldb, 0.0f, C + l * M * N, N);
+    double t = now() - t0;
+    if (t < best) best = t;
+  }
+  unsigned h = 0;
+  for (int64_t i = 0; i < M * N; i++) {
+    unsigned u;
+    memcpy(&u, &C[i], sizeof u);
+    h = h * 31u + u;
+  }
+  printf("%-10s %c%c M=%4lld N=%4lld K=%4lld x%d  %7.2f GFLOP/s  %8.1f us  bits %08x\n", label,
+         ta ? 'T' : 'N', tb ? 'T' : 'N', (long long)M, (long long)N, (long long)K, L,
+         flops / best * 1e-9, best / L * 1e6, h);
+  free(A);
+  free(B);
+  free(C);
+}
+
 int main(int argc, char **argv) {
   int bad = 0;
   g_only = argc > 1 ? argv[1] : NULL;
@@ -174,6 +209,26 @@ int main(int argc, char **argv) {
   bad |= bench("thin", 0, 0, 3, 512, 512);
   bad |= bench("thin", 0, 0, 128, 1, 784);
   bad |= bench("thin", 1, 0, 784, 2, 64);
+  /* ConvNeXt-tiny (batch 2, 64 x 64) stages 2-4: Linear products of 128, 32 and 8 rows and their
+   * weight gradients (K = rows); the small ViT's (130 rows); its attention heads (direct path). */
+  bench_stream("stream-cnx2", 0, 1, 128, 768, 192, 8);
+  bench_stream("stream-cnx2", 0, 0, 128, 192, 768, 8);
+  bench_stream("stream-cnx2", 1, 0, 192, 768, 128, 8);
+  for (int t = 0; t < 2; t++) {
+    bench_stream("stream-cnx3", 0, t, 32, 1536, 384, 8);
+    bench_stream("stream-cnx3", 0, t, 32, 384, 1536, 8);
+    bench_stream("stream-cnx4", 0, t, 8, 3072, 768, 4);
+    bench_stream("stream-cnx4", 0, t, 8, 768, 3072, 4);
+  }
+  bench_stream("stream-cnx3", 1, 0, 384, 1536, 32, 8);
+  bench_stream("stream-cnx4", 1, 0, 768, 3072, 8, 4);
+  bench_stream("stream-cnx4", 1, 0, 3072, 768, 8, 4);
+  bench_stream("stream-vit", 0, 1, 130, 768, 192, 4);
+  bench_stream("stream-vit", 0, 0, 130, 192, 768, 4);
+  bench_stream("stream-vit", 1, 0, 192, 768, 130, 4);
+  bench_stream("stream-vit", 1, 0, 768, 192, 130, 4);
+  bench_stream("stream-vit", 0, 1, 65, 65, 48, 8);
+  bench_stream("stream-vit", 0, 0, 65, 48, 65, 8);
   if (bad) printf("MISMATCH against wt_sgemm_ref\n");
   return bad;
 }

@@ -2,7 +2,8 @@
 // Where webtrain's training step spends its time: runs the benchmark worker for one model under
 // `node --cpu-prof` and prints the functions with the most self time (wasm functions are named
 // only if the core was linked with --profiling-funcs; see tests/bench/README.md).
-//   node tests/bench/profile.mjs KEY [STEPS] [--js DIR]   (DIR: a js/ folder next to its dist/)
+//   node tests/bench/profile.mjs KEY [STEPS] [--js DIR] [--relaxed]   (DIR: a js/ folder next to its dist/;
+//   --relaxed: Node runs with --experimental-wasm-relaxed-simd, so the core loads its FMA build)
 // Needs build/bench-models/KEY/ from a previous `node tests/bench/run.mjs` (or worker prepare).
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -13,9 +14,11 @@ const args = process.argv.slice(2);
 const jsAt = args.indexOf('--js');
 // Absolute: the worker imports it as a module specifier (a bare relative path would be a package).
 const js = jsAt >= 0 ? resolve(args.splice(jsAt, 2)[1]) : `${OUT_DIR}prof/js/`;
+const relaxedAt = args.indexOf('--relaxed');
+const relaxed = relaxedAt >= 0 ? args.splice(relaxedAt, 1).length > 0 : false;
 const [key, steps = '300'] = args;
 if (!key) {
-  console.error('usage: node tests/bench/profile.mjs MODEL_KEY [STEPS] [--js DIR]');
+  console.error('usage: node tests/bench/profile.mjs MODEL_KEY [STEPS] [--js DIR] [--relaxed]');
   process.exit(2);
 }
 const dir = `${OUT_DIR}prof/cpuprofile-${key}/`;
@@ -23,7 +26,7 @@ rmSync(dir, { recursive: true, force: true });
 mkdirSync(dir, { recursive: true });
 // --no-liftoff as in run.mjs: without it the first steps run in V8's baseline tier and the
 // profile mixes tiers.
-const r = spawnSync(process.execPath, ['--no-liftoff', '--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=200', `${ROOT}tests/bench/worker.mjs`, 'run', 'webtrain', key, steps, '10', '1'], {
+const r = spawnSync(process.execPath, ['--no-liftoff', ...(relaxed ? ['--experimental-wasm-relaxed-simd'] : []), '--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=200', `${ROOT}tests/bench/worker.mjs`, 'run', 'webtrain', key, steps, '10', '1'], {
   encoding: 'utf8',
   env: { ...process.env, WT_BENCH_JS: js.endsWith('/') ? js : `${js}/`, WT_BENCH_WARMUP_MS: '500' },
 });

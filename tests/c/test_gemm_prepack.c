@@ -3,7 +3,8 @@
  *    beta, the ReLU epilogue, float16 B, shapes on every path (packed over several blocks and K
  *    slices, direct, thin: those read B itself), at 1-4 threads, split or not;
  *  - a product of one column panel, which reads op(A) in place instead of packing it, gives the
- *    bits of the same columns of a wider (packed) product;
+ *    bits of the same columns of a wider (packed) product, and a product of few rows, which runs
+ *    transposed reading op(B) in place, the bits of the same rows of a taller one;
  *  - the table of candidates: nothing before a buffer is given, a first use fixes the way a
  *    weight is read, packing happens at the use after wt_prepack_give and again only after
  *    wt_prepack_stale (a weight written since gives the new weight's bits), and nothing after
@@ -109,6 +110,49 @@ static void test_inplace_a(void) {
   free(A), free(B), free(C0), free(C1);
 }
 
+/* A product of at most 32 rows runs transposed, C^T = op(B)^T op(A)^T with op(B) read in place
+ * (gemm.c thin_m); a taller product over the same rows takes the packed path: the shared rows are
+ * the same bits, for every transpose, beta, the ReLU epilogue, one to three K slices, rows and
+ * columns past the register tiles, at 1-4 threads, split or not. */
+static void test_thin_m(void) {
+  const int64_t H = 40, N = 300, K = 1100; /* H rows: the packed path */
+  static const int64_t rows[] = {8, 32, 5, 13};
+  static const int64_t ks[] = {600, 1100, 100};
+  float *A = malloc(sizeof(float) * (size_t)(H * K)), *B = malloc(sizeof(float) * (size_t)(K * N));
+  float *C0 = malloc(sizeof(float) * (size_t)(H * N)), *C1 = malloc(sizeof(float) * (size_t)(H * N));
+  float *F = malloc(sizeof(float) * (size_t)(H * N));
+  fill(F, H * N, 43);
+  fill(A, H * K, 41);
+  fill(B, K * N, 42);
+  for (int variant = 0; variant < 16; variant++) {
+    int ta = variant & 1, tb = (variant >> 1) & 1, relu = (variant >> 3) & 1;
+    float beta = (variant >> 2) & 1 ? 0.5f : 0.0f;
+    int64_t k = ks[variant % 3], lda = ta ? H : k, ldb = tb ? k : N;
+    wt_set_threads(1);
+    fill(C0, H * N, 43);
+    (relu ? wt_sgemm_relu : wt_sgemm)(ta, tb, H, N, k, 1.25f, A, lda, B, ldb, beta, C0, N);
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+      int64_t M = rows[r];
+      for (int split = 0; split < 2; split++)
+        for (int32_t t = 1; t <= 4; t++) {
+          wt_pool_set_split_small(split);
+          wt_set_threads(t);
+          fill(C1, H * N, 43);
+          (relu ? wt_sgemm_relu : wt_sgemm)(ta, tb, M, N, k, 1.25f, A, lda, B, ldb, beta, C1, N);
+          /* its rows are the taller product's, and the rows past M are untouched */
+          int ok = same(C0, C1, M * N) && same(F + M * N, C1 + M * N, (H - M) * N);
+          if (!ok)
+            fprintf(stderr, "thin M: ta=%d tb=%d M=%lld K=%lld beta=%g relu=%d threads=%d split=%d: bits differ\n",
+                    ta, tb, (long long)M, (long long)k, beta, relu, t, split);
+          CHECK(ok);
+        }
+    }
+  }
+  wt_pool_set_split_small(0);
+  wt_set_threads(1);
+  free(A), free(B), free(C0), free(C1), free(F);
+}
+
 static void test_table(void) {
   const int64_t M = 64, N = 520, K = 600; /* B read as W^T: W is [N, K] */
   static int owner, other;
@@ -157,6 +201,7 @@ static void test_table(void) {
 int main(void) {
   test_same_bits();
   test_inplace_a();
+  test_thin_m();
   test_table();
   CHECK_DONE();
 }

@@ -139,7 +139,10 @@ static void test_gemm(void) {
                                   * KC slices (the slices-outermost order) */
                                  {64, 600, 1030}, {66, 520, 700},
                                  /* one column panel: op(A) read in place */
-                                 {300, 8, 1030}, {130, 6, 700}};
+                                 {300, 8, 1030}, {130, 6, 700},
+                                 /* few rows: transposed, op(B) read in place; a shallow K:
+                                  * row tiles outermost */
+                                 {8, 700, 1100}, {30, 300, 600}, {700, 300, 8}};
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
     int64_t M = shapes[s].M, N = shapes[s].N, K = shapes[s].K;
     float *A = malloc(sizeof(float) * (size_t)(M * K)), *B = malloc(sizeof(float) * (size_t)(K * N));
