@@ -20,19 +20,7 @@ test('a frozen base by reference from a URL: page and worker train like the embe
       const options = { requiresGrad: ['W2', 'B2'], loss: 'CrossEntropyLoss', optimizer: 'AdamW' };
       const train = async (api, model, progress) => {
         const art = await api.artifacts.generateArtifacts(model, options);
-        const state = await api.CheckpointState.loadCheckpoint(art.checkpoint);
-        const module = await api.Module.create(art.trainingModel, state, art.evalModel, progress ? { onProgress: (p) => progress.push(p) } : undefined);
-        const optimizer = await api.Optimizer.create(art.optimizerModel, module);
-        const losses = [];
-        for (let i = 0; i < 3; i++) {
-          const loss = await module.run(X, labels);
-          losses.push(loss.data[0]);
-          await optimizer.step();
-          await module.lazyResetGrad();
-        }
-        await optimizer.release();
-        await module.release();
-        await state.release();
+        const losses = await t.trainArtifacts(api, art, X, labels, { onProgress: progress && ((p) => progress.push(p)) });
         return { losses, sizes: [art.trainingModel.byteLength, art.evalModel.byteLength] };
       };
       const progress = [];
@@ -63,19 +51,7 @@ test('weights inside the .onnx (keepExternalData: true) from a URL: page and wor
       const labels = new wt.Tensor('int64', BigInt64Array.from([0n, 2n]), [2]);
       const train = async (api, options, progress) => {
         const art = await api.artifacts.generateArtifacts(url, { requiresGrad: ['W2', 'B2'], loss: 'CrossEntropyLoss', optimizer: 'AdamW', ...options });
-        const state = await api.CheckpointState.loadCheckpoint(art.checkpoint);
-        const module = await api.Module.create(art.trainingModel, state, art.evalModel, progress ? { onProgress: (p) => progress.push(p) } : undefined);
-        const optimizer = await api.Optimizer.create(art.optimizerModel, module);
-        const losses = [];
-        for (let i = 0; i < 3; i++) {
-          const loss = await module.run(X, labels);
-          losses.push(loss.data[0]);
-          await optimizer.step();
-          await module.lazyResetGrad();
-        }
-        await optimizer.release();
-        await module.release();
-        await state.release();
+        const losses = await t.trainArtifacts(api, art, X, labels, { onProgress: progress && ((p) => progress.push(p)) });
         return { losses, size: art.trainingModel.byteLength };
       };
       const w = await wt.worker();

@@ -22,7 +22,7 @@ import { Worker, isMainThread, parentPort, workerData } from 'node:worker_thread
 import { fileURLToPath } from 'node:url';
 import * as ort from 'onnxruntime-node';
 import { artifacts, CheckpointState, Module, Tensor, WebtrainError, init } from '../../js/index.js';
-import { baseFlow } from './base-flow.mjs';
+import { baseFlow, folderEvalMatchesOrt } from './base-flow.mjs';
 import { INSIDE_MIN, scanModel } from '../../js/inside.js';
 
 const MB = 2 ** 20;
@@ -128,17 +128,7 @@ if (!isMainThread) {
     const out = join(dir, 'artifacts');
     const art = await artifacts.generateArtifacts(model, { ...OPTIONS, artifactDirectory: out });
     assert.equal((await stat(join(out, 'base.onnx'))).ino, (await stat(model)).ino, 'a hard link, not a copy');
-    const state = await CheckpointState.loadCheckpoint(join(out, 'checkpoint'));
-    const module = await Module.create(join(out, 'training_model.onnx'), state, join(out, 'eval_model.onnx'));
-    const ours = module.eval().runAll(x(), y())[0].data[0];
-    module.release();
-    state.release();
-    const s = await ort.InferenceSession.create(join(out, 'eval_model.onnx'));
-    const head = new Map([...(await CheckpointState.loadCheckpoint(art.checkpoint)).parameters].map(([n, p]) => [n, new ort.Tensor('float32', p.data, p.dims)]));
-    const feeds = { X: new ort.Tensor('float32', x().data, [BATCH, WIDTH]), labels: new ort.Tensor('int32', y().data, [BATCH]) };
-    for (const n of s.inputNames) if (head.has(n)) feeds[n] = head.get(n);
-    const theirs = (await s.run(feeds))[s.outputNames[0]].data[0];
-    assert.ok(Math.abs(ours - theirs) <= 1e-5 * Math.max(1, Math.abs(theirs)), `eval loss: webtrain ${ours}, onnxruntime-node ${theirs}`);
+    await folderEvalMatchesOrt(out, art.checkpoint, x, y);
     // from bytes: the model file is written beside the artifacts under the name they use
     const fromBytes = join(dir, 'from-bytes');
     await artifacts.generateArtifacts(new Uint8Array(await readFile(model)), { ...OPTIONS, artifactDirectory: fromBytes });

@@ -20,7 +20,7 @@ import { Worker, isMainThread, parentPort, workerData } from 'node:worker_thread
 import { fileURLToPath } from 'node:url';
 import * as ort from 'onnxruntime-node';
 import { artifacts, CheckpointState, InferenceSession, Module, Optimizer, Tensor, init } from '../../js/index.js';
-import { baseFlow } from './base-flow.mjs';
+import { baseFlow, folderEvalMatchesOrt, trainSteps } from './base-flow.mjs';
 
 const MB = 2 ** 20;
 const LAYERS = 5;
@@ -120,19 +120,8 @@ if (!isMainThread && workerData.checkpoint) {
     const placed = await stat(join(out, 'base.onnx.data'));
     assert.equal(placed.size, weights);
     assert.equal(placed.ino, (await stat(`${model}.data`)).ino, 'a hard link, not a copy');
-    // from the folder's paths, as a user who wrote them would load them
-    const state = await CheckpointState.loadCheckpoint(join(out, 'checkpoint'));
-    const module = await Module.create(join(out, 'training_model.onnx'), state, join(out, 'eval_model.onnx'));
-    const ours = module.eval().runAll(x(), y())[0].data[0];
-    module.release();
-    state.release();
-    // ONNX Runtime reads the same eval model, its frozen weights from the side file; the head from feeds
-    const s = await ort.InferenceSession.create(join(out, 'eval_model.onnx'));
-    const head = new Map([...(await CheckpointState.loadCheckpoint(a.checkpoint)).parameters].map(([n, p]) => [n, new ort.Tensor('float32', p.data, p.dims)]));
-    const feeds = { X: new ort.Tensor('float32', x().data, [BATCH, WIDTH]), labels: new ort.Tensor('int32', y().data, [BATCH]) };
-    for (const n of s.inputNames) if (head.has(n)) feeds[n] = head.get(n);
-    const theirs = (await s.run(feeds))[s.outputNames[0]].data[0];
-    assert.ok(Math.abs(ours - theirs) <= 1e-5 * Math.max(1, Math.abs(theirs)), `eval loss: webtrain ${ours}, onnxruntime-node ${theirs}`);
+    // from the folder's paths; ONNX Runtime reads the same eval model, its frozen weights from the side file
+    await folderEvalMatchesOrt(out, a.checkpoint, x, y);
     // generated again beside the base: the side file is its own, left as it is
     await artifacts.generateArtifacts(model, { requiresGrad: HEAD, loss: 'CrossEntropyLoss', artifactDirectory: dir, prefix: 'again_' });
     assert.equal((await stat(`${model}.data`)).size, weights);
@@ -194,13 +183,7 @@ if (!isMainThread && workerData.checkpoint) {
     assert.equal(progress.at(-1).loaded, frozen);
     assert.ok(progress.every((p, i) => p.total === frozen && (i === 0 || p.loaded >= progress[i - 1].loaded)), 'monotonic, out of the frozen bytes');
     const optimizer = await Optimizer.create(art.optimizerModel, module);
-    const losses = [];
-    for (let i = 0; i < 3; i++) {
-      losses.push(module.train().runAll(x(), y())[0].data[0]);
-      optimizer.step();
-      module.lazyResetGrad();
-    }
-    assert.deepEqual(losses, ref.losses);
+    assert.deepEqual(trainSteps(module, optimizer, x, y), ref.losses);
     optimizer.release();
     module.release();
     state.release();

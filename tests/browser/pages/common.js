@@ -98,6 +98,28 @@ export function trainSteps({ module, optimizer }, batches) {
   return losses;
 }
 
+/**
+ * The README flow on generated artifacts through `api` (the page's webtrain or a worker() proxy:
+ * every call awaited): load the checkpoint, create the module (onProgress when given) and the
+ * optimizer, `steps` steps on (X, labels), release all; the losses.
+ */
+export async function trainArtifacts(api, art, X, labels, { steps = 3, onProgress } = {}) {
+  const state = await api.CheckpointState.loadCheckpoint(art.checkpoint);
+  const module = await api.Module.create(art.trainingModel, state, art.evalModel, onProgress ? { onProgress } : undefined);
+  const optimizer = await api.Optimizer.create(art.optimizerModel, module);
+  const losses = [];
+  for (let i = 0; i < steps; i++) {
+    const loss = await module.run(X, labels);
+    losses.push(loss.data[0]);
+    await optimizer.step();
+    await module.lazyResetGrad();
+  }
+  await optimizer.release();
+  await module.release();
+  await state.release();
+  return losses;
+}
+
 /** The bits of a Float32Array as hex (digests compared across builds and thread counts). */
 export const hex = (f) => Array.from(new Uint32Array(f.buffer, f.byteOffset, f.length), (x) => x.toString(16).padStart(8, '0')).join('');
 
