@@ -58,9 +58,10 @@ static inline const void *wt_conv_w_at(const wt_conv_job *j, int64_t off) {
 }
 
 /* Conv forward. x [N, C, img...], w [M, C/group, k...], bias [M] or NULL, y [N, M, grid...].
- * col: scratch of wt_conv_scratch_floats(...) floats (may be NULL when that is 0). */
+ * col: scratch of wt_conv_scratch_floats(...) floats (may be NULL when that is 0); w_half: W is
+ * float16 (im2col + GEMM only: no Winograd scratch). */
 size_t wt_conv_scratch_floats(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M,
-                              int64_t group);
+                              int64_t group, int w_half);
 void wt_conv_forward(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group,
                      const float *x, const float *w, const float *bias, float *y, float *col);
 /* The same with w float16 (w_half: a frozen weight, widened while the GEMM packs it). */

@@ -153,11 +153,11 @@ void wt_conv_grad_w(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int6
     return;
   }
   if (dw && N == 0) memset(dw, 0, sizeof(float) * (size_t)(M * CK));
-  if (N > 0 && wt_conv_winograd_fits(g, N, C, M, group)) { /* a float16 W: dX by GEMM */
-    float *wdx = dx && !w_half ? dx : NULL, *wdw = dw;
-    if (wdx || wdw) wt_conv_winograd_grad(g, N, C, M, dy, x, w, wdx, wdw, col);
+  if (N > 0 && wt_conv_winograd_fits(g, N, C, M, group)) {
+    float *wdx = w_half ? NULL : dx; /* a float16 W: dX by im2col + GEMM below */
+    if (wdx || dw) wt_conv_winograd_grad(g, N, C, M, dy, x, w, wdx, dw, col);
     if (wdx) dx = NULL;
-    if (wdw) dw = NULL;
+    dw = NULL;
   }
   if (dw && N > 0) {
     const int64_t chunks = wt_conv_dw_chunks(N);

@@ -160,7 +160,7 @@ static int conv_infer(wt_infer_ctx *ctx) {
   WT_TRY(conv_setup(ctx->node, X, &ctx->in[1], 0, p, out));
   WT_TRY(check_bias(ctx, p->M, &p->has_bias));
   wt_set_shape(&ctx->out[0], WT_FLOAT, X->rank, out);
-  ctx->scratch_bytes = sizeof(float) * wt_conv_scratch_floats(&p->g, X->dims[0], p->C, p->M, p->group);
+  ctx->scratch_bytes = sizeof(float) * wt_conv_scratch_floats(&p->g, X->dims[0], p->C, p->M, p->group, p->w_half);
   return WT_OK;
 }
 
@@ -298,7 +298,7 @@ static int grad_infer(wt_infer_ctx *ctx, int transpose) {
   if (ctx->n_out > 1) wt_set_shape(&ctx->out[1], WT_FLOAT, W->rank, W->dims);
   if (ctx->n_out > 2) wt_set_shape(&ctx->out[2], WT_FLOAT, 1, db);
   size_t col = transpose ? wt_conv_transpose_scratch_floats(&p->g, p->M, p->group)
-                         : wt_conv_scratch_floats(&p->g, X->dims[0], p->C, p->M, p->group);
+                         : wt_conv_scratch_floats(&p->g, X->dims[0], p->C, p->M, p->group, p->w_half);
   if (p->want[1] && !transpose) col = wt_conv_grad_scratch_floats(&p->g, X->dims[0], p->C, p->M, p->group);
   if (p->want[0] || p->want[1]) ctx->scratch_bytes = sizeof(float) * col;
   return WT_OK;

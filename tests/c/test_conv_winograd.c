@@ -97,7 +97,7 @@ static void run_mode(const wcase *k, int mode, const float *x, const float *w, c
                      const float *dy, float *y, float *dx, float *dw) {
   wt_conv_geom g = geom(k->H, k->W);
   wt_conv_winograd_set_mode(mode);
-  size_t nf = wt_conv_scratch_floats(&g, k->N, k->C, k->M, 1);
+  size_t nf = wt_conv_scratch_floats(&g, k->N, k->C, k->M, 1, 0);
   size_t ng = wt_conv_grad_scratch_floats(&g, k->N, k->C, k->M, 1);
   float *col = malloc(sizeof(float) * ((nf > ng ? nf : ng) + 1));
   wt_conv_forward(&g, k->N, k->C, k->M, 1, x, w, b, y, col);
