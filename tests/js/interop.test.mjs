@@ -26,6 +26,7 @@ import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { CheckpointState, Module, Optimizer, LinearLRScheduler, artifacts } from '../../js/index.js';
+import { concatBytes as concat } from '../../js/bytes.js';
 import { readCase, artifactOptions, loadRef, inputsOf, compare } from '../golden/golden.mjs';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -130,15 +131,6 @@ function varint(v) {
     out.push(byte);
   } while (x);
   return Uint8Array.from(out);
-}
-function concat(parts) {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
 }
 /** [{ field, wire, raw }] where raw is the field's full encoding (key included). */
 function fields(b) {
