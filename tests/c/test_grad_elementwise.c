@@ -376,6 +376,37 @@ static void test_act_grads(void) {
   }
 }
 
+/* GeluGrad's rational derivative (kernels/elementwise_grad.c) against Phi(x) + x phi(x) in
+ * double on a dense sweep across its fitted range, its clamp and the tails, plus the specials:
+ * within 4e-7 absolute (the fit's bound 3.5e-7 plus rounding), gelu'(+-inf) = 1 / 0, NaN stays. */
+static void test_gelu_grad_sweep(void) {
+  enum { N = 48011 };
+  static float dy[N], t[N];
+  for (int i = 0; i < N; i++) {
+    dy[i] = 1.0f;
+    t[i] = -12.0f + 24.0f * (float)i / (float)(N - 1);
+  }
+  const float special[] = {0.0f, -0.0f, 6.327f, -6.327f, 6.3270006f, -6.3270006f, 6.3269997f,
+                           1e-30f, -1e-30f, 1.0f, -1.0f};
+  for (size_t k = 0; k < sizeof special / sizeof special[0]; k++) t[k * 97] = special[k];
+  t[N - 3] = INFINITY;
+  t[N - 2] = -INFINITY;
+  t[N - 1] = NAN;
+  int64_t d[1] = {N};
+  wt_tensor in[2] = {harness_f32(1, d, dy), harness_f32(1, d, t)}, out[1];
+  CHECK_OK(run1("GeluGrad", 2, in, 1, out, NULL));
+  const float *g = out[0].data;
+  double worst = 0;
+  for (int i = 0; i < N - 3; i++) {
+    double e = fabs(g[i] - ref_grad("GeluGrad", 1.0, t[i], 0));
+    if (e > worst) worst = e;
+  }
+  if (worst > 4e-7) fprintf(stderr, "GeluGrad sweep: worst absolute error %g\n", worst);
+  CHECK(worst <= 4e-7);
+  CHECK(g[N - 3] == 1.0f && g[N - 2] == 0.0f && isnan(g[N - 1]));
+  harness_free(1, out);
+}
+
 /* The com.microsoft forward activations vs plain loops. */
 static void test_ms_forward(void) {
   enum { R = 3, C = 5 };
@@ -412,6 +443,7 @@ int main(void) {
   test_dropout_grad();
   test_div_grad();
   test_act_grads();
+  test_gelu_grad_sweep();
   CHECK(failed == 0);
   CHECK_DONE();
 }
