@@ -76,25 +76,25 @@ static void dots_kernel(int64_t M, int64_t N, int64_t K, float alpha, const floa
 #endif
 #define DIRECT_KMAX (KC < 256 ? KC : 256)
 
-/* C[MR x (4 * nv)] tile: a row i, step k at a[i * a_rs + k * a_ks]; b row k at b + k * ldb. */
-#define DIRECT_TILE(NVEC)                                                                       \
+/* C[ROWS x (4 * NVEC)] tile: a row i, step k at a[i * a_rs + k * a_ks]; b row k at b + k * ldb. */
+#define DIRECT_TILE(ROWS, NVEC)                                                                     \
   do {                                                                                          \
-    wt_f32x4 acc[MR][NVEC];                                                                     \
-    UNROLL for (int i = 0; i < MR; i++) UNROLL for (int v = 0; v < NVEC; v++) acc[i][v] =       \
+    wt_f32x4 acc[ROWS][NVEC];                                                                   \
+    UNROLL for (int i = 0; i < ROWS; i++) UNROLL for (int v = 0; v < NVEC; v++) acc[i][v] =       \
         wt_f32x4_zero();                                                                        \
-    const float *ap[MR], *bp = b + j;                                                           \
-    UNROLL for (int i = 0; i < MR; i++) ap[i] = a + i * a_rs;                                   \
+    const float *ap[ROWS], *bp = b + j;                                                         \
+    UNROLL for (int i = 0; i < ROWS; i++) ap[i] = a + i * a_rs;                                   \
     for (int64_t k = 0; k < K; k++) {                                                           \
       wt_f32x4 bv[NVEC];                                                                        \
       UNROLL for (int v = 0; v < NVEC; v++) bv[v] = wt_f32x4_load(bp + 4 * v);                  \
-      UNROLL for (int i = 0; i < MR; i++) {                                                     \
+      UNROLL for (int i = 0; i < ROWS; i++) {                                                     \
         wt_f32x4 ai = wt_f32x4_splat(*ap[i]);                                                   \
         ap[i] += a_ks;                                                                          \
         UNROLL for (int v = 0; v < NVEC; v++) acc[i][v] = wt_f32x4_fma(ai, bv[v], acc[i][v]);   \
       }                                                                                         \
       bp += ldb;                                                                                \
     }                                                                                           \
-    UNROLL for (int i = 0; i < MR; i++) UNROLL for (int v = 0; v < NVEC; v++) {                 \
+    UNROLL for (int i = 0; i < ROWS; i++) UNROLL for (int v = 0; v < NVEC; v++) {                 \
       float *p = c + i * ldc + j + 4 * v;                                                       \
       wt_f32x4 r = wt_f32x4_mul(va, acc[i][v]);                                                 \
       if (beta != 0.0f) r = wt_f32x4_add(r, wt_f32x4_mul(vb, wt_f32x4_load(p)));                \
@@ -102,17 +102,41 @@ static void dots_kernel(int64_t M, int64_t N, int64_t K, float alpha, const floa
     }                                                                                           \
   } while (0)
 
-/* C[i, j] for j < n (n a multiple of 4), MR rows. */
+/* C[i, j] for j < N, ROWS rows. N not a multiple of 4 (N >= 4, beta == 0 only: see
+ * direct_gemm): the last tile is the 4 columns ending at N, overlapping the tile before it,
+ * whose columns it writes again with the same values. */
+#define DIRECT_ROWS(ROWS)                                                                       \
+  do {                                                                                          \
+    wt_f32x4 va = wt_f32x4_splat(alpha), vb = wt_f32x4_splat(beta);                             \
+    int64_t j = 0;                                                                              \
+    for (; j + NR <= N; j += NR) DIRECT_TILE(ROWS, NV);                                         \
+    for (; j + 4 <= N; j += 4) DIRECT_TILE(ROWS, 1);                                            \
+    if (j < N) {                                                                                \
+      j = N - 4;                                                                                \
+      DIRECT_TILE(ROWS, 1);                                                                     \
+    }                                                                                           \
+  } while (0)
+
 __attribute__((noinline)) static void direct_rows(int64_t N, int64_t K, float alpha,
                                                   const float *restrict a, int64_t a_rs,
                                                   int64_t a_ks, const float *restrict b,
                                                   int64_t ldb, float beta, float *restrict c,
                                                   int64_t ldc) {
-  wt_f32x4 va = wt_f32x4_splat(alpha), vb = wt_f32x4_splat(beta);
-  int64_t j = 0;
-  for (; j + NR <= N; j += NR) DIRECT_TILE(NV);
-  for (; j + 4 <= N; j += 4) DIRECT_TILE(1);
+  DIRECT_ROWS(MR);
 }
+
+#if MR_WIDE
+/* The relaxed-SIMD build's taller tile (gemm_tile.h): 12 accumulators keep both FMA pipes busy
+ * where MR rows' 8 only just cover their latency (wasm FMA build in Node 20, ViT's heads: 65 x 65
+ * x 48 NT 49 -> 54-57 GFLOP/s, 65 x 48 x 65 NN 55 -> 61-64; the same bits). */
+__attribute__((noinline)) static void direct_rows_w(int64_t N, int64_t K, float alpha,
+                                                    const float *restrict a, int64_t a_rs,
+                                                    int64_t a_ks, const float *restrict b,
+                                                    int64_t ldb, float beta, float *restrict c,
+                                                    int64_t ldc) {
+  DIRECT_ROWS(MR_WIDE);
+}
+#endif
 
 /* The last r < 4 columns of C for G groups of 4 rows (the last one with only `rows` valid):
  * vectors run along M, C^T[j, i..i+3] += splat(op(B)[k, j]) * op(A)[i..i+3, k], so no lane
@@ -190,6 +214,27 @@ static void direct_gemm(int trans_a, int64_t M, int64_t N, int64_t K, float alph
   int64_t a_rs = trans_a ? 1 : lda, a_ks = trans_a ? lda : 1;
   int64_t n4 = N & ~(int64_t)3, r = N - n4;
   int64_t i = 0;
+  if (beta == 0.0f && M >= MR && N >= 4) {
+    /* C not read (every MatMul): the last rows (M % MR) and columns (N % 4) are tiles that end
+     * at M and N, overlapping the full ones, whose elements they write again with the same
+     * value (the same products in the same order). Vector tiles instead of a row at a time and
+     * a transposed copy of A for the columns: attention's 65 x 65 heads at 48 and 65 rows. */
+#if MR_WIDE
+    if (M >= MR_WIDE) {
+      for (; i + MR_WIDE <= M; i += MR_WIDE)
+        direct_rows_w(N, K, alpha, A + i * a_rs, a_rs, a_ks, B, ldb, beta, C + i * ldc, ldc);
+      if (i < M)
+        direct_rows_w(N, K, alpha, A + (M - MR_WIDE) * a_rs, a_rs, a_ks, B, ldb, beta,
+                      C + (M - MR_WIDE) * ldc, ldc);
+      return;
+    }
+#endif
+    for (; i + MR <= M; i += MR)
+      direct_rows(N, K, alpha, A + i * a_rs, a_rs, a_ks, B, ldb, beta, C + i * ldc, ldc);
+    if (i < M)
+      direct_rows(N, K, alpha, A + (M - MR) * a_rs, a_rs, a_ks, B, ldb, beta, C + (M - MR) * ldc, ldc);
+    return;
+  }
   if (n4 > 0) {
     for (; i + MR <= M; i += MR)
       direct_rows(n4, K, alpha, A + i * a_rs, a_rs, a_ks, B, ldb, beta, C + i * ldc, ldc);

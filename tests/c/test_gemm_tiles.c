@@ -53,10 +53,11 @@ static int check(int ta, int tb, int64_t M, int64_t N, int64_t m, int64_t n, int
 int main(void) {
   const int64_t M = 70, N = 300, KMAX = 1100;
   static const int64_t ks[] = {100, 600, 1100, 8};
-  float *A = malloc(sizeof(float) * (size_t)(M * KMAX)), *B = malloc(sizeof(float) * (size_t)(KMAX * N));
-  float *C0 = malloc(sizeof(float) * (size_t)(M * N)), *C1 = malloc(sizeof(float) * (size_t)(M * N));
+  const int64_t NB = 320; /* the direct-path cases' larger product */
+  float *A = malloc(sizeof(float) * (size_t)(M * KMAX)), *B = malloc(sizeof(float) * (size_t)(KMAX * NB));
+  float *C0 = malloc(sizeof(float) * (size_t)(M * NB)), *C1 = malloc(sizeof(float) * (size_t)(M * NB));
   fill(A, M * KMAX, 1);
-  fill(B, KMAX * N, 2);
+  fill(B, KMAX * NB, 2);
   for (int variant = 0; variant < 32; variant++) {
     int ta = variant & 1, tb = (variant >> 1) & 1, relu = (variant >> 3) & 1;
     float beta = (variant >> 2) & 1 ? 0.5f : 0.0f;
@@ -64,6 +65,18 @@ int main(void) {
     CHECK(check(ta, tb, M, N, M, 40, K, beta, relu, A, B, C0, C1));  /* 40 columns: 4-row tiles */
     CHECK(check(ta, tb, 70, 130, 20, 130, K, beta, relu, A, B, C0, C1)); /* 20 rows: 4-row tiles */
   }
+  /* Small products take the direct path (gemm_small.c), which with beta 0 computes its last
+   * rows and columns as tiles ending at M and N, overlapping the full ones: against the packed
+   * path of a product too large for it (70 x 320 x 48 and up), and against each other, the same
+   * bits. Attention's heads (65 x 65 x 48, 65 x 48 x 65) and odd edges. */
+  static const int64_t dm[][3] = {{65, 65, 48}, {65, 48, 65}, {66, 61, 64}, {7, 65, 65},
+                                  {5, 7, 13}, {4, 5, 3}, {9, 4, 48}, {63, 66, 100}};
+  for (size_t d = 0; d < sizeof dm / sizeof dm[0]; d++)
+    for (int variant = 0; variant < 16; variant++) {
+      int ta = variant & 1, tb = (variant >> 1) & 1, relu = (variant >> 3) & 1;
+      float beta = (variant >> 2) & 1 ? 0.5f : 0.0f;
+      CHECK(check(ta, tb, M, NB, dm[d][0], dm[d][1], dm[d][2], beta, relu, A, B, C0, C1));
+    }
   free(A), free(B), free(C0), free(C1);
   printf("gemm tiles checked\n");
   CHECK_DONE();
