@@ -70,11 +70,14 @@ static void dots_kernel(int64_t M, int64_t N, int64_t K, float alpha, const floa
  * B no longer fits in L1 next to A and C). Measured in Node 20 (tests/bench shapes): up to
  * 128 x 128 x 64 the direct tiles beat packing (16 x 12 x 16: 30 vs 16 GFLOP/s, 48 x 32 x 32:
  * 37 vs 31, 128 x 128 x 64: 39 vs 37); with op(A) = A^T, whose rows are strided, only up to a
- * quarter of that (128 x 64 x 128 TN: 35 vs 36). */
+ * quarter of that (128 x 64 x 128 TN: 35 vs 36), except on the relaxed-SIMD build's 6-row
+ * tiles (DIRECT_TN_MAX: 128 x 64 x 128 TN 57-58 packed, 63-65 direct; the SIMD128 build is even
+ * at 57-58 either way). */
 #ifndef WT_GEMM_DIRECT_MAX
 #define WT_GEMM_DIRECT_MAX (128 * 128 * 64)
 #endif
 #define DIRECT_KMAX (KC < 256 ? KC : 256)
+#define DIRECT_TN_MAX (MR_WIDE ? WT_GEMM_DIRECT_MAX : WT_GEMM_DIRECT_MAX / 4)
 
 /* C[ROWS x (4 * NVEC)] tile: a row i, step k at a[i * a_rs + k * a_ks]; b row k at b + k * ldb. */
 #define DIRECT_TILE(ROWS, NVEC)                                                                     \
@@ -280,7 +283,7 @@ static int thin_gemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, 
 /* Small enough for the direct tiles (see WT_GEMM_DIRECT_MAX). */
 static int direct_fits(int trans_a, int64_t M, int64_t N, int64_t K) {
   return K <= DIRECT_KMAX && K * N <= KC * NC &&
-         M * N * K <= (trans_a ? WT_GEMM_DIRECT_MAX / 4 : WT_GEMM_DIRECT_MAX);
+         M * N * K <= (trans_a ? DIRECT_TN_MAX : WT_GEMM_DIRECT_MAX);
 }
 
 int wt_gemm_unpacked_shape(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,

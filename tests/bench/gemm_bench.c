@@ -203,6 +203,9 @@ int main(int argc, char **argv) {
   bad |= bench("attn", 0, 0, 128, 128, 64);
   bad |= bench("attn", 0, 0, 128, 64, 128);
   bad |= bench("attn", 0, 0, 48, 32, 32);
+  bad |= bench("attn", 1, 0, 128, 64, 128);
+  bad |= bench("attn", 1, 0, 65, 48, 65);
+  bad |= bench("attn", 0, 1, 128, 128, 64);
   /* Thin shapes (batch 1 inference, matrix x vector). */
   bad |= bench("thin", 0, 0, 1, 128, 784);
   bad |= bench("thin", 0, 1, 1, 128, 784);
