@@ -120,6 +120,10 @@ static void dots_kernel(int64_t M, int64_t N, int64_t K, float alpha, const floa
     }                                                                                           \
   } while (0)
 
+typedef void direct_rows_fn(int64_t N, int64_t K, float alpha, const float *restrict a,
+                            int64_t a_rs, int64_t a_ks, const float *restrict b, int64_t ldb,
+                            float beta, float *restrict c, int64_t ldc);
+
 __attribute__((noinline)) static void direct_rows(int64_t N, int64_t K, float alpha,
                                                   const float *restrict a, int64_t a_rs,
                                                   int64_t a_ks, const float *restrict b,
@@ -222,20 +226,15 @@ static void direct_gemm(int trans_a, int64_t M, int64_t N, int64_t K, float alph
      * at M and N, overlapping the full ones, whose elements they write again with the same
      * value (the same products in the same order). Vector tiles instead of a row at a time and
      * a transposed copy of A for the columns: attention's 65 x 65 heads at 48 and 65 rows. */
+    direct_rows_fn *rows_fn = direct_rows;
+    int64_t rows = MR;
 #if MR_WIDE
-    if (M >= MR_WIDE) {
-      for (; i + MR_WIDE <= M; i += MR_WIDE)
-        direct_rows_w(N, K, alpha, A + i * a_rs, a_rs, a_ks, B, ldb, beta, C + i * ldc, ldc);
-      if (i < M)
-        direct_rows_w(N, K, alpha, A + (M - MR_WIDE) * a_rs, a_rs, a_ks, B, ldb, beta,
-                      C + (M - MR_WIDE) * ldc, ldc);
-      return;
-    }
+    if (M >= MR_WIDE) rows_fn = direct_rows_w, rows = MR_WIDE;
 #endif
-    for (; i + MR <= M; i += MR)
-      direct_rows(N, K, alpha, A + i * a_rs, a_rs, a_ks, B, ldb, beta, C + i * ldc, ldc);
-    if (i < M)
-      direct_rows(N, K, alpha, A + (M - MR) * a_rs, a_rs, a_ks, B, ldb, beta, C + (M - MR) * ldc, ldc);
+    for (; i < M; i += rows) {
+      int64_t i0 = i + rows <= M ? i : M - rows;
+      rows_fn(N, K, alpha, A + i0 * a_rs, a_rs, a_ks, B, ldb, beta, C + i0 * ldc, ldc);
+    }
     return;
   }
   if (n4 > 0) {
