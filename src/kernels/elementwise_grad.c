@@ -24,34 +24,20 @@
   } while (0)
 
 /* d/dx of 0.5 x (1 + erf(x / sqrt 2)) = Phi(x) + x phi(x) = 0.5 + 0.5 D(x), D odd: one rational
- * function D(x) = x P(x^2) / Q(x^2) on |x| <= 6.327, and sign(x) beyond (where |D - 1| < 1e-8).
+ * function D(x) = x P(x^2) / Q(x^2) on |x| <= 6.327, and sign(x) beyond (where |D - 1| < 1e-8):
+ * vmath.h's odd rational, as erf's.
  * Fitted for this file (numpy least squares with Lawson reweighting against mpmath's erf and
  * exp, 3000 Chebyshev nodes): |D error| <= 3.7e-7, <= 7e-7 evaluated in float, so the derivative
  * is within 3.5e-7 of Phi(x) + x phi(x) (tests/c/test_grad_elementwise.c sweeps it). One division
  * and no exp or erf: about half the vector operations of Phi from GELU's erf plus phi from exp,
  * which made GeluGrad the largest elementwise op of a ViT's or transformer block's step. */
 static inline wt_f32x4 gelu_d(wt_f32x4 x) {
-  wt_f32x4 lim = wt_f32x4_splat(6.327f);
-  wt_f32x4 c = wt_f32x4_min(wt_f32x4_max(x, wt_f32x4_neg(lim)), lim); /* NaN stays NaN */
-  wt_f32x4 t = wt_f32x4_mul(c, c);
-  wt_f32x4 p = wt_f32x4_splat(-4.127555520e-10f);
-  p = wt_f32x4_fma(p, t, wt_f32x4_splat(5.038458539e-07f));
-  p = wt_f32x4_fma(p, t, wt_f32x4_splat(7.648172323e-05f));
-  p = wt_f32x4_fma(p, t, wt_f32x4_splat(6.418543489e-05f));
-  p = wt_f32x4_fma(p, t, wt_f32x4_splat(2.861746401e-02f));
-  p = wt_f32x4_fma(p, t, wt_f32x4_splat(-5.955918133e-02f));
-  p = wt_f32x4_fma(p, t, wt_f32x4_splat(1.595771670e+00f));
-  wt_f32x4 q = wt_f32x4_splat(1.017530303e-05f);
-  q = wt_f32x4_fma(q, t, wt_f32x4_splat(1.994620688e-04f));
-  q = wt_f32x4_fma(q, t, wt_f32x4_splat(3.633966902e-03f));
-  q = wt_f32x4_fma(q, t, wt_f32x4_splat(4.157801718e-02f));
-  q = wt_f32x4_fma(q, t, wt_f32x4_splat(2.960230112e-01f));
-  q = wt_f32x4_fma(q, t, wt_f32x4_splat(1.0f));
-  wt_f32x4 d = wt_f32x4_div(wt_f32x4_mul(c, p), q);
-  wt_f32x4 one = wt_f32x4_or(wt_f32x4_splat(1.0f), wt_vm_sign_bits_(x));
-  d = wt_f32x4_select(wt_f32x4_gt(wt_f32x4_abs(x), lim), one, d);
+  static const float p[7] = {-4.127555520e-10f, 5.038458539e-07f, 7.648172323e-05f, 6.418543489e-05f,
+                             2.861746401e-02f, -5.955918133e-02f, 1.595771670e+00f};
+  static const float q[6] = {1.017530303e-05f, 1.994620688e-04f, 3.633966902e-03f, 4.157801718e-02f,
+                             2.960230112e-01f, 1.0f};
   wt_f32x4 h = wt_f32x4_splat(0.5f);
-  return wt_f32x4_add(h, wt_f32x4_mul(h, d));
+  return wt_f32x4_add(h, wt_f32x4_mul(h, wt_vm_odd_rational_(x, 6.327f, p, 7, q, 6)));
 }
 
 /* d/dx of 0.5 x (1 + tanh(a (x + g x^3))), a = sqrt(2 / pi), g = 0.044715. */

@@ -95,33 +95,36 @@ static inline wt_f32x4 wt_f32x4_erf(wt_f32x4 x) {
   return wt_f32x4_select(wt_f32x4_gt(a, one), big, small);
 }
 
+/* An odd function that saturates at +-1: x P(x^2) / Q(x^2) for |x| <= lim, sign(x) beyond (erf
+ * here, GELU's 2 gelu' - 1 in elementwise_grad.c). p and q: np and nq coefficients from the
+ * highest power down (Horner), q's last 1. Odd (-0 stays -0), +-inf give +-1, NaN passes
+ * through (the clamps keep a NaN first operand). Inlined with constant coefficients, it is the
+ * straight-line code written out. */
+static inline wt_f32x4 wt_vm_odd_rational_(wt_f32x4 x, float lim_, const float *p, int np,
+                                           const float *q, int nq) {
+  wt_f32x4 lim = wt_f32x4_splat(lim_);
+  wt_f32x4 c = wt_f32x4_min(wt_f32x4_max(x, wt_f32x4_neg(lim)), lim);
+  wt_f32x4 t = wt_f32x4_mul(c, c);
+  wt_f32x4 pv = wt_f32x4_splat(p[0]), qv = wt_f32x4_splat(q[0]);
+  for (int i = 1; i < np; i++) pv = wt_f32x4_fma(pv, t, wt_f32x4_splat(p[i]));
+  for (int i = 1; i < nq; i++) qv = wt_f32x4_fma(qv, t, wt_f32x4_splat(q[i]));
+  wt_f32x4 r = wt_f32x4_div(wt_f32x4_mul(c, pv), qv);
+  wt_f32x4 one = wt_f32x4_or(wt_f32x4_splat(1.0f), wt_vm_sign_bits_(x));
+  return wt_f32x4_select(wt_f32x4_gt(wt_f32x4_abs(x), lim), one, r);
+}
+
 /* erf(x) = x P(x^2) / Q(x^2) for |x| < 3.8325, +-1 beyond (where erf rounds to +-1): GELU's and
  * its gradient's erf (elementwise_unary.c, elementwise_grad.c), with about half the operations
  * of wt_f32x4_erf (no exp, one division). Coefficients fitted for this file (Lawson iterations
  * toward minimax absolute error on [0, 3.8325], 3.3e-8 in double); in float, max absolute error
  * 4.2e-7 (7 ulp of 1) over a dense sweep of [-5, 5] (tests/c/test_vmath.c, mul + add; 1.3e-7
  * for wt_f32x4_erf): like wt_f32x4_erf, no
- * relative accuracy where erf is near -1 (GELU's far negative tail, |gelu| < 1e-5 there).
- * Odd (-0 stays -0), +-inf give +-1, NaN passes through (the clamps keep a NaN first operand). */
+ * relative accuracy where erf is near -1 (GELU's far negative tail, |gelu| < 1e-5 there). */
 static inline wt_f32x4 wt_f32x4_erf_rational(wt_f32x4 x) {
-  wt_f32x4 lim = wt_f32x4_splat(3.8325f);
-  wt_f32x4 c = wt_f32x4_min(wt_f32x4_max(x, wt_f32x4_neg(lim)), lim);
-  wt_f32x4 t = wt_f32x4_mul(c, c);
-  wt_f32x4 p = wt_f32x4_splat(2.085096718e-08f);
-  p = wt_f32x4_fma(p, t, wt_f32x4_splat(-2.010664730e-06f));
-  p = wt_f32x4_fma(p, t, wt_f32x4_splat(1.427265233e-04f));
-  p = wt_f32x4_fma(p, t, wt_f32x4_splat(3.647064790e-03f));
-  p = wt_f32x4_fma(p, t, wt_f32x4_splat(5.033994839e-02f));
-  p = wt_f32x4_fma(p, t, wt_f32x4_splat(1.980321109e-01f));
-  p = wt_f32x4_fma(p, t, wt_f32x4_splat(1.128378868e+00f));
-  wt_f32x4 q = wt_f32x4_splat(9.501129389e-04f);
-  q = wt_f32x4_fma(q, t, wt_f32x4_splat(1.421321649e-02f));
-  q = wt_f32x4_fma(q, t, wt_f32x4_splat(1.142367423e-01f));
-  q = wt_f32x4_fma(q, t, wt_f32x4_splat(5.088311434e-01f));
-  q = wt_f32x4_fma(q, t, wt_f32x4_splat(1.0f));
-  wt_f32x4 r = wt_f32x4_div(wt_f32x4_mul(c, p), q);
-  wt_f32x4 one = wt_f32x4_or(wt_f32x4_splat(1.0f), wt_vm_sign_bits_(x));
-  return wt_f32x4_select(wt_f32x4_gt(wt_f32x4_abs(x), lim), one, r);
+  static const float p[7] = {2.085096718e-08f, -2.010664730e-06f, 1.427265233e-04f, 3.647064790e-03f,
+                             5.033994839e-02f, 1.980321109e-01f, 1.128378868e+00f};
+  static const float q[5] = {9.501129389e-04f, 1.421321649e-02f, 1.142367423e-01f, 5.088311434e-01f, 1.0f};
+  return wt_vm_odd_rational_(x, 3.8325f, p, 7, q, 5);
 }
 
 static inline wt_f32x4 wt_f32x4_tanh(wt_f32x4 x) {
