@@ -95,9 +95,7 @@ __attribute__((noinline)) static void micro_kernel_w(int64_t kc, const float *re
                                                      int64_t ldc, float alpha, float beta) {
   TILE_BODY(MR_WIDE, MR_WIDE, 1);
 }
-#endif
 
-#if MR_WIDE
 /* The first MR rows of a taller tile's packed panel (steps MR_WIDE apart): the last row tile
  * of 130 rows in 6-row tiles is 4 rows, computed as such instead of as a 6-row tile into a local
  * buffer merged row by row (ViT: one tile in 22 of every column panel). Same products, order. */
