@@ -146,8 +146,7 @@ size_t wt_conv_item_floats(const wt_conv_geom *g, int64_t N, int64_t C, int64_t 
 size_t wt_conv_scratch_floats(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M,
                               int64_t group, int w_half) {
   size_t item = wt_conv_item_floats(g, N, C, M, group);
-  if (w_half || !wt_conv_winograd_fits(g, N, C, M, group)) return item; /* float16 W: im2col */
-  size_t wino = wt_conv_winograd_floats(g, N, C, M);
+  size_t wino = w_half ? 0 : wt_conv_winograd_floats(g, N, C, M, group); /* float16 W: im2col */
   return wino > item ? wino : item;
 }
 

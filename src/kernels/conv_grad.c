@@ -87,7 +87,7 @@ size_t wt_conv_grad_scratch_floats(const wt_conv_geom *g, int64_t N, int64_t C, 
                                    int64_t group) {
   int64_t chunks = wt_conv_dw_chunks(N), partial = M * (C / group) * wt_conv_kernel_size(g);
   size_t gemm = wt_conv_item_floats(g, N, C, M, group) + (size_t)((chunks > 1 ? chunks - 1 : 0) * partial);
-  size_t wino = wt_conv_winograd_fits(g, N, C, M, group) ? wt_conv_winograd_floats(g, N, C, M) : 0;
+  size_t wino = wt_conv_winograd_floats(g, N, C, M, group);
   return wino > gemm ? wino : gemm;
 }
 

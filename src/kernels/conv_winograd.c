@@ -68,7 +68,9 @@ int wt_conv_winograd_fits(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M
          wino_shape(g, N).T >= WINO_MIN_TILES;
 }
 
-size_t wt_conv_winograd_floats(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M) {
+size_t wt_conv_winograd_floats(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M,
+                               int64_t group) {
+  if (!wt_conv_winograd_fits(g, N, C, M, group)) return 0;
   wino s = wino_shape(g, N);
   return (size_t)(16 * (s.Tp * (C + M) + M * C));
 }

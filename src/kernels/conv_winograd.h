@@ -24,8 +24,10 @@ int wt_conv_winograd_fits(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M
  * small). Process-wide; set while no job runs. */
 enum { WT_WINOGRAD_OFF = 0, WT_WINOGRAD_AUTO = 1, WT_WINOGRAD_ALWAYS = 2 };
 void wt_conv_winograd_set_mode(int mode);
-/* Scratch floats of the forward and of the gradient (both dX and dW). */
-size_t wt_conv_winograd_floats(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M);
+/* Scratch floats of the forward and of the gradient (both dX and dW) where this convolution
+ * takes the Winograd path (wt_conv_winograd_fits), 0 where it does not. */
+size_t wt_conv_winograd_floats(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M,
+                               int64_t group);
 
 /* y [N, M, H, W] = conv(x, w) + bias (bias [M] or NULL). */
 void wt_conv_winograd_forward(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M,
