@@ -18,6 +18,7 @@ Initializers of 1 KiB or more are written to OUT.onnx.data (onnx's save_as_exter
 through Cast(to=FLOAT) (the norms' weights stay float32), as a half-precision export is.
 """
 import argparse
+import inspect
 import math
 import os
 import sys
@@ -123,10 +124,14 @@ def main():
     model.train()
     params = sum(p.numel() for p in model.parameters())
     tmp = a.out + ".tmp.onnx"
+    # PyTorch >= 2.9 exports through dynamo unless told otherwise; training mode and dynamic_axes
+    # are the TorchScript exporter's
+    legacy = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
     torch.onnx.export(model, (torch.randint(0, a.vocab, (1, 8)),), tmp, input_names=["input_ids"],
                       output_names=["logits"], opset_version=17, do_constant_folding=False,
                       training=torch.onnx.TrainingMode.TRAINING,
-                      dynamic_axes={"input_ids": {0: "batch", 1: "seq"}, "logits": {0: "batch", 2: "seq"}})
+                      dynamic_axes={"input_ids": {0: "batch", 1: "seq"}, "logits": {0: "batch", 2: "seq"}},
+                      **legacy)
     proto = onnx.load(tmp)
     os.remove(tmp)
     if a.float16:
