@@ -47,6 +47,18 @@ def timed(fn, steps, warmup=3):
     return {"median": statistics.median(ms), "min": min(ms), "n": steps}
 
 
+def train_step(model, opt, x, y):
+    """One step as the wasm benchmark's: zero_grad, forward, cross-entropy, backward, optimizer
+    step, the loss read back."""
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss.item()
+    return step
+
+
 def gemm_rows(sizes):
     rows = []
     for strict in (True, False):
@@ -73,14 +85,7 @@ def resnet18_step(steps):
         x = torch.randn(32, 3, 224, 224, device="cuda")
         y = torch.randint(0, 1000, (32,), device="cuda")
 
-        def step():
-            opt.zero_grad(set_to_none=True)
-            loss = F.cross_entropy(model(x), y)
-            loss.backward()
-            opt.step()
-            return loss.item()
-
-        out["fp32" if strict else "default"] = timed(step, steps)
+        out["fp32" if strict else "default"] = timed(train_step(model, opt, x, y), steps)
     return out
 
 
@@ -126,14 +131,7 @@ def lora_step(steps, batch=8, seq=256):
         ids = torch.randint(0, 49152, (batch, seq), device="cuda")
         labels = torch.randint(0, 49152, (batch, seq), device="cuda")
 
-        def step():
-            opt.zero_grad(set_to_none=True)
-            loss = F.cross_entropy(model(ids), labels)
-            loss.backward()
-            opt.step()
-            return loss.item()
-
-        out["fp32" if strict else "default"] = timed(step, steps)
+        out["fp32" if strict else "default"] = timed(train_step(model, opt, ids, labels), steps)
     return out
 
 
