@@ -62,8 +62,17 @@ test('every relative link of the README and of docs/ leads to a file and heading
 });
 
 test('the repository speaks of the product, not of its development', () => {
-  const pattern = "(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth) session|\\(issues? [0-9]|\\bissues? [0-9]+( and [0-9]+)?[):,';]|\\bissue [0-9]+ (wants|asks|says)|seed example|wip-[a-z]";
-  const r = spawnSync('git', ['grep', '-niE', pattern, '--', '.', ':!tests/js/docs.test.mjs'], { cwd: root, encoding: 'utf8' });
+  // Written in pieces, so that this file does not match it.
+  const ordinals = 'first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth';
+  const pattern = [
+    `(${ordinals}) ${'sess'}ion`,
+    `\\(${'iss'}ues? [0-9]`,
+    `\\b${'iss'}ues? [0-9]+( and [0-9]+)?[):,';]`,
+    `\\b${'iss'}ue [0-9]+ (wants|asks|says)`,
+    `${'seed'} example`,
+    `${'wip'}-[a-z]`,
+  ].join('|');
+  const r = spawnSync('git', ['grep', '-niE', pattern], { cwd: root, encoding: 'utf8' });
   if (r.error || r.status === 128) return; // not a git checkout
   assert.equal(r.stdout, '', `development history in the repository:\n${r.stdout}`);
 });
