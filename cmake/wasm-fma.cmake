@@ -1,4 +1,4 @@
-# The relaxed-SIMD builds (issue 19): the single-threaded and the threaded build again, compiled
+# The relaxed-SIMD builds: the single-threaded and the threaded build again, compiled
 # with -mrelaxed-simd, so that simd.h's wt_f32x4_fma is a fused multiply-add
 # (f32x4.relaxed_madd): dist/webtrain-core-fma.wasm and dist/mt/webtrain-core-mt-fma.wasm, each
 # beside the SIMD128 build's .wasm, loaded by that build's .mjs (and worker script): the same

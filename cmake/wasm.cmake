@@ -1,7 +1,7 @@
 # WebAssembly tree: an ES module (dist/webtrain-core.mjs) with the .wasm beside it, loadable
 # in Node 20 (ESM; js/core.js hands it the .wasm bytes) and in browsers (fetched next to the
 # module via import.meta.url). Built for web/worker only: 3.1.6's Node branch breaks under
-# Node 20 ESM (TOOLCHAIN.md), and Node never needs it since js/ passes wasmBinary.
+# Node 20 ESM (docs/contributing.md, Toolchain), and Node never needs it since js/ passes wasmBinary.
 target_compile_options(webtrain_core PRIVATE -O3 -msimd128)
 target_compile_options(wt_protobuf_c PRIVATE -O3 -msimd128)
 
@@ -23,7 +23,7 @@ target_link_options(webtrain-core PRIVATE
   -sENVIRONMENT=web,worker
   # The Memory starts just above static data (GEMM packing buffers, op tables) + the stack and
   # grows with malloc: by what is asked plus at most 10% (capped at 1 MB), so its size tracks
-  # what the model uses (issue 6: peak heap). 3.1.6's default overgrows by 20%.
+  # what the model uses (tests/js/heap.test.mjs bounds it). 3.1.6's default overgrows by 20%.
   # Stack: the whole test suite (ONNX node tests, goldens, JS tests) runs in 64 KiB with
   # -sSTACK_OVERFLOW_CHECK=2; 256 KiB leaves 4x that (frames are small, recursion is bounded:
   # protobuf nesting 64, constant folding depth 16).

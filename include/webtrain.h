@@ -61,7 +61,7 @@ const char *wt_last_error(void);
 /* Which vector path the kernels were built with: "wasm-simd128", "gnu-vector-128" or "scalar". */
 const char *wt_simd_name(void);
 
-/* Threads the kernels use (DESIGN.md "Threads"): n <= 0 asks for the cores the platform reports
+/* Threads the kernels use (docs/architecture.md): n <= 0 asks for the cores the platform reports
  * (at most 8); n is clamped to 16. Returns the count in effect: 1 in a single-threaded build.
  * Natively the default is the environment variable WT_THREADS (else n = 0). Results are
  * bit-identical at any count. Not to be called while a step runs on another thread. */

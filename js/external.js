@@ -12,7 +12,7 @@
 // The C core checks every location (relative, inside the model's directory: no absolute path,
 // '..', '\' or ':') before asking for it (src/io/onnx_external.c).
 //
-// Design (memory: issue 17 wants weights held once): the core parses the model synchronously
+// Design (memory: weights held once): the core parses the model synchronously
 // and, for each external tensor, calls back into JS (Module.wtReadExternal, set only around
 // that call) with the tensor's own freshly allocated heap buffer; the bytes are written there
 // directly. From a Node file that is fs.readSync into the heap: no JS copy of the side file at
@@ -24,7 +24,7 @@
 // An externalData entry that no tensor of the model(s) references is an error (a typo in a
 // path would otherwise surface as a missing file, or not at all).
 //
-// Artifacts by reference (issue 17, weights held once): generateArtifacts keeps a base's frozen
+// Artifacts by reference (weights held once): generateArtifacts keeps a base's frozen
 // weights in its side files, and the training and eval models it returns refer to them. Those
 // returned bytes remember where the base came from (rememberSource: its path or URL and its
 // externalData entries), so that Module.create / InferenceSession.create on them find the side

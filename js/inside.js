@@ -1,4 +1,4 @@
-// Models with their weights inside the .onnx file (issue 17: how torch.onnx.export saves
+// Models with their weights inside the .onnx file (how torch.onnx.export saves
 // anything under 2 GB): held once, like a base saved with external data.
 //
 // scanModel(source) reads a model's protobuf without keeping its weights: every initializer

@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-export NODE_PATH=/usr/share/nodejs   # emcc needs Debian's acorn at -O2/-O3 (TOOLCHAIN.md)
+export NODE_PATH=/usr/share/nodejs   # emcc needs Debian's acorn at -O2/-O3 (docs/contributing.md)
 jobs=$(nproc 2>/dev/null || echo 2)
 
 echo "build: native tree (build/native)"

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes the real-model golden cases (issue 8) to tests/golden/cases-models/<name>/.
+"""Writes the real-model golden cases to tests/golden/cases-models/<name>/.
 
 Seven small models of the shapes people export, each trained a few steps in PyTorch and recorded
 in the golden format of tests/golden/FORMAT.md (model.onnx, case.json, raw .bin tensors and the

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes the float16 test models of tests/data (issue 17: half-precision frozen weights, limits):
+"""Writes the float16 test models of tests/data (half-precision frozen weights, limits):
 
   half-mlp.onnx        a float16 model's weights as they are: x[batch,8] -> MatMul(Cast(W1 float16
                        [8,16])) -> Add b1 (float) -> Relu -> Gemm(A, Cast(W2 float16 [4,16]),

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Writes tests/data/name-clash-*.onnx: small forward models whose values already carry names the
-artifact generator creates (issue 14's regression cases). x[batch,4] -> MatMul W[4,3] -> Add b
+artifact generator creates (regression cases). x[batch,4] -> MatMul W[4,3] -> Add b
 -> out; the MatMul's output is named after a name the generator would give:
 
   name-clash-grad.onnx    'W_grad'                     (internal: the generator picks another)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every test, bottom up (DESIGN.md "Tests"): native unit + ONNX node tests (also at 1 and 4
+# Every test, bottom up (docs/contributing.md, Tests): native unit + ONNX node tests (also at 1 and 4
 # threads), the same under ThreadSanitizer at 2 threads and under AddressSanitizer +
 # UndefinedBehaviorSanitizer with warnings as errors, the ONNX node tests
 # and PyTorch forward vectors in WebAssembly under Node (on the SIMD128 and the relaxed-SIMD

@@ -1,6 +1,12 @@
-// Test helper: the README's code blocks, by section.
+// Test helper: the code blocks of the README (and of the docs), by section, and the files the
+// README's quick starts read.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 
-/** The ```LANG blocks under the README's "## " headings in `sections`: [{ section, code }] in order. */
+/**
+ * The ```LANG blocks under the "## " headings in `sections` (every block when `sections` is
+ * null): [{ section, code }] in order.
+ */
 export function readmeSnippets(readme, sections, lang = 'js') {
   const out = [];
   let section = null;
@@ -15,7 +21,7 @@ export function readmeSnippets(readme, sections, lang = 'js') {
       continue;
     }
     const h = /^## (.*)$/.exec(line);
-    if (h) section = sections.includes(h[1].trim()) ? h[1].trim() : null;
+    if (h) section = sections === null || sections.includes(h[1].trim()) ? h[1].trim() : null;
     else if (section && fence.test(line)) code = [];
   }
   return out;
@@ -28,9 +34,34 @@ export function readmeSnippet(readme, section) {
   return found[0].code;
 }
 
-/** The files the README's quick starts use: name in the user's project <- file of the repository. */
-export const QUICKSTART_FILES = {
-  'model.onnx': 'demo/models/digits/model.onnx',
-  'train_x.bin': 'demo/models/digits/personal_train_x.bin',
-  'train_y.bin': 'demo/models/digits/personal_train_y.bin',
-};
+/** The text of "## SECTION" up to the next "## " heading. */
+function sectionText(readme, section) {
+  const lines = readme.split('\n');
+  const start = lines.findIndex((l) => l.trim() === `## ${section}`);
+  if (start < 0) throw new Error(`README.md has no "## ${section}" heading`);
+  const end = lines.findIndex((l, i) => i > start && /^## /.test(l));
+  return lines.slice(start + 1, end < 0 ? undefined : end).join('\n');
+}
+
+/**
+ * The files a quick start reads, as the README gives them: the names its code reads
+ * (`readFile('...')`, `fetch('...')`, `generateArtifacts('...')`), found in the repository
+ * folder its prose names (a `demo/...` path in backquotes). Throws when the code reads a file
+ * that folder does not have, or one the prose does not name. [{ name, from }], `from` relative
+ * to `root`.
+ */
+export function quickstartFiles(readme, section, root) {
+  const text = sectionText(readme, section);
+  const code = readmeSnippet(readme, section);
+  const dirs = [...text.matchAll(/`(demo\/[^`\s]*\/)`/g)].map((m) => m[1]);
+  if (dirs.length === 0) throw new Error(`README.md "## ${section}" names no demo/... folder for its files`);
+  const names = [...new Set([...code.matchAll(/\b(?:readFile|fetch|generateArtifacts)\(\s*'([^']+)'/g)].map((m) => m[1]))];
+  if (names.length === 0) throw new Error(`README.md "## ${section}": its code reads no file`);
+  const prose = text.replace(/```[\s\S]*?```/g, '');
+  return names.map((name) => {
+    const dir = dirs.find((d) => existsSync(join(root, d, name)));
+    if (!dir) throw new Error(`README.md "## ${section}" reads '${name}', which is not in ${dirs.join(' or ')}: name a file that ships there`);
+    if (!prose.includes(`\`${name}\``)) throw new Error(`README.md "## ${section}" reads '${name}' but does not tell the reader where it comes from`);
+    return { name, from: join(dir, name) };
+  });
+}

@@ -1,7 +1,7 @@
 /* Training artifact generation, following ONNX Runtime's generate_artifacts
  * (orttraining/.../training/artifacts.py): from a forward-only ONNX model, the training model
  * (forward + loss + gradients + InPlaceAccumulatorV2), the eval model, the optimizer model
- * and the checkpoint. Interchangeable with ONNX Runtime's artifacts (ORT-COMPAT.md). */
+ * and the checkpoint. Interchangeable with ONNX Runtime's artifacts (docs/api.md). */
 #ifndef WT_ARTIFACTS_ARTIFACTS_H
 #define WT_ARTIFACTS_ARTIFACTS_H
 

@@ -1,5 +1,5 @@
 /* generate_artifacts: forward model -> training model, eval model, optimizer model and
- * checkpoint (ONNX Runtime's conventions, ORT-COMPAT.md). Steps: pick the parameters, add the
+ * checkpoint (ONNX Runtime's conventions, docs/api.md). Steps: pick the parameters, add the
  * loss, derive the eval model, differentiate, add the gradient accumulators, write. */
 #include <ctype.h>
 #include <stdio.h>

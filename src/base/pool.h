@@ -1,4 +1,4 @@
-/* The thread pool the kernels split their work over (DESIGN.md "Threads").
+/* The thread pool the kernels split their work over (docs/architecture.md).
  *
  * One persistent pool: pthreads natively, Emscripten pthreads in a wasm build compiled with
  * -pthread (__EMSCRIPTEN_PTHREADS__); any other build has a pool of one, the calling thread.

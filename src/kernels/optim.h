@@ -29,7 +29,7 @@ double wt_sum_squares_f32(const float *g, int64_t n);
 void wt_scale_f32(float *g, int64_t n, float coef);
 /* ONNX Runtime's clipping coefficient: min(max_norm / (total_norm + 1e-6), 1). */
 float wt_clip_coef(double total_norm, float max_norm);
-/* LinearLRScheduler factor at scheduler step s (see ORT-COMPAT.md). */
+/* LinearLRScheduler factor at scheduler step s (ONNX Runtime's schedule). */
 double wt_linear_lr_factor(int64_t s, int64_t warmup, int64_t total);
 
 #endif

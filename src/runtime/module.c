@@ -1,7 +1,7 @@
 /* Module: the training and eval sessions over one checkpoint state. Parameters and gradient
  * buffers are bound to the state's memory once; a step copies nothing but the user's inputs
  * and outputs. BatchNormalization running statistics computed by a train step are written back
- * into the state with PyTorch's rule (unbiased batch variance), see ORT-COMPAT.md. */
+ * into the state with PyTorch's rule (unbiased batch variance), see docs/api.md. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

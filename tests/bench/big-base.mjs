@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // A frozen base of configurable size saved with external data, fine-tuned from a path in Node
-// (issue 17's benchmark rows; not part of npm test: the default base is 403 MB):
+// (docs/performance.md's large-base rows; not part of npm test: the default base is 403 MB):
 //   node tests/bench/big-base.mjs [LAYERS] [WIDTH] [--batch N] [--steps N] [--threads N] [--keep DIR] [--export]
 //                                 [--float16 [--compare]] [--inside]
 // Default: 24 x Linear(2048) + ReLU, a Linear(2048, 10) head (~100M parameters), batch 16.

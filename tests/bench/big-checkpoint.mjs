@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// A checkpoint over 2 GB, read and written back in Node (issue 17), measured once (not part of
+// A checkpoint over 2 GB, read and written back in Node, measured once (not part of
 // npm test: it moves ~5 GB through the disk and needs ~2.5 GB of wasm memory):
 //   node tests/bench/big-checkpoint.mjs [TENSORS] [MIB_PER_TENSOR]     (default 9 x 256 MiB)
 // build/native/wt_big_checkpoint writes the checkpoint with external data (every float of

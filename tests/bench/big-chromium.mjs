@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// A frozen base saved with external data, fine-tuned from its URL in headless Chromium (issue 17's
+// A frozen base saved with external data, fine-tuned from its URL in headless Chromium (docs/performance.md's
 // benchmark rows; not part of npm test):
 //   node tests/bench/big-chromium.mjs [LAYERS] [WIDTH] [--float16 | --inside] [--batch N] [--steps N] [--keep DIR]
 // --inside: the base with its weights inside base.onnx (no side file; make_big_base.py --inside):

@@ -1,4 +1,4 @@
-/* Writes a checkpoint with external data of a given size (issue 17: checkpoints over 2 GB),
+/* Writes a checkpoint with external data of a given size (checkpoints over 2 GB),
  * for tests/bench/big-checkpoint.mjs to load and save again in Node:
  *   wt_big_checkpoint OUT.ckpt TENSORS MIB_PER_TENSOR
  * TENSORS frozen float tensors "p<i>" of MIB_PER_TENSOR MiB each (frozen: no gradient buffers

@@ -1,5 +1,5 @@
 """A frozen base of configurable size saved with external data, for tests/bench/big-base.mjs
-(issue 17's benchmark rows). Run: /usr/bin/python3 tests/bench/make_big_base.py OUT.onnx
+(docs/performance.md's large-base rows). Run: /usr/bin/python3 tests/bench/make_big_base.py OUT.onnx
 [LAYERS] [WIDTH] [CLASSES] [--float16 | --float16-as-float32 | --inside]  (default 24 2048 10:
 ~100M parameters, 403 MB of float32).
 

@@ -102,7 +102,7 @@ export async function measureWebtrain(wt, core, s, art, labelType, o) {
   const ev = await timeLoop(o.evals, Math.min(5, o.warmup), () => module.runAll(...batches[k++ % batches.length]), o.warmupMs / 3);
   const r = { train, eval: ev, heapBytes: core.heap.buffer.byteLength, heapInitBytes: heap0, brkGrowthBytes: brk() - brk0, params: module.getParametersSize(true), paramsAll: module.getParametersSize(false), loss0, loss };
   if (stats && module.m._wtw_module_memory) {
-    // Issue 6's bound: parameters + gradients + optimizer moments + the activations the backward
+    // The memory bound: parameters + gradients + optimizer moments + the activations the backward
     // pass needs (the forward values it reads: savedBytes), +20%. livePeakTrainBytes is what the
     // training plan's arena needs at its busiest step (saved activations + activation gradients
     // + gradient temporaries + scratch).
@@ -182,7 +182,7 @@ export function modelResult(s, runtime, artifacts, r, extra) {
   if (r.train) {
     out.stepMs = r.train.median;
     out.evalMs = r.eval.median;
-    out.gflops = stepFlops / (r.train.median * 1e6); // 3x forward, as issue 6 counts
+    out.gflops = stepFlops / (r.train.median * 1e6); // 3x forward, the usual count
     out.gflopsExact = exactFlops / (r.train.median * 1e6); // forward + the gradient products actually needed
   }
   return out;

@@ -1,4 +1,4 @@
-// The benchmark's models (issue 6): forward model, batch, inputs, loss, optimizer, trainable
+// The benchmark's models: forward model, batch, inputs, loss, optimizer, trainable
 // parameters. Forward models of our own come from tests/bench/make_models.py (build/bench-models/).
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -30,7 +30,7 @@ export function modelSpecs() {
     { key: 'frozen_base_1024x8', label: 'frozen base 8x1024 + head b64', forward: `${MODELS_DIR}frozen_base_1024x8.onnx`, batch: 64, inputs: [{ name: 'input', dims: [64, 1024], kind: 'float' }], classes: 10, requiresGrad: meta.params.frozen_base_1024x8, frozenParams: meta.frozen.frozen_base_1024x8, optimizer: ADAMW, lr: 1e-3 },
     { key: 'transformer_d256', label: 'transformer d256 s128 h4 b8', forward: `${MODELS_DIR}transformer_d256.onnx`, batch: 8, inputs: [{ name: 'input', dims: [8, 128, 256], kind: 'float' }], classes: 10, requiresGrad: meta.params.transformer_d256, frozenParams: [], optimizer: ADAMW, lr: 1e-3, heavy: true },
   ];
-  // torchvision architectures (issue 19), when torchvision_models.py could export them (Debian's
+  // torchvision architectures, when torchvision_models.py could export them (Debian's
   // python3-torchvision): batch 2, 64x64, 10 classes; timed against PyTorch on one thread. Their
   // optimizer: SGD (plain, lr 0.01: the step is then the convolutions, not 11-28M parameters'
   // optimizer update) or AdamW (lr 1e-3) with WT_BENCH_TV_OPTIMIZER=adamw (run.mjs --tv-optimizer).

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Speed and memory benchmark (issue 6), not part of the test suite:
+// Speed and memory benchmark, not part of the test suite:
 //   node tests/bench/run.mjs [--quick] [--models a,b] [--runtimes webtrain,ort,tfjs] [--rounds N] [--no-gemm] [--tiering]
 //                            [--threads N | --threads 1,2,4] [--env node,chromium | --browser chromium] [--simd relaxed]
 // Trains each model with webtrain, onnxruntime-web 1.19.2's training build (webtrain's generated

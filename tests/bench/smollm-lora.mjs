@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// LoRA on a decoder with SmolLM2-135M's shape (issue 18's benchmark rows; not part of npm test):
+// LoRA on a decoder with SmolLM2-135M's shape (docs/performance.md's LoRA rows; not part of npm test):
 //   node tests/bench/smollm-lora.mjs [--env node|chromium] [--threads N] [--float16] [--seq 128]
 //        [--batch 1] [--steps 6] [--keep DIR] [--layers 30 --hidden 576 --heads 9 --kv-heads 3
 //        --mlp 1536 --vocab 49152]

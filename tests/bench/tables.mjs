@@ -1,5 +1,5 @@
 // run.mjs's tables: the training steps (one row per model, environment, runtime and thread
-// count), the thread speed-ups and the memory threads add, webtrain's memory against issue 6's
+// count), the thread speed-ups and the memory threads add, webtrain's memory against its
 // bound, and the GEMM rows.
 
 const fmt = (x, d = 2) => (x === undefined || x === null || Number.isNaN(x) ? 'n/a' : x.toFixed(d));
@@ -19,7 +19,7 @@ function columns(t, left = 1, note = false) {
 const where = (r, many) => [r.label ?? r.model, many.envs ? r.env : '', many.threads ? `${r.threads} thr` : ''].filter(Boolean).join(', ');
 
 /**
- * Issue 6, "Done when" 3: peak heap <= parameters + gradients + optimizer moments + the
+ * The memory bound: peak heap <= parameters + gradients + optimizer moments + the
  * activations the backward pass needs, + 20%. "saved" = the forward activations the backward
  * pass reads (alive when it starts); "live" = the training plan's busiest step (saved + activation
  * gradients + gradient temporaries + scratch), which is what its arena must hold.
@@ -32,7 +32,7 @@ function printMemory(rows, many) {
     const boundLive = 1.2 * (st + r.livePeakTrainBytes);
     t.push([where(r, many), mb(r.heapBytes), mb(r.heapBaseBytes), mb(r.mallocPeakBytes), mb(st), mb(r.savedBytes), mb(r.livePeakTrainBytes), mb(r.arenaBytes), mb(r.boundBytes), fmt(r.mallocPeakBytes / r.boundBytes), mb(boundLive), fmt(r.mallocPeakBytes / boundLive)]);
   }
-  console.log('\nwebtrain memory (MB; issue 6: peak <= 1.2 x (params + grads + optimizer moments + activations the backward pass needs))');
+  console.log('\nwebtrain memory (MB; bound: peak <= 1.2 x (params + grads + optimizer moments + activations the backward pass needs))');
   console.log('Memory = wasm Memory size after the run (its peak: it only grows), = static data + 256 KiB stack + malloc\'s heap + growth slack;');
   console.log('malloc peak = the most bytes malloc took (dlmalloc footprint); saved = forward activations read by the backward pass;');
   console.log('live = the training plan\'s busiest step (saved + activation gradients + gradient temporaries + scratch); bound = 1.2 x (P+G+M + saved).');

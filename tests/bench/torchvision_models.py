@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The benchmark's torchvision architectures (issue 19) and their PyTorch reference timing.
+"""The benchmark's torchvision architectures and their PyTorch reference timing.
 
   /usr/bin/python3 tests/bench/torchvision_models.py export OUT_DIR
       writes OUT_DIR/tv_<key>.onnx (exported in training mode: BatchNormalization with

@@ -1,4 +1,4 @@
-// The relaxed-SIMD (fused multiply-add) builds in Chromium (issue 19): Chromium validates the
+// The relaxed-SIMD (fused multiply-add) builds in Chromium: Chromium validates the
 // relaxed-SIMD probe, so a page loads dist/webtrain-core-fma.wasm (isolated: the threaded
 // dist/mt/webtrain-core-mt-fma.wasm) and trains the golden MLP to PyTorch's numbers within the
 // case's tolerances, to the same bits single-threaded and threaded; init({ simd: 'simd128' })

@@ -5,7 +5,7 @@
 //     init({ wasmUrl }) and worker({ workerUrl }) — instead of an Emscripten abort; with the
 //     worker bundled but no .wasm given, worker() names worker({ wasmUrl }); in esbuild's iife
 //     format (no import.meta), both say that the default location is unknown, and why;
-//   - configured as the README says (`loader: { '.wasm': 'file' }` and
+//   - configured as docs/api.md says (`loader: { '.wasm': 'file' }` and
 //     `import wasmUrl from 'webtrain/webtrain-core.wasm'` passed to init() and worker(), the
 //     package's web/worker.js a second entry point named `worker`, next to the page's bundle):
 //     the page trains the golden MLP on the main thread and in a worker.

@@ -2,7 +2,7 @@
 // ./package-bundle.mjs). Bundlers emit only the single-threaded .wasm; the threaded build's
 // files (dist/mt/: webtrain-core-mt.{mjs,wasm,worker.js}) are copied as they are into the
 // app's public folder and found through init({ threadedUrl }) / worker({ threadedUrl }), the
-// setup the README documents. Served with COOP/COEP, the built page and its worker load the
+// setup docs/api.md documents. Served with COOP/COEP, the built page and its worker load the
 // threaded build; served without, the same build loads the single-threaded one (no error, no
 // request for dist/mt/). Both train the golden MLP to the same losses.
 import { test, before, after } from 'node:test';
@@ -74,7 +74,7 @@ let browser;
 
 before(async () => {
   installed = await installPackage('vite-threads', { html, main });
-  // What the README tells a bundled app to do: copy the threaded build into the public folder.
+  // What docs/api.md tells a bundled app to do: copy the threaded build into the public folder.
   await cp(join(installed.project, 'node_modules/webtrain/dist/mt'), join(installed.project, 'public/webtrain-mt'), { recursive: true });
   const { build } = await devDependency('vite', 'dist/node/index.js');
   await build({ root: installed.project, configFile: false, logLevel: 'error', build: { outDir: 'dist', emptyOutDir: true } });

@@ -1,6 +1,7 @@
 // The README's browser quick start, copied into an empty project that installed the packed
 // tarball (offline): main.js is the README's block as written, index.html loads it as the README
-// says, the digits model and data are in public/. Vite builds it (production build, through its
+// says, the files its code reads are in public/ under the names it gives, taken from the
+// repository folder the README names. Vite builds it (production build, through its
 // JS API), the output folder is served from 127.0.0.1, and headless Chromium runs it: training
 // in the Web Worker, the checkpoint saved to IndexedDB; a reload resumes from that checkpoint.
 import { test, before, after } from 'node:test';
@@ -10,7 +11,7 @@ import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { launch, guard, watch, screenshot, serve } from './harness.mjs';
 import { installPacked, root } from '../packed.mjs';
-import { readmeSnippet, QUICKSTART_FILES } from '../readme.mjs';
+import { readmeSnippet, quickstartFiles } from '../readme.mjs';
 
 const INDEX_HTML = '<!doctype html>\n<html><head><meta charset="utf-8"><title>webtrain quick start</title></head>\n<body>\n<script type="module" src="/main.js"></script>\n</body></html>\n';
 
@@ -23,11 +24,13 @@ let browser;
 before(async () => {
   const vitePath = join(root, 'node_modules/vite/dist/node/index.js');
   assert.ok(existsSync(vitePath), `${vitePath} is missing: run npm install (vite is a dev dependency)`);
+  const readme = await readFile(join(root, 'README.md'), 'utf8');
+  const files = quickstartFiles(readme, 'Quick start: browser', root);
   ({ dir, project } = await installPacked('webtrain-quickstart-web-'));
   await mkdir(join(project, 'public'));
-  for (const [name, from] of Object.entries(QUICKSTART_FILES)) await copyFile(join(root, from), join(project, 'public', name));
+  for (const { name, from } of files) await copyFile(join(root, from), join(project, 'public', name));
   await writeFile(join(project, 'index.html'), INDEX_HTML);
-  await writeFile(join(project, 'main.js'), readmeSnippet(await readFile(join(root, 'README.md'), 'utf8'), 'Quick start: browser'));
+  await writeFile(join(project, 'main.js'), readmeSnippet(readme, 'Quick start: browser'));
   const { build, createLogger } = await import(vitePath);
   const logger = createLogger('warn', { allowClearScreen: false });
   const keep = (msg) => warnings.push(String(msg));

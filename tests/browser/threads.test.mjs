@@ -1,4 +1,4 @@
-// Threads in Chromium (issue 16): a cross-origin-isolated page (the test server sends
+// Threads in Chromium: a cross-origin-isolated page (the test server sends
 // COOP/COEP) loads the threaded build (dist/mt/: pthread workers on a SharedArrayBuffer
 // Memory); a page served without those headers loads the single-threaded build with 1 thread,
 // no error. Both train the golden MLP (PyTorch's numbers within the case's tolerances) to the

@@ -1,4 +1,4 @@
-// Weights held once in Chromium (issue 17): a model whose frozen weights are in a side file,
+// Weights held once in Chromium: a model whose frozen weights are in a side file,
 // fine-tuned from its URL with only the last layer trained — the artifacts refer to the side
 // file (a few hundred bytes), Module.create streams it from the server into the heap with
 // onProgress, in the page and through worker() (the artifacts' bytes sent back to the worker

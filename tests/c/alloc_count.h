@@ -1,4 +1,4 @@
-/* Counting heap allocations (issue 16: no step allocates). Linked into a test binary of the
+/* Counting heap allocations (no step allocates). Linked into a test binary of the
  * plain native tree only (cmake/native.cmake), where it replaces malloc and its kin with
  * counting wrappers over glibc's own; the sanitizer trees keep their allocators and build the
  * test without it (WT_COUNT_ALLOCS undefined: wt_alloc_count_* are not declared there). */

@@ -1,4 +1,4 @@
-/* The bad-input suite (issue 9), ONNX models: malformed and hostile model bytes, graphs,
+/* The bad-input suite, ONNX models: malformed and hostile model bytes, graphs,
  * initializers, external data, attributes and ops, inputs at run time and the fuzzers' regression
  * files, each with the status and the exact error text expected. Nothing may crash, leak or trip
  * a sanitizer. Hostile ONNX models are built at run time from protobuf-c messages (a small valid

@@ -1,4 +1,4 @@
-/* The bad-input suite (issue 9), training: hostile generate_artifacts options, malformed and
+/* The bad-input suite, training: hostile generate_artifacts options, malformed and
  * hostile checkpoints (cut from the base model's generated artifacts) and bad training, optimizer
  * and export calls, each with the status and the exact error text expected. Nothing may crash,
  * leak or trip a sanitizer. The harness (arena, protobuf-c builders, the base model, g_art) is

@@ -1,4 +1,4 @@
-/* Checkpoints loaded in place (issue 17, weights held once): wt_state_load_owned keeps the
+/* Checkpoints loaded in place (weights held once): wt_state_load_owned keeps the
  * checkpoint's bytes as the parameters' storage instead of copying every tensor out of them, so
  * a load holds the parameters once. Aligned tensors point into the bytes, misaligned ones are
  * copied, and the state is the same state as a copying load (saved: the same bytes). */

@@ -1,4 +1,4 @@
-/* Initializers held by reference (issue 17, weights held once): a model's float initializers in
+/* Initializers held by reference (weights held once): a model's float initializers in
  * external data read without their bytes (keep_external) and written back as the same
  * references; read later on demand (wt_onnx_load_external); borrowed by a second graph of the
  * same file range (share) instead of read again, and never freed through it; not folded as

@@ -3,7 +3,7 @@
  * model. wt_onnx_list_external and wt_onnx_read (with a reader over that side file, refusing
  * ranges past its end) run on it; when both succeed, every listed tensor is an initializer of
  * the graph holding exactly the side file's bytes at its offset, and its length is its size.
- * Held by reference (issue 17): a second read sharing the first graph borrows every listed
+ * Held by reference: a second read sharing the first graph borrows every listed
  * tensor's bytes (reading nothing); a read that keeps float tensors by reference loads each on
  * demand with the same bytes, and writes and re-reads (a clone) without loading any. Byte 0 of
  * 0xC0 or more: the side file is the model itself (weights inside referenced in place). A

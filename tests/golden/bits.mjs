@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The bits of a golden training run at a given thread count (issue 16: the same bits at any
+// The bits of a golden training run at a given thread count (they must be the same at any
 // thread count):
 //   node tests/golden/bits.mjs THREADS CASE_DIR...
 // Loads the core with init({ threads: THREADS }) (1: the single-threaded build; more: the

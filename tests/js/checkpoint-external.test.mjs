@@ -1,4 +1,4 @@
-// Checkpoints with external data (ONNX Runtime's layout for checkpoints over 2 GB; issue 17):
+// Checkpoints with external data (ONNX Runtime's layout for checkpoints over 2 GB):
 // saved as a small checkpoint file plus '<file>.data', loaded back bit-identically from a path,
 // from bytes, a Blob and a URL given as externalData, and from a URL whose side file is fetched
 // beside it, and in IndexedDB (fake-indexeddb here; tests/browser/idb.test.mjs: Chromium's) as

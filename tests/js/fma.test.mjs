@@ -1,4 +1,4 @@
-// The relaxed-SIMD (fused multiply-add) builds in Node (issue 19): init() loads
+// The relaxed-SIMD (fused multiply-add) builds in Node: init() loads
 // dist/webtrain-core-fma.wasm (or dist/mt/webtrain-core-mt-fma.wasm) where WebAssembly.validate
 // accepts a relaxed-SIMD probe — Node 20 only with --experimental-wasm-relaxed-simd — and the
 // SIMD128 build silently without the flag; init({ simd }) forces either. Matrix products of the

@@ -1,4 +1,4 @@
-// Half-precision frozen weights (issue 17) on the wasm build, through the JS API:
+// Half-precision frozen weights on the wasm build, through the JS API:
 //  - a float16 model (tests/data/half-mlp.onnx: float16 weights read through Casts by MatMul, Gemm
 //    and Gather, one in raw_data, one in int32_data) trains like its float32 twin whose weights
 //    hold the same values, and its exported inference and eval models load in ONNX Runtime

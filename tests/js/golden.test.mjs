@@ -29,7 +29,7 @@ for (const name of cases) {
   });
 }
 
-test('the custom loss is the seed example: an onnxblock.Block subclass, called with the model outputs', async () => {
+test('the custom loss is an onnxblock.Block subclass, called with the model outputs', async () => {
   const c = await readCase(join(casesDir, 'two_output_custom_loss'));
   const l = customLoss(c.loss);
   assert.ok(l instanceof onnxblock.Block);

@@ -1,7 +1,7 @@
-// Peak wasm heap (issue 6): training the MLP golden model (784-128-10, AdamW) takes about what
-// its parameters, gradients, optimizer moments and one activation arena need, plus a small fixed
-// overhead; the training and eval models share that arena; loading a checkpoint leaves no
-// checkpoint-sized hole; the wasm Memory starts small and tracks malloc's use.
+// Peak wasm heap: training the MLP golden model (784-128-10, AdamW) takes at most what
+// its parameters, gradients, optimizer moments and one activation arena need, plus 256 KiB
+// and two batches of inputs; the training and eval models share that arena; loading a
+// checkpoint leaves no checkpoint-sized hole; the wasm Memory starts small and tracks malloc's use.
 // The training runs in a worker thread: a fresh wasm instance, whose heap holds nothing else.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

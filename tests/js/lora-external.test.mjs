@@ -1,4 +1,4 @@
-// LoRA on a base saved with external data (issue 18): the base stays there, read into the heap
+// LoRA on a base saved with external data: the base stays there, read into the heap
 // once by Module.create (the checkpoint holds the adapters only), trains, and its adapters saved
 // on their own load back into a module over the same base only: another base's weights (same
 // names and shapes, other values) are told apart by the fingerprint of the weights read from

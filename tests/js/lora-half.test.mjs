@@ -1,5 +1,5 @@
 // LoRA on a base whose weights are float16 initializers read through Casts (a half-precision
-// export, issue 18's float16 rows): the adapters (float32) train exactly as on the float32 twin
+// export, as the float16 rows of docs/performance.md): the adapters (float32) train exactly as on the float32 twin
 // holding the same values, and the merged export (the adapters added to the float16 weights,
 // rounded once) runs in onnxruntime-node close to webtrain's eval outputs.
 import { test } from 'node:test';

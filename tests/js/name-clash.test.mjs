@@ -1,4 +1,4 @@
-// Issue 14's regression: a forward model may already hold a value under a name the generator
+// Regression: a forward model may already hold a value under a name the generator
 // creates. Internal names (autodiff's "<param>_grad") move aside and training stays correct,
 // checked against finite differences of the loss; ONNX Runtime's names
 // ("<param>_grad.accumulation.buffer" ...) cannot move: generation fails and says what to rename.

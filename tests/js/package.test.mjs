@@ -26,7 +26,7 @@ after(async () => {
 
 test('the tarball installs the files the package needs and nothing from the work tree', async () => {
   const installed = join(project, 'node_modules/webtrain');
-  for (const f of ['package.json', 'README.md', 'js/index.js', 'js/index.d.ts', 'dist/webtrain-core.mjs', 'dist/webtrain-core.wasm', 'dist/webtrain-core-fma.wasm', 'dist/mt/package.json', 'dist/mt/webtrain-core-mt.mjs', 'dist/mt/webtrain-core-mt.wasm', 'dist/mt/webtrain-core-mt-fma.wasm', 'dist/mt/webtrain-core-mt.worker.js']) {
+  for (const f of ['package.json', 'README.md', 'docs/api.md', 'docs/ops.md', 'js/index.js', 'js/index.d.ts', 'dist/webtrain-core.mjs', 'dist/webtrain-core.wasm', 'dist/webtrain-core-fma.wasm', 'dist/mt/package.json', 'dist/mt/webtrain-core-mt.mjs', 'dist/mt/webtrain-core-mt.wasm', 'dist/mt/webtrain-core-mt-fma.wasm', 'dist/mt/webtrain-core-mt.worker.js']) {
     assert.ok(existsSync(join(installed, f)), `${f} is not in the installed package`);
   }
   for (const f of ['src', 'tests', 'build', 'scripts', 'node_modules']) assert.ok(!existsSync(join(installed, f)), `${f}/ should not be in the package`);

@@ -1,5 +1,6 @@
 // The README's JavaScript snippets type-check under TypeScript `strict` against the package:
-// every ```js block of the quick starts and of "## Using it from JavaScript" becomes a .ts file
+// every ```js block of the quick starts and of "## Using it from JavaScript", and every one of
+// docs/api.md, becomes a .ts file
 // of a project where `webtrain` is this package (node_modules/webtrain -> the repository, so its
 // package.json "exports" and "types" are what TypeScript resolves), checked with
 // `--module node16 --moduleResolution node16` and with `--module esnext --moduleResolution
@@ -33,6 +34,8 @@ const ASSUMED = {
   scheduler: "import('webtrain').LinearLRScheduler",
   state: "import('webtrain').CheckpointState",
   y: "import('webtrain').Tensor",
+  xTrain: "import('webtrain').Tensor",
+  yTrain: "import('webtrain').Tensor",
   xVal: "import('webtrain').Tensor",
   yVal: "import('webtrain').Tensor",
   onBatchEnd: "(batch: import('webtrain').FitBatch) => void",
@@ -40,7 +43,7 @@ const ASSUMED = {
 };
 
 let dir;
-let files; // [{ name, section, node }]
+let files; // [{ name, doc, section, node }]
 
 function runTsc(config) {
   const r = spawnSync(tsc, ['-p', config], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
@@ -69,7 +72,10 @@ async function writeConfig(name, resolution, group) {
 
 before(async () => {
   assert.ok(existsSync(tsc), `${tsc} is missing: run npm install (typescript is a dev dependency)`);
-  const snippets = readmeSnippets(await readFile(join(root, 'README.md'), 'utf8'), SECTIONS);
+  const snippets = [
+    ...readmeSnippets(await readFile(join(root, 'README.md'), 'utf8'), SECTIONS).map((s) => ({ ...s, doc: 'README.md' })),
+    ...readmeSnippets(await readFile(join(root, 'docs/api.md'), 'utf8'), null).map((s) => ({ ...s, doc: 'docs/api.md' })),
+  ];
   dir = await mkdtemp(join(tmpdir(), 'webtrain-readme-types-'));
   await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'readme-snippets', private: true, type: 'module' }));
   await mkdir(join(dir, 'node_modules'));
@@ -85,6 +91,7 @@ after(async () => {
 test('the README has the snippets this test checks', () => {
   const sections = new Set(files.map((f) => f.section));
   for (const s of SECTIONS) assert.ok(sections.has(s), `no \`\`\`js block under "## ${s}" in README.md`);
+  assert.ok(files.some((f) => f.doc === 'docs/api.md'), 'no ```js block in docs/api.md');
   assert.ok(files.length >= 4, `only ${files.length} snippets`);
 });
 
@@ -106,7 +113,7 @@ test("tsc --strict accepts the README's JavaScript snippets (node16 and bundler 
     }
   }
   for (const f of files) {
-    assert.deepEqual([...unknown.get(f.name)], [], `README snippet ${f.name} ("## ${f.section}") uses names it neither imports nor defines (the snippets may assume only ${Object.keys(ASSUMED).join(', ')}):\n${f.code}`);
+    assert.deepEqual([...unknown.get(f.name)], [], `${f.doc} snippet ${f.name} ("## ${f.section}") uses names it neither imports nor defines (the snippets may assume only ${Object.keys(ASSUMED).join(', ')}):\n${f.code}`);
     await writeFile(join(dir, f.name), withPrelude(f, assumed.get(f.name)));
   }
   // Pass 2: no error at all, under both resolutions (the browser quick start, which imports the
@@ -116,8 +123,8 @@ test("tsc --strict accepts the README's JavaScript snippets (node16 and bundler 
     for (const group of ['node', 'web']) {
       const { status, output } = runTsc(await writeConfig(`tsconfig.${resolution}.${group}.json`, resolution, group));
       const snippetOf = (line) => files.find((f) => line.startsWith(f.name));
-      const errors = output.split('\n').filter((l) => / error TS/.test(l)).map((l) => `${l}\n    (README "## ${snippetOf(l)?.section}")`);
-      assert.equal(status, 0, `tsc --strict (${resolution}, ${group} snippets) rejects README snippets:\n${errors.join('\n') || output}`);
+      const errors = output.split('\n').filter((l) => / error TS/.test(l)).map((l) => `${l}\n    (${snippetOf(l)?.doc} "## ${snippetOf(l)?.section}")`);
+      assert.equal(status, 0, `tsc --strict (${resolution}, ${group} snippets) rejects README/docs snippets:\n${errors.join('\n') || output}`);
     }
   }
 });

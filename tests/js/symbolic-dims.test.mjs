@@ -1,4 +1,4 @@
-// Symbolic dimensions stay symbolic while generating (issue 18): a decoder exported with dynamic
+// Symbolic dimensions stay symbolic while generating: a decoder exported with dynamic
 // [batch, seq] gets artifacts although its attention scores at generation's stand-in sizes
 // (~1000 x 2 x 1000 x 1000 floats) would be past wasm32's 2 GiB for one value, then trains at
 // real shapes, two sequence lengths in one module; a real shape past that limit still fails up

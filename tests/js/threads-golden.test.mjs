@@ -1,6 +1,6 @@
 // Every golden case (tests/golden/cases, tests/golden/cases-models) trains to the same bits —
 // every step's loss, every gradient, every parameter after every step, the eval loss — on the
-// single-threaded build and on the threaded build at 2 and 4 threads (issue 16). Each thread
+// single-threaded build and on the threaded build at 2 and 4 threads. Each thread
 // count runs in a process of its own (tests/golden/bits.mjs): the core is loaded once per
 // process. Before the C side's thread pool lands the threaded build runs its kernels on one
 // thread, and this checks the two builds agree; with the pool it checks the split kernels.

@@ -1,4 +1,4 @@
-// No step allocates, at any thread count (issue 16): on the threaded build at 2 and 4 threads,
+// No step allocates, at any thread count: on the threaded build at 2 and 4 threads,
 // once a module has run its first steps, further training steps, an eval step and training
 // again leave malloc's peak, its bytes in use and the wasm Memory exactly where they were: the
 // pool's workers use the scratch given to them when they started, and the kernels split work

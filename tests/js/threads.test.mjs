@@ -1,4 +1,4 @@
-// The threaded build in Node (issue 16): init() loads dist/mt/ (pthreads on worker_threads)
+// The threaded build in Node: init() loads dist/mt/ (pthreads on worker_threads)
 // from this ESM package in Node 20 without flags, chosen by init({ threads }); runtimeInfo()
 // says what was loaded; the golden MLP trains to the same bits on both builds and at any thread
 // count; the user's process is left as it was (no global Worker, exits when done); a package

@@ -1,4 +1,4 @@
-// Weights inside the .onnx held once (issue 17, js/inside.js): a base whose weights are inside
+// Weights inside the .onnx held once (js/inside.js): a base whose weights are inside
 // its model file (no side file: how torch.onnx.export saves anything under 2 GB), made by
 // tests/bench/make_big_base.py --inside (a few tens of MB), goes through the README's flow from a
 // path, a Blob, bytes and a URL. The training and eval models refer to the model file itself at

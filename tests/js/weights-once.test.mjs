@@ -1,4 +1,4 @@
-// Weights held once (issue 17): a frozen base saved with external data (a few tens of MB, made
+// Weights held once: a frozen base saved with external data (a few tens of MB, made
 // by tests/bench/make_big_base.py) goes through the README's flow — generateArtifacts from its
 // path without artifactDirectory, loadCheckpoint, Module.create, Optimizer.create on the
 // returned bytes, with no option — and its frozen weights exist once: not in the artifacts'
