@@ -191,11 +191,12 @@ export { OnnxblockModel };
  *   const model = await onnxblock.buildModel('base.onnx', new MyHead());
  */
 export async function buildModel(base, block, options = {}) {
-  const [{ init }, { readBytes }, { withGenerator }, { externalDataOption, externalReaders }] = await Promise.all([import('./core.js'), import('./bytes.js'), import('./builder.js'), import('./external.js')]);
+  const [{ coreFor }, { readBytes }, { withGenerator }, { externalDataOption, externalReaders }, { checkOptions, MODEL_OPTIONS }] = await Promise.all([import('./core.js'), import('./bytes.js'), import('./builder.js'), import('./external.js'), import('./options.js')]);
+  checkOptions(options, MODEL_OPTIONS, 'buildModel');
   if (!(block instanceof Block)) throw new WebtrainError('buildModel: the second argument must be an onnxblock.Block');
-  const core = await init(options);
+  const core = await coreFor(options ?? {});
   const m = core.m;
-  const entries = externalDataOption(options.externalData, 'buildModel');
+  const entries = externalDataOption(options?.externalData, 'buildModel');
   const bytes = await readBytes(base);
   const [external] = await externalReaders(core, [{ model: base, bytes }], entries, 'buildModel');
   return withGenerator(core, bytes, { context: 'buildModel', loadContext: true, external }, async (b) => {

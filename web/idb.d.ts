@@ -15,7 +15,7 @@ export interface IdbEntry {
 /** Stores bytes under a name in one transaction (the previous version stays until it commits). */
 export declare function save(location: string | URL, bytes: ArrayBuffer | ArrayBufferView): Promise<{ name: string; size: number; modified: number }>;
 /** The stored bytes; rejects with a WebtrainError naming the entry when there are none. */
-export declare function load(location: string | URL): Promise<Uint8Array>;
+export declare function load(location: string | URL): Promise<Uint8Array<ArrayBuffer>>;
 export declare function has(location: string | URL): Promise<boolean>;
 /** Entries sorted by name; with a prefix ('dir/' or 'idb://dir/'), those starting with it. */
 export declare function list(prefix?: string): Promise<IdbEntry[]>;

@@ -65,6 +65,14 @@ import { LossType, OptimType } from '../js/abi.js';
 import { PROXIED, STATICS, IDB_FUNCTIONS } from './proxies.js';
 import { encode, decode, PROGRESS } from './wire.js';
 import { pageBase } from './init.js';
+import { checkOptions } from '../js/options.js';
+import { CALLBACKS } from '../js/loop.js';
+
+/** worker()'s options (web/index.d.ts WorkerOptions). */
+const WORKER_OPTIONS = ['wasmUrl', 'workerUrl', 'threads', 'threadedUrl', 'simd'];
+
+/** The error classes rebuilt on this side from a worker's error by name (others: an Error with that name). */
+const ERRORS = { WebtrainError, TypeError, RangeError };
 
 const marked = new WeakSet();
 
@@ -185,7 +193,9 @@ export class WebtrainWorker extends EventTarget {
   #worker;
   #pending = new Map(); // id -> { resolve, reject, onProgress }
   #nextId = 1;
-  #remotes = new Map(); // worker object id -> Remote (one proxy per object)
+  #remotes = new Map(); // worker object id -> WeakRef of its Remote (one proxy per object)
+  // A proxy collected without release(): the worker drops the object too ({ drop }).
+  #collected = typeof FinalizationRegistry === 'function' ? new FinalizationRegistry((id) => this.#forget(id)) : null;
   #dead = null;
 
   constructor(worker) {
@@ -214,7 +224,7 @@ export class WebtrainWorker extends EventTarget {
         return this.#static('Module.create', [location(t), s, e === undefined ? undefined : location(e), o], onProgress);
       },
     };
-    this.Optimizer = { create: (o, m) => this.#static('Optimizer.create', [location(o), m]) };
+    this.Optimizer = { create: (o, m, opts) => this.#static('Optimizer.create', [location(o), m, externalOption(opts)]) };
     this.LinearLRScheduler = { create: (...args) => this.#static('LinearLRScheduler.create', args) };
     this.InferenceSession = { create: (m, o) => this.#static('InferenceSession.create', [location(m), externalOption(o)]) };
     this.artifacts = {
@@ -251,7 +261,12 @@ export class WebtrainWorker extends EventTarget {
    * (a false from one stops the loop at its next batch); metrics are built-in names only.
    */
   fit(module, optimizer, options = {}) {
-    const { callbacks = {}, signal, ...rest } = options;
+    const { callbacks = {}, signal, ...rest } = options ?? {};
+    try {
+      checkOptions(callbacks, CALLBACKS, "fit's callbacks"); // (they stay on this side)
+    } catch (err) {
+      return Promise.reject(err);
+    }
     const metrics = Array.isArray(rest.metrics) ? rest.metrics : Object.values(rest.metrics ?? {});
     if (metrics.some((m) => typeof m === 'function')) return Promise.reject(new WebtrainError("fit in a worker: a metric function cannot be sent to a worker; use built-in metrics ('accuracy') or run fit on this thread"));
     const path = typeof rest.checkpoint === 'string' ? rest.checkpoint : rest.checkpoint?.path;
@@ -345,10 +360,12 @@ export class WebtrainWorker extends EventTarget {
     if (!p) return;
     this.#pending.delete(msg.id);
     if (msg.error) {
-      const e = msg.error.name === 'WebtrainError' ? new WebtrainError(msg.error.message) : new Error(msg.error.message);
-      if (msg.error.name !== 'WebtrainError') e.name = msg.error.name;
-      if (msg.error.code) e.code = msg.error.code;
-      if (msg.error.history) e.history = msg.error.history;
+      const { name, message, code, status, history } = msg.error;
+      const e = new (Object.hasOwn(ERRORS, name) ? ERRORS[name] : Error)(message);
+      if (e.name !== name) e.name = name;
+      if (code !== undefined) e.code = code;
+      if (status !== undefined) e.status = status;
+      if (history !== undefined) e.history = history;
       p.reject(e);
     } else {
       p.resolve(this.#decode(msg.value));
@@ -357,13 +374,20 @@ export class WebtrainWorker extends EventTarget {
 
   #decode(v) {
     return decode(v, ({ __ref: id, kind }) => {
-      let r = this.#remotes.get(id);
+      let r = this.#remotes.get(id)?.deref();
       if (!r) {
         r = new KINDS[kind](this, id);
-        this.#remotes.set(id, r);
+        this.#remotes.set(id, new WeakRef(r));
+        this.#collected?.register(r, id);
       }
       return r;
     });
+  }
+
+  #forget(id) {
+    if (this.#remotes.get(id)?.deref()) return; // a newer proxy of the same object
+    this.#remotes.delete(id);
+    if (!this.#dead) this.#worker.postMessage({ drop: id });
   }
 
   #fail(err) {
@@ -396,6 +420,8 @@ const argEncoding = (transfer) => ({
  * with a WebtrainError naming the option to set.
  */
 export async function worker(options = {}) {
+  checkOptions(options, WORKER_OPTIONS, 'worker');
+  options ??= {};
   if (typeof Worker === 'undefined') throw new WebtrainError('webtrain.worker() needs Web Workers (a browser page)');
   const url = options.workerUrl ? location(options.workerUrl) : null;
   let w;
