@@ -11,7 +11,7 @@ import { progressBar } from './progress.js';
 import { checkOptions } from './options.js';
 
 /** fit's options (js/loop.d.ts FitOptions), and those of its object-valued ones. */
-const FIT_OPTIONS = [
+export const FIT_OPTIONS = [
   'x', 'y', 'batchSize', 'batches', 'epochs', 'initialEpoch', 'shuffle', 'seed', 'dropLast', 'validation', 'validationSplit', 'validationBatchSize',
   'metrics', 'scheduler', 'callbacks', 'progressEvery', 'earlyStopping', 'checkpoint', 'signal', 'onNonFinite', 'progress', 'yieldMs',
 ];
@@ -20,7 +20,7 @@ const EARLY_STOPPING = ['monitor', 'patience', 'minDelta', 'mode', 'restoreBest'
 const CHECKPOINT = ['path', 'every', 'includeOptimizerState'];
 const VALIDATION = ['x', 'y'];
 /** trainEpochs' options (TrainEpochsOptions). */
-const TRAIN_EPOCHS_OPTIONS = ['module', 'optimizer', 'scheduler', 'inputs', 'batchSize', 'batches', 'epochs', 'shuffle', 'seed', 'dropLast', 'progressEvery', 'onProgress', 'signal', 'yieldMs'];
+export const TRAIN_EPOCHS_OPTIONS = ['module', 'optimizer', 'scheduler', 'inputs', 'batchSize', 'batches', 'epochs', 'shuffle', 'seed', 'dropLast', 'progressEvery', 'onProgress', 'signal', 'yieldMs'];
 
 /** Rows [start, end) of a tensor whose first dim is the sample axis (a view, no copy). */
 function rows(t, start, end) {

@@ -33,11 +33,11 @@ function checkpointSide(value) {
 }
 
 /** loadCheckpoint's options (js/training.d.ts LoadCheckpointOptions). */
-const LOAD_OPTIONS = [...INIT_OPTIONS, 'onProgress', 'externalData'];
+export const LOAD_OPTIONS = [...INIT_OPTIONS, 'onProgress', 'externalData'];
 /** saveCheckpoint's options (SaveCheckpointOptions). */
 const SAVE_OPTIONS = ['includeOptimizerState', 'externalData', 'trainableOnly'];
 /** Module.create's options (ModuleOptions). */
-const MODULE_OPTIONS = [...MODEL_OPTIONS, 'onProgress'];
+export const MODULE_OPTIONS = [...MODEL_OPTIONS, 'onProgress'];
 
 /**
  * A cross-entropy loss's refusal of a negative label: -100 is PyTorch's default ignore index,
@@ -438,6 +438,7 @@ export class Module extends Handle {
   /** One step of `mode` on args (run's or predict's) -> every output of the core's graph. */
   #step(mode, args, context) {
     const { m, h, core } = this;
+    this.#checkMode(mode);
     let names = this.#inputNames.get(mode);
     if (!names) {
       names = Array.from({ length: m._wtw_module_input_count(h, mode) }, (_, i) => core.string(m._wtw_module_input_name(h, mode, i)));

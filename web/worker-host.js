@@ -66,7 +66,8 @@ import { PROXIED, STATICS, IDB_FUNCTIONS } from './proxies.js';
 import { encode, decode, PROGRESS } from './wire.js';
 import { pageBase } from './init.js';
 import { checkOptions } from '../js/options.js';
-import { CALLBACKS } from '../js/loop.js';
+import { CALLBACKS, FIT_OPTIONS, TRAIN_EPOCHS_OPTIONS } from '../js/loop.js';
+import { LOAD_OPTIONS, MODULE_OPTIONS } from '../js/training.js';
 
 /** worker()'s options (web/index.d.ts WorkerOptions). */
 const WORKER_OPTIONS = ['wasmUrl', 'workerUrl', 'threads', 'threadedUrl', 'simd'];
@@ -101,8 +102,11 @@ function externalOption(o) {
 /**
  * An options object whose onProgress (a function: it cannot be cloned) stays here: [options with
  * onProgress: PROGRESS (the worker posts { loaded, total } to this call), onProgress] for #static.
+ * Its keys are checked here (`known`, `context`), as the call checks them on the page: a
+ * misspelled function-valued key would fail to cross instead.
  */
-function progressOption(o) {
+function progressOption(o, known, context) {
+  checkOptions(o, known, context);
   if (typeof o?.onProgress !== 'function') return [o];
   const fn = o.onProgress;
   return [{ ...o, onProgress: PROGRESS }, (detail) => void fn(detail)];
@@ -210,7 +214,12 @@ export class WebtrainWorker extends EventTarget {
     const statics = (names) => Object.fromEntries(names.map((n) => [n.split('.').pop(), (...args) => this.#static(n, args)]));
     this.CheckpointState = {
       loadCheckpoint: (src, opts) => {
-        const [o, onProgress] = progressOption(opts);
+        let o, onProgress;
+        try {
+          [o, onProgress] = progressOption(opts, LOAD_OPTIONS, 'loadCheckpoint');
+        } catch (err) {
+          return Promise.reject(err);
+        }
         return this.#static('CheckpointState.loadCheckpoint', [location(src), o], onProgress);
       },
       saveCheckpoint: (state, dest, opts) => {
@@ -220,7 +229,12 @@ export class WebtrainWorker extends EventTarget {
     };
     this.Module = {
       create: (t, s, e, opts) => {
-        const [o, onProgress] = progressOption(externalOption(opts));
+        let o, onProgress;
+        try {
+          [o, onProgress] = progressOption(externalOption(opts), MODULE_OPTIONS, 'Module.create');
+        } catch (err) {
+          return Promise.reject(err);
+        }
         return this.#static('Module.create', [location(t), s, e === undefined ? undefined : location(e), o], onProgress);
       },
     };
@@ -252,7 +266,12 @@ export class WebtrainWorker extends EventTarget {
 
   /** Runs many training steps in the worker; see the comment at the top of this file. */
   trainEpochs(options = {}) {
-    const { onProgress, signal, ...rest } = options;
+    try {
+      checkOptions(options, TRAIN_EPOCHS_OPTIONS, 'trainEpochs'); // (onProgress and signal stay on this side)
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const { onProgress, signal, ...rest } = options ?? {};
     return this.#loop('trainEpochs', [rest], onProgress ? (p) => void onProgress(p) : null, signal);
   }
 
@@ -263,6 +282,7 @@ export class WebtrainWorker extends EventTarget {
   fit(module, optimizer, options = {}) {
     const { callbacks = {}, signal, ...rest } = options ?? {};
     try {
+      checkOptions(options, FIT_OPTIONS, 'fit');
       checkOptions(callbacks, CALLBACKS, "fit's callbacks"); // (they stay on this side)
     } catch (err) {
       return Promise.reject(err);

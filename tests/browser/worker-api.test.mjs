@@ -83,7 +83,7 @@ test('page and worker: the same results and errors, class, code and status inclu
     });
     assert.deepEqual(r.inWorker, r.onPage);
     const { onPage: p } = r;
-    assert.deepEqual(p.generateTypo.error, { name: 'TypeError', isTypeError: true, isWebtrainError: false, message: "unknown option 'requiresgrad' for generateArtifacts; did you mean 'requiresGrad'?" });
+    assert.deepEqual(p.generateTypo.error, { name: 'TypeError', isTypeError: true, isWebtrainError: false, message: "unknown option 'requiresgrad' for generateArtifacts; did you mean 'requiresGrad'?", code: undefined, status: undefined });
     assert.match(p.emptyRequiresGrad.error.message, /requiresGrad is empty, so nothing would be trained/);
     assert.equal(p.loadTypo.error.message, "unknown option 'externaldata' for loadCheckpoint; did you mean 'externalData'?");
     assert.equal(p.fetchStatus.error.status, 404);

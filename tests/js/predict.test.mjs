@@ -77,21 +77,30 @@ test('fit: metrics from the eval model of generated artifacts, no additionalOutp
   for (const e of r.history) assert.ok(e.valAccuracy >= 0 && e.valAccuracy <= 1, `epoch ${e.epoch}: valAccuracy ${e.valAccuracy}`);
 });
 
-test("ONNX Runtime's artifacts: fit's metrics keep the clear error; predict needs the outputs named", async () => {
+test("ONNX Runtime's artifacts (its MNIST demo's, 'output' additional): predict's outputs by default, and metrics", async () => {
   const s = await CheckpointState.loadCheckpoint(new Uint8Array(readFileSync(`${ortMnist}checkpoint`)));
   const m = await Module.create(readFileSync(`${ortMnist}training_model.onnx`), s, readFileSync(`${ortMnist}eval_model.onnx`));
   const o = await Optimizer.create(readFileSync(`${ortMnist}optimizer_model.onnx`), m);
   try {
-    const x = new Tensor(new Float32Array(8 * 784).fill(0.25), [8, 784]);
-    const y = new Tensor(new BigInt64Array(8).fill(3n), [8]);
-    await assert.rejects(
-      () => fit(m, o, { x, y, batchSize: 8, validation: { x, y }, metrics: ['accuracy'] }),
-      (err) => err instanceof WebtrainError && /metrics need the model's output .* generate the artifacts with additionalOutputNames/.test(err.message),
-    );
-    assert.throws(() => m.predict({ input: x }), /predict: name the outputs to compute, e.g. module.predict\(inputs, \['logits'\]\)/);
+    const x = batch(8, 4);
+    const y = new Tensor(BigInt64Array.from({ length: 8 }, (_, i) => BigInt(i % 10)), [8]);
+    const r = await fit(m, o, { x, y, batchSize: 8, validation: { x, y }, metrics: ['accuracy'] });
+    assert.equal(typeof r.history[0].valAccuracy, 'number');
+    const out = m.predict({ input: x });
+    assert.deepEqual(Object.keys(out), ['output']);
+    const session = await InferenceSession.create(await m.exportModelForInferencing(['output']));
+    assert.deepEqual(out.output.data, session.runSync({ input: x }).output.data);
+    session.release();
   } finally {
     o.release();
     m.release();
     s.release();
   }
+});
+
+test('metrics with neither validation data nor the outputs in the training model: the clear error', async () => {
+  await assert.rejects(
+    () => fit(module, optimizer, { x: batch(8, 1), y: labels(8), batchSize: 8, metrics: ['accuracy'] }),
+    (err) => err instanceof WebtrainError && /metrics need the model's output \(e\.g\. its logits\) next to the loss: give validation data .* or generate the artifacts with additionalOutputNames/.test(err.message),
+  );
 });
