@@ -7,6 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { artifacts, init, CheckpointState, Module, Optimizer, InferenceSession, fit, trainEpochs, onnxblock, WebtrainError } from '../../js/index.js';
 import { closest } from '../../js/options.js';
+import * as idb from '../../web/idb.js';
 import { mlpModel as model, mlpObjects, mlpInputs, mlpLabels } from './mlp.mjs';
 
 let o, art, state, module, optimizer;
@@ -89,4 +90,8 @@ test('requiresGrad: [] is an error saying what to do; with LoRA it trains the ad
   } finally {
     s.release();
   }
+});
+
+test('idb.configure', () => {
+  assert.throws(() => idb.configure({ databse: 'x' }), (err) => err instanceof TypeError && err.message === "unknown option 'databse' for idb.configure; did you mean 'database'?");
 });
