@@ -27,12 +27,16 @@
 //   w.terminate()
 // Remote objects: proxies whose methods are listed in web/proxies.js (PROXIED): state.parameters
 // .get/set/has/keys/values/entries/size(), state.properties.get/set/has/entries/size(),
-// state.toBytes()/loadParameters(), module.train/eval/run/runNamed/runAll/lazyResetGrad/memoryStats/
+// state.toBytes()/loadParameters(), module.train/eval/run/runNamed/runAll/predict/lazyResetGrad/memoryStats/
 // getParametersSize/getContiguousParameters/copyBufferToParameters/exportModelForInferencing/
 // exportMergedModel/exportLoraAdapter/
 // inputNames/outputNames, optimizer.step/setLearningRate/getLearningRate, scheduler.step,
 // session.run(feeds)/arenaBytes(), and release() on each. Getters of the synchronous API
 // (parameters.size, module.isTraining, state.isLive) are methods here: `await state.parameters.size()`.
+// A call behaves as on the page: the same results, the same errors (class, message, code,
+// status; a released object's own error, a second release() doing nothing), option keys checked
+// the same way. A proxy collected without release() has the worker drop its object ({ drop }),
+// which the worker frees once it is collected there.
 //
 // Data: results (Tensors, bytes) are transferred from the worker, never copied twice.
 // Arguments are copied (structured clone) unless marked with transfer(x): then the buffer of
@@ -53,9 +57,9 @@
 //
 // Protocol (host <-> web/worker.js), one message per call, answered by id:
 //   host -> worker: { id, op: 'init', options } | { id, op: 'static', name, args }
-//                   | { id, op: 'call', ref, path, args } | { cancel: id } | { stop: id }
+//                   | { id, op: 'call', ref, path, args } | { cancel: id } | { stop: id } | { drop: ref }
 //                   | { answer: id, stop }   (to a progress message with wait: true)
-//   worker -> host: { id, value } | { id, error: { name, message, code, history? } }
+//   worker -> host: { id, value } | { id, error: { name, message, code, status, history? } }
 //                   | { progress: id, detail, wait? }
 // Worker objects cross as { __ref: id, kind }, Tensors as { __tensor: { type, data, dims } }
 // (web/wire.js, both ends).

@@ -4,19 +4,22 @@
 // on, with garbage collection forced (a child node with --expose-gc). And nothing is freed while
 // a live object still needs it: an optimizer alone keeps its module and their state usable
 // through collections; release() still frees at once, and a release() after the collector ran
-// or a second one does nothing.
+// or a second one does nothing. webtrain.worker()'s proxies: one collected without release()
+// has the worker drop its object; one still held does not.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const index = new URL('../../js/index.js', import.meta.url).href;
+const workerHost = new URL('../../web/worker-host.js', import.meta.url).href;
 const model = fileURLToPath(new URL('../golden/cases/mlp_ce_adamw/model.onnx', import.meta.url));
 
 /** Runs `body` (an async function body with the API in scope and collect() to force GC) in a child node with --expose-gc: its JSON result. */
 function inChild(body) {
   const script = `
     import { init, artifacts, CheckpointState, Module, Optimizer, InferenceSession, Tensor } from ${JSON.stringify(index)};
+    import { WebtrainWorker } from ${JSON.stringify(workerHost)};
     const core = await init({ threads: 1 });
     const model = ${JSON.stringify(model)};
     const settle = () => new Promise((r) => setTimeout(r, 0));
@@ -96,4 +99,26 @@ test('an optimizer alone keeps its module and state alive; release() frees at on
   // realm): well below one module's 2.5 MB
   assert.ok(r.freed < 256 << 10, `${r.freed} bytes still in use after release()`);
   assert.equal(r.after, r.freed);
+});
+
+test("a worker object's proxy collected without release() has the worker drop the object", () => {
+  const r = inChild(`
+    const posted = [];
+    const port = { postMessage: (msg) => posted.push(msg), terminate() {} };
+    const w = new WebtrainWorker(port);
+    // two calls answered with worker objects #7 and #8, as the worker answers Module.create
+    const answer = async (ref) => {
+      const p = w.runtimeInfo();
+      port.onmessage({ data: { id: posted.at(-1).id, value: { __ref: ref, kind: 'Module' } } });
+      return p;
+    };
+    let dropped = await answer(7);
+    const kept = await answer(8);
+    const same = (await answer(8)) === kept;
+    dropped = null;
+    await collect();
+    return { drops: posted.filter((m) => m.drop !== undefined).map((m) => m.drop), same, kept: typeof kept.run };
+  `);
+  assert.deepEqual(r.drops, [7]);
+  assert.equal(r.same, true, 'one proxy per worker object');
 });
