@@ -6,8 +6,10 @@
 // Lifetimes: CheckpointState, Module, Optimizer and InferenceSession hold memory in the
 // WebAssembly heap. `release()` frees it at once (the way to bound memory in a loop); an object
 // dropped without `release()` is freed after the garbage collector collects it
-// (FinalizationRegistry), at a time the engine chooses. A state lives on while the Modules and
-// Optimizers built on it do (they hold it), a module while its Optimizer does.
+// (FinalizationRegistry), at a time the engine chooses: the collector does not see the
+// WebAssembly heap, so objects dropped in a loop may pile up there until it runs. A state lives
+// on while the Modules and Optimizers built on it do (they hold it), a module while its
+// Optimizer does.
 //
 // Buffers returned as bytes are `Uint8Array<ArrayBuffer>`: fresh copies, never views of the
 // heap, which a Blob or a transfer takes as they are.

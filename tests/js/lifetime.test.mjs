@@ -48,10 +48,9 @@ test('create / train / drop cycles without release() stay flat in the heap and i
       module.eval().run(x, y);
       const session = await InferenceSession.create(model);
       session.runSync({ input: x });
-      if (cycle === 20 || cycle === 100) {
-        await collect();
-        at[cycle] = { heap: core.heapStats().mallocInUse, rss: process.memoryUsage().rss };
-      }
+      // (the collector does not see the wasm heap: left to itself it may run after many cycles)
+      await collect();
+      if (cycle === 20 || cycle === 100) at[cycle] = { heap: core.heapStats().mallocInUse, rss: process.memoryUsage().rss };
     }
     return at;
   `);
@@ -60,7 +59,7 @@ test('create / train / drop cycles without release() stay flat in the heap and i
   // One cycle holds about 2.5 MB in the heap (parameters, gradients, moments, plans): 80 cycles
   // kept would be some 200 MB.
   assert.ok(heap < 1 << 20, `the heap in use grew by ${heap} bytes from cycle 20 to 100`);
-  assert.ok(rss < 48 << 20, `RSS grew by ${rss >> 20} MiB from cycle 20 to 100`);
+  assert.ok(rss < 24 << 20, `RSS grew by ${rss >> 20} MiB from cycle 20 to 100`);
 });
 
 test('an optimizer alone keeps its module and state alive; release() frees at once, then does nothing', () => {
