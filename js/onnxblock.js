@@ -9,6 +9,12 @@
 import { WebtrainError } from './core.js';
 import { Loss } from './abi.js';
 import { OnnxblockModel } from './built-model.js';
+import { checkOptions } from './options.js';
+
+/** The options of the reduction blocks (ReduceMean, ReduceSum). */
+const REDUCE_OPTIONS = ['axes', 'keepdims'];
+/** The options of the loss blocks: ONNX Runtime's Python (snake_case) names too. */
+const LOSS_BLOCK_OPTIONS = ['reduction', 'weight', 'ignoreIndex', 'ignore_index', 'posWeight', 'pos_weight'];
 
 let active = null; // the builder of the generateArtifacts call in progress
 
@@ -102,8 +108,9 @@ export const blocks = {
     }
   },
   ReduceMean: class extends Block {
-    constructor({ axes, keepdims = false } = {}) {
+    constructor(options = {}) {
       super();
+      const { axes, keepdims = false } = checkOptions(options, REDUCE_OPTIONS, `onnxblock.blocks.${new.target.name}`) ?? {};
       this.axes = axes;
       this.keepdims = keepdims;
     }
@@ -112,8 +119,9 @@ export const blocks = {
     }
   },
   ReduceSum: class extends Block {
-    constructor({ axes, keepdims = false } = {}) {
+    constructor(options = {}) {
       super();
+      const { axes, keepdims = false } = checkOptions(options, REDUCE_OPTIONS, `onnxblock.blocks.${new.target.name}`) ?? {};
       this.axes = axes;
       this.keepdims = keepdims;
     }
@@ -127,6 +135,7 @@ export const blocks = {
 function lossOpts(arg) {
   if (arg === undefined || arg === null) return {};
   if (typeof arg === 'string') return { reduction: arg };
+  checkOptions(arg, LOSS_BLOCK_OPTIONS, 'an onnxblock loss');
   return { ...arg, ignoreIndex: arg.ignoreIndex ?? arg.ignore_index, posWeight: arg.posWeight ?? arg.pos_weight };
 }
 

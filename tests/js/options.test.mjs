@@ -59,6 +59,9 @@ test('init, loadCheckpoint, saveCheckpoint, toBytes, Module.create, Optimizer.cr
   await refuses(() => InferenceSession.create(model, { externalData: [], wasmURL: 'x' }), "unknown option 'wasmURL' for InferenceSession.create; did you mean 'wasmUrl'?");
   await refuses(() => module.exportModelForInferencing(['output'], { keepExternal: true }), "unknown option 'keepExternal' for exportModelForInferencing; did you mean 'keepExternalData'?");
   await refuses(() => onnxblock.buildModel(model, new onnxblock.blocks.ReduceMean(), { externaldata: [] }), "unknown option 'externaldata' for buildModel; did you mean 'externalData'?");
+  await refuses(() => new onnxblock.blocks.ReduceMean({ keepDims: true }), "unknown option 'keepDims' for onnxblock.blocks.ReduceMean; did you mean 'keepdims'?");
+  await refuses(() => new onnxblock.loss.CrossEntropyLoss({ ignoreindex: -1 }), "unknown option 'ignoreindex' for an onnxblock loss; did you mean 'ignoreIndex'?");
+  new onnxblock.loss.CrossEntropyLoss({ reduction: 'sum', ignore_index: -1 }); // Python's names too
   // the documented keys pass
   const bytes = await CheckpointState.saveCheckpoint(state, null, { includeOptimizerState: true, externalData: false, trainableOnly: false });
   assert.ok(bytes.byteLength > 0);
