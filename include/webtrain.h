@@ -49,8 +49,9 @@ typedef enum wt_dtype {
 enum wt_loss_type { WT_LOSS_TYPE_NONE = 0, WT_LOSS_TYPE_MSE = 1, WT_LOSS_TYPE_CE = 2, WT_LOSS_TYPE_BCE = 3, WT_LOSS_TYPE_L1 = 4 };
 enum wt_optim_type { WT_OPTIM_NONE = 0, WT_OPTIM_ADAMW = 1, WT_OPTIM_SGD = 2 };
 
-/* A module's two graphs (the `eval` argument of the wt_module_* functions). */
-enum wt_module_mode { WT_MODE_TRAIN = 0, WT_MODE_EVAL = 1 };
+/* A module's graphs (the `eval` argument of the wt_module_* functions): training, eval, and the
+ * eval graph pruned to forward outputs (wt_module_predict_outputs). */
+enum wt_module_mode { WT_MODE_TRAIN = 0, WT_MODE_EVAL = 1, WT_MODE_PREDICT = 2 };
 
 /* Types of checkpoint properties (wt_state_property_type). */
 enum wt_property_type { WT_PROPERTY_INT = 1, WT_PROPERTY_FLOAT = 2, WT_PROPERTY_STRING = 3 };
@@ -174,6 +175,11 @@ int wt_module_output(const wt_module *m, int32_t eval, int32_t i, int32_t *dtype
                      const int64_t **dims, const void **data);
 /* The next train step overwrites the gradient buffers instead of adding to them. */
 int wt_module_lazy_reset_grad(wt_module *m);
+/* Forward-only runs on the current parameters (WT_MODE_PREDICT: no labels, no loss): the eval
+ * graph pruned to output_names, built when they differ from the last call's, its plans in the
+ * module's activation arena. Inputs through wt_module_set_input, outputs wt_module_output. */
+int wt_module_predict_outputs(wt_module *m, const char *const *output_names, int32_t n_outputs);
+int wt_module_predict_step(wt_module *m);
 /* A plain ONNX inference model: the eval graph without the loss, the chosen outputs, the
  * current parameters as initializers. *out malloc'd (wt_free). */
 int wt_module_export_for_inference(const wt_module *m, const char *const *output_names,
@@ -186,7 +192,9 @@ int wt_module_export_for_inference_ext(const wt_module *m, const char *const *ou
 
 int wt_optimizer_create(wt_state *s, const uint8_t *model, size_t len, wt_optimizer **out);
 void wt_optimizer_free(wt_optimizer *o);
-/* Updates every trainable parameter from its gradient (one fused pass) and advances the step. */
+/* Updates every trainable parameter from its gradient (one fused pass) and advances the step.
+ * An error when no train step computed gradients since the last step or lazy reset (an eval step
+ * computes none), or when the last train step's loss was not finite. */
 int wt_optimizer_step(wt_optimizer *o);
 int wt_optimizer_set_lr(wt_optimizer *o, float lr);
 float wt_optimizer_get_lr(const wt_optimizer *o);

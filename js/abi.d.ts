@@ -5,7 +5,7 @@ export declare const Loss: { readonly NONE: 0; readonly MSE: 1; readonly CE: 2; 
 export declare const Optim: { readonly NONE: 0; readonly ADAMW: 1; readonly SGD: 2; };
 export declare const LossType: { readonly MSELoss: typeof Loss.MSE; readonly CrossEntropyLoss: typeof Loss.CE; readonly BCEWithLogitsLoss: typeof Loss.BCE; readonly L1Loss: typeof Loss.L1 };
 export declare const OptimType: { readonly AdamW: typeof Optim.ADAMW; readonly SGD: typeof Optim.SGD };
-export declare const Mode: { readonly TRAIN: 0; readonly EVAL: 1; };
+export declare const Mode: { readonly TRAIN: 0; readonly EVAL: 1; readonly PREDICT: 2; };
 export declare const PropertyType: { readonly INT: 1; readonly FLOAT: 2; readonly STRING: 3; };
 export declare const NameList: { readonly REQUIRES_GRAD: 0; readonly FROZEN_PARAMS: 1; readonly ADDITIONAL_OUTPUTS: 2; readonly LOSS_INPUTS: 3; readonly LORA_TARGETS: 4; };
 export declare const LossWeights: { readonly WEIGHT: 0; readonly POS_WEIGHT: 1; };

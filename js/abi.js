@@ -35,7 +35,7 @@ export const LossType = Object.freeze({ MSELoss: Loss.MSE, CrossEntropyLoss: Los
 export const OptimType = Object.freeze({ AdamW: Optim.ADAMW, SGD: Optim.SGD });
 
 /** enum wt_module_mode: the `eval` argument of the module functions. */
-export const Mode = Object.freeze({ TRAIN: 0, EVAL: 1 });
+export const Mode = Object.freeze({ TRAIN: 0, EVAL: 1, PREDICT: 2 });
 
 /** enum wt_property_type: checkpoint property types. */
 export const PropertyType = Object.freeze({ INT: 1, FLOAT: 2, STRING: 3 });

@@ -82,7 +82,10 @@ export interface LoraOptions {
 export interface GenerateArtifactsOptions extends ModelOptions {
   /** Low-rank adapters on a frozen base (LoRA). */
   lora?: LoraOptions | null | undefined;
-  /** Names of the parameters to train. */
+  /**
+   * Names of the parameters to train; left out, every float initializer is trained. An empty
+   * list is an error (nothing would be trained), except with `lora`, whose adapters train.
+   */
   requiresGrad?: readonly string[] | undefined;
   /** Names of the parameters kept frozen (saved in the checkpoint, not trained). */
   frozenParams?: readonly string[] | undefined;
@@ -101,7 +104,10 @@ export interface GenerateArtifactsOptions extends ModelOptions {
   loss?: LossType | LossName | LossOptions | Block<string | string[]> | null | undefined;
   /** The optimizer model to generate; without one no optimizer model is produced. */
   optimizer?: OptimType | OptimName | OptimizerOptions | null | undefined;
-  /** Model outputs the training and eval models output too, after the loss. */
+  /**
+   * Model outputs the training and eval models output too, after the loss. The eval model
+   * outputs the model's own outputs after these either way (fit's metrics, Module.predict).
+   */
   additionalOutputNames?: readonly string[] | undefined;
   /** The model values the loss is computed from (default: the model's outputs). */
   lossInputNames?: readonly string[] | undefined;
@@ -136,7 +142,7 @@ declare const outputsBrand: unique symbol;
  * Uint8Array that remembers E in its type (nothing at run time), so that `Module.create` types
  * `run()` by it.
  */
-export type TrainingModelBytes<E extends readonly string[] = readonly string[]> = Uint8Array & { readonly [outputsBrand]?: E };
+export type TrainingModelBytes<E extends readonly string[] = readonly string[]> = Uint8Array<ArrayBuffer> & { readonly [outputsBrand]?: E };
 
 /** The additional output names an options type asks for (a tuple when written literally). */
 export type AdditionalOutputsOf<O> = O extends { additionalOutputNames: infer E extends readonly string[] }
@@ -146,7 +152,7 @@ export type AdditionalOutputsOf<O> = O extends { additionalOutputNames: infer E 
 type RequiredKeys<O> = { [K in keyof O]-?: {} extends Pick<O, K> ? never : K }[keyof O];
 
 /** `Uint8Array` when `P` (an option's type) surely holds a value, `undefined` when surely not, else either. */
-type BytesIf<P> = [P] extends [null | undefined] ? undefined : null extends P ? Uint8Array | undefined : undefined extends P ? Uint8Array | undefined : Uint8Array;
+type BytesIf<P> = [P] extends [null | undefined] ? undefined : null extends P ? Uint8Array<ArrayBuffer> | undefined : undefined extends P ? Uint8Array<ArrayBuffer> | undefined : Uint8Array<ArrayBuffer>;
 
 /** An option's type in O: `undefined` when O has no such key, the value's type (with `undefined` when optional) otherwise. */
 type OptionOf<O, K extends string> = K extends keyof O ? (K extends RequiredKeys<O> ? O[K] : O[K] | undefined) : undefined;
@@ -161,7 +167,7 @@ export interface Artifacts<O extends GenerateArtifactsOptions = GenerateArtifact
   evalModel: TrainingModelBytes<AdditionalOutputsOf<O>>;
   /** Absent when no optimizer was asked for. */
   optimizerModel: BytesIf<OptionOf<O, 'optimizer'>>;
-  checkpoint: Uint8Array;
+  checkpoint: Uint8Array<ArrayBuffer>;
   /** Present with `nominalCheckpoint: true`. */
   nominalCheckpoint: BytesIf<Exclude<OptionOf<O, 'nominalCheckpoint'>, false>>;
   /** With `frozenDtype: 'float16'`: the frozen float32 weights that stayed float32, and why. */

@@ -1,6 +1,7 @@
 // artifacts.generateArtifacts: from a forward-only ONNX model to the training, eval and
 // optimizer models and the checkpoint, in the C core (ONNX Runtime's generate_artifacts).
-import { init, WebtrainError } from './core.js';
+import { coreFor, WebtrainError } from './core.js';
+import { checkOptions, MODEL_OPTIONS } from './options.js';
 import { writeBytes } from './storage.js';
 import { concatBytes } from './bytes.js';
 import { importNode, isNode } from './node-builtin.js';
@@ -20,7 +21,7 @@ const READ_AHEAD_SMALL = 2 ** 20;
  * A loss or optimizer option -> { type, ...options }: absent (`none`), a kind number, a name of
  * `names` (LossType, OptimType), or an options object whose type is either.
  */
-function kindOptions(value, names, none, what, invalid) {
+function kindOptions(value, names, none, what, invalid, keys) {
   if (value === undefined || value === null) return { type: none };
   if (typeof value === 'number') return { type: value };
   if (typeof value === 'string') {
@@ -28,11 +29,22 @@ function kindOptions(value, names, none, what, invalid) {
     return { type: names[value] };
   }
   if (invalid && typeof value !== 'object') throw new WebtrainError(invalid);
+  checkOptions(value, keys, `generateArtifacts' ${what}`);
   return { ...value, type: typeof value.type === 'string' ? names[value.type] : value.type };
 }
 
-const lossOptions = (loss) => kindOptions(loss, LossType, Loss.NONE, 'loss', 'loss: expected an artifacts.LossType, an options object or an onnxblock.Block');
-const optimOptions = (opt) => kindOptions(opt, OptimType, Optim.NONE, 'optimizer');
+/** generateArtifacts' options (js/artifacts.d.ts GenerateArtifactsOptions). */
+const GENERATE_OPTIONS = [
+  ...MODEL_OPTIONS, 'lora', 'requiresGrad', 'frozenParams', 'frozenDtype', 'loss', 'optimizer', 'additionalOutputNames', 'lossInputNames',
+  'nominalCheckpoint', 'ortFormat', 'customOpLibrary', 'artifactDirectory', 'prefix', 'keepExternalData',
+];
+/** A loss given as an options object (LossOptions). */
+const LOSS_OPTIONS = ['type', 'reduction', 'ignoreIndex', 'weight', 'posWeight'];
+/** An optimizer given as an options object (OptimizerOptions). */
+const OPTIMIZER_OPTIONS = ['type', 'betas', 'eps', 'weightDecay', 'adamMode', 'biasCorrection', 'clipGradNorm', 'lr'];
+
+const lossOptions = (loss) => kindOptions(loss, LossType, Loss.NONE, 'loss', 'loss: expected an artifacts.LossType, an options object or an onnxblock.Block', LOSS_OPTIONS);
+const optimOptions = (opt) => kindOptions(opt, OptimType, Optim.NONE, 'optimizer', undefined, OPTIMIZER_OPTIONS);
 
 /**
  * generateArtifacts(model, options) -> { trainingModel, evalModel, optimizerModel, checkpoint,
@@ -48,8 +60,15 @@ const optimOptions = (opt) => kindOptions(opt, OptimType, Optim.NONE, 'optimizer
  * the side file, from 32 MiB of weights on or with keepExternalData: true given.
  */
 export async function generateArtifacts(model, options = {}) {
+  checkOptions(options, GENERATE_OPTIONS, 'generateArtifacts');
+  options ??= {};
+  if (Array.isArray(options.requiresGrad) && options.requiresGrad.length === 0 && (options.lora === undefined || options.lora === null)) {
+    throw new WebtrainError(
+      "generateArtifacts: requiresGrad is empty, so nothing would be trained: leave requiresGrad out to train every float initializer, or name the parameters to train (e.g. requiresGrad: ['fc.weight', 'fc.bias'])",
+    );
+  }
   const half = frozenDtypeOption(options.frozenDtype);
-  const core = await init(options);
+  const core = await coreFor(options);
   const m = core.m;
   const entries = externalDataOption(options.externalData, 'generateArtifacts');
   const keepExternal = options.keepExternalData ?? true;

@@ -7,6 +7,7 @@
 
 import { importNode, isNode } from './node-builtin.js';
 import { Status, HeapStat, readRecord } from './abi.js';
+import { checkOptions, INIT_OPTIONS } from './options.js';
 
 
 let corePromise = null;
@@ -21,6 +22,15 @@ export const MAX_THREADS = 8;
  * threadedUrl?: string|URL, simd?: 'auto'|'relaxed'|'simd128' }.
  */
 export function init(options = {}) {
+  checkOptions(options, INIT_OPTIONS, 'init');
+  return coreFor(options ?? {});
+}
+
+/**
+ * init() for the calls that load the core on the way (Module.create, generateArtifacts, ...):
+ * they check their options, init's among them, themselves.
+ */
+export function coreFor(options) {
   if (!corePromise) corePromise = load(options).catch((err) => {
     corePromise = null;
     throw err;

@@ -1,5 +1,13 @@
 // Type declarations for js/loop.js: fit and trainEpochs, the training loop shared by Node, pages
 // and webtrain.worker().
+//
+// Epochs are numbered from 0 everywhere: `initialEpoch`, the history's and the callbacks'
+// `epoch`, the checkpoint path's `{epoch}` and the progress line ("epoch 2 (3/5)": epoch 2, the
+// third of epochs 0..4). `epochs` is the number to stop before: resuming after epoch k is
+// `initialEpoch: k + 1` with the same `epochs`.
+//
+// An option key not documented here (in an options object, its callbacks, earlyStopping,
+// checkpoint or validation) throws a TypeError naming it and the nearest documented key.
 import type { Tensor, TensorLike } from './tensor.js';
 import type { Module, Optimizer, LinearLRScheduler, ModuleInput } from './training.js';
 
@@ -70,6 +78,7 @@ export type Metric = 'accuracy' | ((outputs: Tensor[], labels: Tensor) => number
 
 /** One epoch of fit's history: the loss (mean over the epoch's batches), val* from the validation set, each metric by its name. */
 export interface FitEpoch {
+  /** From 0, as initialEpoch and the checkpoint's {epoch} count. */
   epoch: number;
   loss: number;
   valLoss?: number;
@@ -127,9 +136,10 @@ export interface FitOptions<I = Tensor | TensorLike | ArrayBufferView> {
   /** Default: batchSize. */
   validationBatchSize?: number;
   /**
-   * Computed on the training batches (when the training model has the outputs) and the
-   * validation set; they need the model output next to the loss: generate the artifacts with
-   * additionalOutputNames: ['<the model output>'].
+   * Computed on the validation set (the eval model of artifacts webtrain generates outputs the
+   * model's outputs after the loss) and on the training batches when the training model outputs
+   * them too (additionalOutputNames). Without validation data, or with ONNX Runtime's artifacts,
+   * they need the artifacts generated with additionalOutputNames: ['<the model output>'].
    */
   metrics?: Metric[] | Record<string, Metric>;
   /** Stepped after every optimizer step. */
@@ -151,7 +161,10 @@ export interface FitOptions<I = Tensor | TensorLike | ArrayBufferView> {
   signal?: AbortSignal;
   /** A batch whose loss is NaN or infinite: 'throw' (default: fit rejects), 'skip' (no update; counted), 'stop'. */
   onNonFinite?: 'throw' | 'skip' | 'stop';
-  /** A progress line: on stderr (updating in place on a terminal, a line per epoch otherwise). */
+  /**
+   * A progress line: on stderr (updating in place on a terminal, a line per epoch otherwise),
+   * "epoch 2 (3/5) [...]": the epoch's number, then which of the epochs up to `epochs` it is.
+   */
   progress?: boolean | { stream?: { write(s: string): unknown; isTTY?: boolean; columns?: number }; width?: number };
   /** Lets the event loop run every this many milliseconds (default 30; Infinity: never). */
   yieldMs?: number;

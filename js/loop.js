@@ -8,6 +8,19 @@ import { Tensor } from './tensor.js';
 import { CheckpointState, Module, Optimizer } from './training.js';
 import { toTensor } from './feeds.js';
 import { progressBar } from './progress.js';
+import { checkOptions } from './options.js';
+
+/** fit's options (js/loop.d.ts FitOptions), and those of its object-valued ones. */
+export const FIT_OPTIONS = [
+  'x', 'y', 'batchSize', 'batches', 'epochs', 'initialEpoch', 'shuffle', 'seed', 'dropLast', 'validation', 'validationSplit', 'validationBatchSize',
+  'metrics', 'scheduler', 'callbacks', 'progressEvery', 'earlyStopping', 'checkpoint', 'signal', 'onNonFinite', 'progress', 'yieldMs',
+];
+export const CALLBACKS = ['onBatchEnd', 'onEpochEnd'];
+const EARLY_STOPPING = ['monitor', 'patience', 'minDelta', 'mode', 'restoreBest'];
+const CHECKPOINT = ['path', 'every', 'includeOptimizerState'];
+const VALIDATION = ['x', 'y'];
+/** trainEpochs' options (TrainEpochsOptions). */
+export const TRAIN_EPOCHS_OPTIONS = ['module', 'optimizer', 'scheduler', 'inputs', 'batchSize', 'batches', 'epochs', 'shuffle', 'seed', 'dropLast', 'progressEvery', 'onProgress', 'signal', 'yieldMs'];
 
 /** Rows [start, end) of a tensor whose first dim is the sample axis (a view, no copy). */
 function rows(t, start, end) {
@@ -49,7 +62,13 @@ const asList = (x) => (Array.isArray(x) ? x : [x]);
 function dataset(what, inputs) {
   const ts = inputs.map((x, i) => toTensor(x, `#${i}`));
   const n = ts[0].dims[0];
-  if (ts.some((t) => t.dims[0] !== n)) throw new WebtrainError(`${what}: every input needs the same number of samples along axis 0; got ${ts.map((t) => t.dims[0]).join(', ')}`);
+  if (ts.some((t) => t.dims[0] !== n)) {
+    // A plain typed array is one sample axis of its length: the likely cause is a forgotten shape.
+    const flat = inputs.findIndex((x, i) => ArrayBuffer.isView(x) && ts.some((t) => t.dims[0] < ts[i].dims[0] && ts[i].size % t.dims[0] === 0));
+    const rows = flat < 0 ? 0 : Math.min(...ts.map((t) => t.dims[0]));
+    const hint = flat < 0 ? '' : `; input #${flat} is a plain ${inputs[flat].constructor.name} (1-D: ${ts[flat].size} samples): wrap it in a Tensor with its dims, e.g. new Tensor(data, [${rows}, ${ts[flat].size / rows}])`;
+    throw new WebtrainError(`${what}: every input needs the same number of samples along axis 0; got ${ts.map((t) => t.dims[0]).join(', ')}${hint}`);
+  }
   return ts;
 }
 
@@ -78,6 +97,7 @@ function dataOf(what, o) {
   let val = null;
   if (o.validation) {
     const v = o.validation;
+    checkOptions(v, VALIDATION, `${what}'s validation`);
     if (!v.x || !v.y) throw new WebtrainError(`${what}: validation needs { x, y }`);
     val = dataset(`${what}: validation`, [...asList(v.x), v.y]);
   }
@@ -161,7 +181,9 @@ const metricValues = (metrics, means, key = 'name') => Object.fromEntries(metric
 function addMetrics(what, metrics, means, outs, batch) {
   if (!metrics.length) return;
   if (outs.length < 2) {
-    throw new WebtrainError(`${what}: metrics need the model's output (e.g. its logits) next to the loss: generate the artifacts with additionalOutputNames: ['<the model output>']`);
+    throw new WebtrainError(
+      `${what}: metrics need the model's output (e.g. its logits) next to the loss: give validation data (the eval model of artifacts webtrain generates outputs it), or generate the artifacts with additionalOutputNames: ['<the model output>'] (artifacts from elsewhere: with ONNX Runtime's additional_output_names)`,
+    );
   }
   const y = batch[batch.length - 1];
   const n = y.dims?.[0] ?? 1;
@@ -223,6 +245,7 @@ function trainStep(module, optimizer, scheduler, batch, onNonFinite) {
 /** earlyStopping option -> a judge of each epoch's entry, or null. */
 function earlyStopper(what, es, hasValidation) {
   if (!es) return null;
+  checkOptions(es, EARLY_STOPPING, `${what}'s earlyStopping`);
   const monitor = es.monitor ?? (hasValidation ? 'valLoss' : 'loss');
   const mode = es.mode ?? (/acc/i.test(monitor) ? 'max' : 'min');
   const sign = mode === 'max' ? -1 : 1;
@@ -256,15 +279,21 @@ function earlyStopper(what, es, hasValidation) {
  * history's entry, early stopping and the checkpoint.
  */
 export async function fit(module, optimizer, options = {}) {
-  const o = options;
-  const what = o.name ?? 'fit';
+  checkOptions(options, FIT_OPTIONS, 'fit');
+  return runFit(module, optimizer, options ?? {}, 'fit');
+}
+
+/** fit, its errors naming `what` (fit, trainEpochs). */
+async function runFit(module, optimizer, o, what) {
   const { scheduler, signal } = o;
   const callbacks = o.callbacks ?? {};
+  checkOptions(callbacks, CALLBACKS, `${what}'s callbacks`);
   if (!(module instanceof Module)) throw new WebtrainError(`${what}: module must be a Module (in webtrain.worker(): a Module of that worker)`);
   if (!(optimizer instanceof Optimizer)) throw new WebtrainError(`${what}: optimizer must be an Optimizer (in webtrain.worker(): an Optimizer of that worker)`);
   const onNonFinite = o.onNonFinite ?? 'throw';
   if (!['throw', 'skip', 'stop'].includes(onNonFinite)) throw new WebtrainError(`${what}: onNonFinite must be 'throw', 'skip' or 'stop'; got ${onNonFinite}`);
   const ckpt = o.checkpoint ? { every: 'epoch', includeOptimizerState: true, ...(typeof o.checkpoint === 'string' ? { path: o.checkpoint } : o.checkpoint) } : null;
+  if (o.checkpoint && typeof o.checkpoint === 'object') checkOptions(o.checkpoint, CHECKPOINT, `${what}'s checkpoint`);
   if (ckpt && (!ckpt.path || ckpt.every !== 'epoch')) throw new WebtrainError(`${what}: checkpoint needs { path, every: 'epoch' }`);
   if (signal?.aborted) throw abortError(undefined, undefined, what);
   const initialEpoch = o.initialEpoch ?? 0;
@@ -306,7 +335,8 @@ export async function fit(module, optimizer, options = {}) {
       const loss = new Mean();
       const means = metrics.map(() => new Mean());
       for (const batch of validation) {
-        const outs = outputsOf(module.run(...batch));
+        // every output of the eval model: those after the loss are the model's outputs in webtrain's artifacts
+        const outs = module._evalOutputs(...batch);
         const n = batch[batch.length - 1].dims?.[0] ?? 1;
         loss.add(scalar(outs[0]), n);
         addMetrics(what, metrics, means, outs, batch);
@@ -397,17 +427,17 @@ export async function fit(module, optimizer, options = {}) {
  * epochLoss, epochDone, elapsedMs }). Resolves to { steps, epochs, losses, lastLoss, elapsedMs }.
  */
 export async function trainEpochs(options = {}) {
-  const { module, optimizer, inputs, onProgress, ...rest } = options;
+  checkOptions(options, TRAIN_EPOCHS_OPTIONS, 'trainEpochs');
+  const { module, optimizer, inputs, onProgress, ...rest } = options ?? {};
   if (rest.batches === undefined || rest.batches === null) {
     if (!inputs) throw new WebtrainError('trainEpochs: give inputs ([tensors with samples along axis 0] + batchSize) or batches ([[input, labels], ...])');
     rest.x = inputs;
     rest.batchSize ??= toTensor(inputs[0], '#0').dims[0];
   }
-  const r = await fit(module, optimizer, {
+  const r = await runFit(module, optimizer, {
     ...rest,
     shuffle: !!rest.shuffle,
-    name: 'trainEpochs',
     callbacks: onProgress ? { onBatchEnd: (p) => void onProgress(p) } : undefined,
-  });
+  }, 'trainEpochs');
   return { steps: r.steps, epochs: rest.epochs ?? 1, losses: r.losses, lastLoss: r.lastLoss, elapsedMs: r.elapsedMs };
 }

@@ -5,6 +5,10 @@ import { WebtrainError } from './core.js';
 import { NameList } from './abi.js';
 import { writeBytes } from './storage.js';
 import { readBytes } from './bytes.js';
+import { checkOptions } from './options.js';
+
+/** generateArtifacts' lora option (js/artifacts.d.ts LoraOptions). */
+const LORA_OPTIONS = ['rank', 'alpha', 'targets', 'seed'];
 
 const fail = (msg) => {
   throw new WebtrainError(`generateArtifacts: lora.${msg}`);
@@ -15,6 +19,7 @@ const show = (t) => (t instanceof RegExp ? String(t) : typeof t === 'function' ?
 /** Checks options.lora -> { rank, alpha, seed, targets: [string | RegExp | function] }. */
 export function loraOptions(lora) {
   if (typeof lora !== 'object' || Array.isArray(lora)) throw new WebtrainError(`generateArtifacts: lora: expected an object { rank, alpha, targets, seed? }; got ${show(lora)}`);
+  checkOptions(lora, LORA_OPTIONS, "generateArtifacts' lora");
   const { rank, alpha = rank, seed = 0 } = lora;
   if (!Number.isInteger(rank) || rank < 1 || rank > 65536) fail(`rank: expected an integer from 1 to 65536 (8 or 16 are usual); got ${show(rank)}`);
   if (typeof alpha !== 'number' || !Number.isFinite(alpha) || !(alpha > 0)) fail(`alpha: expected a finite number > 0 (the adapters are scaled by alpha / rank); got ${show(alpha)}`);
@@ -89,7 +94,7 @@ export async function exportLoraAdapter(module, stateRaw, destination, outputNam
   if (Array.isArray(destination) && outputNames && !Array.isArray(outputNames)) options = outputNames; // (outputNames, options)
   [destination, outputNames] = outputList('exportLoraAdapter', destination, outputNames);
   const core = module.core;
-  const { adapterVersion = 0, modelVersion = 0 } = options;
+  const { adapterVersion = 0, modelVersion = 0 } = checkOptions(options, ['adapterVersion', 'modelVersion'], 'exportLoraAdapter') ?? {};
   for (const [k, v] of Object.entries({ adapterVersion, modelVersion }))
     if (!Number.isInteger(v) || v < 0 || v > 0x7fffffff) throw new WebtrainError(`exportLoraAdapter: ${k}: expected an integer from 0 to 2^31 - 1; got ${v}`);
   const model = core.takeBuf(core.withStrings([outputNames.join('\0')], (p) => core.m._wtw_module_export_lora(module.h, p, outputNames.length, 1)), 'exportLoraAdapter');

@@ -173,7 +173,7 @@ export declare const loss: {
 /** A forward model built by {@link buildModel}: its ONNX bytes and its input/output names. */
 export declare class OnnxblockModel {
   private constructor();
-  readonly bytes: Uint8Array;
+  readonly bytes: Uint8Array<ArrayBuffer>;
   readonly inputNames: string[];
   readonly outputNames: string[];
 }

@@ -9,6 +9,12 @@
 import { WebtrainError } from './core.js';
 import { Loss } from './abi.js';
 import { OnnxblockModel } from './built-model.js';
+import { checkOptions } from './options.js';
+
+/** The options of the reduction blocks (ReduceMean, ReduceSum). */
+const REDUCE_OPTIONS = ['axes', 'keepdims'];
+/** The options of the loss blocks: ONNX Runtime's Python (snake_case) names too. */
+const LOSS_BLOCK_OPTIONS = ['reduction', 'weight', 'ignoreIndex', 'ignore_index', 'posWeight', 'pos_weight'];
 
 let active = null; // the builder of the generateArtifacts call in progress
 
@@ -102,8 +108,9 @@ export const blocks = {
     }
   },
   ReduceMean: class extends Block {
-    constructor({ axes, keepdims = false } = {}) {
+    constructor(options = {}) {
       super();
+      const { axes, keepdims = false } = checkOptions(options, REDUCE_OPTIONS, `onnxblock.blocks.${new.target.name}`) ?? {};
       this.axes = axes;
       this.keepdims = keepdims;
     }
@@ -112,8 +119,9 @@ export const blocks = {
     }
   },
   ReduceSum: class extends Block {
-    constructor({ axes, keepdims = false } = {}) {
+    constructor(options = {}) {
       super();
+      const { axes, keepdims = false } = checkOptions(options, REDUCE_OPTIONS, `onnxblock.blocks.${new.target.name}`) ?? {};
       this.axes = axes;
       this.keepdims = keepdims;
     }
@@ -127,6 +135,7 @@ export const blocks = {
 function lossOpts(arg) {
   if (arg === undefined || arg === null) return {};
   if (typeof arg === 'string') return { reduction: arg };
+  checkOptions(arg, LOSS_BLOCK_OPTIONS, 'an onnxblock loss');
   return { ...arg, ignoreIndex: arg.ignoreIndex ?? arg.ignore_index, posWeight: arg.posWeight ?? arg.pos_weight };
 }
 
@@ -191,11 +200,12 @@ export { OnnxblockModel };
  *   const model = await onnxblock.buildModel('base.onnx', new MyHead());
  */
 export async function buildModel(base, block, options = {}) {
-  const [{ init }, { readBytes }, { withGenerator }, { externalDataOption, externalReaders }] = await Promise.all([import('./core.js'), import('./bytes.js'), import('./builder.js'), import('./external.js')]);
+  const [{ coreFor }, { readBytes }, { withGenerator }, { externalDataOption, externalReaders }, { checkOptions, MODEL_OPTIONS }] = await Promise.all([import('./core.js'), import('./bytes.js'), import('./builder.js'), import('./external.js'), import('./options.js')]);
+  checkOptions(options, MODEL_OPTIONS, 'buildModel');
   if (!(block instanceof Block)) throw new WebtrainError('buildModel: the second argument must be an onnxblock.Block');
-  const core = await init(options);
+  const core = await coreFor(options ?? {});
   const m = core.m;
-  const entries = externalDataOption(options.externalData, 'buildModel');
+  const entries = externalDataOption(options?.externalData, 'buildModel');
   const bytes = await readBytes(base);
   const [external] = await externalReaders(core, [{ model: base, bytes }], entries, 'buildModel');
   return withGenerator(core, bytes, { context: 'buildModel', loadContext: true, external }, async (b) => {

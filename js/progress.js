@@ -12,6 +12,12 @@ function pairs(o, loss) {
   return out.join(' ');
 }
 
+/**
+ * The epoch as fit numbers it (from 0, as initialEpoch, the history and the checkpoint's {epoch}
+ * do), then how many of the epochs up to `epochs` (exclusive) it is.
+ */
+const epochLabel = (epoch, epochs) => `epoch ${epoch} (${epoch + 1}/${epochs})`;
+
 /** option: true, or { stream, width } (stream: a Writable with isTTY and columns, e.g. process.stderr). */
 export function progressBar(option) {
   const stream = (typeof option === 'object' && option.stream) || globalThis.process?.stderr || null;
@@ -29,13 +35,13 @@ export function progressBar(option) {
       const frac = p.batches ? p.batch / p.batches : 0;
       const full = Math.round(frac * width);
       const bar = p.batches ? `[${'='.repeat(Math.max(0, full - 1))}${full ? '>' : ''}${' '.repeat(width - full)}] ${p.batch}/${p.batches}` : `batch ${p.batch}`;
-      let line = `epoch ${p.epoch + 1}/${p.epochs} ${bar} ${pairs(p, p.epochLoss)} ${(p.elapsedMs / 1000).toFixed(1)}s`;
+      let line = `${epochLabel(p.epoch, p.epochs)} ${bar} ${pairs(p, p.epochLoss)} ${(p.elapsedMs / 1000).toFixed(1)}s`;
       if (stream.columns) line = line.slice(0, stream.columns - 1);
       write(`\r\x1b[K${line}`);
       open = true;
     },
     epoch(entry, epochs) {
-      const line = `epoch ${entry.epoch + 1}/${epochs} ${pairs(entry, entry.loss)}${entry.skipped ? ` skipped ${entry.skipped}` : ''} ${entry.seconds.toFixed(1)}s`;
+      const line = `${epochLabel(entry.epoch, epochs)} ${pairs(entry, entry.loss)}${entry.skipped ? ` skipped ${entry.skipped}` : ''} ${entry.seconds.toFixed(1)}s`;
       write(`${tty ? '\r\x1b[K' : ''}${line}\n`);
       open = false;
     },

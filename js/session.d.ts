@@ -46,6 +46,9 @@ export declare class InferenceSession {
   runSync(feeds: Record<string, SessionFeed> | Map<string, SessionFeed>): Record<string, Tensor>;
   /** Bytes of activation memory the cached execution plans hold. */
   readonly arenaBytes: number;
-  /** Frees the session; using it afterwards throws. Idempotent. */
+  /**
+   * Frees the session; using it afterwards throws. Idempotent. A session dropped without it is
+   * freed once garbage-collected.
+   */
   release(): void;
 }

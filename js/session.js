@@ -1,18 +1,22 @@
 // InferenceSession: runs any ONNX model webtrain supports (the forward pass) from Node or a
 // browser. Inputs are copied into the wasm heap, outputs copied out at once, temporaries
 // freed in `finally`: no heap view escapes (memory growth would invalidate it).
-import { init, WebtrainError } from './core.js';
+import { coreFor, WebtrainError } from './core.js';
+import { checkOptions, MODEL_OPTIONS } from './options.js';
 import { readBytes } from './bytes.js';
 import { Staging, feedInputs, readOutputs } from './feeds.js';
 import { externalDataOption, externalReaders } from './external.js';
+import { Life } from './lifetime.js';
 
 export class InferenceSession {
   #core;
   #handle;
+  #life; // frees the C session on release(), or once the session is garbage-collected
 
   constructor(core, handle) {
     this.#core = core;
     this.#handle = handle;
+    this.#life = new Life(handle, (h) => core.m._wtw_session_free(h)).watch(this);
     const m = core.m;
     this.inputNames = Array.from({ length: m._wtw_session_input_count(handle) }, (_, i) => core.string(m._wtw_session_input_name(handle, i)));
     this.outputNames = Array.from({ length: m._wtw_session_output_count(handle) }, (_, i) => core.string(m._wtw_session_output_name(handle, i)));
@@ -23,7 +27,9 @@ export class InferenceSession {
    * of a model saved with external data (js/external.js).
    */
   static async create(model, options = {}) {
-    const core = await init(options);
+    checkOptions(options, MODEL_OPTIONS, 'InferenceSession.create');
+    options ??= {};
+    const core = await coreFor(options);
     const entries = externalDataOption(options.externalData, 'InferenceSession.create');
     const bytes = await readBytes(model);
     const [ext] = await externalReaders(core, [{ model, bytes }], entries, 'InferenceSession.create');
@@ -72,8 +78,8 @@ export class InferenceSession {
   }
 
   release() {
-    if (this.#handle) this.#core.m._wtw_session_free(this.#handle);
     this.#handle = 0;
+    this.#life.release();
   }
 
   #live() {

@@ -1,4 +1,18 @@
 // Type declarations for js/training.js: ONNX Runtime's on-device training API.
+//
+// Options objects: a key that is not documented here (a typo: `requiresgrad`) throws a
+// TypeError naming it and the nearest documented key, instead of being ignored.
+//
+// Lifetimes: CheckpointState, Module, Optimizer and InferenceSession hold memory in the
+// WebAssembly heap. `release()` frees it at once (the way to bound memory in a loop); an object
+// dropped without `release()` is freed after the garbage collector collects it
+// (FinalizationRegistry), at a time the engine chooses: the collector does not see the
+// WebAssembly heap, so objects dropped in a loop may pile up there until it runs. A state lives
+// on while the Modules and Optimizers built on it do (they hold it), a module while its
+// Optimizer does.
+//
+// Buffers returned as bytes are `Uint8Array<ArrayBuffer>`: fresh copies, never views of the
+// heap, which a Blob or a transfer takes as they are.
 import type { InitOptions } from './core.js';
 import type { Tensor, TensorData, TensorLike } from './tensor.js';
 import type { BytesSource, ExternalDataFile, ModelOptions } from './session.js';
@@ -111,7 +125,7 @@ export declare class CheckpointState {
   /**
    * Serializes `state`, writes it to `destination` when one is given, and resolves to the bytes.
    */
-  static saveCheckpoint(state: CheckpointState, destination?: BytesDestination | null, options?: SaveCheckpointOptions): Promise<Uint8Array>;
+  static saveCheckpoint(state: CheckpointState, destination?: BytesDestination | null, options?: SaveCheckpointOptions): Promise<Uint8Array<ArrayBuffer>>;
   /** False once the state was released. */
   readonly isLive: boolean;
   readonly parameters: Parameters;
@@ -124,7 +138,7 @@ export declare class CheckpointState {
    */
   loadParameters(source: BytesSource): Promise<void>;
   /** The serialized checkpoint. */
-  toBytes(options?: Pick<SaveCheckpointOptions, 'includeOptimizerState'>): Uint8Array;
+  toBytes(options?: Pick<SaveCheckpointOptions, 'includeOptimizerState'>): Uint8Array<ArrayBuffer>;
   /**
    * Releases the state: using it afterwards throws. Its memory is freed once the Modules and
    * Optimizers created on it are released too. Idempotent.
@@ -139,7 +153,7 @@ export type ModuleInput = Tensor | TensorLike | TensorData;
 export type NamedModuleInputs = { [name: string]: ModuleInput } | Map<string, ModuleInput>;
 
 /** enum wt_module_mode (include/webtrain.h): 0 train, 1 eval. */
-export type ModuleMode = (typeof import('./abi.js').Mode)[keyof typeof import('./abi.js').Mode];
+export type ModuleMode = (typeof import('./abi.js').Mode)['TRAIN' | 'EVAL'];
 
 /**
  * What `Module.run` returns for a training model generated with `additionalOutputNames: E`: the
@@ -198,7 +212,21 @@ export declare class Module<R extends Tensor | Tensor[] = RunResult, A extends T
   /** Like `run`, returning every output by name. */
   runNamed(inputs: NamedModuleInputs): Record<string, Tensor>;
   runNamed(...inputs: ModuleInput[]): Record<string, Tensor>;
-  /** Schedules the gradients to be reset before the next training step accumulates into them. */
+  /**
+   * Runs the model forward on the current parameters: no labels, no loss, no gradients; in
+   * inference mode (the eval model: Dropout off, BatchNormalization on its running statistics),
+   * so between training steps it gives what the exported model would. `inputs` by name, or the
+   * model's one input as a tensor. `outputNames` default to the model's outputs (which the eval
+   * model of artifacts webtrain generates lists after the loss); artifacts generated elsewhere
+   * need them named. The first call for a set of outputs builds its plan (in the module's
+   * activation memory); calls after it allocate nothing but the returned tensors. Needs the eval
+   * model; leaves train/eval mode and the gradients as they are.
+   */
+  predict(inputs: NamedModuleInputs | ModuleInput, outputNames?: readonly string[]): Record<string, Tensor>;
+  /**
+   * Schedules the gradients to be reset before the next training step accumulates into them.
+   * The optimizer has no gradients to apply until a training step ran after it.
+   */
   lazyResetGrad(): void;
   /**
    * Memory held for this module, in bytes: the activation arena its training and eval models
@@ -217,19 +245,24 @@ export declare class Module<R extends Tensor | Tensor[] = RunResult, A extends T
    * Exports a plain ONNX inference model computing `outputNames` with the current parameters;
    * writes it to `destination` when given and resolves to its bytes.
    */
-  exportModelForInferencing(outputNames: string[], options?: ExportOptions): Promise<Uint8Array>;
-  exportModelForInferencing(destination: BytesDestination | null | undefined, outputNames: string[], options?: ExportOptions): Promise<Uint8Array>;
+  exportModelForInferencing(outputNames: string[], options?: ExportOptions): Promise<Uint8Array<ArrayBuffer>>;
+  exportModelForInferencing(destination: BytesDestination | null | undefined, outputNames: string[], options?: ExportOptions): Promise<Uint8Array<ArrayBuffer>>;
   /** LoRA (artifacts generated with `lora`): the inference model with W + (alpha/rank)·B·A folded into each adapted weight; plain ONNX. */
-  exportMergedModel(outputNames: string[]): Promise<Uint8Array>;
-  exportMergedModel(destination: BytesDestination | null | undefined, outputNames: string[]): Promise<Uint8Array>;
+  exportMergedModel(outputNames: string[]): Promise<Uint8Array<ArrayBuffer>>;
+  exportMergedModel(destination: BytesDestination | null | undefined, outputNames: string[]): Promise<Uint8Array<ArrayBuffer>>;
   /**
    * LoRA: the base inference model taking every `<W>.lora_A` / `<W>.lora_B` as an input (defaults:
    * lora_B zero, i.e. the base model) and the trained adapters in ONNX Runtime's adapter format
    * (.onnx_adapter); with a destination path `p`, written to `p.onnx` and `p.onnx_adapter`.
    */
-  exportLoraAdapter(outputNames: string[], options?: { adapterVersion?: number; modelVersion?: number }): Promise<{ model: Uint8Array; adapter: Uint8Array }>;
-  exportLoraAdapter(destination: string | URL | null | undefined, outputNames: string[], options?: { adapterVersion?: number; modelVersion?: number }): Promise<{ model: Uint8Array; adapter: Uint8Array }>;
-  /** Frees the module; using it afterwards throws. Idempotent. */
+  exportLoraAdapter(outputNames: string[], options?: { adapterVersion?: number; modelVersion?: number }): Promise<{ model: Uint8Array<ArrayBuffer>; adapter: Uint8Array<ArrayBuffer> }>;
+  exportLoraAdapter(destination: string | URL | null | undefined, outputNames: string[], options?: { adapterVersion?: number; modelVersion?: number }): Promise<{ model: Uint8Array<ArrayBuffer>; adapter: Uint8Array<ArrayBuffer> }>;
+  /** False once released. */
+  readonly isLive: boolean;
+  /**
+   * Frees the module (its plans and activation memory); using it afterwards throws. Idempotent.
+   * Without it, the module is freed once garbage-collected.
+   */
   release(): void;
 }
 
@@ -240,8 +273,17 @@ export declare class Optimizer {
   static create(optimizerModel: BytesSource, module: Module, options?: ModelOptions): Promise<Optimizer>;
   /** The module it updates. */
   readonly module: Module;
-  /** One optimizer step over every trainable parameter. */
+  /**
+   * One optimizer step over every trainable parameter, from the gradients the training steps
+   * (`module.run` in training mode) accumulated since the last step or `lazyResetGrad()`: several
+   * runs then one step is gradient accumulation. Throws a WebtrainError when there are none
+   * (before any training step, after `lazyResetGrad()`, after eval-mode runs only: a step would
+   * apply weight decay alone and count a step), when the last training step's loss was not
+   * finite, and when the module was released.
+   */
   step(): void;
+  /** False once released. */
+  readonly isLive: boolean;
   setLearningRate(learningRate: number): void;
   getLearningRate(): number;
   /** Frees the optimizer (and its state); using it afterwards throws. Idempotent. */

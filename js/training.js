@@ -1,7 +1,8 @@
 // ONNX Runtime's on-device training API in JavaScript: CheckpointState, Module, Optimizer,
 // LinearLRScheduler. Parameters, gradients and optimizer state live in the wasm heap, owned by
 // the C core; JS holds handles. Inputs are copied in and outputs copied out per call.
-import { init, WebtrainError } from './core.js';
+import { coreFor, WebtrainError } from './core.js';
+import { checkOptions, INIT_OPTIONS, MODEL_OPTIONS } from './options.js';
 import { Tensor } from './tensor.js';
 import { readBytes, describe } from './bytes.js';
 import { AUTO_EXTERNAL_BYTES, defaultSide, intoHeap, loadExternal, saveExternal } from './checkpoint-data.js';
@@ -11,6 +12,7 @@ import { Mode, PropertyType, ModuleMem } from './abi.js';
 import { externalDataOption, externalReaders, placeSideFiles, rememberSource, sourceOf } from './external.js';
 import { exportMergedModel, exportLoraAdapter, saveTrainable, loadParameters } from './lora.js';
 import { importNode, isNode } from './node-builtin.js';
+import { Life, StateLife } from './lifetime.js';
 
 /** An onProgress option: undefined or a function. */
 function progressOption(value, context) {
@@ -28,6 +30,23 @@ function checkpointSide(value) {
   const entries = externalDataOption(value, 'loadCheckpoint');
   if (entries.length !== 1) throw new WebtrainError(`loadCheckpoint: externalData: a checkpoint has one side file; got ${entries.length} entries`);
   return entries[0].data;
+}
+
+/** loadCheckpoint's options (js/training.d.ts LoadCheckpointOptions). */
+export const LOAD_OPTIONS = [...INIT_OPTIONS, 'onProgress', 'externalData'];
+/** saveCheckpoint's options (SaveCheckpointOptions). */
+const SAVE_OPTIONS = ['includeOptimizerState', 'externalData', 'trainableOnly'];
+/** Module.create's options (ModuleOptions). */
+export const MODULE_OPTIONS = [...MODEL_OPTIONS, 'onProgress'];
+
+/**
+ * A cross-entropy loss's refusal of a negative label: -100 is PyTorch's default ignore index,
+ * which the loss takes as its ignoreIndex option.
+ */
+function withLossHint(message) {
+  const m = /labels\[\d+\] = (-\d+) is out of range; expected 0 <= label < \d+$/.exec(message);
+  if (!m) return message;
+  return `${message}; to skip samples labelled ${m[1]} (${m[1] === '-100' ? "PyTorch's default ignore index" : 'an ignore index'}), generate the artifacts with the loss's ignoreIndex option: loss: { type: 'CrossEntropyLoss', ignoreIndex: ${m[1]} }`;
 }
 
 class Handle {
@@ -48,6 +67,10 @@ class Handle {
   get h() {
     if (!this.#h) throw new WebtrainError(`the ${this.#what} was released`);
     return this.#h;
+  }
+  /** False once released. */
+  get isLive() {
+    return !!this.#h;
   }
   drop() {
     const h = this.#h;
@@ -157,45 +180,27 @@ class Properties {
 }
 
 export class CheckpointState extends Handle {
-  #raw;
-  #users = 0; // live Modules and Optimizers built on this state: the C core frees it after them
+  // The C state, freed after the Modules and Optimizers built on it (js/lifetime.js).
+  #life;
 
   constructor(core, h) {
     super(core, h, 'checkpoint state');
-    this.#raw = h;
+    this.#life = new StateLife(h, (raw) => core.m._wtw_state_free(raw)).watch(this);
     this.parameters = new Parameters(this);
     this.properties = new Properties(this);
   }
 
   /** @internal the C handle for a Module/Optimizer built on this state (valid until they are released). */
   get _raw() {
-    if (!this.#raw) throw new WebtrainError('the checkpoint state was released');
-    return this.#raw;
+    if (!this.#life.raw) throw new WebtrainError('the checkpoint state was released');
+    return this.#life.raw;
   }
 
-  /** @internal */
+  /** @internal A Module or Optimizer is built on the state: -> the record whose unref() it calls once freed. */
   _retain() {
     this._raw; // throws once freed
-    this.#users++;
-  }
-
-  /** @internal */
-  _unref() {
-    if (--this.#users === 0 && this.#raw && !this.isLive) this.#free();
-  }
-
-  get isLive() {
-    try {
-      return !!this.h;
-    } catch {
-      return false;
-    }
-  }
-
-  #free() {
-    const h = this.#raw;
-    this.#raw = 0;
-    this.m._wtw_state_free(h);
+    this.#life.retain();
+    return this.#life;
   }
 
   /**
@@ -204,10 +209,11 @@ export class CheckpointState extends Handle {
    * the path or URL + '.data' (js/checkpoint-data.js).
    */
   static async loadCheckpoint(source, options = {}) {
-    const { externalData, onProgress: progress, ...initOptions } = options;
+    checkOptions(options, LOAD_OPTIONS, 'loadCheckpoint');
+    const { externalData, onProgress: progress, ...initOptions } = options ?? {};
     const onProgress = progressOption(progress, 'loadCheckpoint');
     const side = externalData === undefined || externalData === null ? defaultSide(source) : checkpointSide(externalData);
-    const core = await init(initOptions);
+    const core = await coreFor(initOptions);
     // A file or Blob streams into the heap (onProgress counts its bytes, then the side file's).
     // The core frees that copy as soon as it is parsed, so that the gradient buffers it
     // allocates next reuse the memory (the wasm heap never shrinks).
@@ -222,7 +228,8 @@ export class CheckpointState extends Handle {
    * layout for checkpoints over 2 GB) and returns the checkpoint file's bytes; 'auto' (the
    * default) does so from 1.5 GiB of tensors on; false never.
    */
-  static async saveCheckpoint(state, destination, { includeOptimizerState = false, externalData = 'auto', trainableOnly = false } = {}) {
+  static async saveCheckpoint(state, destination, options = {}) {
+    const { includeOptimizerState = false, externalData = 'auto', trainableOnly = false } = checkOptions(options, SAVE_OPTIONS, 'saveCheckpoint') ?? {};
     if (trainableOnly) return saveTrainable(state, state.h, destination, includeOptimizerState);
     if (externalData !== true && externalData !== false && externalData !== 'auto') {
       throw new TypeError(`saveCheckpoint: externalData must be true, false or 'auto'; got ${describe(externalData)}`);
@@ -245,7 +252,8 @@ export class CheckpointState extends Handle {
     return loadParameters(this, this.h, source);
   }
 
-  toBytes({ includeOptimizerState = false } = {}) {
+  toBytes(options = {}) {
+    const { includeOptimizerState = false } = checkOptions(options, ['includeOptimizerState'], 'toBytes') ?? {};
     return this.core.takeBuf(this.m._wtw_state_save(this.h, includeOptimizerState ? 1 : 0), 'cannot save checkpoint');
   }
 
@@ -255,7 +263,7 @@ export class CheckpointState extends Handle {
    */
   release() {
     this.drop();
-    if (this.#users === 0 && this.#raw) this.#free();
+    this.#life.release();
   }
 }
 
@@ -268,13 +276,19 @@ export class Module extends Handle {
 
   #hasEval;
   #source = null; // where the training model's side files are (an export by reference refers to them)
+  #life;
+  #predictKey = null; // the outputs the core's predict graph computes, '\0'-joined
 
-  constructor(core, h, state, hasEval = true) {
+  constructor(core, h, state, hasEval, stateLife) {
     super(core, h, 'module');
     this.#state = state;
     this.#hasEval = hasEval;
     // Inputs go through one staging buffer per module, grown when needed: no allocation per step.
-    this.#staging = new Staging(core, true);
+    const staging = (this.#staging = new Staging(core, true));
+    this.#life = new Life(h, (x) => core.m._wtw_module_free(x), () => {
+      staging.release();
+      stateLife.unref();
+    }).watch(this);
   }
 
   #checkMode(mode) {
@@ -287,7 +301,9 @@ export class Module extends Handle {
    * total }) as the side files' bytes land in the heap, and init's options.
    */
   static async create(trainingModel, state, evalModel, options = {}) {
-    const core = await init(options);
+    checkOptions(options, MODULE_OPTIONS, 'Module.create');
+    options ??= {};
+    const core = await coreFor(options);
     if (!(state instanceof CheckpointState)) throw new WebtrainError('Module.create: the second argument must be a CheckpointState');
     const onProgress = progressOption(options.onProgress, 'Module.create');
     const entries = externalDataOption(options.externalData, 'Module.create');
@@ -312,8 +328,7 @@ export class Module extends Handle {
       core.m._wtw_module_free(h);
       throw e;
     }
-    state._retain();
-    const module = new Module(core, h, state, !!ev);
+    const module = new Module(core, h, state, !!ev, state._retain());
     module.#source = sourceOf(trainingModel, entries, train);
     return module;
   }
@@ -345,7 +360,49 @@ export class Module extends Handle {
   outputNames(mode = this.#mode) {
     const { m, h, core } = this;
     this.#checkMode(mode);
-    return Array.from({ length: m._wtw_module_output_count(h, mode) }, (_, i) => core.string(m._wtw_module_output_name(h, mode, i)));
+    return Array.from({ length: this.#outputCount(mode) }, (_, i) => core.string(m._wtw_module_output_name(h, mode, i)));
+  }
+
+  /**
+   * The outputs a step returns: the training model's (the loss, the additional outputs), in
+   * eval mode too. The eval model webtrain generates outputs the model's own outputs after
+   * them, which fit's metrics and predict read (#forwardOutputs).
+   */
+  #outputCount(mode) {
+    const { m, h } = this;
+    const n = m._wtw_module_output_count(h, mode);
+    return mode === Mode.EVAL ? Math.min(n, m._wtw_module_output_count(h, Mode.TRAIN)) : n;
+  }
+
+  /** The eval model's outputs after those of the training model: the model's own outputs (webtrain's artifacts), or none. */
+  #forwardOutputs() {
+    const { m, h, core } = this;
+    const n = m._wtw_module_output_count(h, Mode.EVAL);
+    const from = n > this.#outputCount(Mode.EVAL) ? this.#outputCount(Mode.EVAL) : 1;
+    return Array.from({ length: n - from }, (_, i) => core.string(m._wtw_module_output_name(h, Mode.EVAL, from + i)));
+  }
+
+  /**
+   * Runs the model forward on the current parameters: no labels, no loss, no gradients, in
+   * inference mode (the eval model's Dropout and BatchNormalization). `inputs` by name (or the
+   * one input's tensor); `outputNames` default: the model's outputs. -> { name: Tensor }.
+   */
+  predict(inputs, outputNames) {
+    const { m, h, core } = this;
+    if (!this.#hasEval) throw new WebtrainError('predict needs the eval model: give one to Module.create');
+    const names = outputNames ?? this.#forwardOutputs();
+    if (!Array.isArray(names) || names.some((n) => typeof n !== 'string')) throw new TypeError(`predict: outputNames must be an array of output names, e.g. ['logits']; got ${describe(outputNames)}`);
+    if (!names.length) {
+      throw new WebtrainError(`predict: name the outputs to compute, e.g. module.predict(inputs, ['logits']): this eval model outputs the loss only (artifacts from elsewhere; webtrain's also output the model's outputs)`);
+    }
+    const key = names.join('\0');
+    if (key !== this.#predictKey) {
+      core.check(core.withStrings([key], (p) => m._wtw_module_predict_outputs(h, p, names.length)), 'predict');
+      this.#predictKey = key;
+      this.#inputNames.delete(Mode.PREDICT);
+    }
+    const outs = this.#step(Mode.PREDICT, [inputs], 'predict');
+    return Object.fromEntries(names.map((n, i) => [n, outs[i]]));
   }
 
   /**
@@ -368,11 +425,26 @@ export class Module extends Handle {
   }
 
   runAll(...args) {
-    const { m, h, core } = this;
     const mode = this.#mode;
+    return this.#step(mode, args, `${mode === Mode.EVAL ? 'eval' : 'train'} step`).slice(0, this.#outputCount(mode));
+  }
+
+  /** @internal An eval step's outputs, all of them: [loss, additional outputs, the model's outputs] (fit's metrics). */
+  _evalOutputs(...args) {
+    this.#checkMode(Mode.EVAL);
+    return this.#step(Mode.EVAL, args, 'eval step');
+  }
+
+  /** One step of `mode` on args (run's or predict's) -> every output of the core's graph. */
+  #step(mode, args, context) {
+    const { m, h, core } = this;
+    this.#checkMode(mode);
     let names = this.#inputNames.get(mode);
-    if (!names) this.#inputNames.set(mode, (names = this.inputNames(mode)));
-    const model = mode === Mode.EVAL ? 'eval' : 'training';
+    if (!names) {
+      names = Array.from({ length: m._wtw_module_input_count(h, mode) }, (_, i) => core.string(m._wtw_module_input_name(h, mode, i)));
+      this.#inputNames.set(mode, names);
+    }
+    const model = mode === Mode.TRAIN ? 'training' : 'eval';
     // The core borrows the staged inputs only until the step returns.
     feedInputs(core, this.#staging, {
       names,
@@ -383,7 +455,8 @@ export class Module extends Handle {
       set: (i, dtype, rank, dims, data) => m._wtw_module_set_input(h, mode, i, dtype, rank, dims, data),
       inputContext: (name) => `${model} model input '${name}'`,
     });
-    core.check(mode === Mode.EVAL ? m._wtw_module_eval_step(h) : m._wtw_module_train_step(h), `${mode === Mode.EVAL ? 'eval' : 'train'} step`);
+    const status = mode === Mode.TRAIN ? m._wtw_module_train_step(h) : mode === Mode.EVAL ? m._wtw_module_eval_step(h) : m._wtw_module_predict_step(h);
+    if (status) throw new WebtrainError(`${context}: ${withLossHint(core.lastError())}`);
     return readOutputs(core, m._wtw_module_output_count(h, mode), {
       rank: (i) => m._wtw_module_output_rank(h, mode, i),
       dim: (i, a) => m._wtw_module_output_dim(h, mode, i, a),
@@ -445,7 +518,7 @@ export class Module extends Handle {
       destination = null;
     }
     if (!Array.isArray(outputNames) || !outputNames.length) throw new WebtrainError('exportModelForInferencing: give the output names to keep, e.g. ["output"]');
-    const { keepExternalData = false } = options ?? {};
+    const { keepExternalData = false } = checkOptions(options, ['keepExternalData'], 'exportModelForInferencing') ?? {};
     if (typeof keepExternalData !== 'boolean') throw new TypeError(`exportModelForInferencing: keepExternalData must be true or false; got ${describe(keepExternalData)}`);
     const core = this.core;
     const bytes = core.takeBuf(core.withStrings([outputNames.join('\0')], (p) => this.m._wtw_module_export(this.h, p, outputNames.length, keepExternalData ? 1 : 0)), 'cannot export the model');
@@ -470,36 +543,39 @@ export class Module extends Handle {
     return exportLoraAdapter(this, this.#state._raw, destination, outputNames, options);
   }
 
+  /** Frees the module (its C object, plans and staging memory); idempotent. */
   release() {
-    this.#staging.release();
-    const h = this.drop();
-    if (h) {
-      this.m._wtw_module_free(h);
-      this.#state._unref();
-    }
+    this.drop();
+    this.#life.release();
   }
 }
 
 export class Optimizer extends Handle {
-  constructor(core, h, module) {
+  #life;
+  constructor(core, h, module, stateLife) {
     super(core, h, 'optimizer');
     this.module = module;
+    this.#life = new Life(h, (x) => core.m._wtw_optimizer_free(x), () => stateLife.unref()).watch(this);
   }
 
   static async create(optimizerModel, module, options = {}) {
-    const core = await init(options);
+    checkOptions(options, MODEL_OPTIONS, 'Optimizer.create');
+    options ??= {};
+    const core = await coreFor(options);
     if (!(module instanceof Module)) throw new WebtrainError('Optimizer.create: the second argument must be a Module');
     const entries = externalDataOption(options.externalData, 'Optimizer.create');
     const bytes = await readBytes(optimizerModel);
     const [ext] = await externalReaders(core, [{ model: optimizerModel, bytes }], entries, 'Optimizer.create');
     module.h; // throws if the module was released
     const h = core.handle(ext.run(() => core.withBytes(bytes, (p, n) => core.m._wtw_optimizer_create(module.state._raw, p, n))), 'cannot create optimizer');
-    module.state._retain();
-    return new Optimizer(core, h, module);
+    return new Optimizer(core, h, module, module.state._retain());
   }
 
   step() {
-    this.core.check(this.m._wtw_optimizer_step(this.h), 'optimizer step');
+    const h = this.h;
+    // The core would update the state's parameters still (it lives on), for a module no one can run.
+    if (!this.module.isLive) throw new WebtrainError('optimizer step: its module was released; step before releasing the module (or release the optimizer too)');
+    this.core.check(this.m._wtw_optimizer_step(h), 'optimizer step');
   }
 
   setLearningRate(lr) {
@@ -513,11 +589,8 @@ export class Optimizer extends Handle {
   }
 
   release() {
-    const h = this.drop();
-    if (h) {
-      this.m._wtw_optimizer_free(h);
-      this.module.state._unref();
-    }
+    this.drop();
+    this.#life.release();
   }
 }
 

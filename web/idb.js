@@ -20,6 +20,7 @@ import { WebtrainError } from '../js/core.js';
 import { registerSource } from '../js/bytes.js';
 import { registerSink } from '../js/storage.js';
 import { registerExternalStore } from '../js/checkpoint-data.js';
+import { checkOptions } from '../js/options.js';
 
 const PREFIX = 'idb://';
 const VERSION = 1;
@@ -34,7 +35,8 @@ let dbPromise = null;
  * tests pass fake-indexeddb's), and the size of the chunks a checkpoint's external data is
  * stored in (default 64 MiB). Closes the current connection.
  */
-export function configure({ database, indexedDB, chunkBytes } = {}) {
+export function configure(options = {}) {
+  const { database, indexedDB, chunkBytes } = checkOptions(options, ['database', 'indexedDB', 'chunkBytes'], 'idb.configure') ?? {};
   if (database !== undefined) {
     if (typeof database !== 'string' || !database) throw new WebtrainError('idb.configure: database must be a non-empty string');
     settings.database = database;

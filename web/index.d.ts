@@ -70,6 +70,12 @@ interface RemoteParameter {
   grad: Float32Array | null;
 }
 
+/**
+ * An object in the worker. Its calls fail as the object's do on the main thread (a released
+ * module: "the module was released"; a second release() does nothing); errors keep their class
+ * (WebtrainError, TypeError, RangeError), `code` and `status`. A proxy dropped without
+ * release() lets the worker free the object once the proxy is garbage-collected.
+ */
 declare class RemoteObject {
   release(): Promise<void>;
 }
@@ -91,7 +97,7 @@ export declare class RemoteCheckpointState extends RemoteObject {
     entries(): Promise<[string, PropertyValue][]>;
     size(): Promise<number>;
   };
-  toBytes(options?: Pick<SaveCheckpointOptions, 'includeOptimizerState'>): Promise<Uint8Array>;
+  toBytes(options?: Pick<SaveCheckpointOptions, 'includeOptimizerState'>): Promise<Uint8Array<ArrayBuffer>>;
   /** LoRA: a (trainable-only) checkpoint's parameters into this state (CheckpointState.loadParameters). */
   loadParameters(source: Uint8Array | string): Promise<void>;
   isLive(): Promise<boolean>;
@@ -105,19 +111,22 @@ export declare class RemoteModule<R extends Tensor | Tensor[] = RunResult, A ext
   run(...inputs: unknown[]): Promise<R>;
   runNamed(...inputs: unknown[]): Promise<Record<string, Tensor>>;
   runAll(...inputs: unknown[]): Promise<A>;
+  /** A forward-only run on the current parameters (Module.predict). */
+  predict(inputs: unknown, outputNames?: readonly string[]): Promise<Record<string, Tensor>>;
   lazyResetGrad(): Promise<void>;
+  isLive(): Promise<boolean>;
   memoryStats(): Promise<ReturnType<Module['memoryStats']>>;
   getParametersSize(trainableOnly?: boolean): Promise<number>;
   getContiguousParameters(trainableOnly?: boolean): Promise<Tensor>;
   copyBufferToParameters(buffer: Float32Array | Tensor, trainableOnly?: boolean): Promise<void>;
   /** Destination: an idb:// location, or omit it (outputs first) to get the bytes. */
-  exportModelForInferencing(destination: string | URL | null, outputNames: string[]): Promise<Uint8Array>;
-  exportModelForInferencing(outputNames: string[]): Promise<Uint8Array>;
+  exportModelForInferencing(destination: string | URL | null, outputNames: string[]): Promise<Uint8Array<ArrayBuffer>>;
+  exportModelForInferencing(outputNames: string[]): Promise<Uint8Array<ArrayBuffer>>;
   /** LoRA: the merged inference model (Module.exportMergedModel). */
-  exportMergedModel(destination: string | URL | null, outputNames: string[]): Promise<Uint8Array>;
-  exportMergedModel(outputNames: string[]): Promise<Uint8Array>;
+  exportMergedModel(destination: string | URL | null, outputNames: string[]): Promise<Uint8Array<ArrayBuffer>>;
+  exportMergedModel(outputNames: string[]): Promise<Uint8Array<ArrayBuffer>>;
   /** LoRA: { model, adapter } (Module.exportLoraAdapter). */
-  exportLoraAdapter(outputNames: string[], options?: { adapterVersion?: number; modelVersion?: number }): Promise<{ model: Uint8Array; adapter: Uint8Array }>;
+  exportLoraAdapter(outputNames: string[], options?: { adapterVersion?: number; modelVersion?: number }): Promise<{ model: Uint8Array<ArrayBuffer>; adapter: Uint8Array<ArrayBuffer> }>;
   inputNames(mode?: ModuleMode): Promise<string[]>;
   outputNames(mode?: ModuleMode): Promise<string[]>;
 }
@@ -126,6 +135,7 @@ export declare class RemoteOptimizer extends RemoteObject {
   step(): Promise<void>;
   setLearningRate(lr: number): Promise<void>;
   getLearningRate(): Promise<number>;
+  isLive(): Promise<boolean>;
 }
 
 export declare class RemoteScheduler extends RemoteObject {
@@ -143,7 +153,7 @@ export declare class WebtrainWorker extends EventTarget {
   readonly CheckpointState: {
     loadCheckpoint(source: WorkerBytesSource): Promise<RemoteCheckpointState>;
     /** Destination: an idb:// location, or null to get the bytes. */
-    saveCheckpoint(state: RemoteCheckpointState, destination?: string | URL | null, options?: SaveCheckpointOptions): Promise<Uint8Array>;
+    saveCheckpoint(state: RemoteCheckpointState, destination?: string | URL | null, options?: SaveCheckpointOptions): Promise<Uint8Array<ArrayBuffer>>;
   };
   readonly Module: {
     create<const E extends readonly string[] = []>(
@@ -153,7 +163,7 @@ export declare class WebtrainWorker extends EventTarget {
       options?: { externalData?: readonly ExternalDataFile[] | undefined },
     ): Promise<RemoteModule<RunResult<E>, AllOutputs<E>>>;
   };
-  readonly Optimizer: { create(optimizerModel: WorkerBytesSource, module: RemoteModule): Promise<RemoteOptimizer> };
+  readonly Optimizer: { create(optimizerModel: WorkerBytesSource, module: RemoteModule, options?: { externalData?: readonly ExternalDataFile[] | undefined }): Promise<RemoteOptimizer> };
   readonly LinearLRScheduler: { create(optimizer: RemoteOptimizer, warmupStepCount: number, totalStepCount: number, initialLr?: number): Promise<RemoteScheduler> };
   readonly InferenceSession: { create(model: WorkerBytesSource, options?: { externalData?: readonly ExternalDataFile[] | undefined }): Promise<RemoteInferenceSession> };
   readonly artifacts: {
@@ -164,7 +174,7 @@ export declare class WebtrainWorker extends EventTarget {
   };
   readonly idb: {
     list(prefix?: string): Promise<IdbEntry[]>;
-    load(location: string): Promise<Uint8Array>;
+    load(location: string): Promise<Uint8Array<ArrayBuffer>>;
     save(location: string, bytes: ArrayBuffer | ArrayBufferView): Promise<{ name: string; size: number; modified: number }>;
     has(location: string): Promise<boolean>;
     delete(location: string): Promise<boolean>;

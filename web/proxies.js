@@ -11,11 +11,11 @@ export const PROXIED = {
   Properties: { methods: ['get', 'set', 'has', 'entries', 'size'] },
   Module: {
     methods: [
-      'train', 'eval', 'isTraining', 'inputNames', 'outputNames', 'run', 'runNamed', 'runAll', 'lazyResetGrad', 'memoryStats',
+      'train', 'eval', 'isTraining', 'inputNames', 'outputNames', 'run', 'runNamed', 'runAll', 'predict', 'lazyResetGrad', 'memoryStats', 'isLive',
       'getParametersSize', 'getContiguousParameters', 'copyBufferToParameters', 'exportModelForInferencing', 'exportMergedModel', 'exportLoraAdapter', 'release',
     ],
   },
-  Optimizer: { methods: ['step', 'setLearningRate', 'getLearningRate', 'release'] },
+  Optimizer: { methods: ['step', 'setLearningRate', 'getLearningRate', 'isLive', 'release'] },
   LinearLRScheduler: { methods: ['step', 'release'] },
   InferenceSession: { methods: ['run', 'arenaBytes', 'release'] },
 };

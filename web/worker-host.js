@@ -27,12 +27,16 @@
 //   w.terminate()
 // Remote objects: proxies whose methods are listed in web/proxies.js (PROXIED): state.parameters
 // .get/set/has/keys/values/entries/size(), state.properties.get/set/has/entries/size(),
-// state.toBytes()/loadParameters(), module.train/eval/run/runNamed/runAll/lazyResetGrad/memoryStats/
+// state.toBytes()/loadParameters(), module.train/eval/run/runNamed/runAll/predict/lazyResetGrad/memoryStats/
 // getParametersSize/getContiguousParameters/copyBufferToParameters/exportModelForInferencing/
 // exportMergedModel/exportLoraAdapter/
 // inputNames/outputNames, optimizer.step/setLearningRate/getLearningRate, scheduler.step,
 // session.run(feeds)/arenaBytes(), and release() on each. Getters of the synchronous API
 // (parameters.size, module.isTraining, state.isLive) are methods here: `await state.parameters.size()`.
+// A call behaves as on the page: the same results, the same errors (class, message, code,
+// status; a released object's own error, a second release() doing nothing), option keys checked
+// the same way. A proxy collected without release() has the worker drop its object ({ drop }),
+// which the worker frees once it is collected there.
 //
 // Data: results (Tensors, bytes) are transferred from the worker, never copied twice.
 // Arguments are copied (structured clone) unless marked with transfer(x): then the buffer of
@@ -53,9 +57,9 @@
 //
 // Protocol (host <-> web/worker.js), one message per call, answered by id:
 //   host -> worker: { id, op: 'init', options } | { id, op: 'static', name, args }
-//                   | { id, op: 'call', ref, path, args } | { cancel: id } | { stop: id }
+//                   | { id, op: 'call', ref, path, args } | { cancel: id } | { stop: id } | { drop: ref }
 //                   | { answer: id, stop }   (to a progress message with wait: true)
-//   worker -> host: { id, value } | { id, error: { name, message, code, history? } }
+//   worker -> host: { id, value } | { id, error: { name, message, code, status, history? } }
 //                   | { progress: id, detail, wait? }
 // Worker objects cross as { __ref: id, kind }, Tensors as { __tensor: { type, data, dims } }
 // (web/wire.js, both ends).
@@ -65,6 +69,15 @@ import { LossType, OptimType } from '../js/abi.js';
 import { PROXIED, STATICS, IDB_FUNCTIONS } from './proxies.js';
 import { encode, decode, PROGRESS } from './wire.js';
 import { pageBase } from './init.js';
+import { checkOptions } from '../js/options.js';
+import { CALLBACKS, FIT_OPTIONS, TRAIN_EPOCHS_OPTIONS } from '../js/loop.js';
+import { LOAD_OPTIONS, MODULE_OPTIONS } from '../js/training.js';
+
+/** worker()'s options (web/index.d.ts WorkerOptions). */
+const WORKER_OPTIONS = ['wasmUrl', 'workerUrl', 'threads', 'threadedUrl', 'simd'];
+
+/** The error classes rebuilt on this side from a worker's error by name (others: an Error with that name). */
+const ERRORS = { WebtrainError, TypeError, RangeError };
 
 const marked = new WeakSet();
 
@@ -93,8 +106,11 @@ function externalOption(o) {
 /**
  * An options object whose onProgress (a function: it cannot be cloned) stays here: [options with
  * onProgress: PROGRESS (the worker posts { loaded, total } to this call), onProgress] for #static.
+ * Its keys are checked here (`known`, `context`), as the call checks them on the page: a
+ * misspelled function-valued key would fail to cross instead.
  */
-function progressOption(o) {
+function progressOption(o, known, context) {
+  checkOptions(o, known, context);
   if (typeof o?.onProgress !== 'function') return [o];
   const fn = o.onProgress;
   return [{ ...o, onProgress: PROGRESS }, (detail) => void fn(detail)];
@@ -185,7 +201,9 @@ export class WebtrainWorker extends EventTarget {
   #worker;
   #pending = new Map(); // id -> { resolve, reject, onProgress }
   #nextId = 1;
-  #remotes = new Map(); // worker object id -> Remote (one proxy per object)
+  #remotes = new Map(); // worker object id -> WeakRef of its Remote (one proxy per object)
+  // A proxy collected without release(): the worker drops the object too ({ drop }).
+  #collected = typeof FinalizationRegistry === 'function' ? new FinalizationRegistry((id) => this.#forget(id)) : null;
   #dead = null;
 
   constructor(worker) {
@@ -200,7 +218,12 @@ export class WebtrainWorker extends EventTarget {
     const statics = (names) => Object.fromEntries(names.map((n) => [n.split('.').pop(), (...args) => this.#static(n, args)]));
     this.CheckpointState = {
       loadCheckpoint: (src, opts) => {
-        const [o, onProgress] = progressOption(opts);
+        let o, onProgress;
+        try {
+          [o, onProgress] = progressOption(opts, LOAD_OPTIONS, 'loadCheckpoint');
+        } catch (err) {
+          return Promise.reject(err);
+        }
         return this.#static('CheckpointState.loadCheckpoint', [location(src), o], onProgress);
       },
       saveCheckpoint: (state, dest, opts) => {
@@ -210,11 +233,16 @@ export class WebtrainWorker extends EventTarget {
     };
     this.Module = {
       create: (t, s, e, opts) => {
-        const [o, onProgress] = progressOption(externalOption(opts));
+        let o, onProgress;
+        try {
+          [o, onProgress] = progressOption(externalOption(opts), MODULE_OPTIONS, 'Module.create');
+        } catch (err) {
+          return Promise.reject(err);
+        }
         return this.#static('Module.create', [location(t), s, e === undefined ? undefined : location(e), o], onProgress);
       },
     };
-    this.Optimizer = { create: (o, m) => this.#static('Optimizer.create', [location(o), m]) };
+    this.Optimizer = { create: (o, m, opts) => this.#static('Optimizer.create', [location(o), m, externalOption(opts)]) };
     this.LinearLRScheduler = { create: (...args) => this.#static('LinearLRScheduler.create', args) };
     this.InferenceSession = { create: (m, o) => this.#static('InferenceSession.create', [location(m), externalOption(o)]) };
     this.artifacts = {
@@ -242,7 +270,12 @@ export class WebtrainWorker extends EventTarget {
 
   /** Runs many training steps in the worker; see the comment at the top of this file. */
   trainEpochs(options = {}) {
-    const { onProgress, signal, ...rest } = options;
+    try {
+      checkOptions(options, TRAIN_EPOCHS_OPTIONS, 'trainEpochs'); // (onProgress and signal stay on this side)
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const { onProgress, signal, ...rest } = options ?? {};
     return this.#loop('trainEpochs', [rest], onProgress ? (p) => void onProgress(p) : null, signal);
   }
 
@@ -251,7 +284,13 @@ export class WebtrainWorker extends EventTarget {
    * (a false from one stops the loop at its next batch); metrics are built-in names only.
    */
   fit(module, optimizer, options = {}) {
-    const { callbacks = {}, signal, ...rest } = options;
+    const { callbacks = {}, signal, ...rest } = options ?? {};
+    try {
+      checkOptions(options, FIT_OPTIONS, 'fit');
+      checkOptions(callbacks, CALLBACKS, "fit's callbacks"); // (they stay on this side)
+    } catch (err) {
+      return Promise.reject(err);
+    }
     const metrics = Array.isArray(rest.metrics) ? rest.metrics : Object.values(rest.metrics ?? {});
     if (metrics.some((m) => typeof m === 'function')) return Promise.reject(new WebtrainError("fit in a worker: a metric function cannot be sent to a worker; use built-in metrics ('accuracy') or run fit on this thread"));
     const path = typeof rest.checkpoint === 'string' ? rest.checkpoint : rest.checkpoint?.path;
@@ -345,10 +384,12 @@ export class WebtrainWorker extends EventTarget {
     if (!p) return;
     this.#pending.delete(msg.id);
     if (msg.error) {
-      const e = msg.error.name === 'WebtrainError' ? new WebtrainError(msg.error.message) : new Error(msg.error.message);
-      if (msg.error.name !== 'WebtrainError') e.name = msg.error.name;
-      if (msg.error.code) e.code = msg.error.code;
-      if (msg.error.history) e.history = msg.error.history;
+      const { name, message, code, status, history } = msg.error;
+      const e = new (Object.hasOwn(ERRORS, name) ? ERRORS[name] : Error)(message);
+      if (e.name !== name) e.name = name;
+      if (code !== undefined) e.code = code;
+      if (status !== undefined) e.status = status;
+      if (history !== undefined) e.history = history;
       p.reject(e);
     } else {
       p.resolve(this.#decode(msg.value));
@@ -357,13 +398,20 @@ export class WebtrainWorker extends EventTarget {
 
   #decode(v) {
     return decode(v, ({ __ref: id, kind }) => {
-      let r = this.#remotes.get(id);
+      let r = this.#remotes.get(id)?.deref();
       if (!r) {
         r = new KINDS[kind](this, id);
-        this.#remotes.set(id, r);
+        this.#remotes.set(id, new WeakRef(r));
+        this.#collected?.register(r, id);
       }
       return r;
     });
+  }
+
+  #forget(id) {
+    if (this.#remotes.get(id)?.deref()) return; // a newer proxy of the same object
+    this.#remotes.delete(id);
+    if (!this.#dead) this.#worker.postMessage({ drop: id });
   }
 
   #fail(err) {
@@ -396,6 +444,8 @@ const argEncoding = (transfer) => ({
  * with a WebtrainError naming the option to set.
  */
 export async function worker(options = {}) {
+  checkOptions(options, WORKER_OPTIONS, 'worker');
+  options ??= {};
   if (typeof Worker === 'undefined') throw new WebtrainError('webtrain.worker() needs Web Workers (a browser page)');
   const url = options.workerUrl ? location(options.workerUrl) : null;
   let w;

@@ -27,8 +27,8 @@ function ref(v) {
   if (!id) {
     id = nextId++;
     ids.set(v, id);
-    objects.set(id, v);
   }
+  objects.set(id, v); // (again, if the host had dropped its proxy)
   return { __ref: id, kind: kindOf(v) };
 }
 
@@ -73,11 +73,10 @@ async function callMethod(obj, path, args) {
   for (const p of parts.slice(0, -1)) target = target[p];
   const name = parts[parts.length - 1];
   const member = target?.[name];
-  if (name === 'release') {
-    const r = member?.call(target); // (a LinearLRScheduler has nothing to free: its reference goes)
-    objects.delete(ids.get(obj));
-    return r;
-  }
+  // A released object stays in the table until the host's proxy is collected ({ drop }): a call
+  // on it gets the error the object itself gives ("the module was released"), a second
+  // release() does nothing, as on the main thread.
+  if (name === 'release') return member?.call(target); // (a LinearLRScheduler has nothing to free)
   if (typeof member === 'function') {
     const r = await member.apply(target, args);
     // Generators (parameters.entries(), keys(), ...) come back as arrays.
@@ -133,6 +132,12 @@ self.onmessage = async (ev) => {
     answers.delete(msg.answer);
     return;
   }
+  if (msg.drop !== undefined) {
+    // The host's proxy was collected: the object goes with it, unless another object holds it
+    // (an optimizer its module); what it holds in the heap is freed when it is collected here.
+    objects.delete(msg.drop);
+    return;
+  }
   if (msg.stop !== undefined) {
     if (aborts.has(msg.stop)) stops.add(msg.stop);
     return;
@@ -159,6 +164,7 @@ self.onmessage = async (ev) => {
     const value = encode(result, resultEncoding(transfer));
     postMessage({ id, value }, [...transfer]);
   } catch (err) {
-    postMessage({ id, error: { name: err?.name ?? 'Error', message: err?.message ?? String(err), code: err?.code, history: err?.history } });
+    // (status: a fetch's HTTP status; code: 'AbortError', ...; history: fit's so far)
+    postMessage({ id, error: { name: err?.name ?? 'Error', message: err?.message ?? String(err), code: err?.code, status: err?.status, history: err?.history } });
   }
 };

@@ -117,7 +117,10 @@ void wt_lora_params_free(wt_const_tensor *params, int n);
 
 /* Internal steps, one file each in src/artifacts. */
 int wt_artifacts_add_loss(wt_graph *g, const wt_artifacts_opts *o, int *loss_value);
-int wt_artifacts_eval_model(const wt_graph *g, wt_bytes *out);
+/* The eval model: g in inference mode, outputting after g's outputs (the loss, the additional
+ * outputs) the values named forward[0..n_forward) that are not among them (the model's outputs:
+ * metrics and predictions read them without additional_output_names). */
+int wt_artifacts_eval_model(const wt_graph *g, const char *const *forward, int n_forward, wt_bytes *out);
 /* MatMul(x, Transpose(W)) with W 2-D of fixed dims -> Gemm(transB = 1) on 2-D views of x, so
  * no step writes a transposed copy of W (transposed.c); shapes inferred; prunes what it leaves
  * dead. */

@@ -8,9 +8,14 @@
 #include "base/status.h"
 #include "io/onnx_io.h"
 
-int wt_artifacts_eval_model(const wt_graph *train, wt_bytes *out) {
+int wt_artifacts_eval_model(const wt_graph *train, const char *const *forward, int n_forward, wt_bytes *out) {
   wt_graph *g;
   WT_TRY(wt_graph_clone(train, &g));
+  for (int i = 0; i < n_forward; i++) {
+    int v = wt_graph_find(g, forward[i]);
+    if (v < 0 || (g->values[v].flags & WT_VALUE_GRAPH_OUTPUT)) continue;
+    if (wt_graph_add_output(g, v)) goto oom;
+  }
   for (int i = 0; i < g->n_nodes; i++) {
     wt_node *n = &g->nodes[i];
     if (!strcmp(n->domain, "") && !strcmp(n->op_type, "Dropout")) {

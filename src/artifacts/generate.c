@@ -299,10 +299,17 @@ int wt_generate_artifacts(const uint8_t *model, size_t len, const wt_artifacts_o
   return wt_generate_artifacts_graph(g, o, out);
 }
 
+static void free_names(char **names, int n) {
+  for (int i = 0; names && i < n; i++) free(names[i]);
+  free(names);
+}
+
 int wt_generate_artifacts_graph(wt_graph *g, const wt_artifacts_opts *o, wt_artifacts *out) {
   memset(out, 0, sizeof *out);
   int *tr = NULL, *fr = NULL, *grads = NULL;
   int n_tr = 0, n_fr = 0, loss = -1;
+  char **forward = NULL;
+  int n_forward = 0;
   int rc = WT_OK;
   wt_artifacts_opts lora_opts; /* LoRA: adapters inserted, parameters re-sorted (lora.c) */
   char **lora_names = NULL;
@@ -342,12 +349,21 @@ int wt_generate_artifacts_graph(wt_graph *g, const wt_artifacts_opts *o, wt_arti
   if (o->nominal_checkpoint && (rc = write_checkpoint(g, tr, n_tr, fr, n_fr, 1, o->optimizer.lr, &out->nominal_checkpoint)))
     goto fail;
   if ((rc = wt_graph_infer_shapes(g))) goto fail;
+  /* the model's own outputs, which the eval model outputs too (the training model's are set below) */
+  forward = calloc((size_t)g->n_outputs + 1, sizeof *forward);
+  rc = forward ? WT_OK : WT_ERR_NO_MEMORY;
+  for (int i = 0; rc == WT_OK && i < g->n_outputs; i++)
+    if (!(forward[n_forward++] = wt_strdup(g->values[g->outputs[i]].name))) rc = WT_ERR_NO_MEMORY;
+  if (rc) {
+    rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+    goto fail;
+  }
   if ((rc = wt_artifacts_add_loss(g, o, &loss))) goto fail;
   if ((rc = set_outputs(g, loss, o))) goto fail;
   if ((rc = params_to_inputs(g, tr, n_tr)) || (rc = params_to_inputs(g, fr, n_fr))) goto fail;
   if ((rc = wt_artifacts_gemm_transposed(g))) goto fail;
   if ((rc = wt_graph_infer_shapes(g))) goto fail;
-  if ((rc = wt_artifacts_eval_model(g, &out->eval_model))) goto fail;
+  if ((rc = wt_artifacts_eval_model(g, (const char *const *)forward, n_forward, &out->eval_model))) goto fail;
   if ((rc = wt_artifacts_fuse_gelu(g))) goto fail;
   if ((rc = wt_autodiff(g, loss, n_tr, tr, grads))) goto fail;
   for (int i = 0; i < n_tr; i++)
@@ -367,6 +383,7 @@ int wt_generate_artifacts_graph(wt_graph *g, const wt_artifacts_opts *o, wt_arti
   free(tr);
   free(fr);
   free(grads);
+  free_names(forward, n_forward);
   wt_artifacts_lora_free(lora_names);
   return WT_OK;
 fail:
@@ -374,6 +391,7 @@ fail:
   free(tr);
   free(fr);
   free(grads);
+  free_names(forward, n_forward);
   wt_artifacts_lora_free(lora_names);
   wt_artifacts_free(out);
   return wt_error_context(rc, "generate_artifacts");

@@ -33,7 +33,9 @@ typedef struct mode {
 
 struct wt_module {
   wt_state *s;
-  mode m[2];
+  mode m[3];                    /* WT_MODE_TRAIN, WT_MODE_EVAL, WT_MODE_PREDICT */
+  char *predict_names;          /* the predict graph's outputs, NUL-separated (its key) */
+  size_t predict_names_len;
   uint8_t reset;                /* lazy_reset_grad fed to the training graph */
   bn_writeback *bn;
   int n_bn;
@@ -400,7 +402,8 @@ void wt_module_free(wt_module *m) {
   for (int i = 0; i < m->n_packed; i++) free(m->packed[i]);
   free(m->packed);
   if (m->m[0].sess && m->s->base_graph == wt_session_graph(m->m[0].sess)) m->s->base_graph = NULL;
-  for (int e = 1; e >= 0; e--) { /* the eval model borrows from the training model */
+  free(m->predict_names);
+  for (int e = 2; e >= 0; e--) { /* predict borrows from eval, eval from the training model */
     wt_session_free(m->m[e].sess);
     free(m->m[e].in);
     free(m->m[e].out);
@@ -409,8 +412,12 @@ void wt_module_free(wt_module *m) {
   free(m);
 }
 
+static const char *mode_name(int32_t mode) {
+  return mode == WT_MODE_PREDICT ? "predict" : mode == WT_MODE_EVAL ? "eval" : "training";
+}
+
 static const mode *get_mode(const wt_module *m, int32_t eval) {
-  return (eval == 0 || eval == 1) && m->m[eval].sess ? &m->m[eval] : NULL;
+  return eval >= WT_MODE_TRAIN && eval <= WT_MODE_PREDICT && m->m[eval].sess ? &m->m[eval] : NULL;
 }
 
 int32_t wt_module_input_count(const wt_module *m, int32_t eval) {
@@ -437,7 +444,7 @@ const char *wt_module_output_name(const wt_module *m, int32_t eval, int32_t i) {
 int wt_module_set_input(wt_module *m, int32_t eval, int32_t i, int32_t dtype, int32_t rank,
                         const int64_t *dims, const void *data) {
   const mode *md = get_mode(m, eval);
-  if (!md) return wt_errorf(WT_ERR_INVALID_ARG, "the module has no %s model", eval ? "eval" : "training");
+  if (!md) return wt_errorf(WT_ERR_INVALID_ARG, "the module has no %s model", mode_name(eval));
   if (i < 0 || i >= md->n_in)
     return wt_errorf(WT_ERR_INVALID_ARG, "input index %d is out of range (%d inputs)", i, md->n_in);
   return wt_session_set_input(md->sess, md->in[i], dtype, rank, dims, data);
@@ -502,12 +509,12 @@ int wt_module_train_step(wt_module *m) {
   if (!m->prepacked) prepack_give(m);
   WT_TRY(check_loss(m));
   m->reset = 0;
+  m->s->grad_pending = 1;
   return write_back_bn(m);
 }
 
-int wt_module_eval_step(wt_module *m) {
-  mode *md = &m->m[1];
-  if (!md->sess) return wt_errorf(WT_ERR_INVALID_ARG, "the module was created without an eval model");
+/* A forward-only step: eval, or predict. */
+static int forward_step(wt_module *m, mode *md) {
   md->ran = 0;
   prepack_check(m);
   WT_TRY(wt_session_run(md->sess));
@@ -515,10 +522,16 @@ int wt_module_eval_step(wt_module *m) {
   return WT_OK;
 }
 
+int wt_module_eval_step(wt_module *m) {
+  if (!m->m[1].sess) return wt_errorf(WT_ERR_INVALID_ARG, "the module was created without an eval model");
+  return forward_step(m, &m->m[1]);
+}
+
 int wt_module_output(const wt_module *m, int32_t eval, int32_t i, int32_t *dtype, int32_t *rank,
                      const int64_t **dims, const void **data) {
   const mode *md = get_mode(m, eval);
-  if (!md || !md->ran) return wt_errorf(WT_ERR_INVALID_ARG, "no %s step has run yet", eval ? "eval" : "train");
+  if (!md || !md->ran)
+    return wt_errorf(WT_ERR_INVALID_ARG, "no %s step has run yet", eval == WT_MODE_TRAIN ? "train" : mode_name(eval));
   if (i < 0 || i >= md->n_out)
     return wt_errorf(WT_ERR_INVALID_ARG, "output index %d is out of range (%d outputs)", i, md->n_out);
   return wt_session_output(md->sess, md->out[i], dtype, rank, dims, data);
@@ -542,6 +555,7 @@ void wt_module_memory(const wt_module *m, wt_module_mem *out) {
 
 int wt_module_lazy_reset_grad(wt_module *m) {
   m->reset = 1;
+  m->s->grad_pending = 0;
   return WT_OK;
 }
 
@@ -550,12 +564,14 @@ int wt_module_export_for_inference(const wt_module *m, const char *const *output
   return wt_module_export_for_inference_ext(m, output_names, n_outputs, 0, out, len);
 }
 
-int wt_module_export_for_inference_ext(const wt_module *m, const char *const *output_names,
-                                       int32_t n_outputs, int32_t by_reference, uint8_t **out,
-                                       size_t *len) {
-  const mode *md = get_mode(m, 1);
-  if (!md) return wt_errorf(WT_ERR_INVALID_ARG, "exporting for inference needs the eval model");
-  if (n_outputs <= 0) return wt_errorf(WT_ERR_INVALID_ARG, "name at least one output to export");
+/* The eval graph computing output_names[0..n) (the loss and the labels dropped by prune_inputs):
+ * the graph of an export and of predict; `what` names the caller in errors. */
+static int forward_graph(const wt_module *m, const char *const *output_names, int32_t n_outputs,
+                         const char *what, wt_graph **out) {
+  const mode *md = get_mode(m, WT_MODE_EVAL);
+  *out = NULL;
+  if (!md) return wt_errorf(WT_ERR_INVALID_ARG, "%s needs the eval model (give one to the module)", what);
+  if (n_outputs <= 0) return wt_errorf(WT_ERR_INVALID_ARG, "name at least one output to %s", what);
   wt_graph *g;
   /* the eval graph's external weights are borrowed, not copied */
   WT_TRY(wt_graph_clone_shared(wt_session_graph(md->sess), &g));
@@ -564,9 +580,93 @@ int wt_module_export_for_inference_ext(const wt_module *m, const char *const *ou
   g->n_outputs = 0;
   for (int i = 0; i < n_outputs && rc == WT_OK; i++) {
     int v = wt_graph_find(g, output_names[i]);
-    if (v < 0) rc = wt_errorf(WT_ERR_INVALID_ARG, "export: '%s' is not a value of the eval model", output_names[i]);
+    if (v < 0) rc = wt_errorf(WT_ERR_INVALID_ARG, "%s: '%s' is not a value of the eval model", what, output_names[i]);
     else rc = wt_graph_add_output(g, v);
   }
+  if (rc) wt_graph_free(g);
+  else *out = g;
+  return rc;
+}
+
+/* Drops the nodes the outputs do not need, then the inputs nothing reads any more (the loss
+ * targets). */
+static int prune_inputs(wt_graph *g) {
+  WT_TRY(wt_graph_prune(g));
+  unsigned char *used = calloc((size_t)g->n_values + 1, 1);
+  if (!used) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  for (int n = 0; n < g->n_nodes; n++)
+    for (int k = 0; k < g->nodes[n].n_inputs; k++)
+      if (g->nodes[n].inputs[k] >= 0) used[g->nodes[n].inputs[k]] = 1;
+  for (int k = 0; k < g->n_outputs; k++) used[g->outputs[k]] = 1;
+  int kept = 0;
+  for (int k = 0; k < g->n_inputs; k++)
+    if (used[g->inputs[k]]) g->inputs[kept++] = g->inputs[k];
+    else g->values[g->inputs[k]].flags &= ~(uint32_t)WT_VALUE_GRAPH_INPUT;
+  g->n_inputs = kept;
+  free(used);
+  return WT_OK;
+}
+
+/* Whether output_names[0..n) are the predict graph's outputs (compared without allocating). */
+static int same_predict_names(const wt_module *m, const char *const *output_names, int32_t n) {
+  if (!m->m[2].sess) return 0;
+  size_t at = 0;
+  for (int i = 0; i < n; i++) {
+    size_t k = strlen(output_names[i]) + 1;
+    if (at + k > m->predict_names_len || memcmp(m->predict_names + at, output_names[i], k)) return 0;
+    at += k;
+  }
+  return at == m->predict_names_len;
+}
+
+int wt_module_predict_outputs(wt_module *m, const char *const *output_names, int32_t n_outputs) {
+  /* the graph for these outputs is built: its plans are reused */
+  if (same_predict_names(m, output_names, n_outputs)) return WT_OK;
+  size_t len = 0;
+  for (int i = 0; i < n_outputs; i++) len += strlen(output_names[i]) + 1;
+  char *key = malloc(len + 1);
+  if (!key) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  for (int i = 0, at = 0; i < n_outputs; i++) at += sprintf(key + at, "%s", output_names[i]) + 1;
+  wt_graph *g;
+  int rc = forward_graph(m, output_names, n_outputs, "predict", &g);
+  if (rc == WT_OK && (rc = prune_inputs(g))) wt_graph_free(g);
+  mode md = {0};
+  if (rc == WT_OK) {
+    md.n_model_out = g->n_outputs;
+    rc = wt_session_create_from_graph(g, &md.sess);
+  }
+  mode old = m->m[2];
+  m->m[2] = md;
+  if (rc == WT_OK) rc = bind_inputs(m, &m->m[2], 0);
+  /* Never at the same time as a train or eval step: their activation arena serves it. */
+  if (rc == WT_OK) rc = wt_session_share_arena(m->m[2].sess, m->m[0].sess);
+  if (rc) {
+    mode bad = m->m[2];
+    m->m[2] = old;
+    wt_session_free(bad.sess);
+    free(bad.in), free(bad.out);
+    free(key);
+    return rc;
+  }
+  wt_session_free(old.sess);
+  free(old.in), free(old.out);
+  free(m->predict_names);
+  m->predict_names = key;
+  m->predict_names_len = len;
+  return WT_OK;
+}
+
+int wt_module_predict_step(wt_module *m) {
+  if (!m->m[2].sess) return wt_errorf(WT_ERR_INVALID_ARG, "predict: no outputs were chosen (wt_module_predict_outputs)");
+  return forward_step(m, &m->m[2]);
+}
+
+int wt_module_export_for_inference_ext(const wt_module *m, const char *const *output_names,
+                                       int32_t n_outputs, int32_t by_reference, uint8_t **out,
+                                       size_t *len) {
+  wt_graph *g;
+  WT_TRY(forward_graph(m, output_names, n_outputs, "export", &g));
+  int rc = WT_OK;
   /* parameters become initializers holding the current values */
   int kept = 0;
   for (int k = 0; k < g->n_inputs && rc == WT_OK; k++) {
@@ -587,21 +687,7 @@ int wt_module_export_for_inference_ext(const wt_module *m, const char *const *ou
     v->flags = (v->flags & ~(uint32_t)WT_VALUE_GRAPH_INPUT) | WT_VALUE_INITIALIZER;
   }
   if (rc == WT_OK) g->n_inputs = kept;
-  if (rc == WT_OK) rc = wt_graph_prune(g);
-  if (rc == WT_OK) { /* drop inputs nothing reads any more (the loss targets) */
-    unsigned char *used = calloc((size_t)g->n_values + 1, 1);
-    if (!used) rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
-    for (int n = 0; used && n < g->n_nodes; n++)
-      for (int k = 0; k < g->nodes[n].n_inputs; k++)
-        if (g->nodes[n].inputs[k] >= 0) used[g->nodes[n].inputs[k]] = 1;
-    for (int k = 0; used && k < g->n_outputs; k++) used[g->outputs[k]] = 1;
-    kept = 0;
-    for (int k = 0; used && k < g->n_inputs; k++)
-      if (used[g->inputs[k]]) g->inputs[kept++] = g->inputs[k];
-      else g->values[g->inputs[k]].flags &= ~(uint32_t)WT_VALUE_GRAPH_INPUT;
-    if (used) g->n_inputs = kept;
-    free(used);
-  }
+  if (rc == WT_OK) rc = prune_inputs(g);
   if (rc == WT_OK) rc = by_reference ? wt_onnx_write_by_reference(g, out, len) : wt_onnx_write(g, out, len);
   wt_graph_free(g);
   return rc;

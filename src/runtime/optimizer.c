@@ -107,6 +107,11 @@ int wt_optimizer_step(wt_optimizer *o) {
   if (s->bad_grads)
     return wt_errorf(WT_ERR_RUNTIME, "optimizer step refused: the last train step's loss was not finite, "
                      "so its gradients were discarded; run a train step on a good batch first");
+  /* Without gradients the update would still apply weight decay (AdamW) and count a step. */
+  if (!s->grad_pending)
+    return wt_errorf(WT_ERR_INVALID_ARG, "no gradients to apply: no train step ran since the "
+                     "last optimizer step or lazy gradient reset (an eval step computes none); run a train "
+                     "step (module.train(), then module.run(inputs, labels)) first");
   if (o->clip_max_norm > 0) {
     double sq = 0;
     for (int i = 0; i < s->n_params; i++)
@@ -138,6 +143,7 @@ int wt_optimizer_step(wt_optimizer *o) {
     else wt_sgd_update_f32(p->t.data, p->grad, n, hp.lr);
   }
   s->step++;
+  s->grad_pending = 0;
   return WT_OK;
 }
 

@@ -34,6 +34,7 @@ struct wt_state {
   int has_optimizer;           /* optimizer state present (loaded or created) */
   int n_moments;               /* 1 (SGD) or 2 (AdamW) when has_optimizer */
   int bad_grads;               /* the last train step's loss was not finite: no update until a good step */
+  int grad_pending;            /* a train step computed gradients the optimizer has not applied */
   int64_t step;
   /* Bumped whenever parameters are written other than by the optimizer (loads, updates, copies
    * from a buffer): a module's frozen weights packed once (kernels/gemm_prepack.h) are packed

@@ -435,6 +435,17 @@ int wtw_module_set_input(wt_module *m, int eval, int i, int dtype, int rank, con
 int wtw_module_train_step(wt_module *m) { return wt_module_train_step(m); }
 int wtw_module_eval_step(wt_module *m) { return wt_module_eval_step(m); }
 int wtw_module_lazy_reset_grad(wt_module *m) { return wt_module_lazy_reset_grad(m); }
+/* names: n NUL-terminated names one after the other. */
+int wtw_module_predict_outputs(wt_module *m, const char *names, int n) {
+  const char *list[64];
+  if (n < 1 || n > 64) return wt_errorf(WT_ERR_INVALID_ARG, "predict: %d outputs named; expected 1 to 64", n);
+  for (int i = 0; i < n; i++) {
+    list[i] = names;
+    names += strlen(names) + 1;
+  }
+  return wt_module_predict_outputs(m, list, n);
+}
+int wtw_module_predict_step(wt_module *m) { return wt_module_predict_step(m); }
 
 static int mout(const wt_module *m, int eval, int i, int32_t *dt, int32_t *r, const int64_t **d, const void **p) {
   return wt_module_output(m, eval, i, dt, r, d, p);

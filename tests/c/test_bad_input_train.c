@@ -439,6 +439,24 @@ static int r_export_none(train_run *r) {
   return rc;
 }
 static int c_export_no_outputs(void) { return with_run(r_export_none); }
+static int r_step_no_run(train_run *r) { return wt_optimizer_step(r->o); }
+static int c_step_no_run(void) { return with_run(r_step_no_run); }
+static int r_step_after_reset(train_run *r) {
+  WT_TRY(train_step(r, 2, 4, 0.5f, WT_FLOAT));
+  WT_TRY(wt_module_lazy_reset_grad(r->m));
+  return wt_optimizer_step(r->o);
+}
+static int c_step_after_reset(void) { return with_run(r_step_after_reset); }
+static int r_step_twice(train_run *r) {
+  WT_TRY(train_step(r, 2, 4, 0.5f, WT_FLOAT));
+  WT_TRY(wt_optimizer_step(r->o));
+  return wt_optimizer_step(r->o);
+}
+static int c_step_twice(void) { return with_run(r_step_twice); }
+static int r_predict_unknown(train_run *r) { return wt_module_predict_outputs(r->m, (const char *[]){"nope"}, 1); }
+static int c_predict_unknown_output(void) { return with_run(r_predict_unknown); }
+static int r_predict_unchosen(train_run *r) { return wt_module_predict_step(r->m); }
+static int c_predict_unchosen(void) { return with_run(r_predict_unchosen); }
 static int r_recover(train_run *r) {
   /* a failed step (wrong shape) leaves the module usable */
   if (train_step(r, 2, 5, 0.5f, WT_FLOAT) == WT_OK) return wt_errorf(WT_ERR_INTERNAL, "bad step passed");
@@ -516,6 +534,11 @@ static const bad_case CASES[] = {
   {"train/property-no-name", c_property_no_name, WT_ERR_INVALID_ARG, "a property needs a name"},
   {"train/export-unknown-output", c_export_unknown_output, WT_ERR_INVALID_ARG, "export: 'nope' is not a value of the eval model"},
   {"train/export-no-outputs", c_export_no_outputs, WT_ERR_INVALID_ARG, "name at least one output to export"},
+  {"train/step-before-any-run", c_step_no_run, WT_ERR_INVALID_ARG, "no gradients to apply: no train step ran since the last optimizer step"},
+  {"train/step-after-lazy-reset", c_step_after_reset, WT_ERR_INVALID_ARG, "no gradients to apply"},
+  {"train/step-twice-after-one-run", c_step_twice, WT_ERR_INVALID_ARG, "no gradients to apply"},
+  {"train/predict-unknown-output", c_predict_unknown_output, WT_ERR_INVALID_ARG, "predict: 'nope' is not a value of the eval model"},
+  {"train/predict-no-outputs-chosen", c_predict_unchosen, WT_ERR_INVALID_ARG, "predict: no outputs were chosen"},
   {"train/recovers-after-error", c_train_recovers, WT_OK, ""},
 };
 

@@ -178,7 +178,8 @@ test('released objects throw a clear error; the state outlives them safely', asy
   assert.throws(() => t.module.lazyResetGrad(), /the module was released/);
   await assert.rejects(t.module.exportModelForInferencing(['output']), /the module was released/);
   await assert.rejects(Optimizer.create(t.art.optimizerModel, t.module), /the module was released/);
-  t.optimizer.step(); // the optimizer works on the state, still alive
+  // the state is alive still, but a step would update parameters no module can run
+  assert.throws(() => t.optimizer.step(), /optimizer step: its module was released/);
   t.optimizer.release();
   assert.throws(() => t.optimizer.step(), /the optimizer was released/);
   assert.throws(() => t.optimizer.getLearningRate(), /the optimizer was released/);
@@ -306,6 +307,7 @@ test('learning rate: set/get, validation, lr 0 leaves parameters, LinearLRSchedu
       const sch = new LinearLRScheduler(optimizer, warmup, end, lr0);
       for (let s = 0; s <= total + 2; s++) {
         close(optimizer.getLearningRate(), lrAt(steps, warmup, end, lr0), `lr after ${steps} optimizer steps (warmup ${warmup}, total ${end})`, 1e-6, 1e-9);
+        module.run(x, labels); // (a step applies the gradients of a run)
         optimizer.step();
         steps++;
         sch.step();
@@ -319,6 +321,7 @@ test('learning rate: set/get, validation, lr 0 leaves parameters, LinearLRSchedu
     optimizer.setLearningRate(0.02);
     const sch = new LinearLRScheduler(optimizer, 0, steps + 2);
     close(optimizer.getLearningRate(), lrAt(steps, 0, steps + 2, 0.02), 'initial rate 0.02, 2 steps before the end', 1e-6, 0);
+    module.run(x, labels);
     optimizer.step();
     sch.step();
     close(optimizer.getLearningRate(), lrAt(steps + 1, 0, steps + 2, 0.02), 'initial rate 0.02, 1 step before the end', 1e-6, 0);
@@ -353,7 +356,7 @@ test('generateArtifacts: errors name what is wrong', async () => {
   await assert.rejects(gen({ requiresGrad: MLP_PARAMS, optimizer: 'Adam' }), /unknown optimizer 'Adam'; expected AdamW or SGD/);
   await assert.rejects(gen({ requiresGrad: MLP_PARAMS, ortFormat: true }), /ort_format: webtrain writes ONNX artifacts only/);
   await assert.rejects(gen({ requiresGrad: MLP_PARAMS, customOpLibrary: 'libcustom.so' }), /custom_op_library: custom op libraries are not supported/);
-  await assert.rejects(artifacts.generateArtifacts(new Uint8Array([1, 2, 3]), { requiresGrad: [] }), /not a valid ONNX model/);
+  await assert.rejects(artifacts.generateArtifacts(new Uint8Array([1, 2, 3]), { requiresGrad: ['w'] }), /not a valid ONNX model/);
   await assert.rejects(artifacts.generateArtifacts('/nonexistent/model.onnx', {}), /nonexistent\/model\.onnx/);
   // a custom loss whose build throws: the error comes through, and the next build works
   class Broken extends onnxblock.Block {

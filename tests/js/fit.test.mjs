@@ -209,14 +209,15 @@ test('fit: abort rejects with AbortError (and the history so far); arguments are
   }
 });
 
-test('fit: metrics without the model output in the artifacts say how to get it', async () => {
+test('fit: metrics without additionalOutputNames come from the eval model; with no validation data, the error says how to get them', async () => {
   const plain = await artifacts.generateArtifacts(join(dir, c.model), artifactOptions(c));
   const s = await setup(c, plain);
   try {
-    await assert.rejects(fit(s.module, s.optimizer, { x, y, batchSize: 10, metrics: ['accuracy'], validation: { x: xVal, y: yVal } }), /additionalOutputNames/);
-    // Without metrics a lone loss (a Tensor from run) is enough.
-    const r = await fit(s.module, s.optimizer, { x, y, batchSize: 10, validation: { x: xVal, y: yVal } });
+    const r = await fit(s.module, s.optimizer, { x, y, batchSize: 10, metrics: ['accuracy'], validation: { x: xVal, y: yVal } });
     assert.ok(Number.isFinite(r.history[0].valLoss));
+    assert.ok(r.history[0].valAccuracy >= 0 && r.history[0].valAccuracy <= 1);
+    assert.equal(r.history[0].accuracy, undefined); // the training model outputs the loss alone
+    await assert.rejects(fit(s.module, s.optimizer, { x, y, batchSize: 10, metrics: ['accuracy'] }), /give validation data .* or generate the artifacts with additionalOutputNames/);
   } finally {
     s.optimizer.release();
     s.module.release();
@@ -234,8 +235,8 @@ test('fit: progress is one updating line on a terminal, plain lines otherwise', 
       const lines = out.split('\n');
       assert.equal(lines.length, 3, JSON.stringify(out));
       // What the terminal shows last on each line (a TTY's bar overwritten by the epoch's summary).
-      assert.match(lines[1].split('\r').at(-1), /^(\x1b\[K)?epoch 2\/2 loss \d\.\d{4} accuracy \d\.\d{4} \d+\.\ds$/);
-      if (isTTY) assert.match(out, /\r\x1b\[Kepoch 1\/2 \[=+>\] 5\/5 loss/);
+      assert.match(lines[1].split('\r').at(-1), /^(\x1b\[K)?epoch 1 \(2\/2\) loss \d\.\d{4} accuracy \d\.\d{4} \d+\.\ds$/);
+      if (isTTY) assert.match(out, /\r\x1b\[Kepoch 0 \(1\/2\) \[=+>\] 5\/5 loss/);
       else assert.doesNotMatch(out, /\r/);
     }
   } finally {

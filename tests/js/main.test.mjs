@@ -33,7 +33,7 @@ test('the main job fine-tunes the digit classifier and improves accuracy', async
   assert.match(stdout, new RegExp(`accuracy on personal test set: ${before[1]}% -> ${after[1]}% \\(improved\\)`));
 
   // Non-TTY progress (fit's, on stderr): one line per epoch, with the loss and the accuracies; no carriage returns.
-  const epochs = stderr.match(/^epoch \d+\/8 loss \d+\.\d{4} accuracy \d\.\d{4} valLoss \d+\.\d{4} valAccuracy \d\.\d{4} \d+\.\ds$/gm) ?? [];
+  const epochs = stderr.match(/^epoch \d \(\d\/8\) loss \d+\.\d{4} accuracy \d\.\d{4} valLoss \d+\.\d{4} valAccuracy \d\.\d{4} \d+\.\ds$/gm) ?? [];
   assert.equal(epochs.length, 8, `expected a progress line per epoch\n${log}`);
   assert.ok(!stdout.includes('\r') && !stderr.includes('\r'), 'carriage returns in non-TTY output');
 

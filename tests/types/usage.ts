@@ -322,6 +322,19 @@ await module.exportModelForInferencing('inference.onnx', ['output']);
 const exported = await InferenceSession.create(inference);
 // @ts-expect-error the output names are a list
 await module.exportModelForInferencing('inference.onnx', 'output');
+// Returned bytes are backed by an ArrayBuffer: a Blob (strict, TypeScript 5.7+ lib) takes them as they are.
+const files: Blob[] = [
+  new Blob([await module.exportModelForInferencing(['output'])]),
+  new Blob([await CheckpointState.saveCheckpoint(state)]),
+  new Blob([state.toBytes()]),
+  new Blob([checkpoint, trainingModel, evalModel]),
+];
+// Forward-only runs on the current parameters: the model's outputs by name.
+const predicted: Record<string, Tensor> = module.predict({ input: new Tensor(new Float32Array(4), [1, 4]) });
+module.predict(new Tensor(new Float32Array(4), [1, 4]), ['output']);
+// @ts-expect-error the output names are a list
+module.predict({ input: new Tensor(new Float32Array(4), [1, 4]) }, 'output');
+const moduleLive: boolean = module.isLive && optimizer.isLive;
 
 try {
   await CheckpointState.loadCheckpoint(new Uint8Array([1, 2, 3]));
