@@ -31,10 +31,11 @@
 // files as they would beside the base, with no option; written to an artifactDirectory, the side
 // files are placed beside the artifacts (placeSideFiles: a hard link, else a copy).
 import { WebtrainError } from './core.js';
-import { describe, fnv1a, nodeFilePath, whyUnreadable } from './bytes.js';
+import { fnv1a } from './bytes.js';
+import { describe, memorySource, nodeFilePath, whyUnreadable } from './source.js';
 import { importNode, isNode } from './node-builtin.js';
 import { fillSegments, openSide } from './checkpoint-data.js';
-import { checkFingerprint, fingerprints } from './inside.js';
+import { checkFingerprint, recordOfBytes } from './inside.js';
 
 const DATA = 'a Uint8Array, ArrayBuffer, Blob, File, URL or path';
 const isBlob = (v) => (typeof Blob !== 'undefined' && v instanceof Blob) || (typeof v?.slice === 'function' && typeof v.arrayBuffer === 'function' && typeof v.size === 'number');
@@ -198,8 +199,6 @@ class Later {
   }
 }
 
-/** A side file's bytes as an openSide source (for a fingerprint check). */
-const bytesSide = (f) => ({ what: f.what, size: f.size, read: async (off, dst) => dst.set(f.u8.subarray(off, off + dst.byteLength)) });
 
 /** A file in Node, read synchronously into the heap (opened on first use, closed after the parse). */
 class NodeFile {
@@ -279,22 +278,27 @@ async function fetchWhole(url, what, refs = null) {
   return ranges;
 }
 
-/** The locations a model's initializers reference: [{ tensor, location, offset, length }]. */
+/** The tensors a model (bytes in memory) keeps in side files: [{ tensor, location, offset, length, dtype }]. */
 function listExternal(core, bytes) {
-  const m = core.m;
-  const l = core.withBytes(bytes, (p, n) => m._wtw_external_list(p, n));
-  if (!l) throw new WebtrainError(core.lastError());
+  const record = recordOfBytes(core, bytes);
   try {
-    return Array.from({ length: m._wtw_external_count(l) }, (_, i) => ({
-      tensor: core.string(m._wtw_external_tensor(l, i)),
-      location: normal(core.string(m._wtw_external_location(l, i))),
-      offset: m._wtw_external_offset(l, i),
-      length: m._wtw_external_length(l, i),
-      dtype: m._wtw_external_dtype(l, i),
-    }));
+    return record.external();
   } finally {
-    m._wtw_external_list_free(l);
+    record.free();
   }
+}
+
+/** The bytes of the key base files' fingerprints are stored under (WT_BASE_PRINT_KEY). */
+const PRINT_KEY = new TextEncoder().encode('webtrain.base:');
+
+/** Whether bytes hold PRINT_KEY: only then is a model's record read for its fingerprints. */
+function mayCarryPrints(b) {
+  for (let i = b.indexOf(PRINT_KEY[0]); i >= 0 && i + PRINT_KEY.length <= b.length; i = b.indexOf(PRINT_KEY[0], i + 1)) {
+    let k = 1;
+    while (k < PRINT_KEY.length && b[i + k] === PRINT_KEY[k]) k++;
+    if (k === PRINT_KEY.length) return true;
+  }
+  return false;
 }
 
 /**
@@ -352,8 +356,8 @@ class Reader {
     try {
       // a model file holding the weights must be the one the artifacts were generated from
       const locs = new Map([...this.files].map(([loc, f]) => [f, loc]));
-      const check = (f, side) => (this.prints.has(locs.get(f)) ? checkFingerprint(side, locs.get(f), this.prints.get(locs.get(f))) : null);
-      for (const f of this.files.values()) if (f.u8) await check(f, bytesSide(f));
+      const check = (f, side) => (this.prints.has(locs.get(f)) ? checkFingerprint(this.core, side, locs.get(f), this.prints.get(locs.get(f))) : null);
+      for (const f of this.files.values()) if (f.u8) await check(f, memorySource(f.u8, f.what));
       for (const f of new Set(this.pending.map((p) => p.f))) {
         const mine = this.pending.filter((p) => p.f === f).sort((a, b) => a.offset - b.offset);
         // the same range twice (two initializers of one tensor's bytes): read once, then copied
@@ -405,16 +409,27 @@ export async function externalReaders(core, models, entries, context, { deferred
   const given = new Map(entries.map((e) => [e.path, e.data]));
   const used = new Set();
   const readers = [];
-  for (const { model: source, bytes } of models) {
+  const listed = [];
+  for (const { model: source, bytes, record } of models) {
     // generated artifacts: their side files are the base's (the option's entries win)
     const from = recall(source, bytes);
     const model = from ? from.model : source;
     const inherited = new Map((from?.entries ?? []).filter((e) => !given.has(e.path)).map((e) => [e.path, e.data]));
     const base = await baseOf(model);
-    // Listing copies the model into the heap once more (briefly): only where it tells something
-    // (entries to check or read ahead, side files to fetch from a URL).
-    const refs = entries.length || inherited.size || (base?.url && !deferred) ? listExternal(core, bytes) : [];
-    const prints = fingerprints(bytes); // the base files holding their weights inside (js/inside.js)
+    // A model in the heap already (a record) says what it references; bytes in memory are copied
+    // in (briefly) only where that tells something: entries to check or read ahead, side files to
+    // fetch from a URL, the fingerprints of a base holding its weights inside (js/inside.js).
+    const list = entries.length || inherited.size || (base?.url && !deferred);
+    const own = record ?? (list || (deferred && mayCarryPrints(bytes)) ? recordOfBytes(core, bytes) : null);
+    let refs = [];
+    let prints = new Map();
+    try {
+      if (own && list) refs = own.external();
+      if (own && deferred) prints = own.prints();
+    } finally {
+      if (own !== record) own?.free();
+    }
+    listed.push(refs);
     const files = new Map();
     for (const [path, data] of [...given, ...inherited]) {
       const mine = refs.filter((r) => r.location === path);
@@ -445,7 +460,7 @@ export async function externalReaders(core, models, entries, context, { deferred
   }
   const unused = entries.filter((e) => !used.has(e.path));
   if (unused.length) {
-    const all = [...new Set(models.flatMap(({ bytes }) => listExternal(core, bytes).map((r) => `'${r.location}'`)))];
+    const all = [...new Set(listed.flat().map((r) => `'${r.location}'`))];
     throw new WebtrainError(`${context}: externalData '${unused[0].path}' is not referenced by the model (${all.length ? `its tensors are stored in ${all.join(', ')}` : 'it stores no tensor externally'}): check the path`);
   }
   return readers;

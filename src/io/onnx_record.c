@@ -65,8 +65,10 @@ static int read_io(wt_io_desc *d, const uint8_t *p, size_t n) {
   d->rank = -1;
   if (!(d->name = wt_strdup(vi->name ? vi->name : ""))) rc = NO_MEMORY();
   const Onnx__TypeProto *tp = vi->type;
-  if (rc == WT_OK && tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE && tp->sequence_type)
+  if (rc == WT_OK && tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE && tp->sequence_type) {
+    d->sequence = 1;
     tp = tp->sequence_type->elem_type;
+  }
   const Onnx__TypeProto__Tensor *tt = tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ? tp->tensor_type : NULL;
   if (rc == WT_OK && tt) {
     d->dtype = tt->has_elem_type ? tt->elem_type : 0;

@@ -74,6 +74,7 @@ typedef struct wt_base_print {
 /* A graph input or output: dims[i] < 0 is symbolic (dim_params[i] its name, or NULL). */
 typedef struct wt_io_desc {
   char *name;
+  int32_t sequence;             /* a sequence of tensors of this dtype and shape (optimizer models) */
   int32_t dtype;
   int32_t rank;                 /* -1: no shape given */
   int64_t *dims;
