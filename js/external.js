@@ -32,13 +32,12 @@
 // files are placed beside the artifacts (placeSideFiles: a hard link, else a copy).
 import { WebtrainError } from './core.js';
 import { fnv1a } from './bytes.js';
-import { describe, memorySource, nodeFilePath, whyUnreadable } from './source.js';
+import { describe, isBlob, isBytes, memorySource, nodeFilePath, openSource, u8Of, whyUnreadable, wholeOf } from './source.js';
 import { importNode, isNode } from './node-builtin.js';
 import { fillSegments, openSide } from './checkpoint-data.js';
 import { checkFingerprint, recordOfBytes } from './inside.js';
 
 const DATA = 'a Uint8Array, ArrayBuffer, Blob, File, URL or path';
-const isBlob = (v) => (typeof Blob !== 'undefined' && v instanceof Blob) || (typeof v?.slice === 'function' && typeof v.arrayBuffer === 'function' && typeof v.size === 'number');
 
 /** A location as models and the option spell it: without leading './'. */
 const normal = (p) => p.replace(/^(\.\/)+/, '');
@@ -58,7 +57,7 @@ export function externalDataOption(value, context) {
     if (typeof e !== 'object' || e === null) throw new TypeError(`${at}: expected { path, data }; got ${describe(e)}`);
     if (typeof e.path !== 'string' || !e.path) throw new TypeError(`${at}.path: expected the file name the model's tensors give as their location (a non-empty string); got ${describe(e.path)}`);
     const d = e.data;
-    const ok = d instanceof ArrayBuffer || ArrayBuffer.isView(d) || isBlob(d) || d instanceof URL || typeof d === 'string' || (typeof SharedArrayBuffer !== 'undefined' && d instanceof SharedArrayBuffer);
+    const ok = isBytes(d) || isBlob(d) || d instanceof URL || typeof d === 'string';
     if (!ok) throw new TypeError(`${at} ('${e.path}').data: expected ${DATA}; got ${describe(d)}`);
     const path = normal(e.path);
     if (seen.has(path)) throw new WebtrainError(`${at}: '${e.path}' is given twice`);
@@ -251,16 +250,14 @@ class NodeFile {
  * read) its body streamed keeping only those ranges (no copy of the whole file in JS).
  */
 async function fetchWhole(url, what, refs = null) {
-  let res;
-  try {
-    res = await fetch(url);
-  } catch (err) {
-    throw new WebtrainError(`cannot fetch ${what} '${url}': ${err.cause?.message ?? err.message}`);
+  const src = await openSource(url, { kind: what });
+  const type = src.response.headers.get('content-type') ?? '';
+  if (/text\/html/i.test(type)) {
+    await src.close();
+    throw new WebtrainError(`${what} '${url}' is an HTML page (content-type '${type}'), not tensor data: check that it is served there`);
   }
-  if (!res.ok) throw new WebtrainError(`cannot fetch ${what} '${url}': HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`);
-  const type = res.headers.get('content-type') ?? '';
-  if (/text\/html/i.test(type)) throw new WebtrainError(`${what} '${url}' is an HTML page (content-type '${type}'), not tensor data: check that it is served there`);
-  if (!refs || !res.body) return new Bytes(new Uint8Array(await res.arrayBuffer()), `${what} '${res.url || url}'`);
+  if (!refs || !src.response.body) return new Bytes(await wholeOf(src), `${what} ${src.what}`);
+  const res = src.response;
   const ranges = new Ranges(`${what} '${res.url || url}'`);
   const want = [...new Map(refs.map((r) => [`${r.offset}:${r.length}`, { ...r, u8: new Uint8Array(r.length) }])).values()];
   let pos = 0;
@@ -469,8 +466,7 @@ export async function externalReaders(core, models, entries, context, { deferred
 /** An externalData entry's data as a file object (Blobs: the ranges `refs` need, read now unless deferred). */
 async function fromData(fs, data, refs, what, deferred = false, someRanges = false, missing = '') {
   if (data instanceof Ranges || data instanceof Bytes) return data; // read ahead already (js/inside.js)
-  if (data instanceof ArrayBuffer || (typeof SharedArrayBuffer !== 'undefined' && data instanceof SharedArrayBuffer)) return new Bytes(new Uint8Array(data), what);
-  if (ArrayBuffer.isView(data)) return new Bytes(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), what);
+  if (isBytes(data)) return new Bytes(u8Of(data), what);
   if (isBlob(data) && deferred) return new Later(data, what, data.size);
   if (isBlob(data)) {
     const b = new BlobRanges(data, what);
@@ -518,8 +514,8 @@ export async function placeSideFiles(core, dir, models, reserved = []) {
         if (path.resolve(src) === dest || (a && b && a.dev === b.dev && a.ino === b.ino)) continue;
         await fs.rm(dest, { force: true });
         await fs.link(src, dest).catch(() => fs.copyFile(src, dest));
-      } else if (entry && (ArrayBuffer.isView(entry.data) || entry.data instanceof ArrayBuffer)) {
-        await fs.writeFile(dest, ArrayBuffer.isView(entry.data) ? new Uint8Array(entry.data.buffer, entry.data.byteOffset, entry.data.byteLength) : new Uint8Array(entry.data));
+      } else if (entry && isBytes(entry.data)) {
+        await fs.writeFile(dest, u8Of(entry.data));
       } else if (entry && isBlob(entry.data)) {
         const fh = await fs.open(dest, 'w');
         try {

@@ -19,7 +19,7 @@
 // bytes, idb://, an onnxblock model) goes into the heap as it is, once, for the core's parser
 // (which says what is wrong with it).
 import { WebtrainError } from './core.js';
-import { Status } from './abi.js';
+import { IoKind, IoSide, Status } from './abi.js';
 import { concatBytes } from './bytes.js';
 import { IO_CHUNK, openSource, sniff, wholeOf } from './source.js';
 
@@ -33,8 +33,6 @@ const RAW_KEPT = 2 * INSIDE_BY_REFERENCE;
 const WINDOW = 2 ** 20;
 /** The smallest positional read (a tensor's header is far smaller). */
 const PIECE = 64 * 1024;
-
-const IO = { INPUTS: 0, OUTPUTS: 1 };
 
 /** A location for the model file: its name when it has one, else 'model.onnx'. */
 const locationOf = (src) => src.name ?? 'model.onnx';
@@ -86,19 +84,24 @@ export class ModelRecord {
     }));
   }
 
-  /** The graph's inputs or outputs ('inputs' | 'outputs'): [{ name, dtype, dims }] (dims: numbers, or dim names; null: no shape). */
+  /**
+   * The graph's inputs or outputs ('inputs' | 'outputs'): [{ name, dtype, sequence, dims }] (dims:
+   * numbers, or dim names, null for an unnamed one; null: no shape; sequence: a sequence of such
+   * tensors, as optimizer models take).
+   */
   io(which) {
     const { core, h } = this;
     const m = core.m;
     if (!h) throw new WebtrainError(this.error);
-    const side = which === 'outputs' ? IO.OUTPUTS : IO.INPUTS;
+    const side = which === 'outputs' ? IoSide.OUTPUTS : IoSide.INPUTS;
     return Array.from({ length: m._wtw_record_io_count(h, side) }, (_, i) => {
       const rank = m._wtw_record_io_rank(h, side, i);
       const dims = rank < 0 ? null : Array.from({ length: rank }, (_, a) => {
         const d = m._wtw_record_io_dim(h, side, i, a);
         return d >= 0 ? d : core.string(m._wtw_record_io_dim_param(h, side, i, a)) || null;
       });
-      return { name: core.string(m._wtw_record_io_name(h, side, i)), dtype: m._wtw_record_io_dtype(h, side, i), dims };
+      const sequence = m._wtw_record_io_kind(h, side, i) === IoKind.SEQUENCE;
+      return { name: core.string(m._wtw_record_io_name(h, side, i)), dtype: m._wtw_record_io_dtype(h, side, i), sequence, dims };
     });
   }
 
@@ -122,15 +125,16 @@ export function recordOfBytes(core, bytes) {
 }
 
 /** A source into the heap as it is: positional sources straight into their heap buffer. */
-async function whole(core, src, raw = null) {
-  if (raw) return recordOfBytes(core, sniff(raw, src.what, src.hint));
-  if (!src.read || src.bytes) return recordOfBytes(core, sniff(await wholeOf(src), src.what, src.hint));
+async function whole(core, src, raw = null, check = true) {
+  const sniffed = (b) => (check ? sniff(b, src.what, src.hint) : b);
+  if (raw) return recordOfBytes(core, sniffed(raw));
+  if (!src.read || src.bytes) return recordOfBytes(core, sniffed(await wholeOf(src)));
   const p = core.malloc(src.size);
   try {
     for (let done = 0; done < src.size;) {
       const n = Math.min(IO_CHUNK, src.size - done);
       await src.read(done, core.heap.subarray(p + done, p + done + n)); // core.heap: re-read, the Memory may have grown
-      if (!done) sniff(core.heap.subarray(p, p + Math.min(n, 512)), src.what, src.hint);
+      if (!done && check) sniff(core.heap.subarray(p, p + Math.min(n, 512)), src.what, src.hint);
       done += n;
     }
   } catch (err) {
@@ -155,7 +159,7 @@ function found(core, h, seen) {
  * as a model), kept: Map `${offset}:${length}` -> the bytes keep(ref) asked for (streams), raw:
  * a stream's bytes when it was read to its end within RAW_KEPT (else null) }.
  */
-async function scanSource(core, src, location, keep) {
+async function scanSource(core, src, location, keep, check = true) {
   const m = core.m;
   const h = core.handle(core.withStrings([location], (pl) => m._wtw_scan_new(pl, src.size ?? -1, INSIDE_MIN)));
   const win = core.malloc(WINDOW);
@@ -176,7 +180,7 @@ async function scanSource(core, src, location, keep) {
       for (let at = 0, piece = PIECE; at < src.size && rc === Status.OK;) {
         const n = Math.min(piece, src.size - at);
         await src.read(at, core.heap.subarray(win, win + n));
-        if (!at) sniff(core.heap.subarray(win, win + Math.min(n, 512)), src.what, src.hint);
+        if (!at && check) sniff(core.heap.subarray(win, win + Math.min(n, 512)), src.what, src.hint);
         rc = m._wtw_scan_push(h, win, n);
         at += n;
         const skip = rc === Status.OK ? Math.min(m._wtw_scan_skip(h), src.size - at) : 0;
@@ -200,7 +204,7 @@ async function scanSource(core, src, location, keep) {
             if (!raw) break; // neither scanned nor kept: fetched again
             continue;
           }
-          if (!pos) sniff(value.subarray(0, 512), src.what, src.hint);
+          if (!pos && check) sniff(value.subarray(0, 512), src.what, src.hint);
           for (let off = 0; off < value.byteLength && rc === Status.OK; off += WINDOW) rc = push(value.subarray(off, off + WINDOW));
           // the ranges keep() asks for are copied as the stream passes them
           const refs = found(core, h, seen);
@@ -240,15 +244,17 @@ async function scanSource(core, src, location, keep) {
  * self-contained artifacts. Else { location, refs: [{ tensor, offset, length, dtype }], size,
  * hash, data, what, kept } with the record holding the skeleton: `data` reads the model file
  * again (its path, URL, Blob or bytes) and `kept` (a stream) the ranges keep(ref) asked for.
+ * check: false hands an HTML page or JSON to the parser like any bytes (no hint).
  */
-export async function readModel(core, source, { keep = null, location = null, force = false } = {}) {
+export async function readModel(core, source, { keep = null, location = null, force = false, check = true } = {}) {
   const src = await openSource(source);
   try {
-    // a stream is scanned only from an http(s) URL (the weights are fetched from it again)
-    const scannable = src.read || (src.url && /^https?:/i.test(src.url));
-    if (!scannable || !(force || src.size === undefined || src.size >= INSIDE_BY_REFERENCE)) return { record: await whole(core, src), inside: null };
+    // a stream is scanned only from an http(s) URL (the weights are fetched from it again), bytes
+    // only when given as such (an idb:// entry's or a built model's are not a file to refer to)
+    const scannable = (src.read && !src.loaded) || (src.url && /^https?:/i.test(src.url));
+    if (!scannable || !(force || src.size === undefined || src.size >= INSIDE_BY_REFERENCE)) return { record: await whole(core, src, null, check), inside: null };
     const loc = location ?? locationOf(src);
-    const scan = await scanSource(core, src, loc, src.read ? null : keep);
+    const scan = await scanSource(core, src, loc, src.read ? null : keep, check);
     const s = scan.h ? core.m._wtw_scan_record(scan.h) : 0;
     if (scan.h) core.m._wtw_scan_free(scan.h);
     if (s) {
@@ -265,9 +271,9 @@ export async function readModel(core, source, { keep = null, location = null, fo
       record.free();
     }
     // as it is: read again (a stream's first RAW_KEPT bytes were kept)
-    if (scan.raw) return { record: await whole(core, src, concatBytes(scan.raw)), inside: null };
-    if (src.read) return { record: await whole(core, src), inside: null };
-    return { record: await whole(core, await openSource(source)), inside: null };
+    if (scan.raw) return { record: await whole(core, src, concatBytes(scan.raw), check), inside: null };
+    if (src.read) return { record: await whole(core, src, null, check), inside: null };
+    return { record: await whole(core, await openSource(source), null, check), inside: null };
   } finally {
     await src.close();
   }

@@ -7,7 +7,8 @@
 // Content-Length). A positional source (bytes in memory, a Blob or File, a Node file) has
 // read(offset, dst), filling dst from that offset (a Node file reads straight into dst, which may
 // be the wasm heap); a stream (a fetch Response, a URL fetched) has chunks(), its body as a
-// ReadableStream of Uint8Arrays, read once. Bytes in memory are also `bytes`.
+// ReadableStream of Uint8Arrays, read once. Bytes in memory are also `bytes`; `loaded` marks
+// bytes that were not given as such (a registered location's, a built model's).
 //
 // What a value may be: bytes (Uint8Array, ArrayBuffer, SharedArrayBuffer, any typed array or
 // DataView); a Blob or File; a fetch Response; a URL object or string: file: and plain paths are
@@ -113,7 +114,7 @@ async function fileSource(path, kind) {
 /** A fetch Response as a stream source (an HTTP error or a used body: a WebtrainError). */
 export function responseSource(res, url, kind) {
   if (!res.ok) {
-    const status = `HTTP ${res.status}${res.statusText && !kind ? ` ${res.statusText}` : ''}`;
+    const status = `HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`;
     throw failure(`cannot fetch ${kind ? `${kind} ` : ''}'${url}': ${status}`, { status: res.status, url });
   }
   const anonymous = url === 'a Response';
@@ -152,9 +153,10 @@ async function fetched(s, kind) {
  * options.expected: what a TypeError says is expected.
  */
 export async function openSource(source, { kind = null, expected = EXPECTED } = {}) {
-  for (const r of registered) if (r.test(source)) return memorySource(await r.read(source), `'${source}'`);
+  // (bytes read from elsewhere: `loaded`, not a file to refer to later)
+  for (const r of registered) if (r.test(source)) return { ...memorySource(await r.read(source), `'${source}'`), loaded: true };
   if (isBytes(source)) return memorySource(u8Of(source), kind ? `the externalData bytes (${u8Of(source).byteLength})` : 'the model bytes');
-  if (source instanceof OnnxblockModel) return memorySource(source.bytes, 'the built model');
+  if (source instanceof OnnxblockModel) return { ...memorySource(source.bytes, 'the built model'), loaded: true };
   if (isResponse(source)) return responseSource(source, source.url || 'a Response', kind);
   if (isBlob(source)) return blobSource(source);
   if (typeof source !== 'string' && !(source instanceof URL)) throw new TypeError(`${kind ? 'externalData: ' : ''}expected ${expected}; got ${describe(source)}`);
