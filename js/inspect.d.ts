@@ -41,6 +41,7 @@ export interface InspectedCheckpoint {
  * What a model or a checkpoint (recognised by its content) declares, without planning or
  * training it: a model's inputs, outputs, ops (and whether webtrain runs and differentiates
  * them), initializers and opsets; a checkpoint's parameters, properties and optimizer state. A
- * model's weights are not read. Throws a WebtrainError for a source that is neither.
+ * model's side files are read (a tensor they do not hold is an error naming it). Throws a
+ * WebtrainError for a source that is neither.
  */
 export declare function inspect(source: BytesSource, options?: InspectOptions): Promise<InspectedModel | InspectedCheckpoint>;

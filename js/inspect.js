@@ -1,8 +1,9 @@
 // inspect(source): what a model or a checkpoint declares, without planning or training it (the
 // CLI's `inspect`, and tools). A model is read as generateArtifacts reads it (js/inside.js: the
 // core's record of it, a weights-inside file scanned past its weights): inputs and outputs from
-// the record, ops, initializers and opsets from the core's parse of the same bytes, none of the
-// weights read. A checkpoint (recognised by its content, whatever its name) is loaded.
+// the record, ops, initializers and opsets from the core's parse of the same bytes (tensors in
+// side files read, so that a side file that does not hold them is an error naming the tensor). A
+// checkpoint (recognised by its content, whatever its name) is loaded.
 import { init, WebtrainError } from './core.js';
 import { DType, OpSupport } from './abi.js';
 import { openSource, wholeOf } from './source.js';

@@ -161,6 +161,7 @@ static int close_level(wt_scan *s) {
 /* After a field: back to reading tags, closing the messages that end here. */
 static int field_done(wt_scan *s) {
   s->state = ST_TAG;
+  s->kind = K_COPY;
   s->vn = 0;
   s->vv = 0;
   while (s->depth > 0 && s->pos >= s->lv[s->depth].end) {

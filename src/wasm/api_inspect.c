@@ -18,10 +18,7 @@ typedef struct info {
 info *wtw_model_info_read(const uint8_t *bytes, size_t len) {
   info *m = calloc(1, sizeof *m);
   if (!m) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory"), NULL;
-  /* float weights in external data are described, not read (a weights-inside model's skeleton
-   * refers to its own file for them) */
-  wt_onnx_read_opts opts = {.keep_external = 1};
-  if (wt_onnx_read(bytes, len, &opts, &m->g)) {
+  if (wt_onnx_read(bytes, len, NULL, &m->g)) {
     free(m);
     return NULL;
   }
