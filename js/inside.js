@@ -18,7 +18,7 @@
 // forced), one that does not scan as an ONNX model, or a source of another kind (a Response of
 // bytes, idb://, an onnxblock model) goes into the heap as it is, once, for the core's parser
 // (which says what is wrong with it).
-import { WebtrainError } from './core.js';
+import { init, WebtrainError } from './core.js';
 import { IoKind, IoSide, Status } from './abi.js';
 import { concatBytes } from './bytes.js';
 import { IO_CHUNK, openSource, sniff, wholeOf } from './source.js';
@@ -285,7 +285,6 @@ export async function readModel(core, source, { keep = null, location = null, fo
  * look at what the core is handed.
  */
 export async function scanModel(source, options = {}) {
-  const { init } = await import('./core.js');
   const core = await init();
   const { record, inside } = await readModel(core, source, options);
   try {

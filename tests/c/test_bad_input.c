@@ -16,7 +16,6 @@
 
 #include "bad_input_harness.h"
 #include "io/onnx_io.h"
-#include "io/onnx_scan.h"
 #include "runtime/planner.h"
 
 #define FILES WT_SOURCE_DIR "/tests/bad_input/files/"
@@ -656,62 +655,6 @@ static int c_fuzz_loss_on_bn_stat(void) {
   return rc;
 }
 
-/* -- the streamed model reader (io/onnx_scan.h): weights inside left out of 4 KiB on -- */
-
-#define GOLDEN WT_SOURCE_DIR "/tests/golden/cases/regression_mse_adamw/model.onnx"
-
-/* Scans the first n bytes of p in pieces of 64 (size: the file's, or WT_SCAN_SIZE_UNKNOWN). */
-static int scan_bytes(const uint8_t *p, size_t n, uint64_t size) {
-  wt_scan *s = NULL;
-  int rc = wt_scan_new("model.onnx", size, 4096, &s);
-  for (size_t at = 0; rc == WT_OK && at < n; at += 64) rc = wt_scan_push(s, p + at, n - at < 64 ? n - at : 64);
-  if (rc == WT_OK) rc = wt_scan_finish(s);
-  wt_scan_free(s);
-  return rc;
-}
-static int scan_golden_cut(uint64_t known) {
-  uint8_t *b;
-  size_t len;
-  WT_TRY(wt_read_file(GOLDEN, &b, &len));
-  int rc = scan_bytes(b, len - 1500, known ? len - 1500 : WT_SCAN_SIZE_UNKNOWN);
-  free(b);
-  return rc;
-}
-static int c_scan_truncated(void) { return scan_golden_cut(1); }
-static int c_scan_stream_cut(void) { return scan_golden_cut(0); }
-static int c_scan_garbage(void) {
-  const uint8_t b[16] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-  return scan_bytes(b, sizeof b, sizeof b);
-}
-static int c_scan_field_zero(void) { return scan_bytes((const uint8_t[]){0x02, 0x00}, 2, 2); }
-static int c_scan_wire_type(void) { return scan_bytes((const uint8_t[]){0x0f, 0x00}, 2, 2); }
-static int c_scan_overrun(void) {
-  /* a graph of 2 bytes holding a 4-byte field */
-  return scan_bytes((const uint8_t[]){0x3a, 0x02, 0x12, 0x02, 'a', 'b'}, 6, 6);
-}
-static int c_scan_pass_beyond(void) {
-  wt_scan *s = NULL;
-  WT_TRY(wt_scan_new("model.onnx", 100, 4096, &s));
-  int rc = wt_scan_pass(s, 1);
-  wt_scan_free(s);
-  return rc;
-}
-static int c_scan_record_of_unfinished(void) {
-  wt_scan *s = NULL;
-  WT_TRY(wt_scan_new("model.onnx", WT_SCAN_SIZE_UNKNOWN, 4096, &s));
-  int rc = wt_scan_push(s, (const uint8_t[]){0x3a, 0x05}, 2);
-  wt_model_record *r = NULL;
-  if (rc == WT_OK) rc = wt_model_record_of_scan(s, &r);
-  wt_model_record_free(r);
-  wt_scan_free(s);
-  return rc;
-}
-/* the fuzzer's finding: a fixed32 after a tensor's name was copied into the name */
-static int c_scan_fixed_after_name(void) {
-  const uint8_t b[] = {0x3a, 0x0c, 0x2a, 0x0a, 0x42, 0x01, 'a', 0x25, 1, 2, 3, 4, 0x10, 0x01, 0x08, 0x01};
-  return scan_bytes(b, sizeof b, sizeof b);
-}
-
 /* ==== the table ============================================================================ */
 
 static const bad_case CASES[] = {
@@ -815,16 +758,6 @@ static const bad_case CASES[] = {
   {"fuzz/ckpt-duplicate-momentum", c_fuzz_ckpt_duplicate_momentum, WT_ERR_PARSE, "is given twice"},
   {"fuzz/ckpt-zero-and-huge-dims", c_fuzz_ckpt_zero_and_huge_dims, WT_ERR_PARSE, "shape [1099511627776,1099511627776,0] has more than 2^32 elements"},
   {"fuzz/loss-on-bn-stat", c_fuzz_loss_on_bn_stat, WT_ERR_UNSUPPORTED, "eval model runs BatchNormalization in inference mode"},
-  /* the streamed model reader */
-  {"scan/truncated", c_scan_truncated, WT_ERR_IO, "tensor 'fc2.weight' has 4096 bytes at offset 2745, past the file's end (5992 bytes): the file is truncated (copy or download it again)"},
-  {"scan/stream-cut", c_scan_stream_cut, WT_ERR_PARSE, "the model ends at byte 5992, inside a message"},
-  {"scan/garbage", c_scan_garbage, WT_ERR_PARSE, "a varint longer than 10 bytes at byte 10"},
-  {"scan/field-zero", c_scan_field_zero, WT_ERR_PARSE, "field number 0 at byte 1"},
-  {"scan/wire-type", c_scan_wire_type, WT_ERR_PARSE, "wire type 7 at byte 1"},
-  {"scan/overrun", c_scan_overrun, WT_ERR_PARSE, "a field of 2 bytes at byte 4 runs past its message"},
-  {"scan/pass-beyond", c_scan_pass_beyond, WT_ERR_INVALID_ARG, "passing 1 bytes of the model where 0 are to be skipped"},
-  {"scan/record-unfinished", c_scan_record_of_unfinished, WT_ERR_INVALID_ARG, "the model scan is not finished"},
-  {"fuzz/scan-fixed-after-name", c_scan_fixed_after_name, WT_OK, ""},
 };
 
 int main(int argc, char **argv) {
