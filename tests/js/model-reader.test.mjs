@@ -67,3 +67,21 @@ test('generateArtifacts copies a model into the heap at most once', async () => 
     assert.ok(copied <= model.byteLength, `${what}: ${copied} bytes of a ${model.byteLength}-byte model copied into the heap`);
   }
 });
+
+test('inspect: a model from the core\'s record of it, an optimizer model\'s sequences, a checkpoint', async () => {
+  const { inspect } = await import('../../js/index.js');
+  const golden = await read('tests/golden/cases/regression_mse_adamw/model.onnx');
+  const info = await inspect(golden);
+  assert.equal(info.kind, 'model');
+  assert.deepEqual(info.inputs, [{ name: 'input', dtype: 'float32', shape: ['batch', 16] }]);
+  assert.deepEqual(info.outputs, [{ name: 'output', dtype: 'float32', shape: ['batch', 3] }]);
+  assert.deepEqual(info.ops.map((o) => o.op).sort(), ['Gemm', 'Sigmoid', 'Tanh']);
+  assert.equal(info.parameterElements, (16 * 32 + 32) + (32 * 32 + 32) + (32 * 3 + 3));
+  const art = await artifacts.generateArtifacts(golden, { loss: 'MSELoss', optimizer: 'AdamW' });
+  const opt = await inspect(art.optimizerModel);
+  assert.ok(opt.inputs.some((i) => i.dtype === 'seq(float32)'), JSON.stringify(opt.inputs));
+  const ckpt = await inspect(art.checkpoint);
+  assert.equal(ckpt.kind, 'checkpoint');
+  assert.equal(ckpt.trainableElements, info.parameterElements);
+  await assert.rejects(inspect(new Uint8Array([0x3a, 0x05, 1])), /the model bytes is neither a webtrain checkpoint nor an ONNX model webtrain can read: .*ModelProto/);
+});
