@@ -4,7 +4,8 @@
  * the rest is a model file. The same file pushed whole must scan the same: same outcome, same
  * skeleton hash, same ranges. A finished scan's ranges lie inside the file, in order, and do not
  * overlap; when its skeleton reads as a record, each is listed there as external data of the
- * file itself at the same offset and length. */
+ * file itself at the same offset and length. The same bytes read whole as a record leave nothing
+ * out. */
 #include "fuzz_common.h"
 #include "io/onnx_scan.h"
 
@@ -74,5 +75,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   wt_scan_free(a);
   wt_scan_free(b);
+  /* the record of the bytes as they are: what it lists lies inside them or names a side file */
+  uint8_t *copy = malloc(len ? len : 1);
+  memcpy(copy, model, len);
+  wt_model_record *whole = NULL;
+  if (wt_model_record_read(copy, len, &whole) == WT_OK) {
+    FUZZ_ASSERT(!whole->scanned && whole->n_inside == 0, "a record read whole left nothing out");
+    for (int i = 0; i < whole->n_prints; i++) (void)wt_fuzz_touch(whole->prints[i].location, strlen(whole->prints[i].location));
+    for (int i = 0; i < whole->n_outputs; i++) (void)wt_fuzz_touch(whole->outputs[i].name, strlen(whole->outputs[i].name));
+    wt_model_record_free(whole);
+  } else {
+    free(copy);
+  }
   return 0;
 }
