@@ -99,6 +99,59 @@ int wt_session_output(const wt_session *s, int32_t index, int32_t *dtype, int32_
 size_t wt_session_arena_bytes(const wt_session *s);
 
 
+/* ---- artifact generation -------------------------------------------------------------------
+ * ONNX Runtime's generate_artifacts (onnxruntime.training.artifacts): from a forward-only ONNX
+ * model, the training model (forward, loss, gradients), the eval model, the optimizer model and
+ * the checkpoint, interchangeable with the ones ONNX Runtime generates. */
+
+/* The options of artifact generation; zero-initialize, then set what is needed. */
+typedef struct wt_artifact_options {
+  /* The parameters to train; NULL (n 0): every float initializer, as ONNX Runtime does. An
+   * unknown name is an error naming the closest initializer. */
+  const char *const *requires_grad;
+  int32_t n_requires_grad;
+  /* Parameters kept in the checkpoint but not trained. */
+  const char *const *frozen_params;
+  int32_t n_frozen_params;
+  /* A wt_loss_type on the model's first output; WT_LOSS_TYPE_NONE: that output is the loss. */
+  int32_t loss;
+  /* The loss's reduction: NULL or "mean" (the default), "sum" or "none". */
+  const char *loss_reduction;
+  /* A wt_optim_type; WT_OPTIM_NONE: no optimizer model. */
+  int32_t optimizer;
+  /* > 0: the learning rate stored in the checkpoint; 0: none stored. */
+  float learning_rate;
+  /* Outputs of the model the training and eval models also return, beside the loss. */
+  const char *const *additional_output_names;
+  int32_t n_additional_outputs;
+  /* Non-zero: also a nominal checkpoint (the parameters' names and shapes, no values). */
+  int32_t nominal_checkpoint;
+} wt_artifact_options;
+
+/* The generated artifacts (wt_artifacts_generate); each is ONNX Runtime's file format. */
+typedef struct wt_artifacts_out wt_artifacts_out;
+enum wt_artifact {
+  WT_ARTIFACT_TRAINING_MODEL = 0,     /* training_model.onnx */
+  WT_ARTIFACT_EVAL_MODEL = 1,         /* eval_model.onnx */
+  WT_ARTIFACT_OPTIMIZER_MODEL = 2,    /* optimizer_model.onnx (none with WT_OPTIM_NONE) */
+  WT_ARTIFACT_CHECKPOINT = 3,         /* checkpoint */
+  WT_ARTIFACT_NOMINAL_CHECKPOINT = 4  /* nominal_checkpoint (with nominal_checkpoint set) */
+};
+
+/* Generates the artifacts of a model (bytes: its external data, if any, cannot be read; use
+ * wt_artifacts_generate_from_file). o may be NULL (every float initializer trained, the model's
+ * output the loss, no optimizer). */
+int wt_artifacts_generate(const uint8_t *model, size_t len, const wt_artifact_options *o,
+                          wt_artifacts_out **out);
+/* The same from a model file; external data is read relative to its directory. */
+int wt_artifacts_generate_from_file(const char *path, const wt_artifact_options *o,
+                                    wt_artifacts_out **out);
+/* Artifact `which` (a wt_artifact): its bytes (valid until wt_artifacts_out_free), NULL with
+ * *len 0 for one not generated. */
+const uint8_t *wt_artifacts_out_bytes(const wt_artifacts_out *a, int32_t which, size_t *len);
+void wt_artifacts_out_free(wt_artifacts_out *a);
+
+
 /* ---- training ------------------------------------------------------------------------------
  * The on-device training API of ONNX Runtime (CheckpointState, Module, Optimizer,
  * LinearLRScheduler), in C. Parameters, gradients and optimizer moments live in the state and

@@ -3,13 +3,12 @@
 import { coreFor, WebtrainError } from './core.js';
 import { checkOptions, MODEL_OPTIONS } from './options.js';
 import { writeBytes } from './storage.js';
-import { concatBytes } from './bytes.js';
 import { importNode, isNode } from './node-builtin.js';
 import { Block, withBuilder } from './onnxblock.js';
 import { withGenerator } from './builder.js';
 import { setLora } from './lora.js';
 import { externalDataOption, externalReaders, placeSideFiles, rememberSource, Ranges } from './external.js';
-import { fingerprintField, scanModel } from './inside.js';
+import { readModel } from './inside.js';
 import { DType, LossType, OptimType, Loss, Optim, NameList, LossWeights, GenResult, fieldName } from './abi.js';
 
 export { LossType, OptimType };
@@ -69,7 +68,6 @@ export async function generateArtifacts(model, options = {}) {
   }
   const half = frozenDtypeOption(options.frozenDtype);
   const core = await coreFor(options);
-  const m = core.m;
   const entries = externalDataOption(options.externalData, 'generateArtifacts');
   const keepExternal = options.keepExternalData ?? true;
   if (typeof keepExternal !== 'boolean') throw new TypeError(`generateArtifacts: keepExternalData must be true or false; got ${typeof keepExternal === 'string' ? `'${keepExternal}'` : String(keepExternal)}`);
@@ -81,14 +79,24 @@ export async function generateArtifacts(model, options = {}) {
   // adapters are new).
   const named = new Set([...(options.requiresGrad ?? []), ...(options.frozenParams ?? [])]);
   const readAhead = keepExternal && (options.requiresGrad?.length || options.lora) && !half ? (r) => (r.dtype !== DType.FLOAT && r.dtype !== DType.FLOAT16) || named.has(r.tensor) || r.length < READ_AHEAD_SMALL : null;
-  // A base with its weights inside the .onnx: the core gets its skeleton, where they are external
-  // data of the model file itself (js/inside.js); from a URL, the body streams once, keeping the
-  // ranges generation reads.
-  const { bytes, inside } = await scanModel(model, { keep: readAhead ?? (() => true), force: options.keepExternalData === true });
+  // The model goes into the heap once, as the core's record of it (js/inside.js): a base with its
+  // weights inside the .onnx as its skeleton, where they are external data of the model file
+  // itself; from a URL, the body streams once, keeping the ranges generation reads.
+  const { record, inside } = await readModel(core, model, { keep: readAhead ?? (() => true), force: options.keepExternalData === true });
+  try {
+    return await generate(core, model, record, inside, entries, keepExternal, readAhead, half, options);
+  } finally {
+    record.free();
+  }
+}
+
+/** generateArtifacts on the model's record. */
+async function generate(core, model, record, inside, entries, keepExternal, readAhead, half, options) {
+  const m = core.m;
   const self = inside ? [{ path: inside.location, data: inside.data }] : [];
   const read = inside?.kept ? [{ path: inside.location, data: Object.assign(new Ranges(inside.what, inside.size), { ranges: inside.kept }) }] : self;
-  const [external] = await externalReaders(core, [{ model, bytes }], [...entries.filter((e) => !self.some((s) => s.path === e.path)), ...read], 'generateArtifacts', { readAhead });
-  return withGenerator(core, bytes, { context: 'generateArtifacts', external, keepExternal }, async (b) => {
+  const [external] = await externalReaders(core, [{ model, record }], [...entries.filter((e) => !self.some((s) => s.path === e.path)), ...read], 'generateArtifacts', { readAhead });
+  return withGenerator(core, record, { context: 'generateArtifacts', external, keepExternal }, async (b) => {
     const { gen } = b;
     if ((options.loss === undefined || options.loss === null) && options.lossInputNames?.length)
       throw new WebtrainError('generateArtifacts: lossInputNames name the inputs of the loss, but loss is null (the model output is the loss)');
@@ -146,13 +154,8 @@ export async function generateArtifacts(model, options = {}) {
       const at = line.indexOf(': ');
       return { name: line.slice(0, at), reason: line.slice(at + 2) };
     });
-    if (keepExternal) {
-      for (const k of ['trainingModel', 'evalModel']) {
-        // the base file's size and fingerprint travel with the models that refer to it
-        if (inside) result[k] = concatBytes([result[k], fingerprintField(inside)]);
-        rememberSource(result[k], model, [...entries, ...self]);
-      }
-    }
+    // (the generator wrote the base file's size and fingerprint into the models that refer to it)
+    if (keepExternal) for (const k of ['trainingModel', 'evalModel']) rememberSource(result[k], model, [...entries, ...self]);
     if (options.artifactDirectory) await writeArtifacts(core, options.artifactDirectory, options.prefix ?? '', result);
     return result;
   });

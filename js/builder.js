@@ -3,10 +3,12 @@
 import { WebtrainError } from './core.js';
 import { Tensor } from './tensor.js';
 import { DType } from './abi.js';
+import { ModelRecord } from './inside.js';
 
 /**
- * fn(builder) on a fresh generator handle holding the model `bytes` (shapes inferred); the handle
- * is freed when fn settles. `context` prefixes the errors of creating the handle and, when
+ * fn(builder) on a fresh generator handle holding the model `bytes`, or the model a ModelRecord
+ * holds in the heap (js/inside.js: not copied again), shapes inferred; the handle is freed when
+ * fn settles. `context` prefixes the errors of creating the handle and, when
  * `loadContext` is true, of loading the model; `external` reads its external data (js/external.js);
  * `keepExternal` holds float and float16 initializers stored in external data by reference (not read).
  */
@@ -15,7 +17,10 @@ export async function withGenerator(core, bytes, { context, loadContext = false,
   const gen = core.handle(m._wtw_gen_new(), context);
   try {
     if (keepExternal) m._wtw_gen_set_keep_external(gen, 1);
-    const load = () => core.withBytes(bytes, (p, n) => m._wtw_gen_load(gen, p, n));
+    const load = () => {
+      if (!(bytes instanceof ModelRecord)) return core.withBytes(bytes, (p, n) => m._wtw_gen_load(gen, p, n));
+      return bytes.h ? m._wtw_gen_load_record(gen, bytes.h) : m._wtw_gen_load(gen, bytes.p, bytes.n); // (no record: the parser says why)
+    };
     core.check(external ? external.run(load) : load(), loadContext ? context : undefined);
     return await fn(new Builder(core, gen));
   } finally {

@@ -7,15 +7,13 @@
 // chunk), so a checkpoint is never held twice. Saving writes the side file from the heap, then
 // the checkpoint file, each atomically (see writeFileAtomic).
 import { WebtrainError } from './core.js';
-import { describe, nodeFilePath, readBytes, whyUnreadable } from './bytes.js';
-import { importNode } from './node-builtin.js';
+import { readBytes } from './bytes.js';
+import { describe, IO_CHUNK, isBlob, isResponse, nodeFilePath, openSource } from './source.js';
 import { nodePathOf, writeFileAtomic } from './storage.js';
 
 export const SIDE_SUFFIX = '.data';
 /** saveCheckpoint's externalData: 'auto' writes a side file from this many tensor bytes on. */
 export const AUTO_EXTERNAL_BYTES = 1.5 * 2 ** 30;
-/** The most bytes one read or write call moves (Node's fs limit is 2 GB - 1). */
-const IO_CHUNK = 256 * 2 ** 20;
 const SIDE_EXPECTED = 'a path, URL, Uint8Array, ArrayBuffer, Blob or File';
 
 const stores = [];
@@ -41,62 +39,14 @@ export function defaultSide(source) {
 }
 
 /**
- * The side file as { what, size, read(offset, dst) } (random access: a Node file, bytes, a
- * Blob) or { what, size, chunks() } (a stream: a fetch body). size may be undefined for a
- * stream without Content-Length. Missing files are a WebtrainError naming them and what to do.
+ * The side file as a source (js/source.js): { what, size, read(offset, dst) } (random access: a
+ * Node file, bytes, a Blob) or { what, size, chunks() } (a stream: a fetch body, a store's). size
+ * may be undefined for a stream without Content-Length. Missing files are a WebtrainError naming
+ * them and what to do.
  */
 export async function openSide(side, kind = "the checkpoint's external data") {
   if (side?.store && side.location) return side.store.open(side.location);
-  if (side instanceof Uint8Array || side instanceof ArrayBuffer || ArrayBuffer.isView(side)) {
-    const b = side instanceof Uint8Array ? side : ArrayBuffer.isView(side) ? new Uint8Array(side.buffer, side.byteOffset, side.byteLength) : new Uint8Array(side);
-    return { what: `the externalData bytes (${b.byteLength})`, size: b.byteLength, read: async (off, dst) => dst.set(b.subarray(off, off + dst.byteLength)) };
-  }
-  if (typeof Blob !== 'undefined' && side instanceof Blob) {
-    const what = typeof side.name === 'string' && side.name ? `File '${side.name}'` : `a Blob of ${side.size} bytes`;
-    return { what, size: side.size, read: async (off, dst) => dst.set(new Uint8Array(await side.slice(off, off + dst.byteLength).arrayBuffer())) };
-  }
-  if (typeof side !== 'string' && !(side instanceof URL)) throw new TypeError(`externalData: expected ${SIDE_EXPECTED}; got ${describe(side)}`);
-  const s = side instanceof URL ? side.href : side;
-  const path = await nodeFilePath(s);
-  if (path !== null) return openFile(path, kind);
-  let res;
-  try {
-    res = await fetch(s);
-  } catch (err) {
-    throw new WebtrainError(`cannot fetch ${kind} '${s}': ${err.cause?.message ?? err.message}`);
-  }
-  if (!res.ok) throw Object.assign(new WebtrainError(`cannot fetch ${kind} '${res.url || s}': HTTP ${res.status}`), { status: res.status });
-  const length = res.headers.get('content-length');
-  return { what: `'${res.url || s}'`, size: length === null ? undefined : Number(length), chunks: () => res.body };
-}
-
-async function openFile(path, kind) {
-  const fs = await importNode('fs/promises');
-  let fh;
-  try {
-    fh = await fs.open(path, 'r');
-  } catch (err) {
-    throw Object.assign(new WebtrainError(`cannot read ${kind} file '${path}': ${whyUnreadable(err)}`), { code: err.code, path });
-  }
-  const st = await fh.stat();
-  if (!st.isFile()) {
-    await fh.close();
-    throw Object.assign(new WebtrainError(`cannot read ${kind} file '${path}': it is a directory`), { code: 'EISDIR', path });
-  }
-  const { size } = st;
-  return {
-    what: `file '${path}'`,
-    size,
-    close: () => fh.close(),
-    read: async (off, dst) => {
-      for (let done = 0; done < dst.byteLength;) {
-        const n = Math.min(IO_CHUNK, dst.byteLength - done);
-        const { bytesRead } = await fh.read(dst, done, n, off + done);
-        if (!bytesRead) throw new WebtrainError(`file '${path}' ended at byte ${off + done} while reading ${kind}`);
-        done += bytesRead;
-      }
-    },
-  };
+  return openSource(side, { kind, expected: SIDE_EXPECTED });
 }
 
 /** The state's pending tensor buffers, sorted by offset: [{ offset, bytes, ptr }]. */
@@ -177,10 +127,9 @@ export async function fillSegments(core, segs, side, need, onProgress) {
  */
 export async function intoHeap(core, source, onProgress) {
   const s = source instanceof URL ? source.href : typeof source === 'string' ? source : null;
-  const path = s !== null ? await nodeFilePath(s) : null;
-  let side = null;
-  if (path !== null) side = await openFile(path, 'the checkpoint').catch(() => null); // readBytes says why
-  else if (typeof Blob !== 'undefined' && source instanceof Blob) side = await openSide(source);
+  const local = (s !== null && (await nodeFilePath(s)) !== null) || (isBlob(source) && !isResponse(source));
+  // readBytes says why one cannot be opened (with its own wording)
+  const side = local ? await openSource(source, { kind: 'the checkpoint' }).catch(() => null) : null;
   const viaBytes = async () => {
     const bytes = await readBytes(source);
     onProgress?.({ loaded: bytes.byteLength, total: bytes.byteLength });

@@ -31,13 +31,13 @@
 // files as they would beside the base, with no option; written to an artifactDirectory, the side
 // files are placed beside the artifacts (placeSideFiles: a hard link, else a copy).
 import { WebtrainError } from './core.js';
-import { describe, fnv1a, nodeFilePath, whyUnreadable } from './bytes.js';
+import { fnv1a } from './bytes.js';
+import { describe, isBlob, isBytes, memorySource, nodeFilePath, openSource, u8Of, whyUnreadable, wholeOf } from './source.js';
 import { importNode, isNode } from './node-builtin.js';
 import { fillSegments, openSide } from './checkpoint-data.js';
-import { checkFingerprint, fingerprints } from './inside.js';
+import { checkFingerprint, recordOfBytes } from './inside.js';
 
 const DATA = 'a Uint8Array, ArrayBuffer, Blob, File, URL or path';
-const isBlob = (v) => (typeof Blob !== 'undefined' && v instanceof Blob) || (typeof v?.slice === 'function' && typeof v.arrayBuffer === 'function' && typeof v.size === 'number');
 
 /** A location as models and the option spell it: without leading './'. */
 const normal = (p) => p.replace(/^(\.\/)+/, '');
@@ -57,7 +57,7 @@ export function externalDataOption(value, context) {
     if (typeof e !== 'object' || e === null) throw new TypeError(`${at}: expected { path, data }; got ${describe(e)}`);
     if (typeof e.path !== 'string' || !e.path) throw new TypeError(`${at}.path: expected the file name the model's tensors give as their location (a non-empty string); got ${describe(e.path)}`);
     const d = e.data;
-    const ok = d instanceof ArrayBuffer || ArrayBuffer.isView(d) || isBlob(d) || d instanceof URL || typeof d === 'string' || (typeof SharedArrayBuffer !== 'undefined' && d instanceof SharedArrayBuffer);
+    const ok = isBytes(d) || isBlob(d) || d instanceof URL || typeof d === 'string';
     if (!ok) throw new TypeError(`${at} ('${e.path}').data: expected ${DATA}; got ${describe(d)}`);
     const path = normal(e.path);
     if (seen.has(path)) throw new WebtrainError(`${at}: '${e.path}' is given twice`);
@@ -198,8 +198,6 @@ class Later {
   }
 }
 
-/** A side file's bytes as an openSide source (for a fingerprint check). */
-const bytesSide = (f) => ({ what: f.what, size: f.size, read: async (off, dst) => dst.set(f.u8.subarray(off, off + dst.byteLength)) });
 
 /** A file in Node, read synchronously into the heap (opened on first use, closed after the parse). */
 class NodeFile {
@@ -252,16 +250,14 @@ class NodeFile {
  * read) its body streamed keeping only those ranges (no copy of the whole file in JS).
  */
 async function fetchWhole(url, what, refs = null) {
-  let res;
-  try {
-    res = await fetch(url);
-  } catch (err) {
-    throw new WebtrainError(`cannot fetch ${what} '${url}': ${err.cause?.message ?? err.message}`);
+  const src = await openSource(url, { kind: what });
+  const type = src.response.headers.get('content-type') ?? '';
+  if (/text\/html/i.test(type)) {
+    await src.close();
+    throw new WebtrainError(`${what} '${url}' is an HTML page (content-type '${type}'), not tensor data: check that it is served there`);
   }
-  if (!res.ok) throw new WebtrainError(`cannot fetch ${what} '${url}': HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`);
-  const type = res.headers.get('content-type') ?? '';
-  if (/text\/html/i.test(type)) throw new WebtrainError(`${what} '${url}' is an HTML page (content-type '${type}'), not tensor data: check that it is served there`);
-  if (!refs || !res.body) return new Bytes(new Uint8Array(await res.arrayBuffer()), `${what} '${res.url || url}'`);
+  if (!refs || !src.response.body) return new Bytes(await wholeOf(src), `${what} ${src.what}`);
+  const res = src.response;
   const ranges = new Ranges(`${what} '${res.url || url}'`);
   const want = [...new Map(refs.map((r) => [`${r.offset}:${r.length}`, { ...r, u8: new Uint8Array(r.length) }])).values()];
   let pos = 0;
@@ -279,22 +275,27 @@ async function fetchWhole(url, what, refs = null) {
   return ranges;
 }
 
-/** The locations a model's initializers reference: [{ tensor, location, offset, length }]. */
+/** The tensors a model (bytes in memory) keeps in side files: [{ tensor, location, offset, length, dtype }]. */
 function listExternal(core, bytes) {
-  const m = core.m;
-  const l = core.withBytes(bytes, (p, n) => m._wtw_external_list(p, n));
-  if (!l) throw new WebtrainError(core.lastError());
+  const record = recordOfBytes(core, bytes);
   try {
-    return Array.from({ length: m._wtw_external_count(l) }, (_, i) => ({
-      tensor: core.string(m._wtw_external_tensor(l, i)),
-      location: normal(core.string(m._wtw_external_location(l, i))),
-      offset: m._wtw_external_offset(l, i),
-      length: m._wtw_external_length(l, i),
-      dtype: m._wtw_external_dtype(l, i),
-    }));
+    return record.external();
   } finally {
-    m._wtw_external_list_free(l);
+    record.free();
   }
+}
+
+/** The bytes of the key base files' fingerprints are stored under (WT_BASE_PRINT_KEY). */
+const PRINT_KEY = new TextEncoder().encode('webtrain.base:');
+
+/** Whether bytes hold PRINT_KEY: only then is a model's record read for its fingerprints. */
+function mayCarryPrints(b) {
+  for (let i = b.indexOf(PRINT_KEY[0]); i >= 0 && i + PRINT_KEY.length <= b.length; i = b.indexOf(PRINT_KEY[0], i + 1)) {
+    let k = 1;
+    while (k < PRINT_KEY.length && b[i + k] === PRINT_KEY[k]) k++;
+    if (k === PRINT_KEY.length) return true;
+  }
+  return false;
 }
 
 /**
@@ -352,8 +353,8 @@ class Reader {
     try {
       // a model file holding the weights must be the one the artifacts were generated from
       const locs = new Map([...this.files].map(([loc, f]) => [f, loc]));
-      const check = (f, side) => (this.prints.has(locs.get(f)) ? checkFingerprint(side, locs.get(f), this.prints.get(locs.get(f))) : null);
-      for (const f of this.files.values()) if (f.u8) await check(f, bytesSide(f));
+      const check = (f, side) => (this.prints.has(locs.get(f)) ? checkFingerprint(this.core, side, locs.get(f), this.prints.get(locs.get(f))) : null);
+      for (const f of this.files.values()) if (f.u8) await check(f, memorySource(f.u8, f.what));
       for (const f of new Set(this.pending.map((p) => p.f))) {
         const mine = this.pending.filter((p) => p.f === f).sort((a, b) => a.offset - b.offset);
         // the same range twice (two initializers of one tensor's bytes): read once, then copied
@@ -405,16 +406,27 @@ export async function externalReaders(core, models, entries, context, { deferred
   const given = new Map(entries.map((e) => [e.path, e.data]));
   const used = new Set();
   const readers = [];
-  for (const { model: source, bytes } of models) {
+  const listed = [];
+  for (const { model: source, bytes, record } of models) {
     // generated artifacts: their side files are the base's (the option's entries win)
     const from = recall(source, bytes);
     const model = from ? from.model : source;
     const inherited = new Map((from?.entries ?? []).filter((e) => !given.has(e.path)).map((e) => [e.path, e.data]));
     const base = await baseOf(model);
-    // Listing copies the model into the heap once more (briefly): only where it tells something
-    // (entries to check or read ahead, side files to fetch from a URL).
-    const refs = entries.length || inherited.size || (base?.url && !deferred) ? listExternal(core, bytes) : [];
-    const prints = fingerprints(bytes); // the base files holding their weights inside (js/inside.js)
+    // A model in the heap already (a record) says what it references; bytes in memory are copied
+    // in (briefly) only where that tells something: entries to check or read ahead, side files to
+    // fetch from a URL, the fingerprints of a base holding its weights inside (js/inside.js).
+    const list = entries.length || inherited.size || (base?.url && !deferred);
+    const own = record ?? (list || (deferred && mayCarryPrints(bytes)) ? recordOfBytes(core, bytes) : null);
+    let refs = [];
+    let prints = new Map();
+    try {
+      if (own && list) refs = own.external();
+      if (own && deferred) prints = own.prints();
+    } finally {
+      if (own !== record) own?.free();
+    }
+    listed.push(refs);
     const files = new Map();
     for (const [path, data] of [...given, ...inherited]) {
       const mine = refs.filter((r) => r.location === path);
@@ -445,7 +457,7 @@ export async function externalReaders(core, models, entries, context, { deferred
   }
   const unused = entries.filter((e) => !used.has(e.path));
   if (unused.length) {
-    const all = [...new Set(models.flatMap(({ bytes }) => listExternal(core, bytes).map((r) => `'${r.location}'`)))];
+    const all = [...new Set(listed.flat().map((r) => `'${r.location}'`))];
     throw new WebtrainError(`${context}: externalData '${unused[0].path}' is not referenced by the model (${all.length ? `its tensors are stored in ${all.join(', ')}` : 'it stores no tensor externally'}): check the path`);
   }
   return readers;
@@ -454,8 +466,7 @@ export async function externalReaders(core, models, entries, context, { deferred
 /** An externalData entry's data as a file object (Blobs: the ranges `refs` need, read now unless deferred). */
 async function fromData(fs, data, refs, what, deferred = false, someRanges = false, missing = '') {
   if (data instanceof Ranges || data instanceof Bytes) return data; // read ahead already (js/inside.js)
-  if (data instanceof ArrayBuffer || (typeof SharedArrayBuffer !== 'undefined' && data instanceof SharedArrayBuffer)) return new Bytes(new Uint8Array(data), what);
-  if (ArrayBuffer.isView(data)) return new Bytes(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), what);
+  if (isBytes(data)) return new Bytes(u8Of(data), what);
   if (isBlob(data) && deferred) return new Later(data, what, data.size);
   if (isBlob(data)) {
     const b = new BlobRanges(data, what);
@@ -503,8 +514,8 @@ export async function placeSideFiles(core, dir, models, reserved = []) {
         if (path.resolve(src) === dest || (a && b && a.dev === b.dev && a.ino === b.ino)) continue;
         await fs.rm(dest, { force: true });
         await fs.link(src, dest).catch(() => fs.copyFile(src, dest));
-      } else if (entry && (ArrayBuffer.isView(entry.data) || entry.data instanceof ArrayBuffer)) {
-        await fs.writeFile(dest, ArrayBuffer.isView(entry.data) ? new Uint8Array(entry.data.buffer, entry.data.byteOffset, entry.data.byteLength) : new Uint8Array(entry.data));
+      } else if (entry && isBytes(entry.data)) {
+        await fs.writeFile(dest, u8Of(entry.data));
       } else if (entry && isBlob(entry.data)) {
         const fh = await fs.open(dest, 'w');
         try {

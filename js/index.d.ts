@@ -27,5 +27,7 @@ export type {
 export { fit, trainEpochs } from './loop.js';
 export type { TrainEpochsOptions, TrainEpochsResult, TrainProgress, TrainLoopOptions } from './loop.js';
 export type { FitOptions, FitResult, FitEpoch, FitBatch, Metric, EarlyStoppingOptions } from './loop.js';
+export { inspect } from './inspect.js';
+export type { InspectOptions, InspectedModel, InspectedCheckpoint, InspectedValue } from './inspect.js';
 export * as artifacts from './artifacts.js';
 export * as onnxblock from './onnxblock.js';

@@ -1,30 +1,27 @@
-// Models with their weights inside the .onnx file (how torch.onnx.export saves
-// anything under 2 GB): held once, like a base saved with external data.
+// A model source into the core, and the record of what it holds (src/io/onnx_scan.h): the C
+// reader is the only one that reads protobuf; this module moves bytes.
 //
-// scanModel(source) reads a model's protobuf without keeping its weights: every initializer
-// whose raw_data (or packed float_data) has INSIDE_MIN bytes or more is skipped, and the model
-// handed to the core (the "skeleton") says instead that the tensor is external data of the
-// model file itself: location = the file's name, offset = where its raw_data bytes start in
-// the file, length. From there a weights-inside base is a model with external data whose side
-// file is the .onnx itself (js/external.js): generation keeps the frozen weights by reference,
-// the training and eval models refer to the base file at those offsets (ONNX Runtime reads
-// them there too: they are plain external data), and Module.create streams the byte ranges
-// into the heap once.
+// Models with their weights inside the .onnx file (how torch.onnx.export saves anything under
+// 2 GB) are held once, like a base saved with external data: the source streams through the
+// core's scanner a fixed window at a time, and what stays in the heap is the model's "skeleton",
+// where every initializer of INSIDE_MIN bytes or more is external data of the model file itself
+// (location = the file's name, offset = where its bytes start in the file, length). Generation
+// keeps those frozen weights by reference, the training and eval models refer to the base file
+// at those offsets (ONNX Runtime reads them there too: they are plain external data) and carry
+// its fingerprint (its size and the hash of its skeleton, written by the generator), and
+// Module.create checks the fingerprint before it streams the byte ranges into the heap once.
 //
-// What is read: a Node file and a Blob by positional reads of the parts between the skipped
-// ranges (a skipped range is never read); bytes in memory are scanned in place (no copy); a
-// URL's body streams through once, the skipped ranges dropped unless keep(ref) asks for them
-// (generation's read-ahead: the trained parameters). Anything that does not scan as an ONNX
-// model, or a source of another kind (a Response, idb://, an onnxblock model), is read whole
-// as before (readBytes), so that the core's parser says what is wrong with it.
-//
-// The fingerprint: the artifacts generated from such a base carry, in their metadata_props,
-// the base file's size and a hash of its skeleton (`webtrain.base:<location>`); Module.create
-// checks it before it streams the weights, so a base re-exported since (other offsets) is an
-// error naming the file, not silently wrong weights.
-import { WebtrainError } from './core.js';
-import { concatBytes as concat, fnv1a, isBlob, isResponse, nodeFilePath, readBytes, sniff } from './bytes.js';
-import { importNode } from './node-builtin.js';
+// What is read: a Node file and a Blob by positional reads, past the left-out ranges (never
+// read); bytes in memory a window at a time; a URL's body streams through once, the left-out
+// ranges dropped unless keep(ref) asks for them (generation's read-ahead: the trained
+// parameters). A model whose left-out ranges add up to less than INSIDE_BY_REFERENCE (unless
+// forced), one that does not scan as an ONNX model, or a source of another kind (a Response of
+// bytes, idb://, an onnxblock model) goes into the heap as it is, once, for the core's parser
+// (which says what is wrong with it).
+import { init, WebtrainError } from './core.js';
+import { IoKind, IoSide, Status } from './abi.js';
+import { concatBytes } from './bytes.js';
+import { IO_CHUNK, openSource, sniff, wholeOf } from './source.js';
 
 /** Initializers with at least this many data bytes inside a model are referenced, not copied. */
 export const INSIDE_MIN = 4096;
@@ -32,376 +29,287 @@ export const INSIDE_MIN = 4096;
 export const INSIDE_BY_REFERENCE = 32 * 2 ** 20;
 /** A stream's first bytes kept to hand the model over as it is when it is not referenced. */
 const RAW_KEPT = 2 * INSIDE_BY_REFERENCE;
-/** Bytes read per positional read between skipped ranges (a tensor's header is far smaller). */
+/** The heap window a scanned source passes through. */
+const WINDOW = 2 ** 20;
+/** The smallest positional read (a tensor's header is far smaller). */
 const PIECE = 64 * 1024;
-const FINGERPRINT_KEY = 'webtrain.base:';
 
-const utf8 = new TextDecoder();
-const encoder = new TextEncoder();
-
-class ScanError extends Error {}
-
-/** A varint's bytes. */
-function varint(v) {
-  const out = [];
-  for (; v >= 0x80; v = Math.floor(v / 128)) out.push((v % 128) | 0x80);
-  out.push(v);
-  return Uint8Array.from(out);
-}
-const lenField = (id, bytes) => [varint((id << 3) | 2), varint(bytes.byteLength), bytes];
-const strEntry = (k, v) => {
-  const parts = [...lenField(1, encoder.encode(k)), ...lenField(2, encoder.encode(v))];
-  return concat(parts);
-};
-/** FNV-1a (32 bits) over pieces, as a hex string. */
-const fnv = (parts) => fnv1a(parts).toString(16).padStart(8, '0');
+/** A location for the model file: its name when it has one, else 'model.onnx'. */
+const locationOf = (src) => src.name ?? 'model.onnx';
 
 /**
- * Reads a source forward: read(at, min) -> Uint8Array starting at byte `at` (at least `min`
- * bytes unless the source ends), or null at its end. A skip past the buffer is free for
- * positional sources (nothing read); a stream drops what it passes.
+ * The record of a model in the heap (io/onnx_scan.h), or, for bytes that do not read as one, the
+ * bytes alone (`error` says why; the parser says more). free() when done.
  */
-class Cursor {
-  constructor(src) {
-    this.src = src;
-    this.buf = new Uint8Array(0);
-    this.start = 0;
-    this.pos = 0;
+export class ModelRecord {
+  constructor(core, h, p = 0, n = 0, error = null) {
+    this.core = core;
+    this.h = h;
+    this.p = h ? core.m._wtw_record_bytes(h) >>> 0 : p;
+    this.n = h ? core.m._wtw_record_size(h) : n;
+    this.error = error;
   }
-  get avail() {
-    return this.start + this.buf.length - this.pos;
+
+  /** Every tensor the model keeps in a side file: [{ tensor, location, offset, length, dtype }]. */
+  external() {
+    const { core, h } = this;
+    const m = core.m;
+    if (!h) throw new WebtrainError(this.error);
+    return Array.from({ length: m._wtw_record_external_count(h) }, (_, i) => ({
+      tensor: core.string(m._wtw_record_external_tensor(h, i)),
+      location: core.string(m._wtw_record_external_location(h, i)).replace(/^(\.\/)+/, ''),
+      offset: m._wtw_record_external_offset(h, i),
+      length: m._wtw_record_external_length(h, i),
+      dtype: m._wtw_record_external_dtype(h, i),
+    }));
   }
-  async ensure(n) {
-    while (this.avail < n) {
-      const have = this.start + this.buf.length;
-      const c = await this.src.read(Math.max(have, this.pos), n - Math.max(this.avail, 0));
-      if (!c || !c.length) return false;
-      const keep = this.avail > 0 ? this.buf.subarray(this.pos - this.start) : null;
-      this.buf = keep ? concat([keep, c]) : c;
-      this.start = this.pos;
-    }
-    return true;
+
+  /** The base files whose fingerprints the model carries: Map location -> { size, hash }. */
+  prints() {
+    const { core, h } = this;
+    const m = core.m;
+    if (!h) return new Map();
+    return new Map(Array.from({ length: m._wtw_record_print_count(h) }, (_, i) => [core.string(m._wtw_record_print_location(h, i)), { size: m._wtw_record_print_size(h, i), hash: m._wtw_record_print_hash(h, i) }]));
   }
-  async byte() {
-    if (!(await this.ensure(1))) throw new ScanError(`ends at byte ${this.pos}`);
-    return this.buf[this.pos++ - this.start];
+
+  /** The ranges left out of a scanned file: [{ tensor, offset, length, dtype }]. */
+  inside() {
+    const { core, h } = this;
+    const m = core.m;
+    return Array.from({ length: h ? m._wtw_record_inside_count(h) : 0 }, (_, i) => ({
+      tensor: core.string(m._wtw_record_inside_tensor(h, i)),
+      offset: m._wtw_record_inside_offset(h, i),
+      length: m._wtw_record_inside_length(h, i),
+      dtype: m._wtw_record_inside_dtype(h, i),
+    }));
   }
-  /** A varint: its value (exact below 2^53) and its bytes. */
-  async varint() {
-    const bytes = [];
-    let v = 0;
-    for (let scale = 1; ; scale *= 128) {
-      const b = await this.byte();
-      bytes.push(b);
-      v += (b & 0x7f) * scale;
-      if (b < 0x80) break;
-      if (bytes.length >= 10) throw new ScanError(`a varint longer than 10 bytes at byte ${this.pos}`);
-    }
-    return { v, bytes: Uint8Array.from(bytes) };
+
+  /**
+   * The graph's inputs or outputs ('inputs' | 'outputs'): [{ name, dtype, sequence, dims }] (dims:
+   * numbers, or dim names, null for an unnamed one; null: no shape; sequence: a sequence of such
+   * tensors, as optimizer models take).
+   */
+  io(which) {
+    const { core, h } = this;
+    const m = core.m;
+    if (!h) throw new WebtrainError(this.error);
+    const side = which === 'outputs' ? IoSide.OUTPUTS : IoSide.INPUTS;
+    return Array.from({ length: m._wtw_record_io_count(h, side) }, (_, i) => {
+      const rank = m._wtw_record_io_rank(h, side, i);
+      const dims = rank < 0 ? null : Array.from({ length: rank }, (_, a) => {
+        const d = m._wtw_record_io_dim(h, side, i, a);
+        return d >= 0 ? d : core.string(m._wtw_record_io_dim_param(h, side, i, a)) || null;
+      });
+      const sequence = m._wtw_record_io_kind(h, side, i) === IoKind.SEQUENCE;
+      return { name: core.string(m._wtw_record_io_name(h, side, i)), dtype: m._wtw_record_io_dtype(h, side, i), sequence, dims };
+    });
   }
-  /** n bytes, copied. */
-  async take(n) {
-    if (this.src.size !== undefined && this.pos + n > this.src.size) throw new ScanError(`a field of ${n} bytes at byte ${this.pos} runs past the end (${this.src.size} bytes)`);
-    if (n > 2 ** 31) throw new ScanError(`a field of ${n} bytes at byte ${this.pos}`);
-    const out = new Uint8Array(n);
-    for (let done = 0; done < n;) {
-      if (!(await this.ensure(1))) throw new ScanError(`ends at byte ${this.pos}, inside a field of ${n} bytes`);
-      const k = Math.min(n - done, this.avail);
-      out.set(this.buf.subarray(this.pos - this.start, this.pos - this.start + k), done);
-      this.pos += k;
-      done += k;
-    }
-    return out;
-  }
-  skip(n) {
-    this.pos += n;
+
+  free() {
+    if (this.h) this.core.m._wtw_record_free(this.h);
+    else this.core.free(this.p);
+    this.h = 0;
+    this.p = 0;
   }
 }
 
-/** One field (its tag read): [header bytes, value bytes] copied. */
-async function copyField(c, tag, end) {
-  const wire = tag.v & 7;
-  if (wire === 0) return [tag.bytes, (await c.varint()).bytes];
-  if (wire === 1 || wire === 5) return [tag.bytes, await c.take(wire === 1 ? 8 : 4)];
-  if (wire !== 2) throw new ScanError(`wire type ${wire} at byte ${c.pos}`);
-  const len = await c.varint();
-  if (c.pos + len.v > end) throw new ScanError(`a field of ${len.v} bytes at byte ${c.pos} runs past its message`);
-  return [tag.bytes, len.bytes, await c.take(len.v)];
+/** Bytes already in the heap (p, n: malloc'd, taken) as a record. */
+function recordOf(core, p, n) {
+  const h = core.m._wtw_record_read(p, n);
+  return h ? new ModelRecord(core, h) : new ModelRecord(core, 0, p, n, core.lastError());
 }
 
-/** Reads fields up to `end`, fn(tag, end) -> parts or null (copy the field as it is). */
-async function fields(c, end, fn) {
-  const parts = [];
-  while (c.pos < end) {
-    if (end === Infinity && !(await c.ensure(1))) break;
-    const tag = await c.varint();
-    if (tag.v >= 2 ** 32 || tag.v >>> 3 === 0) throw new ScanError(`field number 0 at byte ${c.pos}`);
-    parts.push(...((await fn(tag, end)) ?? (await copyField(c, tag, end))));
-  }
-  if (end !== Infinity && c.pos !== end) throw new ScanError(`a message overruns its length at byte ${c.pos}`);
-  return parts;
+/** A model's bytes in memory into the heap as a record (the one copy). */
+export function recordOfBytes(core, bytes) {
+  return recordOf(core, core.copyIn(bytes), bytes.byteLength);
 }
 
-/** A length-delimited submessage read by fn into parts: [tag, new length, ...parts]. */
-async function nested(c, tag, end, fn) {
-  const len = await c.varint();
-  const stop = c.pos + len.v;
-  if (stop > end) throw new ScanError(`a message of ${len.v} bytes at byte ${c.pos} runs past its parent`);
-  const inner = await fn(stop);
-  return [tag.bytes, varint(inner.reduce((a, p) => a + p.byteLength, 0)), ...inner];
-}
-
-const FLOAT = 1;
-
-/** A TensorProto: its big raw_data (or packed float_data) skipped, external_data entries appended. */
-async function tensor(c, end, scan) {
-  let name = '';
-  let dtype = 0;
-  let ref = null;
-  const parts = await fields(c, end, async (tag, stop) => {
-    const id = tag.v >>> 3;
-    const wire = tag.v & 7;
-    if (id === 2 && wire === 0) {
-      const v = await c.varint();
-      dtype = v.v;
-      return [tag.bytes, v.bytes];
-    }
-    if (id === 8 && wire === 2) {
-      const [t, l, b] = await copyField(c, tag, stop);
-      name = utf8.decode(b);
-      return [t, l, b];
-    }
-    if (id === 14 && wire === 0 && ref) throw new ScanError(`tensor '${name}' has data inside and a data_location`);
-    if (id === 13 && ref) throw new ScanError(`tensor '${name}' has data inside and external_data`);
-    if (!(wire === 2 && (id === 9 || (id === 4 && dtype === FLOAT))) || ref) return null;
-    const len = await c.varint();
-    if (c.pos + len.v > stop) throw new ScanError(`tensor '${name}': ${len.v} data bytes at byte ${c.pos} run past it`);
-    if (len.v < INSIDE_MIN) return [tag.bytes, len.bytes, await c.take(len.v)];
-    if (scan.size !== undefined && c.pos + len.v > scan.size) {
-      throw new WebtrainError(`${scan.what}: tensor '${name}' has ${len.v} bytes at offset ${c.pos}, past the file's end (${scan.size} bytes): the file is truncated (copy or download it again)`);
-    }
-    ref = { tensor: name, offset: c.pos, length: len.v, dtype };
-    if (scan.keep?.(ref)) scan.kept.set(`${ref.offset}:${ref.length}`, await c.take(len.v));
-    else c.skip(len.v);
-    return [];
-  });
-  if (!ref) return parts;
-  scan.refs.push(ref);
-  const entries = [['location', scan.location], ['offset', String(ref.offset)], ['length', String(ref.length)]];
-  return [...parts, ...entries.flatMap(([k, v]) => lenField(13, strEntry(k, v))), varint((14 << 3) | 0), varint(1)];
-}
-
-/** The skeleton of a ModelProto (model -> graph -> initializer). */
-async function model(c, scan) {
-  return fields(c, Infinity, (tag, end) => {
-    if (tag.v !== ((7 << 3) | 2)) return null;
-    return nested(c, tag, end, (stop) => fields(c, stop, (t, e) => (t.v === ((5 << 3) | 2) ? nested(c, t, e, (s) => tensor(c, s, scan)) : null)));
-  });
-}
-
-/** A location for the model file: its name when it is one a location may be, else 'model.onnx'. */
-function locationOf(name) {
-  const base = (name ?? '').split(/[/\\]/).pop();
-  return base && base !== '.' && base !== '..' && !base.includes(':') ? base : 'model.onnx';
-}
-
-/** A source scanned in place: { src, location, data (what reads the file again), stream }, or null (read whole). */
-async function open(source) {
-  if (source instanceof Uint8Array || source instanceof ArrayBuffer || ArrayBuffer.isView(source)) {
-    const b = source instanceof Uint8Array ? source : ArrayBuffer.isView(source) ? new Uint8Array(source.buffer, source.byteOffset, source.byteLength) : new Uint8Array(source);
-    return inMemory(b, 'model.onnx');
-  }
-  if (isResponse(source)) {
-    // a Response of an http(s) URL streams (and is fetched again to read the weights); another
-    // (made from bytes, or already read) is read whole (readBytes says what is wrong with it)
-    if (!source.ok || source.bodyUsed || !/^https?:/i.test(source.url ?? '')) return null;
-    return streamed(source, source.url);
-  }
-  if (isBlob(source)) {
-    const read = async (at, min) => (at < source.size ? new Uint8Array(await source.slice(at, Math.min(source.size, at + Math.max(min, PIECE))).arrayBuffer()) : null);
-    const what = typeof source.name === 'string' && source.name ? `File '${source.name}'` : `a Blob of ${source.size} bytes`;
-    return { src: { size: source.size, read }, location: locationOf(source.name), data: source, what, hint: 'check the file chosen' };
-  }
-  if (typeof source !== 'string' && !(source instanceof URL)) return null;
-  const s = source instanceof URL ? source.href : source;
-  if (s.startsWith('idb:')) return null;
-  const path = await nodeFilePath(s);
-  if (path !== null) {
-    const fs = await importNode('fs/promises');
-    const fh = await fs.open(path, 'r').catch(() => null); // readBytes says why
-    if (!fh) return null;
-    const st = await fh.stat();
-    if (!st.isFile()) {
-      await fh.close();
-      return null;
-    }
-    const { size } = st;
-    const read = async (at, min) => {
-      if (at >= size) return null;
-      const buf = new Uint8Array(Math.min(size - at, Math.max(min, PIECE)));
-      const { bytesRead } = await fh.read(buf, 0, buf.length, at);
-      return buf.subarray(0, bytesRead);
-    };
-    return { src: { size, read, close: () => fh.close() }, location: locationOf(path), data: s, what: `file '${path}'`, hint: 'check the path' };
-  }
-  let res;
+/** A source into the heap as it is: positional sources straight into their heap buffer. */
+async function whole(core, src, raw = null, check = true) {
+  const sniffed = (b) => (check ? sniff(b, src.what, src.hint) : b);
+  if (raw) return recordOfBytes(core, sniffed(raw));
+  if (!src.read || src.bytes) return recordOfBytes(core, sniffed(await wholeOf(src)));
+  const p = core.malloc(src.size);
   try {
-    res = await fetch(new URL(s, globalThis.location?.href));
-  } catch {
-    return null; // readBytes says why
-  }
-  if (!res.ok || !res.body) return null;
-  return streamed(res, s);
-}
-
-/** Bytes in memory, scanned in place. */
-const inMemory = (b, location) => ({ src: { size: b.byteLength, read: async (at) => (at < b.byteLength ? b.subarray(at) : null) }, location, data: b, whole: b, what: 'the model bytes', hint: 'check what was passed' });
-
-/** A fetch Response's body, streamed once; its first RAW_KEPT bytes kept (the model as it is, if it is not to be referenced). */
-function streamed(res, s) {
-  const it = res.body.getReader();
-  let raw = [];
-  let rawBytes = 0;
-  let pos = 0;
-  const read = async (at) => {
-    for (;;) {
-      const { done, value } = await it.read();
-      if (done) return null;
-      const from = pos;
-      pos += value.byteLength;
-      if (raw && (rawBytes += value.byteLength) <= RAW_KEPT) raw.push(value);
-      else raw = null;
-      if (pos > at) return value.subarray(at - from);
+    for (let done = 0; done < src.size;) {
+      const n = Math.min(IO_CHUNK, src.size - done);
+      await src.read(done, core.heap.subarray(p + done, p + done + n)); // core.heap: re-read, the Memory may have grown
+      if (!done && check) sniff(core.heap.subarray(p, p + Math.min(n, 512)), src.what, src.hint);
+      done += n;
     }
-  };
-  const length = res.headers.get('content-length');
-  const url = res.url || new URL(s, globalThis.location?.href).href;
-  return {
-    src: { size: length === null ? undefined : Number(length), read, close: () => it.cancel().catch(() => {}) },
-    // the whole model as it is, read to its end (null past RAW_KEPT bytes: fetched again)
-    whole: async () => {
-      while (raw) {
-        const { done, value } = await it.read();
-        if (done) break;
-        if ((rawBytes += value.byteLength) <= RAW_KEPT) raw.push(value);
-        else raw = null;
-      }
-      return raw && concat(raw);
-    },
-    location: locationOf(decodeURIComponent(new URL(url).pathname)),
-    data: url,
-    stream: true,
-    what: `'${url}'`,
-    hint: `check the URL (HTTP status ${res.status} from ${url})`,
-  };
-}
-
-/**
- * A model source -> { bytes, inside } where bytes is what the core parses. inside is null (bytes:
- * the model as it is) when its initializers of INSIDE_MIN bytes or more add up to less than
- * INSIDE_BY_REFERENCE, unless `force` (keepExternalData: true given): small models keep
- * self-contained artifacts. Else { location, refs: [{ tensor, offset, length, dtype }], size,
- * hash, data, what, kept } with bytes the skeleton: `data` reads the model file again (its path,
- * URL, Blob or bytes) and `kept` (a stream) holds the ranges keep(ref) asked for.
- */
-export async function scanModel(source, { keep = null, location = null, force = false } = {}) {
-  const o = (await open(source).catch(() => null)) ?? inMemory(await readBytes(source), 'model.onnx');
-  const scan = { location: location ?? o.location, refs: [], kept: new Map(), keep: o.stream ? keep : null, size: o.src.size, what: o.what };
-  const c = new Cursor(o.src);
-  let parts;
-  try {
-    await c.ensure(512); // (false for a shorter model: what there is was read)
-    sniff(c.buf.subarray(0, 512), o.what, o.hint);
-    parts = await model(c, scan);
   } catch (err) {
-    if (!(err instanceof ScanError)) {
-      await o.src.close?.();
-      throw err;
-    }
-    parts = null;
+    core.free(p);
+    throw err;
   }
-  const referenced = scan.refs.reduce((a, r) => a + r.length, 0);
-  if (!parts || !scan.refs.length || (referenced < INSIDE_BY_REFERENCE && !force)) {
-    // as it is: the core reads it (and says what is wrong with it)
-    const whole = typeof o.whole === 'function' ? await o.whole() : o.whole;
-    await o.src.close?.();
-    return { bytes: whole ?? (await readBytes(source)), inside: null };
-  }
-  await o.src.close?.();
-  const inside = { location: scan.location, refs: scan.refs, size: c.pos, hash: fnv(parts), data: o.data, what: o.what, kept: o.stream ? scan.kept : null };
-  return { bytes: concat(parts), inside };
+  return recordOf(core, p, src.size);
 }
 
-/** The fingerprint entry for a base file: metadata_props (ModelProto field 14) to append to a model. */
-export function fingerprintField(inside) {
-  return concat(lenField(14, strEntry(FINGERPRINT_KEY + inside.location, `${inside.size} ${inside.hash}`)));
-}
-
-/** The fingerprints a model's metadata_props hold: Map location -> { size, hash }. */
-export function fingerprints(bytes) {
-  const out = new Map();
-  const walk = (b, fn) => {
-    let at = 0;
-    const v = () => {
-      let x = 0;
-      for (let s = 1; at < b.length; s *= 128) {
-        const k = b[at++];
-        x += (k & 0x7f) * s;
-        if (k < 0x80) return x;
-      }
-      return -1;
-    };
-    while (at < b.length) {
-      const tag = v();
-      const wire = tag & 7;
-      if (tag < 0) return;
-      if (wire === 0) v();
-      else if (wire === 1 || wire === 5) at += wire === 1 ? 8 : 4;
-      else if (wire === 2) {
-        const n = v();
-        if (n < 0 || at + n > b.length) return;
-        fn(tag >>> 3, b.subarray(at, at + n));
-        at += n;
-      } else return;
-    }
-  };
-  walk(bytes, (id, payload) => {
-    if (id !== 14) return;
-    const kv = {};
-    walk(payload, (k, s) => (kv[k] = utf8.decode(s)));
-    if (!kv[1]?.startsWith(FINGERPRINT_KEY)) return;
-    const [size, hash] = (kv[2] ?? '').split(' ');
-    out.set(kv[1].slice(FINGERPRINT_KEY.length), { size: Number(size), hash });
-  });
+/** The ranges found since `seen` in scan h. */
+function found(core, h, seen) {
+  const m = core.m;
+  const out = [];
+  for (let i = seen, n = m._wtw_scan_inside_count(h); i < n; i++) {
+    out.push({ tensor: core.string(m._wtw_scan_inside_tensor(h, i)), offset: m._wtw_scan_inside_offset(h, i), length: m._wtw_scan_inside_length(h, i), dtype: m._wtw_scan_inside_dtype(h, i) });
+  }
   return out;
 }
 
 /**
- * Checks that a base file (an openSide source) is the one the artifacts were generated from:
- * its size, and (random-access sources) its skeleton's hash. Throws naming the file.
+ * Streams a source through a scanner: { h (the scan, finished, or 0 when the bytes do not scan
+ * as a model), kept: Map `${offset}:${length}` -> the bytes keep(ref) asked for (streams), raw:
+ * a stream's bytes when it was read to its end within RAW_KEPT (else null) }.
  */
-export async function checkFingerprint(side, location, want) {
+async function scanSource(core, src, location, keep, check = true) {
+  const m = core.m;
+  const h = core.handle(core.withStrings([location], (pl) => m._wtw_scan_new(pl, src.size ?? -1, INSIDE_MIN)));
+  const win = core.malloc(WINDOW);
+  const kept = new Map();
+  let raw = src.read ? null : [];
+  let rc = Status.OK;
+  try {
+    const push = (piece) => {
+      // bytes the scanner drops are not copied into the heap
+      const skip = m._wtw_scan_skip(h);
+      if (skip >= piece.byteLength) return m._wtw_scan_pass(h, piece.byteLength);
+      core.heap.set(piece, win);
+      return m._wtw_scan_push(h, win, piece.byteLength);
+    };
+    if (src.read) {
+      // reads grow while the scan copies (a skeleton's run of small tensors) and start small
+      // again past a left-out range (the next one may begin soon: its bytes are not to be read)
+      for (let at = 0, piece = PIECE; at < src.size && rc === Status.OK;) {
+        const n = Math.min(piece, src.size - at);
+        await src.read(at, core.heap.subarray(win, win + n));
+        if (!at && check) sniff(core.heap.subarray(win, win + Math.min(n, 512)), src.what, src.hint);
+        rc = m._wtw_scan_push(h, win, n);
+        at += n;
+        const skip = rc === Status.OK ? Math.min(m._wtw_scan_skip(h), src.size - at) : 0;
+        if (skip) rc = m._wtw_scan_pass(h, skip);
+        at += skip;
+        piece = skip ? PIECE : Math.min(2 * piece, WINDOW);
+      }
+    } else {
+      const reader = src.chunks().getReader();
+      const want = [];
+      let pos = 0;
+      let seen = 0;
+      let rawBytes = 0;
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          if (raw && (rawBytes += value.byteLength) <= RAW_KEPT) raw.push(value);
+          else raw = null;
+          if (rc !== Status.OK) {
+            if (!raw) break; // neither scanned nor kept: fetched again
+            continue;
+          }
+          if (!pos && check) sniff(value.subarray(0, 512), src.what, src.hint);
+          for (let off = 0; off < value.byteLength && rc === Status.OK; off += WINDOW) rc = push(value.subarray(off, off + WINDOW));
+          // the ranges keep() asks for are copied as the stream passes them
+          const refs = found(core, h, seen);
+          seen += refs.length;
+          for (const ref of refs) if (keep?.(ref)) want.push({ ref, u8: new Uint8Array(ref.length), got: 0 });
+          for (const w of want) {
+            const from = Math.max(w.ref.offset, pos);
+            const to = Math.min(w.ref.offset + w.ref.length, pos + value.byteLength);
+            if (to <= from) continue;
+            w.u8.set(value.subarray(from - pos, to - pos), from - w.ref.offset);
+            w.got += to - from;
+          }
+          pos += value.byteLength;
+        }
+      } finally {
+        reader.cancel().catch(() => {});
+      }
+      for (const w of want) if (w.got === w.ref.length) kept.set(`${w.ref.offset}:${w.ref.length}`, w.u8);
+    }
+    if (rc === Status.OK) rc = m._wtw_scan_finish(h);
+    if (rc === Status.ERR_IO) throw new WebtrainError(`${src.what}: ${core.lastError()}`);
+    if (rc === Status.ERR_NO_MEMORY) throw new WebtrainError(core.lastError());
+  } catch (err) {
+    m._wtw_scan_free(h);
+    throw err;
+  } finally {
+    core.free(win);
+  }
+  if (rc !== Status.OK) m._wtw_scan_free(h);
+  return { h: rc === Status.OK ? h : 0, kept, raw: raw && raw.length ? raw : null };
+}
+
+/**
+ * A model source -> { record (a ModelRecord: free it), inside }. inside is null (the record holds
+ * the model as it is) when its initializers of INSIDE_MIN bytes or more add up to less than
+ * INSIDE_BY_REFERENCE, unless `force` (keepExternalData: true given): small models keep
+ * self-contained artifacts. Else { location, refs: [{ tensor, offset, length, dtype }], size,
+ * hash, data, what, kept } with the record holding the skeleton: `data` reads the model file
+ * again (its path, URL, Blob or bytes) and `kept` (a stream) the ranges keep(ref) asked for.
+ * check: false hands an HTML page or JSON to the parser like any bytes (no hint).
+ */
+export async function readModel(core, source, { keep = null, location = null, force = false, check = true } = {}) {
+  const src = await openSource(source);
+  try {
+    // a stream is scanned only from an http(s) URL (the weights are fetched from it again), bytes
+    // only when given as such (an idb:// entry's or a built model's are not a file to refer to)
+    const scannable = (src.read && !src.loaded) || (src.url && /^https?:/i.test(src.url));
+    if (!scannable || !(force || src.size === undefined || src.size >= INSIDE_BY_REFERENCE)) return { record: await whole(core, src, null, check), inside: null };
+    const loc = location ?? locationOf(src);
+    const scan = await scanSource(core, src, loc, src.read ? null : keep, check);
+    const s = scan.h ? core.m._wtw_scan_record(scan.h) : 0;
+    if (scan.h) core.m._wtw_scan_free(scan.h);
+    if (s) {
+      // (a skeleton that does not read as a record: the model as it is, for the parser to say why)
+      const record = new ModelRecord(core, s);
+      const refs = record.inside();
+      const referenced = refs.reduce((a, r) => a + r.length, 0);
+      if (refs.length && (force || referenced >= INSIDE_BY_REFERENCE)) {
+        const m = core.m;
+        const data = src.bytes ?? src.blob ?? src.path ?? src.url;
+        const inside = { location: loc, refs, size: m._wtw_record_self_size(record.h), hash: m._wtw_record_self_hash(record.h), data, what: src.what, kept: src.read ? null : scan.kept };
+        return { record, inside };
+      }
+      record.free();
+    }
+    // as it is: read again (a stream's first RAW_KEPT bytes were kept)
+    if (scan.raw) return { record: await whole(core, src, concatBytes(scan.raw), check), inside: null };
+    if (src.read) return { record: await whole(core, src, null, check), inside: null };
+    return { record: await whole(core, await openSource(source), null, check), inside: null };
+  } finally {
+    await src.close();
+  }
+}
+
+/**
+ * scanModel(source, options) -> { bytes, inside }: readModel with the record's model copied out
+ * (bytes: the model as it is when inside is null, else its skeleton), for tools and tests that
+ * look at what the core is handed.
+ */
+export async function scanModel(source, options = {}) {
+  const core = await init();
+  const { record, inside } = await readModel(core, source, options);
+  try {
+    const given = source instanceof Uint8Array && !inside && record.n === source.byteLength;
+    return { bytes: given ? source : core.copyOut(record.p, record.n), inside };
+  } finally {
+    record.free();
+  }
+}
+
+/**
+ * Checks that a base file (a source: js/source.js) is the one the artifacts were generated
+ * from: its size, and (random-access sources) its skeleton's hash, computed by the core's
+ * scanner reading only the parts between the weights. Throws naming the file.
+ */
+export async function checkFingerprint(core, side, location, want) {
   const changed = (what) => new WebtrainError(`${side.what}, the model file the artifacts refer to as '${location}' for its weights, is not the one they were generated from (${what}): it changed since; generate the artifacts again from it`);
   if (side.size !== undefined && side.size !== want.size) throw changed(`${side.size} bytes, generated from ${want.size}`);
   if (!side.read) return; // a stream: its size only (reading it twice would fetch it twice)
-  const src = {
-    size: side.size,
-    read: async (at, min) => {
-      if (at >= side.size) return null;
-      const buf = new Uint8Array(Math.min(side.size - at, Math.max(min, PIECE)));
-      await side.read(at, buf);
-      return buf;
-    },
-  };
-  const scan = { location, refs: [], kept: new Map(), keep: null };
-  let parts;
-  try {
-    parts = await model(new Cursor(src), scan);
-  } catch (err) {
-    if (!(err instanceof ScanError)) throw err;
+  const scan = await scanSource(core, side, location, null).catch((err) => {
     throw changed(`it no longer reads as an ONNX model: ${err.message}`);
-  }
-  const hash = fnv(parts);
-  if (hash !== want.hash) throw changed(`its tensors' names, shapes or places differ: fingerprint ${hash}, generated from ${want.hash}`);
+  });
+  if (!scan.h) throw changed(`it no longer reads as an ONNX model: ${core.lastError()}`);
+  const hash = core.m._wtw_scan_hash(scan.h);
+  core.m._wtw_scan_free(scan.h);
+  const hex = (x) => x.toString(16).padStart(8, '0');
+  if (hash !== want.hash) throw changed(`its tensors' names, shapes or places differ: fingerprint ${hex(hash)}, generated from ${hex(want.hash)}`);
 }
-

@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 OUT="$ROOT/build/fuzz"
 CC=${CC_FUZZ:-clang}
-TARGETS_ALL=(fuzz_onnx_load fuzz_checkpoint fuzz_artifacts fuzz_train_step fuzz_external fuzz_adapter)
+TARGETS_ALL=(fuzz_onnx_load fuzz_checkpoint fuzz_artifacts fuzz_train_step fuzz_external fuzz_adapter fuzz_model_scan)
 PARALLEL=${FUZZ_PARALLEL:-2}
 
 mode=run
@@ -121,7 +121,7 @@ fi
 
 # ---- seed corpora --------------------------------------------------------------------------
 C="$OUT/corpus"
-mkdir -p "$C"/{fuzz_onnx_load,fuzz_checkpoint,fuzz_artifacts,fuzz_train_step,fuzz_external,fuzz_adapter}
+mkdir -p "$C"/{fuzz_onnx_load,fuzz_checkpoint,fuzz_artifacts,fuzz_train_step,fuzz_external,fuzz_adapter,fuzz_model_scan}
 if [[ ! -f "$C/.seeded" ]]; then
   echo "fuzz.sh: seeding corpora"
   # large files (the 400 KB MLPs, the 1.5 MB checkpoint) only slow the fuzzers down
@@ -139,6 +139,14 @@ if [[ -z "$(ls -A "$C/fuzz_adapter")" ]]; then cp tests/data/lora/*.onnx_adapter
 if [[ -z "$(ls -A "$C/fuzz_external")" ]]; then
   for f in tests/data/external/*.onnx; do
     for b in 8 11; do { printf "\\x$(printf %02x $b)"; cat "$f"; } >"$C/fuzz_external/seed-$b-$(basename "$f")"; done
+  done
+fi
+# fuzz_model_scan: models with weights inside, behind bytes for the piece size and the size
+# initializers are left out from (15-byte pieces and 1 KiB; the same with the ranges passed;
+# 255-byte pieces and every initializer)
+if [[ -z "$(ls -A "$C/fuzz_model_scan")" ]]; then
+  for f in tests/data/half-mlp*.onnx $(find tests/golden/cases -name model.onnx -size -64k | head -8); do
+    for b in 07ff 87ff 7f00; do { printf "\\x${b:0:2}\\x${b:2:2}"; cat "$f"; } >"$C/fuzz_model_scan/seed-$b-$(basename "$(dirname "$f")")-$(basename "$f")"; done
   done
 fi
 [[ $mode = build ]] && { echo "fuzz.sh: built into $OUT/bin"; exit 0; }

@@ -5,14 +5,10 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UsageError, parseArgs, formatBytes, formatCount, Progress } from './args.mjs';
-import { LossType, OptimType, DType, IoSide, IoKind, OpSupport } from '../abi.js';
-import { externalReaders } from '../external.js';
+import { LossType, OptimType } from '../abi.js';
 
 const LOSSES = [...Object.keys(LossType), 'none'];
 const OPTIMIZERS = [...Object.keys(OptimType), 'none'];
-// Names of ONNX element types: webtrain's (abi.js DType) and, to describe models, the others.
-const DTYPES = { [DType.FLOAT]: 'float32', 2: 'uint8', 3: 'int8', 5: 'int16', [DType.INT32]: 'int32', [DType.INT64]: 'int64', [DType.BOOL]: 'bool', 10: 'float16', 11: 'float64', 16: 'bfloat16' };
-const SUPPORT = { [OpSupport.NONE]: 'not supported', [OpSupport.FORWARD]: 'forward only', [OpSupport.GRADIENT]: 'forward + gradient' };
 
 const HELP = `Usage: webtrain COMMAND [options]
 
@@ -234,98 +230,10 @@ async function inspectCommand(o, [file]) {
     throw new Error(`cannot read '${file}': ${err.code === 'ENOENT' ? 'no such file' : err.message}`);
   });
   if (s.isDirectory()) throw new Error(`'${file}' is a directory; give a model (.onnx) or a checkpoint file`);
-  const bytes = new Uint8Array(await readFile(file));
-  const isCheckpoint = bytes.length >= 8 && String.fromCharCode(...bytes.subarray(4, 8)) === 'ODTC';
-  const info = isCheckpoint ? await checkpointInfo(bytes) : await modelInfo(bytes, file);
-  info.file = file;
-  info.bytes = bytes.length;
-  process.stdout.write(o.json ? `${JSON.stringify(info, null, 2)}\n` : isCheckpoint ? checkpointText(info) : modelText(info));
+  const { inspect } = await api();
+  const info = { ...(await inspect(file)), file, bytes: s.size };
+  process.stdout.write(o.json ? `${JSON.stringify(info, null, 2)}\n` : info.kind === 'checkpoint' ? checkpointText(info) : modelText(info));
   return 0;
-}
-
-/** What a model declares: inputs/outputs (types, shapes with symbolic names), ops, initializers, opsets. */
-async function modelInfo(bytes, file) {
-  const { init } = await api();
-  const core = await init();
-  const m = core.m;
-  // a model saved with external data: its side files beside it (read as any model's are)
-  const [ext] = await externalReaders(core, [{ model: file, bytes }], [], 'inspect');
-  const h = ext.run(() => core.withBytes(bytes, (p, n) => m._wtw_model_info_read(p, n)));
-  if (!h) throw new Error(`'${file}' is neither a webtrain checkpoint nor an ONNX model webtrain can read: ${core.lastError()}`);
-  try {
-    const io = (which) =>
-      Array.from({ length: m._wtw_model_info_io_count(h, which) }, (_, i) => {
-        const rank = m._wtw_model_info_io_rank(h, which, i);
-        const dtype = m._wtw_model_info_io_dtype(h, which, i);
-        const seq = m._wtw_model_info_io_kind(h, which, i) === IoKind.SEQUENCE;
-        return {
-          name: core.string(m._wtw_model_info_io_name(h, which, i)),
-          dtype: dtype ? `${seq ? 'seq(' : ''}${DTYPES[dtype] ?? `type ${dtype}`}${seq ? ')' : ''}` : null,
-          shape: rank < 0 ? null : Array.from({ length: rank }, (_, a) => {
-            const d = m._wtw_model_info_io_dim(h, which, i, a);
-            return d >= 0 ? d : core.string(m._wtw_model_info_io_dim_param(h, which, i, a)) || '?';
-          }),
-        };
-      });
-    const ops = Array.from({ length: m._wtw_model_info_op_count(h) }, (_, k) => ({
-      op: core.string(m._wtw_model_info_op_type(h, k)),
-      domain: core.string(m._wtw_model_info_op_domain(h, k)) || 'ai.onnx',
-      nodes: m._wtw_model_info_op_nodes(h, k),
-      webtrain: SUPPORT[m._wtw_model_info_op_support(h, k)],
-    }));
-    const initializers = Array.from({ length: m._wtw_model_info_initializer_count(h) }, (_, i) => {
-      const rank = m._wtw_model_info_initializer_rank(h, i);
-      const shape = Array.from({ length: rank }, (_, a) => m._wtw_model_info_initializer_dim(h, i, a));
-      return {
-        name: core.string(m._wtw_model_info_initializer_name(h, i)),
-        dtype: DTYPES[m._wtw_model_info_initializer_dtype(h, i)] ?? null,
-        shape,
-        elements: shape.reduce((a, b) => a * b, 1),
-      };
-    });
-    const opsets = Object.fromEntries(
-      Array.from({ length: m._wtw_model_info_opset_count(h) }, (_, i) => [core.string(m._wtw_model_info_opset_domain(h, i)) || 'ai.onnx', m._wtw_model_info_opset_version(h, i)]),
-    );
-    return {
-      kind: 'model',
-      producer: core.string(m._wtw_model_info_producer(h)),
-      irVersion: m._wtw_model_info_ir_version(h),
-      opsets,
-      inputs: io(IoSide.INPUTS),
-      outputs: io(IoSide.OUTPUTS),
-      ops,
-      initializers,
-      parameterElements: initializers.reduce((a, t) => a + t.elements, 0),
-    };
-  } finally {
-    m._wtw_model_info_free(h);
-  }
-}
-
-async function checkpointInfo(bytes) {
-  const { CheckpointState } = await api();
-  const state = await CheckpointState.loadCheckpoint(bytes);
-  try {
-    const parameters = [];
-    for (const p of state.parameters.values()) {
-      parameters.push({ name: p.name, shape: p.dims, elements: p.data ? p.data.length : p.dims.reduce((a, b) => a * b, 1), trainable: p.requiresGrad });
-    }
-    const properties = Object.fromEntries(state.properties.entries());
-    const m = state.m;
-    const optimizerState = m._wtw_state_has_optimizer_state(state.h)
-      ? { step: m._wtw_state_optimizer_step(state.h), initialLearningRate: m._wtw_state_optimizer_initial_lr(state.h), momentsPerParameter: m._wtw_state_optimizer_moment_count(state.h) }
-      : null;
-    return {
-      kind: 'checkpoint',
-      parameters,
-      trainableElements: parameters.filter((p) => p.trainable).reduce((a, p) => a + p.elements, 0),
-      frozenElements: parameters.filter((p) => !p.trainable).reduce((a, p) => a + p.elements, 0),
-      properties,
-      optimizerState,
-    };
-  } finally {
-    state.release();
-  }
 }
 
 function table(rows, indent = '  ') {

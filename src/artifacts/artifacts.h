@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "io/onnx_scan.h"
 #include "ir/ir.h"
 #include "webtrain.h"   /* enum wt_loss_type, enum wt_optim_type */
 
@@ -66,6 +67,10 @@ typedef struct wt_artifacts_opts {
   wt_lora_opts lora;
   int frozen_dtype;             /* 0: frozen weights as they are; WT_FLOAT16: float32 ones stored as
                                    float16 where only GEMM inputs and Gather read them (half.c) */
+  /* location non-NULL: the model is the skeleton of a file holding its weights inside (see
+   * io/onnx_scan.h); the training and eval models refer to that file and carry its fingerprint,
+   * so that a module created from them refuses a file changed since. */
+  wt_base_print base;
 } wt_artifacts_opts;
 
 typedef struct wt_bytes {

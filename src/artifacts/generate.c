@@ -376,6 +376,9 @@ int wt_generate_artifacts_graph(wt_graph *g, const wt_artifacts_opts *o, wt_arti
   if (wt_graph_opset(g, "com.microsoft") == 0 && (rc = wt_graph_set_opset(g, "com.microsoft", 1))) goto fail;
   if ((rc = wt_graph_prune(g))) goto fail;
   if ((rc = wt_onnx_write(g, &out->training_model.data, &out->training_model.len))) goto fail;
+  if (o->base.location && ((rc = wt_onnx_append_base_print(&out->training_model.data, &out->training_model.len, &o->base)) ||
+                           (rc = wt_onnx_append_base_print(&out->eval_model.data, &out->eval_model.len, &o->base))))
+    goto fail;
   if (o->optimizer.type != WT_OPTIM_NONE &&
       (rc = wt_artifacts_optimizer_model(g, tr, n_tr, &o->optimizer, &out->optimizer_model)))
     goto fail;

@@ -38,6 +38,7 @@ typedef struct gen {
   wt_graph *g;                  /* the forward model, extended by custom-loss builders */
   wt_artifacts out;
   int keep_external;            /* float/float16 initializers in external data held by reference */
+  char *base_location;          /* loaded from a scanned record: the file's fingerprint (o.base) */
 } gen;
 
 gen *wtw_gen_new(void) { return calloc(1, sizeof(gen)); }
@@ -54,6 +55,7 @@ void wtw_gen_free(gen *g) {
   free(g->custom_value);
   wt_graph_free(g->g);
   wt_artifacts_free(&g->out);
+  free(g->base_location);
   free(g);
 }
 
@@ -111,6 +113,20 @@ int wtw_gen_load(gen *g, const uint8_t *bytes, size_t len) {
   int rc = wt_onnx_read(bytes, len, &opts, &g->g);
   if (rc == WT_OK) rc = wt_graph_infer_shapes(g->g);
   return rc ? wt_error_context(rc, "generate_artifacts") : WT_OK;
+}
+
+/* Loads the model a record holds (io/onnx_scan.h: no copy of it). A scanned record's model is
+ * the skeleton of a file holding its weights inside: by reference, the artifacts carry that
+ * file's fingerprint. */
+int wtw_gen_load_record(gen *g, const wt_model_record *r) {
+  WT_TRY(wtw_gen_load(g, r->bytes, r->len));
+  free(g->base_location);
+  g->base_location = NULL;
+  g->o.base = (wt_base_print){0};
+  if (!r->scanned || !g->keep_external) return WT_OK;
+  if (!(g->base_location = wt_strdup(r->self.location))) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  g->o.base = (wt_base_print){.location = g->base_location, .size = r->self.size, .hash = r->self.hash};
+  return WT_OK;
 }
 
 static int need_graph(const gen *g) {
