@@ -22,10 +22,9 @@ static int swaps_matrix(const wt_graph *g, const wt_node *n) {
   const wt_value *w = &g->values[n->inputs[0]];
   if (w->rank != 2 || w->dims[0] < 0 || w->dims[1] < 0) return 0;
   if (g->values[n->outputs[0]].flags & WT_VALUE_GRAPH_OUTPUT) return 0;
-  /* LoRA's adapters stay as they are: rank x in_features, small, and an exported adapter model
-   * (lora_export.c) takes them as inputs of any rank */
-  size_t len = strlen(w->name);
-  return !(len > 7 && (!strcmp(w->name + len - 7, ".lora_A") || !strcmp(w->name + len - 7, ".lora_B")));
+  /* LoRA's adapters (marked by lora.c) stay as they are: rank x in_features, small, and an
+   * exported adapter model (lora_export.c) takes them as inputs of any rank */
+  return !(w->flags & (WT_VALUE_LORA_A | WT_VALUE_LORA_B));
 }
 
 /* Every reader of t is a MatMul reading it as B only, with an A of known rank >= 2 (and, above

@@ -130,6 +130,7 @@ static int bind_inputs(wt_module *mod, mode *md, int train) {
   md->out = calloc((size_t)g->n_outputs + 1, sizeof(int));
   if (!md->in || !md->out) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
   char name[512];
+  int marked = wt_graph_lora_marked(g);
   for (int k = 0; k < g->n_inputs; k++) {
     const wt_value *v = &g->values[g->inputs[k]];
     wt_param *p = wt_state_find(mod->s, v->name);
@@ -146,6 +147,7 @@ static int bind_inputs(wt_module *mod, mode *md, int train) {
                          got, train ? "training" : "eval", wt_dtype_name(v->dtype), want);
       }
       WT_TRY(wt_session_set_input(md->sess, k, p->t.dtype, p->t.rank, p->t.dims, p->t.data));
+      if (train) p->lora = (uint8_t)wt_value_lora_role(g, g->inputs[k], marked);
       continue;
     }
     if (train && ends_with(v->name, SUFFIX_BUF)) {
