@@ -1,7 +1,8 @@
 /* The last-error message buffer: one per thread, like errno. A failing call and the
  * wt_last_error that reads its message are on the caller's thread (ops return their errors on
  * the thread running the plan; kernels, which may run on the pool's workers, report none), so
- * two threads driving their own modules each read their own message, never the other's. */
+ * the message a thread reads is its own last call's, whatever another thread calling the API
+ * (a loader, a worker of the host) failed with meanwhile. */
 #include "base/status.h"
 
 #include <stdio.h>
