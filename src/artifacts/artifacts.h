@@ -126,10 +126,6 @@ int wt_artifacts_add_loss(wt_graph *g, const wt_artifacts_opts *o, int *loss_val
  * outputs) the values named forward[0..n_forward) that are not among them (the model's outputs:
  * metrics and predictions read them without additional_output_names). */
 int wt_artifacts_eval_model(const wt_graph *g, const char *const *forward, int n_forward, wt_bytes *out);
-/* MatMul(x, Transpose(W)) with W 2-D of fixed dims -> Gemm(transB = 1) on 2-D views of x, so
- * no step writes a transposed copy of W (transposed.c); shapes inferred; prunes what it leaves
- * dead. */
-int wt_artifacts_gemm_transposed(wt_graph *g);
 /* The training model's fusions (see fuse.c); prunes what they leave dead. */
 int wt_artifacts_fuse_gelu(wt_graph *g);
 /* frozen_dtype float16 on the forward graph (shapes inferred): every float32 initializer not in

@@ -361,7 +361,6 @@ int wt_generate_artifacts_graph(wt_graph *g, const wt_artifacts_opts *o, wt_arti
   if ((rc = wt_artifacts_add_loss(g, o, &loss))) goto fail;
   if ((rc = set_outputs(g, loss, o))) goto fail;
   if ((rc = params_to_inputs(g, tr, n_tr)) || (rc = params_to_inputs(g, fr, n_fr))) goto fail;
-  if ((rc = wt_artifacts_gemm_transposed(g))) goto fail;
   if ((rc = wt_graph_infer_shapes(g))) goto fail;
   if ((rc = wt_artifacts_eval_model(g, (const char *const *)forward, n_forward, &out->eval_model))) goto fail;
   if ((rc = wt_artifacts_fuse_gelu(g))) goto fail;

@@ -1,6 +1,6 @@
 /* LoRA at artifact generation: for each targeted weight W of a MatMul or Gemm, two trainable
  * adapters W.lora_A [rank, in] (Kaiming-uniform, a = sqrt(5), as PEFT) and W.lora_B
- * [out, rank] (zeros), and every node using W computes x·W + (x·Aᵀ·Bᵀ)·(alpha/rank) with plain
+ * [out, rank] (zeros), marked as such (ir.h WT_VALUE_LORA_A / _B), and every node using W computes x·W + (x·Aᵀ·Bᵀ)·(alpha/rank) with plain
  * ONNX ops (Transpose, MatMul or Gemm, Mul, Add), so the training and eval models stay plain
  * ONNX. The base weights are frozen (frozen parameters of the checkpoint, or, held by reference
  * in external data, initializers of the models as without LoRA); the adapters and the caller's
@@ -136,7 +136,9 @@ static uint64_t next_u64(uint64_t *s) {
   return z ^ (z >> 31);
 }
 
-static int add_param(wt_graph *g, const char *base, const char *suffix, int64_t d0, int64_t d1, int *out) {
+/* Adapter `mark` (WT_VALUE_LORA_A / _B: what later steps and exports know it by) of weight base. */
+static int add_param(wt_graph *g, const char *base, const char *suffix, uint8_t mark, int64_t d0,
+                     int64_t d1, int *out) {
   char name[1024];
   snprintf(name, sizeof name, "%s%s", base, suffix);
   if (wt_graph_find(g, name) >= 0)
@@ -151,7 +153,7 @@ static int add_param(wt_graph *g, const char *base, const char *suffix, int64_t 
   val->data = calloc(1, nb ? nb : 1);
   if (!val->data) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
   val->nbytes = nb;
-  val->flags |= WT_VALUE_INITIALIZER;
+  val->flags |= WT_VALUE_INITIALIZER | mark;
   WT_TRY(wt_value_set_shape(g, v, 2, (const int64_t[]){d0, d1}));
   *out = v;
   return WT_OK;
@@ -231,8 +233,8 @@ static int adapt(wt_graph *g, int w, const wt_lora_opts *lo, uint64_t *rng, int 
                          g->values[w].name, g->nodes[uses[2 * u]].op_type, node_label(&g->nodes[uses[2 * u]]));
   char *wname = wt_strdup(g->values[w].name);
   if (!wname) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
-  int rc = add_param(g, wname, ".lora_A", r, in, &a);
-  if (rc == WT_OK) rc = add_param(g, wname, ".lora_B", out, r, &b);
+  int rc = add_param(g, wname, ".lora_A", WT_VALUE_LORA_A, r, in, &a);
+  if (rc == WT_OK) rc = add_param(g, wname, ".lora_B", WT_VALUE_LORA_B, out, r, &b);
   if (rc == WT_OK) {
     /* torch.nn.init.kaiming_uniform_(A, a=sqrt(5)): gain sqrt(2 / (1 + 5)), bound
      * gain * sqrt(3 / fan_in) = 1 / sqrt(fan_in), fan_in = A.size(1) = in */

@@ -12,11 +12,16 @@
 static const char SUF_A[] = ".lora_A";
 
 /* The weight whose adapter A is value a ("W.lora_A" -> W; *w -1 when no initializer has that
- * name: see base_by_branch), its B and scale: -1 when a is no adapter A. */
-static int adapter_of(const wt_graph *g, int a, int *w, int *b, float *scale) {
+ * name: see base_by_branch), its B and scale: -1 when a is no adapter A (its mark says so, or
+ * in a graph without marks its name: wt_value_lora_role; marked: wt_graph_lora_marked). */
+static int adapter_of(const wt_graph *g, int a, int marked, int *w, int *b, float *scale) {
   const wt_value *va = &g->values[a];
+  if (!(va->flags & WT_VALUE_INITIALIZER) || wt_value_lora_role(g, a, marked) != WT_VALUE_LORA_A) return -1;
   size_t n = strlen(va->name), ns = sizeof SUF_A - 1;
-  if (!(va->flags & WT_VALUE_INITIALIZER) || n <= ns || strcmp(va->name + n - ns, SUF_A)) return -1;
+  if (n <= ns || strcmp(va->name + n - ns, SUF_A))
+    return wt_errorf(WT_ERR_INVALID_ARG, "lora: adapter '%s' was renamed: its base weight, lora_B and "
+                     "lora_scale are found by the name '<weight>.lora_A' it was given; export the eval "
+                     "model generated with the lora option", va->name);
   char name[1024];
   if (n - ns + 16 > sizeof name)
     return wt_errorf(WT_ERR_INVALID_ARG, "lora: adapter name '%s' is too long", va->name);
@@ -92,12 +97,12 @@ static int check_shapes(const wt_graph *g, int w, int a, int b, int64_t in, int6
 }
 
 int wt_lora_merge(wt_graph *g) {
-  int found = 0, n0 = g->n_values;
+  int found = 0, n0 = g->n_values, marked = wt_graph_lora_marked(g);
   for (int a = 0; a < n0; a++) {
     int w, b, oi;
     float s;
     int64_t in, out, r;
-    int rc = adapter_of(g, a, &w, &b, &s);
+    int rc = adapter_of(g, a, marked, &w, &b, &s);
     if (rc < 0) continue;
     WT_TRY(rc);
     WT_TRY(find_base(g, a, &w, &oi, &in, &out));
@@ -135,8 +140,8 @@ int wt_lora_merge(wt_graph *g) {
     found++;
   }
   if (!found)
-    return wt_errorf(WT_ERR_INVALID_ARG, "lora: the model has no LoRA adapters (no '<weight>.lora_A' "
-                     "initializers); generate the artifacts with the lora option");
+    return wt_errorf(WT_ERR_INVALID_ARG, "lora: the model has no LoRA adapters (no initializer marked or "
+                     "named as an adapter, '<weight>.lora_A'); generate the artifacts with the lora option");
   WT_TRY(wt_graph_toposort(g));
   return wt_graph_prune(g);
 }
@@ -167,12 +172,12 @@ int wt_lora_adapter_model(wt_graph *g, wt_const_tensor **params, int *n_params) 
   for (int a = 0; a < n0; a++) cap += 2 * (g->values[a].flags & WT_VALUE_INITIALIZER ? 1 : 0);
   wt_const_tensor *p = calloc((size_t)cap + 1, sizeof *p);
   if (!p) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
-  int n = 0, rc = WT_OK;
+  int n = 0, rc = WT_OK, marked = wt_graph_lora_marked(g);
   for (int a = 0; a < n0 && rc == WT_OK; a++) {
     int w, b, oi;
     float s;
     int64_t in, out, r;
-    int k = adapter_of(g, a, &w, &b, &s);
+    int k = adapter_of(g, a, marked, &w, &b, &s);
     if (k < 0) continue;
     if ((rc = k) || (rc = find_base(g, a, &w, &oi, &in, &out)) || (rc = check_shapes(g, w, a, b, in, out, &r)))
       break;
@@ -193,8 +198,8 @@ int wt_lora_adapter_model(wt_graph *g, wt_const_tensor **params, int *n_params) 
     }
   }
   if (rc == WT_OK && n == 0)
-    rc = wt_errorf(WT_ERR_INVALID_ARG, "lora: the model has no LoRA adapters (no '<weight>.lora_A' "
-                   "initializers); generate the artifacts with the lora option");
+    rc = wt_errorf(WT_ERR_INVALID_ARG, "lora: the model has no LoRA adapters (no initializer marked or "
+                   "named as an adapter, '<weight>.lora_A'); generate the artifacts with the lora option");
   /* the branches' values had the trained rank in their shapes: now it is the input's */
   for (int v = 0; v < g->n_values && rc == WT_OK; v++)
     if (g->values[v].producer >= 0 && strstr(g->values[v].name, ".lora_") &&

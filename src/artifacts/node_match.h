@@ -1,4 +1,4 @@
-/* Node predicates shared by the artifact passes (fuse.c, lora.c, transposed.c). */
+/* Node predicates shared by the artifact passes (fuse.c, lora.c). */
 #ifndef WT_ARTIFACTS_NODE_MATCH_H
 #define WT_ARTIFACTS_NODE_MATCH_H
 

@@ -6,6 +6,16 @@
  * WT_THREADS natively), never inside a step: wt_parallel_for neither creates threads nor
  * allocates.
  *
+ * The pool is the one piece of state below the runtime that belongs to the process, not to a
+ * module (what a module owns travels in ops/exec.h): in the browser a thread is a Web Worker
+ * that Emscripten starts once, with its own instance of the module, from a fixed set sized at
+ * load (PTHREAD_POOL_SIZE), so a pool per module would take its workers from the same set and
+ * starve another module's, and natively the cores are the process's too: two modules stepping
+ * at once would each spin their workers on the same cores. One job runs at a time; a second
+ * thread's wt_parallel_for while one runs (another module stepping on another thread) runs its
+ * blocks inline, on its own thread. Its settings (the thread count, wt_pool_set_split_small)
+ * are the process's with it, set while no job runs.
+ *
  * Determinism is the kernels' part: a kernel cuts its output into blocks whose boundaries do not
  * depend on the thread count, and a block computes the same bits whichever thread runs it; a
  * reduction is cut into fixed blocks summed in a fixed order afterwards. */

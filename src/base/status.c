@@ -1,11 +1,15 @@
-/* The last-error message buffer (one per process: the wasm build is single-threaded). */
+/* The last-error message buffer: one per thread, like errno. A failing call and the
+ * wt_last_error that reads its message are on the caller's thread (ops return their errors on
+ * the thread running the plan; kernels, which may run on the pool's workers, report none), so
+ * the message a thread reads is its own last call's, whatever another thread calling the API
+ * (a loader, a worker of the host) failed with meanwhile. */
 #include "base/status.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #define WT_ERROR_CAP 2048
-static char g_message[WT_ERROR_CAP];
+static _Thread_local char g_message[WT_ERROR_CAP];
 
 int wt_verrorf(int code, const char *fmt, va_list ap) {
   vsnprintf(g_message, sizeof g_message, fmt, ap);

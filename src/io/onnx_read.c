@@ -194,7 +194,8 @@ static int read_by_reference(wt_graph *g, const Onnx__TensorProto *tp, const wt_
   int v = wt_graph_value(g, tp->name);
   if (v < 0) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
   wt_value *val = &g->values[v];
-  val->flags |= WT_VALUE_INITIALIZER | WT_VALUE_EXTERNAL | (data ? WT_VALUE_BORROWED : 0);
+  val->flags |= WT_VALUE_INITIALIZER | WT_VALUE_EXTERNAL | (data ? WT_VALUE_BORROWED : 0) |
+                wt_lora_mark_of_doc(tp->doc_string);
   val->dtype = (int8_t)dtype;
   val->data = data;
   val->nbytes = nbytes;
@@ -239,7 +240,7 @@ static int read_initializer(wt_graph *g, const Onnx__TensorProto *tp, size_t i,
   }
   wt_value *val = &g->values[v];
   void *same = opts ? same_bytes(opts->share, tp->name, &ct.t) : NULL;
-  val->flags |= WT_VALUE_INITIALIZER | (same ? WT_VALUE_BORROWED : 0);
+  val->flags |= WT_VALUE_INITIALIZER | (same ? WT_VALUE_BORROWED : 0) | wt_lora_mark_of_doc(tp->doc_string);
   val->dtype = ct.t.dtype;
   val->data = same ? same : ct.t.data;
   val->nbytes = wt_nbytes(&ct.t);
@@ -274,6 +275,7 @@ static int read_io(wt_graph *g, const Onnx__GraphProto *gp, int outputs) {
     v = wt_graph_value(g, vi->name);
     if (v < 0) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
     WT_TRY(read_value_type(g, v, vi, "graph input"));
+    g->values[v].flags |= wt_lora_mark_of_doc(vi->doc_string);
     WT_TRY(wt_graph_add_input(g, v));
   }
   return WT_OK;

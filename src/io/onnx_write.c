@@ -75,6 +75,7 @@ static Onnx__ValueInfoProto *value_info(writer *w, const wt_value *v) {
   onnx__type_proto__init(tp);
   onnx__type_proto__tensor__init(tt);
   vi->name = v->name;
+  vi->doc_string = (char *)wt_lora_doc_of_mark(v); /* a LoRA adapter's mark (ir.h) */
   if (v->dtype == WT_UNDEFINED) return vi; /* type not known: leave it out */
   vi->type = tp;
   if (v->flags & WT_VALUE_SEQUENCE) {
@@ -233,6 +234,7 @@ static int write_model(const wt_graph *g, int refs, uint8_t **out, size_t *len) 
     if (v->rank > 0) memcpy(cts[k].t.dims, v->dims, sizeof *v->dims * (size_t)v->rank);
     cts[k].t.data = v->data;
     wt_tensor_to_proto(&cts[k], tp, dims);
+    tp->doc_string = (char *)wt_lora_doc_of_mark(v); /* a LoRA adapter's mark (ir.h) */
     int by_ref = wt_value_unloaded(v) || (refs && (v->flags & WT_VALUE_EXTERNAL) && wt_graph_external(g, v->name));
     if (by_ref && !external_ref(&w, g, v, tp)) break;
     inits[k++] = tp;

@@ -61,8 +61,18 @@ enum wt_value_flags {
   WT_VALUE_EXTERNAL = 1u << 4,
   /* `data` is another graph's (a module's eval model shares its training model's frozen
    * weights): never freed, moved or written to through this graph. */
-  WT_VALUE_BORROWED = 1u << 5
+  WT_VALUE_BORROWED = 1u << 5,
+  /* A LoRA adapter's A [rank, in] or B [out, rank], marked by artifacts/lora.c when it inserts
+   * them (their names do not tell: a model may have a weight of its own named "x.lora_A"). An
+   * ONNX file carries the mark as the initializer's or graph input's doc_string
+   * (WT_LORA_DOC_A / _B), so it survives the artifacts' files and the models exported from them;
+   * wt_value_lora_role reads it. */
+  WT_VALUE_LORA_A = 1u << 6,
+  WT_VALUE_LORA_B = 1u << 7
 };
+
+#define WT_LORA_DOC_A "webtrain: LoRA adapter A"
+#define WT_LORA_DOC_B "webtrain: LoRA adapter B"
 
 /* Initializers up to this size are packed into a graph's block by compaction (moved); bigger
  * ones (weights) stay where they are, so another graph may borrow them. */
@@ -223,6 +233,18 @@ const wt_external_init *wt_graph_external(const wt_graph *g, const char *name);
 static inline int wt_value_unloaded(const wt_value *v) {
   return (v->flags & WT_VALUE_INITIALIZER) && !v->data && v->nbytes > 0;
 }
+/* The LoRA adapter mark of a value (WT_VALUE_LORA_A / _B, or 0) from an ONNX doc_string (NULL
+ * is fine), and the doc_string of a value's mark (NULL: none). */
+uint8_t wt_lora_mark_of_doc(const char *doc);
+const char *wt_lora_doc_of_mark(const wt_value *v);
+/* Whether any value of g bears a LoRA mark: pass it to wt_value_lora_role. */
+int wt_graph_lora_marked(const wt_graph *g);
+/* Value v's LoRA role: WT_VALUE_LORA_A, WT_VALUE_LORA_B or 0. marked (wt_graph_lora_marked):
+ * the mark decides. A graph none of whose values is marked gets the role its names give
+ * ("<weight>.lora_A" / ".lora_B", what artifacts/lora.c names them): ONNX files written without
+ * the marks (adapters inserted by another tool, or a model whose doc strings a tool dropped)
+ * keep their adapters, and such a graph has no marks to contradict the names. */
+int wt_value_lora_role(const wt_graph *g, int v, int marked);
 /* Drops value v's bytes: frees them unless borrowed; data NULL, nbytes 0, not borrowed. */
 void wt_value_drop_data(const wt_graph *g, wt_value *v);
 /* Frees the graph's external references (wt_graph_free does). */

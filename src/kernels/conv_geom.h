@@ -16,6 +16,9 @@ typedef struct wt_conv_geom {
   int64_t k[3];                 /* kernel dims */
   int64_t stride[3], dil[3];
   int64_t pad[3];               /* leading pad per dim (the trailing pad is implied by grid) */
+  /* Where a 3x3 convolution takes the Winograd path (WT_WINOGRAD_*, conv_winograd.h; 0: where
+   * it wins): the caller's setting, part of the geometry since the scratch size depends on it. */
+  int winograd;
 } wt_conv_geom;
 
 static inline int64_t wt_conv_img_size(const wt_conv_geom *g) {

@@ -46,10 +46,6 @@ static wino wino_shape(const wt_conv_geom *g, int64_t N) {
   return s;
 }
 
-static int g_mode = WT_WINOGRAD_AUTO;
-
-void wt_conv_winograd_set_mode(int mode) { g_mode = mode; }
-
 /* The geometry, and in WT_WINOGRAD_AUTO enough tiles and channels, and not too many kernels.
  * Measured in resnet18's step at batch 2 and 64x64: at 8 tiles (layer3) the forward and dX lose
  * (U is 16/9 of W, written and read once per 8 columns: 0.99 -> 1.15 ms natively); dW alone
@@ -57,13 +53,13 @@ void wt_conv_winograd_set_mode(int mode) { g_mode = mode; }
  * 4 MiB of writes evict what the next ops read). The kernel cap keeps the scratch (U is 16 floats
  * a kernel) near im2col's: 512 x 512 kernels would take 16 MiB of U on top of the activations. */
 int wt_conv_winograd_fits(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group) {
-  if (g_mode == WT_WINOGRAD_OFF || group != 1 || N < 1) return 0;
+  if (g->winograd == WT_WINOGRAD_OFF || group != 1 || N < 1) return 0;
   if (g->k[0] != 1 || g->img[0] != 1 || g->grid[0] != 1) return 0;
   for (int d = 1; d < 3; d++)
     if (g->k[d] != 3 || g->stride[d] != 1 || g->dil[d] != 1 || g->pad[d] != 1 || g->grid[d] != g->img[d])
       return 0;
   if (g->img[2] > WINO_MAX_W) return 0;
-  if (g_mode == WT_WINOGRAD_ALWAYS) return 1;
+  if (g->winograd == WT_WINOGRAD_ALWAYS) return 1;
   return C >= WINO_MIN_CHANNELS && M >= WINO_MIN_CHANNELS && M * C <= WINO_MAX_KERNELS &&
          wino_shape(g, N).T >= WINO_MIN_TILES;
 }

@@ -19,11 +19,18 @@
  * geometry above (a float16 W never does: its callers check), and enough tiles and channels for
  * the GEMMs to outweigh the transforms (measured with tests/bench/conv_bench.c). */
 int wt_conv_winograd_fits(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M, int64_t group);
-/* Tests and benchmarks: WT_WINOGRAD_OFF (im2col + GEMM everywhere, the path it replaces),
- * WT_WINOGRAD_AUTO (the default) or WT_WINOGRAD_ALWAYS (wherever the geometry allows, however
- * small). Process-wide; set while no job runs. */
-enum { WT_WINOGRAD_OFF = 0, WT_WINOGRAD_AUTO = 1, WT_WINOGRAD_ALWAYS = 2 };
-void wt_conv_winograd_set_mode(int mode);
+/* wt_conv_geom.winograd, for tests and benchmarks: WT_WINOGRAD_AUTO (where it wins: the
+ * default, 0 so that a geometry built without it gets it), WT_WINOGRAD_OFF (im2col + GEMM
+ * everywhere, the path it replaces) or WT_WINOGRAD_ALWAYS (wherever the geometry allows,
+ * however small). */
+enum { WT_WINOGRAD_AUTO = 0, WT_WINOGRAD_OFF = 1, WT_WINOGRAD_ALWAYS = 2 };
+/* The setting the environment variable WT_WINOGRAD spells: "0" im2col + GEMM only, "2"
+ * wherever the geometry allows, anything else (or NULL) where it wins. */
+static inline int wt_conv_winograd_mode(const char *env) {
+  if (env && env[0] == '0' && !env[1]) return WT_WINOGRAD_OFF;
+  if (env && env[0] == '2' && !env[1]) return WT_WINOGRAD_ALWAYS;
+  return WT_WINOGRAD_AUTO;
+}
 /* Scratch floats of the forward and of the gradient (both dX and dW) where this convolution
  * takes the Winograd path (wt_conv_winograd_fits), 0 where it does not. */
 size_t wt_conv_winograd_floats(const wt_conv_geom *g, int64_t N, int64_t C, int64_t M,

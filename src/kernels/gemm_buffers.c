@@ -1,5 +1,8 @@
 /* The GEMM's packing buffers: the calling thread's are static (no allocation in a step), a pool
- * worker's are its scratch, allocated when the pool starts. */
+ * worker's are its scratch, allocated when the pool starts. The caller's are the process's for
+ * the reason the pool is (base/pool.h), and held under the same rule: one thread runs GEMMs at
+ * a time, as one job runs on the pool at a time. Their contents never outlive a product, so no
+ * module's state is in them. */
 #include "base/pool.h"
 #include "kernels/gemm_tile.h"
 

@@ -1,6 +1,8 @@
-/* The table of weights packed once (see gemm_prepack.h). A fixed table: no allocation, and a
- * lookup is a short scan done once per GEMM op (not per block). */
+/* A table of weights packed once (see gemm_prepack.h). Fixed-size: one allocation when made,
+ * none after, and a lookup is a short scan done once per GEMM op (not per block). */
 #include "kernels/gemm_prepack.h"
+
+#include <stdlib.h>
 
 #include "kernels/gemm.h"
 
@@ -9,7 +11,7 @@
 #endif
 
 typedef struct entry {
-  const void *owner, *B;
+  const void *B;
   int half;
   int64_t rows, cols;
   int asked;                 /* a product asked for it: trans_b, K, N, ldb below are its */
@@ -19,30 +21,36 @@ typedef struct entry {
   int packed;                /* buf holds B's current panels */
 } entry;
 
-static entry g_table[WT_PREPACK_MAX];
-static int g_n;
+struct wt_prepack {
+  int n;
+  entry e[WT_PREPACK_MAX];
+};
 
-int wt_prepack_add(const void *owner, const void *B, int half, int64_t rows, int64_t cols) {
-  if (g_n == WT_PREPACK_MAX) return -1;
-  g_table[g_n++] = (entry){owner, B, half, rows, cols, 0, 0, 0, 0, 0, NULL, 0};
+wt_prepack *wt_prepack_new(void) { return calloc(1, sizeof(wt_prepack)); }
+
+void wt_prepack_free(wt_prepack *t) { free(t); }
+
+int wt_prepack_add(wt_prepack *t, const void *B, int half, int64_t rows, int64_t cols) {
+  if (t->n == WT_PREPACK_MAX) return -1;
+  t->e[t->n++] = (entry){B, half, rows, cols, 0, 0, 0, 0, 0, NULL, 0};
   return 0;
 }
 
-int wt_prepack_wanted(const void *owner, int64_t *sizes, int cap) {
+int wt_prepack_wanted(const wt_prepack *t, int64_t *sizes, int cap) {
   int n = 0;
-  for (int i = 0; i < g_n; i++) {
-    const entry *e = &g_table[i];
-    if (e->owner != owner || !e->asked || e->buf) continue;
+  for (int i = 0; i < t->n; i++) {
+    const entry *e = &t->e[i];
+    if (!e->asked || e->buf) continue;
     if (n < cap) sizes[n] = wt_gemm_packed_b_floats(e->K, e->N);
     n++;
   }
   return n;
 }
 
-void wt_prepack_give(const void *owner, int k, float *buf) {
-  for (int i = 0, n = 0; i < g_n; i++) {
-    entry *e = &g_table[i];
-    if (e->owner != owner || !e->asked || e->buf) continue;
+void wt_prepack_give(wt_prepack *t, int k, float *buf) {
+  for (int i = 0, n = 0; i < t->n; i++) {
+    entry *e = &t->e[i];
+    if (!e->asked || e->buf) continue;
     if (n++ == k) {
       e->buf = buf;
       e->packed = 0;
@@ -51,20 +59,15 @@ void wt_prepack_give(const void *owner, int k, float *buf) {
   }
 }
 
-void wt_prepack_stale(void) {
-  for (int i = 0; i < g_n; i++) g_table[i].packed = 0;
+void wt_prepack_stale(wt_prepack *t) {
+  for (int i = 0; i < t->n; i++) t->e[i].packed = 0;
 }
 
-void wt_prepack_remove(const void *owner) {
-  int n = 0;
-  for (int i = 0; i < g_n; i++)
-    if (g_table[i].owner != owner) g_table[n++] = g_table[i];
-  g_n = n;
-}
-
-const float *wt_prepack_find(const void *B, int half, int trans_b, int64_t K, int64_t N, int64_t ldb) {
-  for (int i = 0; i < g_n; i++) {
-    entry *e = &g_table[i];
+const float *wt_prepack_find(wt_prepack *t, const void *B, int half, int trans_b, int64_t K,
+                             int64_t N, int64_t ldb) {
+  if (!t) return NULL;
+  for (int i = 0; i < t->n; i++) {
+    entry *e = &t->e[i];
     if (e->B != B || e->half != half || K * N != e->rows * e->cols) continue;
     if (!e->asked) {
       /* The whole weight, contiguous: [N, K] read as W^T, or [K, N]. */

@@ -1,5 +1,5 @@
-/* Optimizer kernels (AdamW modes 0/1, SGD, gradient-norm clipping, linear LR factor); see
- * optim.h. Elementwise loops use simd.h with a scalar tail that performs the same float32
+/* Optimizer kernels (AdamW modes 0/1, SGD, gradient-norm clipping) and the CPU backend's
+ * table of them (base/backend_optim.h); see optim.h. Elementwise loops use simd.h with a scalar tail that performs the same float32
  * operations in the same order, so every element gets the same result on either path. */
 #include "kernels/optim.h"
 
@@ -164,21 +164,6 @@ static void scale(float *g, int64_t n, float coef) {
   for (; i < n; i++) g[i] = g[i] * coef;
 }
 
-float wt_clip_coef(double total_norm, float max_norm) {
-  double c = (double)max_norm / (total_norm + 1e-6);
-  /* A NaN norm gives a NaN coefficient (as in ONNX Runtime and PyTorch): it is not hidden. */
-  return c > 1.0 ? 1.0f : (float)c;
-}
-
-double wt_linear_lr_factor(int64_t s, int64_t warmup, int64_t total) {
-  /* Denominators clamped to 1 (as in ONNX Runtime and HuggingFace) so warmup 0 or
-   * total == warmup give a finite factor. */
-  if (s < warmup) return (double)s / (double)(warmup > 1 ? warmup : 1);
-  int64_t span = total - warmup;
-  double f = (double)(total - s) / (double)(span > 1 ? span : 1);
-  return f > 0.0 ? f : 0.0;
-}
-
 static void accumulate(float *buf, const float *g, int64_t n) {
   int64_t i = 0;
   for (; i + 4 <= n; i += 4) wt_f32x4_store(buf + i, wt_f32x4_add(wt_f32x4_load(buf + i), wt_f32x4_load(g + i)));
@@ -216,3 +201,10 @@ void wt_accumulate_f32(float *buf, const float *g, int64_t n) {
   optim_job j = {.kind = 4, .p = buf, .g = g, .n = n};
   optim_run(&j);
 }
+
+const wt_backend_optim wt_backend_optim_cpu = {
+    .adamw_update = wt_adamw_update_f32,
+    .sgd_update = wt_sgd_update_f32,
+    .sum_squares = wt_sum_squares_f32,
+    .scale = wt_scale_f32,
+};

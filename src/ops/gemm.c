@@ -14,13 +14,14 @@
 #define MM_MAX_BATCH (WT_MAX_RANK - 1)
 
 /* Y = alpha * op(A) op(B) + beta * Y (ReLU after when relu), reading op(B)'s packed panels when
- * B is a frozen weight packed once (kernels/gemm_prepack.h): the same bits either way. */
-static void gemm_product(int half, int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
-                         const void *A, int64_t lda, const void *B, int64_t ldb, float beta,
-                         float *Y, int64_t ldy, int relu) {
+ * B is a frozen weight packed once in the runner's table pre (kernels/gemm_prepack.h; NULL:
+ * none): the same bits either way. */
+static void gemm_product(wt_prepack *pre, int half, int ta, int tb, int64_t M, int64_t N,
+                         int64_t K, float alpha, const void *A, int64_t lda, const void *B,
+                         int64_t ldb, float beta, float *Y, int64_t ldy, int relu) {
   const float *Bp = NULL;
   if (wt_gemm_packs_b(half, ta, tb, M, N, K, lda, ldb))
-    Bp = wt_prepack_find(B, (half & WT_GEMM_B_HALF) != 0, tb, K, N, ldb);
+    Bp = wt_prepack_find(pre, B, (half & WT_GEMM_B_HALF) != 0, tb, K, N, ldb);
   wt_sgemm_prepacked(half, ta, tb, M, N, K, alpha, A, lda, B, ldb, Bp, beta, Y, ldy, relu);
 }
 
@@ -131,11 +132,12 @@ static int matmul_folds(const mm_params *p, int64_t nbatch) {
 }
 
 /* matmul_run with float16 operands: batch by batch (each product splits over threads itself). */
-static void matmul_run_half(const mm_params *p, const void *A, const void *B, float *Y, int64_t nbatch) {
+static void matmul_run_half(wt_prepack *pre, const mm_params *p, const void *A, const void *B,
+                            float *Y, int64_t nbatch) {
   int64_t M = p->M, N = p->N, K = p->K, lda = p->ta ? M : K, ldb = p->tb ? K : N;
   size_t ea = p->half & WT_GEMM_A_HALF ? 2 : 4, eb = p->half & WT_GEMM_B_HALF ? 2 : 4;
   if (matmul_folds(p, nbatch)) {
-    gemm_product(p->half, 0, p->tb, nbatch * M, N, K, 1.0f, A, K, B, ldb, 0.0f, Y, N, p->relu);
+    gemm_product(pre, p->half, 0, p->tb, nbatch * M, N, K, 1.0f, A, K, B, ldb, 0.0f, Y, N, p->relu);
     return;
   }
   for (int64_t t = 0; t < nbatch; t++) {
@@ -158,12 +160,13 @@ static int matmul_run(const wt_run_ctx *ctx) {
     return WT_OK;
   }
   if (p->half) {
-    matmul_run_half(p, A, B, Y, nbatch);
+    matmul_run_half(wt_exec_prepack(ctx->exec), p, A, B, Y, nbatch);
     return WT_OK;
   }
   int64_t lda = p->ta ? M : K, ldb = p->tb ? K : N;
   if (matmul_folds(p, nbatch)) {
-    gemm_product(0, 0, p->tb, nbatch * M, N, K, 1.0f, A, K, B, ldb, 0.0f, Y, N, p->relu);
+    gemm_product(wt_exec_prepack(ctx->exec), 0, 0, p->tb, nbatch * M, N, K, 1.0f, A, K, B, ldb,
+                 0.0f, Y, N, p->relu);
     return WT_OK;
   }
   /* (When A is broadcast too, every batch is the same product, computed per batch.) */
@@ -419,10 +422,12 @@ static int gemm_run(const wt_run_ctx *ctx) {
     /* Y^T = op(B)^T op(A)^T: the same products summed in the same order, each landing at its
      * transposed place (no C: absorb refuses a Gemm that reads one). */
     int half = (p->half & WT_GEMM_A_HALF ? WT_GEMM_B_HALF : 0) | (p->half & WT_GEMM_B_HALF ? WT_GEMM_A_HALF : 0);
-    gemm_product(half, !p->trans_b, !p->trans_a, N, M, K, p->alpha, B, ldb, A, lda, 0.0f, Y, M, p->relu);
+    gemm_product(wt_exec_prepack(ctx->exec), half, !p->trans_b, !p->trans_a, N, M, K, p->alpha, B,
+                 ldb, A, lda, 0.0f, Y, M, p->relu);
     return WT_OK;
   }
-  gemm_product(p->half, p->trans_a, p->trans_b, M, N, K, p->alpha, A, lda, B, ldb, beta, Y, N, p->relu);
+  gemm_product(wt_exec_prepack(ctx->exec), p->half, p->trans_a, p->trans_b, M, N, K, p->alpha, A,
+               lda, B, ldb, beta, Y, N, p->relu);
   return WT_OK;
 }
 

@@ -39,6 +39,7 @@
 #include "base/status.h"
 #include "base/tensor.h"
 #include "ir/ir.h"
+#include "ops/exec.h"
 
 #define WT_PARAMS_MAX 512
 
@@ -59,6 +60,7 @@ typedef struct wt_infer_ctx {
    * input is known when it carries data (op unit tests). */
   const wt_tensor *(*value)(void *user, int i);
   void *value_user;
+  const wt_exec *exec;          /* the runner's settings (ops/exec.h); NULL: the defaults */
 } wt_infer_ctx;
 
 typedef struct wt_run_ctx {
@@ -69,6 +71,7 @@ typedef struct wt_run_ctx {
   int n_out;
   wt_tensor *out;
   void *scratch;                /* scratch_bytes, 64-byte aligned, contents undefined */
+  const wt_exec *exec;          /* the runner's state and settings (ops/exec.h); NULL: none */
 } wt_run_ctx;
 
 struct wt_grad_ctx;             /* defined by src/grad (grad.h) */

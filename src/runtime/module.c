@@ -39,8 +39,10 @@ struct wt_module {
   uint8_t reset;                /* lazy_reset_grad fed to the training graph */
   bn_writeback *bn;
   int n_bn;
-  /* Frozen weights packed once for the GEMM (kernels/gemm_prepack.h): the buffers given after
-   * the first step, and the state's params_gen they were packed for. */
+  /* Frozen weights packed once for the GEMM (kernels/gemm_prepack.h): the module's table (NULL
+   * when it could not be made: nothing is packed), which both its sessions' runs read, the
+   * buffers given after the first step, and the state's params_gen they were packed for. */
+  wt_prepack *prepack;
   float **packed;
   int n_packed, prepacked;
   int prepack_overflow;         /* more candidates than the table holds: a large base, none packed */
@@ -63,8 +65,10 @@ struct wt_module {
 #endif
 
 static void prepack_candidate(wt_module *m, const void *data, int dtype, int rank, const int64_t *dims) {
-  if (!data || (dtype != WT_FLOAT && dtype != WT_FLOAT16) || rank != 2 || dims[0] * dims[1] < WT_PREPACK_MIN) return;
-  if (wt_prepack_add(m, data, dtype == WT_FLOAT16, dims[0], dims[1]) < 0) m->prepack_overflow = 1;
+  if (!m->prepack || !data || (dtype != WT_FLOAT && dtype != WT_FLOAT16) || rank != 2 ||
+      dims[0] * dims[1] < WT_PREPACK_MIN)
+    return;
+  if (wt_prepack_add(m->prepack, data, dtype == WT_FLOAT16, dims[0], dims[1]) < 0) m->prepack_overflow = 1;
 }
 
 /* The candidates: frozen parameters (written only by loads and updates: params_gen), and the
@@ -89,9 +93,9 @@ static void prepack_candidates(wt_module *m) {
  * Packed at their next use. */
 static void prepack_give(wt_module *m) {
   m->prepacked = 1;
-  if (m->prepack_overflow) return;
+  if (m->prepack_overflow || !m->prepack) return;
   int64_t sizes[64];
-  int n = wt_prepack_wanted(m, sizes, 64);
+  int n = wt_prepack_wanted(m->prepack, sizes, 64);
   if (n > 64) return; /* more frozen GEMM weights than the table follows: a large base */
   int64_t bytes = 0;
   for (int i = 0; i < n; i++) bytes += sizes[i] * (int64_t)sizeof(float);
@@ -104,15 +108,15 @@ static void prepack_give(wt_module *m) {
     if (!buf) continue;
     m->packed[m->n_packed++] = buf;
     m->packed_bytes += sizes[i] * (int64_t)sizeof(float);
-    wt_prepack_give(m, i, buf);
+    wt_prepack_give(m->prepack, i, buf);
   }
 }
 
-/* Before a step: weights written since they were packed are packed again at their next use
- * (every module's: another module over this state may hold the panels this one reads). */
+/* Before a step: weights written since they were packed (by this module's optimizer, a load,
+ * or another module over this state) are packed again at their next use. */
 static void prepack_check(wt_module *m) {
   if (m->s->params_gen == m->packed_gen) return;
-  wt_prepack_stale();
+  if (m->prepack) wt_prepack_stale(m->prepack);
   m->packed_gen = m->s->params_gen;
 }
 
@@ -128,6 +132,7 @@ static int bind_inputs(wt_module *mod, mode *md, int train) {
   md->out = calloc((size_t)g->n_outputs + 1, sizeof(int));
   if (!md->in || !md->out) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
   char name[512];
+  int marked = wt_graph_lora_marked(g);
   for (int k = 0; k < g->n_inputs; k++) {
     const wt_value *v = &g->values[g->inputs[k]];
     wt_param *p = wt_state_find(mod->s, v->name);
@@ -144,6 +149,7 @@ static int bind_inputs(wt_module *mod, mode *md, int train) {
                          got, train ? "training" : "eval", wt_dtype_name(v->dtype), want);
       }
       WT_TRY(wt_session_set_input(md->sess, k, p->t.dtype, p->t.rank, p->t.dims, p->t.data));
+      if (train) p->lora = (uint8_t)wt_value_lora_role(g, g->inputs[k], marked);
       continue;
     }
     if (train && ends_with(v->name, SUFFIX_BUF)) {
@@ -319,6 +325,7 @@ static int load_mode(wt_module *mod, int eval, const uint8_t *bytes, size_t len,
     }
   }
   WT_TRY(wt_session_create_from_graph(g, &mod->m[eval].sess));
+  wt_session_set_prepack(mod->m[eval].sess, mod->prepack);
   WT_TRY(bind_inputs(mod, &mod->m[eval], !eval));
   if (!eval) { /* a training model accumulates gradients; an eval or inference model does not */
     const wt_graph *tg = wt_session_graph(mod->m[0].sess);
@@ -360,6 +367,7 @@ static int module_create(wt_state *s, const uint8_t *train, size_t train_len, co
   }
   m->s = s;
   m->reset = 1;
+  m->prepack = wt_prepack_new(); /* NULL: nothing is packed once, products pack per step */
   int rc = load_mode(m, 0, train, train_len, owned);
   if (rc) rc = wt_error_context(rc, "training model");
   if (rc == WT_OK) {
@@ -398,7 +406,6 @@ int wt_module_create_owned(wt_state *s, uint8_t *train, size_t train_len, uint8_
 
 void wt_module_free(wt_module *m) {
   if (!m) return;
-  wt_prepack_remove(m);
   for (int i = 0; i < m->n_packed; i++) free(m->packed[i]);
   free(m->packed);
   if (m->m[0].sess && m->s->base_graph == wt_session_graph(m->m[0].sess)) m->s->base_graph = NULL;
@@ -409,6 +416,7 @@ void wt_module_free(wt_module *m) {
     free(m->m[e].out);
   }
   free(m->bn);
+  wt_prepack_free(m->prepack); /* after the sessions that read it */
   free(m);
 }
 

@@ -1,6 +1,7 @@
 /* Optimizer: reads the optimizer model's single AdamWOptimizer / SGDOptimizerV2 node (and an
  * optional InplaceClipGradNorm) for its hyperparameters, then updates every trainable
- * parameter of the state in one pass with the fused kernels of src/kernels/optim.c.
+ * parameter of the state in one pass with its backend's update kernels (base/backend_optim.h:
+ * the CPU's fused kernels of src/kernels/optim.c).
  * LinearLRScheduler lives here too: it only moves the learning rate, following the optimizer's
  * step count as ONNX Runtime's does (so a scheduler made after reloading a checkpoint saved with
  * its optimizer state continues the schedule where it was). */
@@ -10,13 +11,14 @@
 
 #include "base/status.h"
 #include "io/onnx_io.h"
-#include "kernels/optim.h"
+#include "base/backend_optim.h"
 #include "runtime/state.h"
 
 #define WT_DEFAULT_LR 1e-3f     /* ONNX Runtime's default before set_learning_rate */
 
 struct wt_optimizer {
   wt_state *s;
+  const wt_backend_optim *be;   /* where the state's parameters live: the CPU */
   int adamw;                    /* else SGD */
   wt_adamw_params hp;           /* lr and t set per step */
   float clip_max_norm;          /* 0: no clipping */
@@ -89,6 +91,7 @@ int wt_optimizer_create(wt_state *s, const uint8_t *model, size_t len, wt_optimi
     return rc;
   }
   o->s = s;
+  o->be = &wt_backend_optim_cpu;
   if (!s->has_optimizer) {
     s->has_optimizer = 1;
     s->step = 0;
@@ -115,10 +118,10 @@ int wt_optimizer_step(wt_optimizer *o) {
   if (o->clip_max_norm > 0) {
     double sq = 0;
     for (int i = 0; i < s->n_params; i++)
-      if (s->params[i].requires_grad) sq += wt_sum_squares_f32(s->params[i].grad, wt_numel(&s->params[i].t));
+      if (s->params[i].requires_grad) sq += o->be->sum_squares(s->params[i].grad, wt_numel(&s->params[i].t));
     float coef = wt_clip_coef(sqrt(sq), o->clip_max_norm);
     for (int i = 0; i < s->n_params; i++)
-      if (s->params[i].requires_grad) wt_scale_f32(s->params[i].grad, wt_numel(&s->params[i].t), coef);
+      if (s->params[i].requires_grad) o->be->scale(s->params[i].grad, wt_numel(&s->params[i].t), coef);
   }
   /* AdamW's moments not loaded from a checkpoint start at zero, allocated at the first step: by
    * then the module's plans and activation arena exist, and the moments fill the room their
@@ -139,8 +142,8 @@ int wt_optimizer_step(wt_optimizer *o) {
     wt_param *p = &s->params[i];
     if (!p->requires_grad) continue;
     int64_t n = wt_numel(&p->t);
-    if (o->adamw) wt_adamw_update_f32(p->t.data, p->grad, p->m, p->v, n, &hp);
-    else wt_sgd_update_f32(p->t.data, p->grad, n, hp.lr);
+    if (o->adamw) o->be->adamw_update(p->t.data, p->grad, p->m, p->v, n, &hp);
+    else o->be->sgd_update(p->t.data, p->grad, n, hp.lr);
   }
   s->step++;
   s->grad_pending = 0;

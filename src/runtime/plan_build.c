@@ -40,7 +40,7 @@ void wt_plan_free(wt_plan *p) {
   free(p);
 }
 
-int wt_plan_build(const wt_graph *g, const wt_tensor *inputs, wt_plan **out) {
+int wt_plan_build(const wt_graph *g, const wt_tensor *inputs, const wt_exec *exec, wt_plan **out) {
   *out = NULL;
   wt_plan *p = calloc(1, sizeof *p);
   if (!p) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
@@ -54,6 +54,7 @@ int wt_plan_build(const wt_graph *g, const wt_tensor *inputs, wt_plan **out) {
     rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
     goto fail;
   }
+  p->sp.exec = exec;
   if ((rc = wt_shape_pass_walk(&p->sp))) goto fail;
   for (int s = 0; s < p->sp.n_steps; s++) reserve_omitted(&plan_steps(p)[s]);
   p->n_fused = wt_pl_fuse_steps(p);

@@ -11,8 +11,10 @@
 
 typedef struct wt_plan wt_plan;
 
-/* inputs[k] describes graph input k (dtype, shape, data). */
-int wt_plan_build(const wt_graph *g, const wt_tensor *inputs, wt_plan **out);
+/* inputs[k] describes graph input k (dtype, shape, data). exec: what the plan's steps see of
+ * their runner (ops/exec.h), kept by the plan for its runs (it must outlive the plan); NULL:
+ * nothing prepacked, default settings. */
+int wt_plan_build(const wt_graph *g, const wt_tensor *inputs, const wt_exec *exec, wt_plan **out);
 void wt_plan_free(wt_plan *p);
 /* Fills *out with value v's dtype, shape and (after a run, when the run reads it) data; 0 when
  * the plan has no such value. */

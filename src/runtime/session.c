@@ -36,6 +36,7 @@ struct wt_session {
   int n_plans;
   wt_plan *last;                 /* the plan of the last successful run */
   wt_arena_buf *arena;
+  wt_exec exec;                  /* what its plans' steps see (ops/exec.h) */
 };
 
 static void arena_unref(wt_arena_buf *a) {
@@ -65,6 +66,8 @@ int wt_session_create_from_graph(wt_graph *g, wt_session **out) {
     return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
   }
   s->g = g;
+  /* The one place the setting is read: kernels take it from the plan (benchmarks set it). */
+  s->exec.winograd = wt_conv_winograd_mode(getenv("WT_WINOGRAD"));
   s->inputs = calloc((size_t)g->n_inputs + 1, sizeof *s->inputs);
   s->input_set = calloc((size_t)g->n_inputs + 1, 1);
   s->arena = calloc(1, sizeof *s->arena);
@@ -233,7 +236,7 @@ static int find_plan(wt_session *s, const wt_tensor *inputs, wt_plan **out) {
     return WT_OK;
   }
   wt_plan *p;
-  WT_TRY(wt_plan_build(s->g, inputs, &p));
+  WT_TRY(wt_plan_build(s->g, inputs, &s->exec, &p));
   int rc = check_fits(s, inputs, p);
   if (rc) {
     wt_plan_free(p);
@@ -426,3 +429,5 @@ int wt_session_share_arena(wt_session *dst, wt_session *src) {
 }
 
 const wt_graph *wt_session_graph(const wt_session *s) { return s->g; }
+
+void wt_session_set_prepack(wt_session *s, wt_prepack *t) { s->exec.prepack = t; }

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "ir/ir.h"
+#include "kernels/gemm_prepack.h"
 #include "webtrain.h"
 
 /* Limits up front: a plan whose weights, inputs and activations pass this many bytes fails
@@ -21,6 +22,9 @@ static inline uint64_t wt_mallinfo_bytes(int field) { return (uint64_t)(unsigned
 /* A session over g, which it takes ownership of (freed even on error). */
 int wt_session_create_from_graph(wt_graph *g, wt_session **out);
 const wt_graph *wt_session_graph(const wt_session *s);
+/* The table of frozen weights packed once that the session's runs read (kernels/
+ * gemm_prepack.h; its owner's, which outlives the session); NULL: none. */
+void wt_session_set_prepack(wt_session *s, wt_prepack *t);
 /* dst's plans use src's activation arena from now on (one arena, grown to the largest plan of
  * either): for sessions that never run at the same time, like a module's training and eval
  * models. A run of either invalidates the other's outputs (wt_session_output then says so). */

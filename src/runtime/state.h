@@ -12,6 +12,9 @@ typedef struct wt_param {
   wt_tensor t;                 /* data owned */
   float *grad;                 /* trainable: gradient accumulation buffer (owned) */
   float *m, *v;                /* optimizer moments, NULL until an optimizer needs them */
+  /* A LoRA adapter's A or B (WT_VALUE_LORA_A / _B, ir.h), as the training model of a module
+   * over the state marks its input (module.c); 0: none, or no module yet. */
+  uint8_t lora;
 } wt_param;
 
 typedef struct wt_prop {

@@ -227,7 +227,8 @@ static int infer_node(wt_shape_pass *sp, const wt_node *n, wt_shape_step *st, wt
   _Alignas(16) unsigned char params[WT_PARAMS_MAX] = {0};
   wt_infer_ctx ic = {.node = n, .opset = opset, .n_in = st->n_in, .in = in, .n_out = st->n_out,
                      .op = op,
-                     .out = out, .params = params, .value = input_value, .value_user = &ref};
+                     .out = out, .params = params, .value = input_value, .value_user = &ref,
+                     .exec = sp->exec};
   int rc = op->infer(&ic);
   if (rc) return wt_node_error(rc, n, opset);
   /* A float16 frozen weight's Cast to float whose readers widen it themselves: a view. */

@@ -66,6 +66,8 @@ typedef struct wt_shape_pass {
                                     gave: values are neither checked against this build's address
                                     space nor allocated by folding unless small (the limits are
                                     checked when a plan meets real input shapes) */
+  const struct wt_exec *exec;    /* set by the caller after begin: the runner's settings the
+                                    ops' infer reads (ops/exec.h); NULL: the defaults */
 } wt_shape_pass;
 
 static inline wt_shape_step *wt_shape_step_at(const wt_shape_pass *sp, int s) {

@@ -56,21 +56,18 @@ buf *wtw_module_export_lora(const wt_module *m, const char *names, int n, int ki
   return b;
 }
 
-static int is_adapter(const char *name) {
-  size_t n = strlen(name);
-  return n > 7 && (!strcmp(name + n - 7, ".lora_A") || !strcmp(name + n - 7, ".lora_B"));
-}
-
-/* The state's adapters (parameters named <W>.lora_A / <W>.lora_B) as an .onnx_adapter file. */
+/* The state's adapters (parameters its module's training model marks as adapters, wt_param.lora)
+ * as an .onnx_adapter file. */
 buf *wtw_state_lora_adapter(const wt_state *s, int adapter_version, int model_version) {
   wt_const_tensor *p = calloc((size_t)s->n_params + 1, sizeof *p);
   buf *b = new_buf();
   int n = 0;
   for (int i = 0; p && i < s->n_params; i++)
-    if (is_adapter(s->params[i].name)) p[n].name = s->params[i].name, p[n++].t = s->params[i].t;
+    if (s->params[i].lora) p[n].name = s->params[i].name, p[n++].t = s->params[i].t;
   int rc = !p || !b ? wt_errorf(WT_ERR_NO_MEMORY, "out of memory")
            : n == 0 ? wt_errorf(WT_ERR_INVALID_ARG, "the checkpoint state has no LoRA adapters (no "
-                                "'<weight>.lora_A' parameters); generate the artifacts with the lora option")
+                                "parameter its training model marks or names as one, "
+                                "'<weight>.lora_A'); generate the artifacts with the lora option")
                     : wt_adapter_write(p, n, adapter_version, model_version, &b->data, &b->len);
   free(p);
   if (rc) {

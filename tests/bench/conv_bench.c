@@ -87,7 +87,7 @@ static void bwd_dw(void *p) {
 
 int main(int argc, char **argv) {
   if (!getenv("WT_THREADS")) wt_set_threads(1);
-  if (getenv("WT_WINOGRAD")) wt_conv_winograd_set_mode(atoi(getenv("WT_WINOGRAD")));
+  const int winograd = wt_conv_winograd_mode(getenv("WT_WINOGRAD"));
   const char *only = argc > 1 ? argv[1] : NULL;
   static const shape shapes[] = {
       {"conv1 7x7/2", 2, 3, 64, 64, 7, 2, 3, 1},
@@ -114,7 +114,7 @@ int main(int argc, char **argv) {
     const shape *s = &shapes[i];
     if (only && strncmp(s->label, only, strlen(only)) != 0) continue;
     int64_t O = (s->H + 2 * s->pad - s->k) / s->stride + 1;
-    wt_conv_geom g = {{1, s->H, s->H}, {1, O, O}, {1, s->k, s->k}, {1, s->stride, s->stride}, {1, 1, 1}, {0, s->pad, s->pad}};
+    wt_conv_geom g = {{1, s->H, s->H}, {1, O, O}, {1, s->k, s->k}, {1, s->stride, s->stride}, {1, 1, 1}, {0, s->pad, s->pad}, winograd};
     int64_t Cg = s->C / s->group, CK = Cg * s->k * s->k;
     size_t nx = (size_t)(s->N * s->C * s->H * s->H), nw = (size_t)(s->M * CK), ny = (size_t)(s->N * s->M * O * O);
     size_t ncol = wt_conv_grad_scratch_floats(&g, s->N, s->C, s->M, s->group);

@@ -7,7 +7,7 @@
  * initializer of rank >= 1 (BatchNorm's running statistics are buffers either way).
  * WT_STEP_BENCH_PLAIN=1: plans without the planner's fusions (wt_plan_set_fusion), for A/B.
  * WT_WINOGRAD=0 / 1 / 2: 3x3 convolutions by im2col + GEMM only / Winograd where it wins (the
- * default) / Winograd wherever the geometry allows (kernels/conv_winograd.h). */
+ * default) / Winograd wherever the geometry allows (kernels/conv_winograd.h), read by each session. */
 #define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +16,6 @@
 
 #include "artifacts/artifacts.h"
 #include "io/onnx_io.h"
-#include "kernels/conv_winograd.h"
 #include "ir/ir.h"
 #include "runtime/planner.h"
 #include "webtrain.h"
@@ -46,7 +45,6 @@ int main(int argc, char **argv) {
   int classes = atoi(argv[4]), sgd = !strcmp(argv[5], "sgd"), steps = atoi(argv[6]);
   const char *plain = getenv("WT_STEP_BENCH_PLAIN");
   if (plain && *plain == '1') wt_plan_set_fusion(0);
-  if (getenv("WT_WINOGRAD")) wt_conv_winograd_set_mode(atoi(getenv("WT_WINOGRAD")));
   uint8_t *model;
   size_t len;
   if (wt_read_file(argv[1], &model, &len)) return fprintf(stderr, "%s\n", wt_last_error()), 1;

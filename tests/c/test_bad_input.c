@@ -578,7 +578,7 @@ static int c_huge_batch(void) {
   float x[8] = {0};
   wt_tensor in = {.dtype = WT_FLOAT, .rank = 2, .dims = {(int64_t)1 << 37, 4}, .data = x};
   wt_plan *p = NULL;
-  int rc = wt_plan_build(g, &in, &p);
+  int rc = wt_plan_build(g, &in, NULL, &p);
   wt_plan_free(p);
   wt_graph_free(g);
   char msg[512];

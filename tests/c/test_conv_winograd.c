@@ -26,7 +26,7 @@ static float *rand_buf(int64_t n) {
 }
 
 static wt_conv_geom geom(int64_t H, int64_t W) {
-  return (wt_conv_geom){{1, H, W}, {1, H, W}, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 1}};
+  return (wt_conv_geom){{1, H, W}, {1, H, W}, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 1}, WT_WINOGRAD_AUTO};
 }
 
 /* Direct references in double, with the sums of |terms| alongside (mag). */
@@ -96,14 +96,13 @@ typedef struct wcase {
 static void run_mode(const wcase *k, int mode, const float *x, const float *w, const float *b,
                      const float *dy, float *y, float *dx, float *dw) {
   wt_conv_geom g = geom(k->H, k->W);
-  wt_conv_winograd_set_mode(mode);
+  g.winograd = mode;
   size_t nf = wt_conv_scratch_floats(&g, k->N, k->C, k->M, 1, 0);
   size_t ng = wt_conv_grad_scratch_floats(&g, k->N, k->C, k->M, 1);
   float *col = malloc(sizeof(float) * ((nf > ng ? nf : ng) + 1));
   wt_conv_forward(&g, k->N, k->C, k->M, 1, x, w, b, y, col);
   wt_conv_grad(&g, k->N, k->C, k->M, 1, dy, x, w, dx, dw, NULL, col);
   free(col);
-  wt_conv_winograd_set_mode(WT_WINOGRAD_AUTO);
 }
 
 static int same_bits(const float *a, const float *b, int64_t n) { return memcmp(a, b, sizeof(float) * (size_t)n) == 0; }
@@ -112,9 +111,8 @@ static void test_case(const wcase *k) {
   const int64_t N = k->N, C = k->C, M = k->M, H = k->H, W = k->W;
   const int64_t nx = N * C * H * W, ny = N * M * H * W, nw = M * C * 9;
   wt_conv_geom g = geom(H, W);
-  wt_conv_winograd_set_mode(WT_WINOGRAD_ALWAYS);
+  g.winograd = WT_WINOGRAD_ALWAYS;
   CHECK(wt_conv_winograd_fits(&g, N, C, M, 1));
-  wt_conv_winograd_set_mode(WT_WINOGRAD_AUTO);
   float *x = rand_buf(nx), *w = rand_buf(nw), *b = k->bias ? rand_buf(M) : NULL, *dy = rand_buf(ny);
   float *y = malloc(4 * (size_t)ny), *dx = malloc(4 * (size_t)nx), *dw = malloc(4 * (size_t)nw);
   float *y0 = malloc(4 * (size_t)ny), *dx0 = malloc(4 * (size_t)nx), *dw0 = malloc(4 * (size_t)nw);
@@ -177,12 +175,13 @@ static void test_fits(void) {
   k5.k[1] = k5.k[2] = 5;
   k5.pad[1] = k5.pad[2] = 2;
   CHECK(!wt_conv_winograd_fits(&k5, 2, 64, 64, 1)); /* 5x5 */
-  wt_conv_winograd_set_mode(WT_WINOGRAD_OFF);
+  g.winograd = WT_WINOGRAD_OFF;
   CHECK(!wt_conv_winograd_fits(&g, 2, 64, 64, 1));
-  wt_conv_winograd_set_mode(WT_WINOGRAD_ALWAYS);
+  small.winograd = s2.winograd = WT_WINOGRAD_ALWAYS;
   CHECK(wt_conv_winograd_fits(&small, 1, 1, 1, 1));
   CHECK(!wt_conv_winograd_fits(&s2, 2, 64, 64, 1));
-  wt_conv_winograd_set_mode(WT_WINOGRAD_AUTO);
+  CHECK(wt_conv_winograd_mode("0") == WT_WINOGRAD_OFF && wt_conv_winograd_mode("2") == WT_WINOGRAD_ALWAYS);
+  CHECK(wt_conv_winograd_mode(NULL) == WT_WINOGRAD_AUTO && wt_conv_winograd_mode("1") == WT_WINOGRAD_AUTO);
 }
 
 int main(void) {

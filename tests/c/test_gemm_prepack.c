@@ -5,10 +5,10 @@
  *  - a product of one column panel, which reads op(A) in place instead of packing it, gives the
  *    bits of the same columns of a wider (packed) product, and a product of few rows, which runs
  *    transposed reading op(B) in place, the bits of the same rows of a taller one;
- *  - the table of candidates: nothing before a buffer is given, a first use fixes the way a
+ *  - a table of candidates: nothing before a buffer is given, a first use fixes the way a
  *    weight is read, packing happens at the use after wt_prepack_give and again only after
- *    wt_prepack_stale (a weight written since gives the new weight's bits), and nothing after
- *    wt_prepack_remove. */
+ *    wt_prepack_stale (a weight written since gives the new weight's bits); another table (of
+ *    another module) knows nothing of it, and a full table refuses more without breaking. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,24 +155,27 @@ static void test_thin_m(void) {
 
 static void test_table(void) {
   const int64_t M = 64, N = 520, K = 600; /* B read as W^T: W is [N, K] */
-  static int owner, other;
+  wt_prepack *t = wt_prepack_new(), *other = wt_prepack_new();
+  CHECK(t && other);
   float *A = malloc(sizeof(float) * (size_t)(M * K)), *W = malloc(sizeof(float) * (size_t)(N * K));
   float *C0 = malloc(sizeof(float) * (size_t)(M * N)), *C1 = malloc(sizeof(float) * (size_t)(M * N));
   fill(A, M * K, 21);
   fill(W, N * K, 22);
-  CHECK(wt_prepack_add(&owner, W, 0, N, K) == 0);
-  CHECK(wt_prepack_find(W + 1, 0, 1, K, N, K) == NULL); /* not a candidate */
-  CHECK(wt_prepack_find(W, 1, 1, K, N, K) == NULL);     /* float16: another weight */
+  CHECK(wt_prepack_add(t, W, 0, N, K) == 0);
+  CHECK(wt_prepack_find(t, W + 1, 0, 1, K, N, K) == NULL); /* not a candidate */
+  CHECK(wt_prepack_find(t, W, 1, 1, K, N, K) == NULL);     /* float16: another weight */
+  CHECK(wt_prepack_find(NULL, W, 0, 1, K, N, K) == NULL);  /* no table */
   int64_t sizes[4];
-  CHECK(wt_prepack_wanted(&owner, sizes, 4) == 0);      /* nothing asked yet */
-  CHECK(wt_prepack_find(W, 0, 1, K, N, K) == NULL);     /* asked, no buffer yet */
-  CHECK(wt_prepack_wanted(&other, sizes, 4) == 0);
-  CHECK(wt_prepack_wanted(&owner, sizes, 4) == 1 && sizes[0] == wt_gemm_packed_b_floats(K, N));
+  CHECK(wt_prepack_wanted(t, sizes, 4) == 0);              /* nothing asked yet */
+  CHECK(wt_prepack_find(t, W, 0, 1, K, N, K) == NULL);     /* asked, no buffer yet */
+  CHECK(wt_prepack_wanted(other, sizes, 4) == 0);
+  CHECK(wt_prepack_wanted(t, sizes, 4) == 1 && sizes[0] == wt_gemm_packed_b_floats(K, N));
   float *buf = malloc(sizeof(float) * (size_t)sizes[0]);
-  wt_prepack_give(&owner, 0, buf);
-  CHECK(wt_prepack_wanted(&owner, sizes, 4) == 0);
-  CHECK(wt_prepack_find(W, 0, 0, N, K, K) == NULL);     /* read the other way: keeps its first */
-  const float *P = wt_prepack_find(W, 0, 1, K, N, K);
+  wt_prepack_give(t, 0, buf);
+  CHECK(wt_prepack_wanted(t, sizes, 4) == 0);
+  CHECK(wt_prepack_find(t, W, 0, 0, N, K, K) == NULL);     /* read the other way: keeps its first */
+  CHECK(wt_prepack_find(other, W, 0, 1, K, N, K) == NULL); /* another table: not its candidate */
+  const float *P = wt_prepack_find(t, W, 0, 1, K, N, K);
   CHECK(P == buf);
   wt_sgemm(0, 1, M, N, K, 1.0f, A, K, W, K, 0.0f, C0, N);
   wt_sgemm_prepacked(0, 0, 1, M, N, K, 1.0f, A, K, W, K, P, 0.0f, C1, N, 0);
@@ -180,21 +183,23 @@ static void test_table(void) {
   /* written without telling the table: the panels are the old weight's (packed once) */
   fill(W, N * K, 23);
   wt_sgemm(0, 1, M, N, K, 1.0f, A, K, W, K, 0.0f, C0, N);
-  wt_sgemm_prepacked(0, 0, 1, M, N, K, 1.0f, A, K, W, K, wt_prepack_find(W, 0, 1, K, N, K), 0.0f, C1, N, 0);
+  wt_sgemm_prepacked(0, 0, 1, M, N, K, 1.0f, A, K, W, K, wt_prepack_find(t, W, 0, 1, K, N, K), 0.0f, C1, N, 0);
+  CHECK(!same(C0, C1, M * N));
+  /* another table's stale leaves this one's panels as they are */
+  wt_prepack_stale(other);
+  wt_sgemm_prepacked(0, 0, 1, M, N, K, 1.0f, A, K, W, K, wt_prepack_find(t, W, 0, 1, K, N, K), 0.0f, C1, N, 0);
   CHECK(!same(C0, C1, M * N));
   /* stale: packed again at the next use, the new weight's bits */
-  wt_prepack_stale();
-  wt_sgemm_prepacked(0, 0, 1, M, N, K, 1.0f, A, K, W, K, wt_prepack_find(W, 0, 1, K, N, K), 0.0f, C1, N, 0);
+  wt_prepack_stale(t);
+  wt_sgemm_prepacked(0, 0, 1, M, N, K, 1.0f, A, K, W, K, wt_prepack_find(t, W, 0, 1, K, N, K), 0.0f, C1, N, 0);
   CHECK(same(C0, C1, M * N));
-  wt_prepack_remove(&owner);
-  CHECK(wt_prepack_find(W, 0, 1, K, N, K) == NULL);
-  /* a full table refuses more, and nothing breaks */
+  /* a full table refuses more, and nothing breaks; another table still takes candidates */
   int added = 0;
-  while (wt_prepack_add(&other, W, 0, N, K) == 0) added++;
-  CHECK(added > 0 && wt_prepack_add(&owner, W, 0, N, K) == -1);
-  wt_prepack_remove(&other);
-  CHECK(wt_prepack_add(&owner, W, 0, N, K) == 0);
-  wt_prepack_remove(&owner);
+  while (wt_prepack_add(other, W, 0, N, K) == 0) added++;
+  CHECK(added > 0 && wt_prepack_add(other, W, 0, N, K) == -1);
+  CHECK(wt_prepack_add(t, W + 1, 0, N, K - 1) == 0);
+  wt_prepack_free(other);
+  wt_prepack_free(t);
   free(A), free(W), free(C0), free(C1), free(buf);
 }
 

@@ -340,7 +340,7 @@ static void test_empty_constant(void) {
   float in[3] = {1, 2, 3};
   wt_tensor t = {.dtype = WT_FLOAT, .rank = 1, .dims = {3}, .data = in}, ct;
   wt_plan *p;
-  CHECK_OK(wt_plan_build(g, &t, &p));
+  CHECK_OK(wt_plan_build(g, &t, NULL, &p));
   CHECK(wt_plan_value(p, cf, &ct) && ct.rank == 1 && ct.dims[0] == 0 && ct.data != NULL);
   wt_plan_free(p);
   wt_session *s = session_of(g);
@@ -381,7 +381,7 @@ static void test_fused_relu(void) {
     wt_graph *g = matmul_relu(mode);
     CHECK_OK(wt_graph_infer_shapes(g));
     wt_plan *p;
-    CHECK_OK(wt_plan_build(g, &t, &p));
+    CHECK_OK(wt_plan_build(g, &t, NULL, &p));
     CHECK(wt_plan_fused_count(p) == (mode == 0));
     void *arena = aligned_alloc(64, (wt_plan_arena_bytes(p) + 127) / 64 * 64);
     wt_plan_bind_arena(p, arena);
@@ -456,7 +456,7 @@ static void test_fold_transposes(void) {
       wt_graph *g = transposes(mode);
       CHECK_OK(wt_graph_infer_shapes(g));
       wt_plan *p;
-      CHECK_OK(wt_plan_build(g, in, &p));
+      CHECK_OK(wt_plan_build(g, in, NULL, &p));
       CHECK(wt_plan_fused_count(p) == (fuse ? (mode == 0 ? 3 : 2) : 0));
       void *arena = aligned_alloc(64, (wt_plan_arena_bytes(p) + 127) / 64 * 64);
       wt_plan_bind_arena(p, arena);

@@ -1,0 +1,27 @@
+/* What a plan's steps see besides their values: the state and settings that belong to whoever
+ * runs the plan (a session, the module over it), never to the process, so that two modules,
+ * or a test beside a module, cannot reach each other's. Kernels take what they need of it as
+ * arguments; an op finds it in ctx->exec (infer and run), which is NULL where no session runs
+ * the op (the shape inference of a model, constant folding, op unit tests): then nothing is
+ * prepacked and every setting has its default.
+ *
+ * The thread pool is not here: it is one per process (base/pool.h says why). */
+#ifndef WT_OPS_EXEC_H
+#define WT_OPS_EXEC_H
+
+#include "kernels/conv_winograd.h"
+#include "kernels/gemm_prepack.h"
+
+typedef struct wt_exec {
+  /* Frozen weights packed once, of the module running the plan (kernels/gemm_prepack.h); NULL:
+   * every product packs its operands itself. */
+  wt_prepack *prepack;
+  /* Where 3x3 convolutions take the Winograd path (WT_WINOGRAD_*, kernels/conv_winograd.h):
+   * fixed when a plan is built, since the step's scratch depends on it. */
+  int winograd;
+} wt_exec;
+
+static inline int wt_exec_winograd(const wt_exec *e) { return e ? e->winograd : WT_WINOGRAD_AUTO; }
+static inline wt_prepack *wt_exec_prepack(const wt_exec *e) { return e ? e->prepack : NULL; }
+
+#endif
