@@ -9,6 +9,7 @@
 #include "grad/grad.h"
 #include "kernels/elementwise.h"
 #include "ops/dtype_set.h"
+#include "backend/cpu/kernel.h"
 #include "ops/op.h"
 
 enum { K_ARITH, K_MEAN /* Sum, then divided by the input count */, K_CMP, K_LOGIC, K_WHERE };
@@ -404,15 +405,19 @@ static int div_grad_run(const wt_run_ctx *ctx) {
 
 static const wt_op_def wt_op_DivGrad = {.domain = WT_MS, .op_type = "DivGrad", .min_inputs = 3,
                                  .max_inputs = 3, .min_outputs = 1, .max_outputs = 2,
-                                 .infer = div_grad_infer, .run = div_grad_run,
+                                 .infer = div_grad_infer,
                                  .flags = WT_OP_GRADIENT};
 
 #define BIN_DEF(NAME, KIND, OP, DTYPES, MIN_IN, MAX_IN, GRAD)                               \
   static const wt_op_def wt_op_##NAME = {                                                    \
       .domain = "", .op_type = #NAME, .min_inputs = MIN_IN, .max_inputs = MAX_IN,             \
-      .min_outputs = 1, .max_outputs = 1, .infer = infer, .run = run, .grad = GRAD,           \
+      .min_outputs = 1, .max_outputs = 1, .infer = infer, .grad = GRAD,                       \
       .flags = WT_OP_INPLACE, .spec = &(const bin_spec){KIND, OP, DTYPES}};
 BINARY_OPS(BIN_DEF)
 
 #define BIN_LIST(NAME, ...) &wt_op_##NAME,
 const wt_op_def *const wt_ops_binary[] = {BINARY_OPS(BIN_LIST) &wt_op_DivGrad, NULL};
+
+#define BIN_KERNEL(NAME, ...) {.key = {"", #NAME}, .run = run},
+const wt_cpu_kernel wt_cpu_kernels_binary[] = {
+    BINARY_OPS(BIN_KERNEL){.key = {WT_MS, "DivGrad"}, .run = div_grad_run}, WT_CPU_KERNELS_END};

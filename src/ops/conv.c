@@ -10,6 +10,7 @@
 #include "grad/grad.h"
 #include "kernels/conv.h"
 #include "ops/conv_window.h"
+#include "backend/cpu/kernel.h"
 #include "ops/op.h"
 
 typedef struct conv_params {
@@ -160,7 +161,6 @@ static int conv_infer(wt_infer_ctx *ctx) {
   WT_TRY(conv_setup(ctx->node, X, &ctx->in[1], 0, p, out));
   WT_TRY(check_bias(ctx, p->M, &p->has_bias));
   wt_set_shape(&ctx->out[0], WT_FLOAT, X->rank, out);
-  ctx->scratch_bytes = sizeof(float) * wt_conv_scratch_floats(&p->g, X->dims[0], p->C, p->M, p->group, p->w_half);
   return WT_OK;
 }
 
@@ -230,8 +230,7 @@ static int conv_transpose_grad_rule(wt_grad_ctx *c) {
 
 static const wt_op_def wt_op_Conv = {.domain = "", .op_type = "Conv", .min_inputs = 2,
                               .max_inputs = 3, .min_outputs = 1, .max_outputs = 1,
-                              .infer = conv_infer, .run = conv_run, .grad = conv_grad_rule,
-                              .half_inputs = 0x2};
+                              .infer = conv_infer, .grad = conv_grad_rule};
 
 /* ---- ConvTranspose ------------------------------------------------------------------------ */
 
@@ -242,7 +241,6 @@ static int conv_transpose_infer(wt_infer_ctx *ctx) {
   WT_TRY(conv_transpose_setup(ctx->node, X, &ctx->in[1], 0, p, out));
   WT_TRY(check_bias(ctx, p->M, &p->has_bias));
   wt_set_shape(&ctx->out[0], WT_FLOAT, X->rank, out);
-  ctx->scratch_bytes = sizeof(float) * wt_conv_transpose_scratch_floats(&p->g, p->M, p->group);
   return WT_OK;
 }
 
@@ -269,7 +267,6 @@ static int conv_transpose_run(const wt_run_ctx *ctx) {
 static const wt_op_def wt_op_ConvTranspose = {.domain = "", .op_type = "ConvTranspose",
                                        .min_inputs = 2, .max_inputs = 3, .min_outputs = 1,
                                        .max_outputs = 1, .infer = conv_transpose_infer,
-                                       .run = conv_transpose_run,
                                        .grad = conv_transpose_grad_rule};
 
 /* ---- com.microsoft ConvGrad / ConvTransposeGrad ------------------------------------------- */
@@ -297,10 +294,6 @@ static int grad_infer(wt_infer_ctx *ctx, int transpose) {
   if (ctx->n_out > 0) wt_set_shape(&ctx->out[0], WT_FLOAT, X->rank, X->dims);
   if (ctx->n_out > 1) wt_set_shape(&ctx->out[1], WT_FLOAT, W->rank, W->dims);
   if (ctx->n_out > 2) wt_set_shape(&ctx->out[2], WT_FLOAT, 1, db);
-  size_t col = transpose ? wt_conv_transpose_scratch_floats(&p->g, p->M, p->group)
-                         : wt_conv_scratch_floats(&p->g, X->dims[0], p->C, p->M, p->group, p->w_half);
-  if (p->want[1] && !transpose) col = wt_conv_grad_scratch_floats(&p->g, X->dims[0], p->C, p->M, p->group);
-  if (p->want[0] || p->want[1]) ctx->scratch_bytes = sizeof(float) * col;
   return WT_OK;
 }
 
@@ -330,13 +323,12 @@ static int conv_transpose_grad_run(const wt_run_ctx *ctx) {
 
 static const wt_op_def wt_op_ConvGrad = {.domain = WT_MS, .op_type = "ConvGrad", .min_inputs = 3,
                                   .max_inputs = 3, .min_outputs = 1, .max_outputs = 3,
-                                  .infer = conv_grad_infer, .run = conv_grad_run,
-                                  .flags = WT_OP_GRADIENT, .half_inputs = 0x4};
+                                  .infer = conv_grad_infer,
+                                  .flags = WT_OP_GRADIENT};
 
 static const wt_op_def wt_op_ConvTransposeGrad = {.domain = WT_MS, .op_type = "ConvTransposeGrad",
                                            .min_inputs = 3, .max_inputs = 3, .min_outputs = 1,
-                                           .max_outputs = 3, .infer = conv_transpose_grad_infer,
-                                           .run = conv_transpose_grad_run, .flags = WT_OP_GRADIENT};
+                                           .max_outputs = 3, .infer = conv_transpose_grad_infer, .flags = WT_OP_GRADIENT};
 
 const wt_op_def *const wt_ops_conv[] = {
     &wt_op_Conv,
@@ -345,3 +337,31 @@ const wt_op_def *const wt_ops_conv[] = {
     &wt_op_ConvTransposeGrad,
     NULL,
 };
+
+static size_t conv_scratch(const wt_infer_ctx *ctx) {
+  const conv_params *p = ctx->params;
+  return sizeof(float) * wt_conv_scratch_floats(&p->g, ctx->in[0].dims[0], p->C, p->M, p->group, p->w_half);
+}
+
+static size_t conv_transpose_scratch(const wt_infer_ctx *ctx) {
+  const conv_params *p = ctx->params;
+  return sizeof(float) * wt_conv_transpose_scratch_floats(&p->g, p->M, p->group);
+}
+
+static size_t grad_scratch(const wt_infer_ctx *ctx, int transpose) {
+  const conv_params *p = ctx->params;
+  int64_t N = ctx->in[1].dims[0];
+  size_t col = transpose ? wt_conv_transpose_scratch_floats(&p->g, p->M, p->group)
+                         : wt_conv_scratch_floats(&p->g, N, p->C, p->M, p->group, p->w_half);
+  if (p->want[1] && !transpose) col = wt_conv_grad_scratch_floats(&p->g, N, p->C, p->M, p->group);
+  return p->want[0] || p->want[1] ? sizeof(float) * col : 0;
+}
+static size_t conv_grad_scratch(const wt_infer_ctx *ctx) { return grad_scratch(ctx, 0); }
+static size_t conv_transpose_grad_scratch(const wt_infer_ctx *ctx) { return grad_scratch(ctx, 1); }
+
+const wt_cpu_kernel wt_cpu_kernels_conv[] = {
+    {.key = {"", "Conv"}, .run = conv_run, .scratch = conv_scratch, .half_inputs = 0x2},
+    {.key = {"", "ConvTranspose"}, .run = conv_transpose_run, .scratch = conv_transpose_scratch},
+    {.key = {WT_MS, "ConvGrad"}, .run = conv_grad_run, .scratch = conv_grad_scratch, .half_inputs = 0x4},
+    {.key = {WT_MS, "ConvTransposeGrad"}, .run = conv_transpose_grad_run, .scratch = conv_transpose_grad_scratch},
+    WT_CPU_KERNELS_END};

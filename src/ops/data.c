@@ -6,6 +6,7 @@
 
 #include "grad/grad.h"
 #include "kernels/copy.h"
+#include "backend/cpu/kernel.h"
 #include "ops/op.h"
 #include "ops/shape_util.h"
 
@@ -432,24 +433,29 @@ static_assert(sizeof(slice_params) <= WT_PARAMS_MAX, "params");
 static_assert(sizeof(pad_params) <= WT_PARAMS_MAX, "params");
 
 static const wt_op_def wt_op_Slice = {.domain = "", .op_type = "Slice", .min_inputs = 1, .max_inputs = 5,
-                               .min_outputs = 1, .max_outputs = 1, .infer = slice_infer,
-                               .run = slice_run, .grad = slice_grad};
+                               .min_outputs = 1, .max_outputs = 1, .infer = slice_infer, .grad = slice_grad};
 static const wt_op_def wt_op_Pad = {.domain = "", .op_type = "Pad", .min_inputs = 1, .max_inputs = 4,
-                             .min_outputs = 1, .max_outputs = 1, .infer = pad_infer,
-                             .run = pad_run, .grad = pad_grad};
+                             .min_outputs = 1, .max_outputs = 1, .infer = pad_infer, .grad = pad_grad};
 static const wt_op_def wt_op_Trilu = {.domain = "", .op_type = "Trilu", .min_inputs = 1, .max_inputs = 2,
-                               .min_outputs = 1, .max_outputs = 1, .infer = trilu_infer,
-                               .run = trilu_run, .grad = trilu_grad};
+                               .min_outputs = 1, .max_outputs = 1, .infer = trilu_infer, .grad = trilu_grad};
 static const wt_op_def wt_op_ms_SliceGrad = {.domain = WT_MS, .op_type = "SliceGrad", .min_inputs = 4,
                                       .max_inputs = 6, .min_outputs = 1, .max_outputs = 1,
-                                      .infer = slice_grad_op_infer, .run = slice_grad_op_run,
+                                      .infer = slice_grad_op_infer,
                                       .flags = WT_OP_GRADIENT};
 static const wt_op_def wt_op_ms_Trilu = {.domain = WT_MS, .op_type = "Trilu", .min_inputs = 1,
                                   .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
-                                  .infer = trilu_infer, .run = trilu_run, .grad = trilu_grad};
+                                  .infer = trilu_infer, .grad = trilu_grad};
 
 /* Defined in data_index.c; one table keeps registry.c's family list unchanged. */
 
 const wt_op_def *const wt_ops_data[] = {
     &wt_op_Slice, &wt_op_Pad, &wt_op_Trilu, &wt_op_ms_SliceGrad, &wt_op_ms_Trilu, NULL,
 };
+
+const wt_cpu_kernel wt_cpu_kernels_data[] = {
+    {.key = {"", "Slice"}, .run = slice_run},
+    {.key = {"", "Pad"}, .run = pad_run},
+    {.key = {"", "Trilu"}, .run = trilu_run},
+    {.key = {WT_MS, "SliceGrad"}, .run = slice_grad_op_run},
+    {.key = {WT_MS, "Trilu"}, .run = trilu_run},
+    WT_CPU_KERNELS_END};

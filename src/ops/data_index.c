@@ -8,6 +8,7 @@
 #include "base/half.h"
 #include "grad/grad.h"
 #include "kernels/copy.h"
+#include "backend/cpu/kernel.h"
 #include "ops/op.h"
 #include "ops/shape_util.h"
 
@@ -579,43 +580,50 @@ static_assert(sizeof(index_params) <= WT_PARAMS_MAX, "params");
 
 static const wt_op_def wt_op_Gather = {.domain = "", .op_type = "Gather", .min_inputs = 2,
                                 .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
-                                .infer = gather_infer, .run = gather_run, .grad = gather_grad,
-                                .half_inputs = 0x1};
+                                .infer = gather_infer, .grad = gather_grad};
 static const wt_op_def wt_op_GatherElements = {.domain = "", .op_type = "GatherElements",
                                         .min_inputs = 2, .max_inputs = 2, .min_outputs = 1,
-                                        .max_outputs = 1, .infer = gather_elements_infer,
-                                        .run = gather_elements_run, .grad = gather_elements_grad};
+                                        .max_outputs = 1, .infer = gather_elements_infer, .grad = gather_elements_grad};
 static const wt_op_def wt_op_ScatterElements = {.domain = "", .op_type = "ScatterElements",
                                          .min_inputs = 3, .max_inputs = 3, .min_outputs = 1,
-                                         .max_outputs = 1, .infer = scatter_elements_infer,
-                                         .run = scatter_elements_run, .grad = scatter_elements_grad};
+                                         .max_outputs = 1, .infer = scatter_elements_infer, .grad = scatter_elements_grad};
 /* Scatter (opsets 9-10) is ScatterElements under its old name. */
 static const wt_op_def wt_op_Scatter = {.domain = "", .op_type = "Scatter", .min_inputs = 3,
                                  .max_inputs = 3, .min_outputs = 1, .max_outputs = 1,
-                                 .infer = scatter_elements_infer, .run = scatter_elements_run, .grad = scatter_elements_grad};
+                                 .infer = scatter_elements_infer, .grad = scatter_elements_grad};
 static const wt_op_def wt_op_GatherND = {.domain = "", .op_type = "GatherND", .min_inputs = 2,
                                   .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
-                                  .infer = gather_nd_infer, .run = gather_nd_run, .grad = gather_nd_grad};
+                                  .infer = gather_nd_infer, .grad = gather_nd_grad};
 static const wt_op_def wt_op_ScatterND = {.domain = "", .op_type = "ScatterND", .min_inputs = 3,
                                    .max_inputs = 3, .min_outputs = 1, .max_outputs = 1,
-                                   .infer = scatter_nd_infer, .run = scatter_nd_run, .grad = scatter_nd_grad};
+                                   .infer = scatter_nd_infer, .grad = scatter_nd_grad};
 static const wt_op_def wt_op_ms_GatherGrad = {.domain = WT_MS, .op_type = "GatherGrad", .min_inputs = 3,
                                        .max_inputs = 3, .min_outputs = 1, .max_outputs = 1,
-                                       .infer = gather_grad_op_infer, .run = gather_grad_op_run,
+                                       .infer = gather_grad_op_infer,
                                        .flags = WT_OP_GRADIENT};
 static const wt_op_def wt_op_ms_GatherElementsGrad = {.domain = WT_MS, .op_type = "GatherElementsGrad",
                                                .min_inputs = 3, .max_inputs = 3, .min_outputs = 1,
                                                .max_outputs = 1,
                                                .infer = gather_elements_grad_op_infer,
-                                               .run = gather_elements_grad_op_run,
                                                .flags = WT_OP_GRADIENT};
 static const wt_op_def wt_op_ms_GatherNDGrad = {.domain = WT_MS, .op_type = "GatherNDGrad",
                                          .min_inputs = 3, .max_inputs = 3, .min_outputs = 1,
-                                         .max_outputs = 1, .infer = gather_nd_grad_op_infer,
-                                         .run = gather_nd_grad_op_run, .flags = WT_OP_GRADIENT};
+                                         .max_outputs = 1, .infer = gather_nd_grad_op_infer, .flags = WT_OP_GRADIENT};
 
 const wt_op_def *const wt_ops_data_index[] = {
     &wt_op_Gather, &wt_op_GatherElements, &wt_op_ScatterElements, &wt_op_Scatter, &wt_op_GatherND,
     &wt_op_ScatterND, &wt_op_ms_GatherGrad, &wt_op_ms_GatherElementsGrad, &wt_op_ms_GatherNDGrad,
     NULL,
 };
+
+const wt_cpu_kernel wt_cpu_kernels_data_index[] = {
+    {.key = {"", "Gather"}, .run = gather_run, .half_inputs = 0x1},
+    {.key = {"", "GatherElements"}, .run = gather_elements_run},
+    {.key = {"", "ScatterElements"}, .run = scatter_elements_run},
+    {.key = {"", "Scatter"}, .run = scatter_elements_run},
+    {.key = {"", "GatherND"}, .run = gather_nd_run},
+    {.key = {"", "ScatterND"}, .run = scatter_nd_run},
+    {.key = {WT_MS, "GatherGrad"}, .run = gather_grad_op_run},
+    {.key = {WT_MS, "GatherElementsGrad"}, .run = gather_elements_grad_op_run},
+    {.key = {WT_MS, "GatherNDGrad"}, .run = gather_nd_grad_op_run},
+    WT_CPU_KERNELS_END};

@@ -10,6 +10,7 @@
 #include "grad/grad.h"
 #include "kernels/einsum.h"
 #include "kernels/gemm.h"
+#include "backend/cpu/kernel.h"
 #include "ops/op.h"
 
 #define ELL 52 /* ids 0..51: 'A'..'Z', 'a'..'z' (ASCII order); 52+j: ellipsis dim j */
@@ -290,14 +291,6 @@ static int es_infer(wt_infer_ctx *ctx) {
   p->copy_b = !b_kn && !b_nk;
   p->trans_b = !b_kn && b_nk;
   p->copy_c = !c_ok;
-  size_t sa = p->copy_a ? (size_t)(p->nb * p->m * p->k) * sizeof(float) : 0;
-  size_t sb = p->copy_b ? (size_t)(p->nb * p->k * p->n) * sizeof(float) : 0;
-  size_t sc = p->copy_c ? (size_t)(p->nb * p->m * p->n) * sizeof(float) : 0;
-  sa = (sa + 63) & ~(size_t)63;
-  sb = (sb + 63) & ~(size_t)63;
-  p->off_b = sa;
-  p->off_c = sa + sb;
-  ctx->scratch_bytes = sa + sb + sc;
   p->gemm = 1;
   return WT_OK;
 }
@@ -550,9 +543,27 @@ static int es_grad(wt_grad_ctx *c) {
 
 static const wt_op_def wt_op_Einsum = {
     .domain = "", .op_type = "Einsum", .min_inputs = 1, .max_inputs = WT_EINSUM_MAX_OPS,
-    .min_outputs = 1, .max_outputs = 1, .infer = es_infer, .run = es_run, .grad = es_grad};
+    .min_outputs = 1, .max_outputs = 1, .infer = es_infer, .grad = es_grad};
 
 const wt_op_def *const wt_ops_einsum[] = {
     &wt_op_Einsum,
     NULL,
 };
+
+/* The copies of the operands (and result) not in a GEMM's layout, one after the other. */
+static size_t es_scratch(const wt_infer_ctx *ctx) {
+  es_params *p = ctx->params;
+  if (!p->gemm) return 0;
+  size_t sa = p->copy_a ? (size_t)(p->nb * p->m * p->k) * sizeof(float) : 0;
+  size_t sb = p->copy_b ? (size_t)(p->nb * p->k * p->n) * sizeof(float) : 0;
+  size_t sc = p->copy_c ? (size_t)(p->nb * p->m * p->n) * sizeof(float) : 0;
+  sa = (sa + 63) & ~(size_t)63;
+  sb = (sb + 63) & ~(size_t)63;
+  p->off_b = sa;
+  p->off_c = sa + sb;
+  return sa + sb + sc;
+}
+
+const wt_cpu_kernel wt_cpu_kernels_einsum[] = {
+    {.key = {"", "Einsum"}, .run = es_run, .scratch = es_scratch},
+    WT_CPU_KERNELS_END};

@@ -9,6 +9,7 @@
 #include "grad/grad.h"
 #include "kernels/gemm.h"
 #include "kernels/gemm_prepack.h"
+#include "backend/cpu/kernel.h"
 #include "ops/op.h"
 
 #define MM_MAX_BATCH (WT_MAX_RANK - 1)
@@ -325,9 +326,7 @@ static int matmul_read_swapped(void *params, int input, int rank, int commit) {
 
 static const wt_op_def wt_op_MatMul = {.domain = "", .op_type = "MatMul", .min_inputs = 2,
                                 .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
-                                .infer = matmul_infer, .run = matmul_run, .grad = matmul_grad,
-                                .absorb = matmul_absorb, .read_swapped = matmul_read_swapped,
-                                .half_inputs = 0x3};
+                                .infer = matmul_infer, .grad = matmul_grad};
 
 /* ---- Gemm ------------------------------------------------------------------------------- */
 
@@ -474,12 +473,15 @@ static int gemm_grad(wt_grad_ctx *c) {
 }
 
 static const wt_op_def wt_op_Gemm = {.domain = "", .op_type = "Gemm", .min_inputs = 2, .max_inputs = 3,
-                              .min_outputs = 1, .max_outputs = 1, .infer = gemm_infer,
-                              .run = gemm_run, .grad = gemm_grad, .absorb = gemm_absorb,
-                              .read_swapped = gemm_read_swapped, .half_inputs = 0x3};
+                              .min_outputs = 1, .max_outputs = 1, .infer = gemm_infer, .grad = gemm_grad};
 
 const wt_op_def *const wt_ops_gemm[] = {
     &wt_op_Gemm,
     &wt_op_MatMul,
     NULL,
 };
+
+const wt_cpu_kernel wt_cpu_kernels_gemm[] = {
+    {.key = {"", "MatMul"}, .run = matmul_run, .absorb = matmul_absorb, .read_swapped = matmul_read_swapped, .half_inputs = 0x3},
+    {.key = {"", "Gemm"}, .run = gemm_run, .absorb = gemm_absorb, .read_swapped = gemm_read_swapped, .half_inputs = 0x3},
+    WT_CPU_KERNELS_END};

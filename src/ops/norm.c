@@ -9,6 +9,7 @@
 
 #include "grad/grad.h"
 #include "kernels/norm.h"
+#include "backend/cpu/kernel.h"
 #include "ops/op.h"
 
 /* ---- BatchNormalization ------------------------------------------------------------------ */
@@ -58,7 +59,6 @@ static int bn_infer(wt_infer_ctx *ctx) {
                      internal ? 5 : 3);
   wt_set_shape(&ctx->out[0], WT_FLOAT, x->rank, x->dims);
   for (int i = 1; i < ctx->n_out; i++) wt_set_shape(&ctx->out[i], WT_FLOAT, 1, &p->C);
-  if (p->training) ctx->scratch_bytes = (size_t)(2 * p->C) * sizeof(float);
   return WT_OK;
 }
 
@@ -176,11 +176,11 @@ static int bn_grad(wt_grad_ctx *c) {
 
 static const wt_op_def wt_op_BatchNormalization = {
     .domain = "", .op_type = "BatchNormalization", .min_inputs = 5, .max_inputs = 5,
-    .min_outputs = 1, .max_outputs = 3, .infer = bn_infer, .run = bn_run, .grad = bn_grad,
+    .min_outputs = 1, .max_outputs = 3, .infer = bn_infer, .grad = bn_grad,
     .flags = WT_OP_RUNNING_STATS};
 static const wt_op_def wt_op_BatchNormInternal = {
     .domain = WT_MS, .op_type = "BatchNormInternal", .min_inputs = 5, .max_inputs = 5,
-    .min_outputs = 1, .max_outputs = 5, .infer = bn_infer, .run = bn_run, .grad = bn_grad,
+    .min_outputs = 1, .max_outputs = 5, .infer = bn_infer, .grad = bn_grad,
     .flags = WT_OP_TRAINING | WT_OP_RUNNING_STATS};
 
 /* ---- LayerNormalization ------------------------------------------------------------------ */
@@ -265,7 +265,7 @@ static int ln_grad(wt_grad_ctx *c) {
 
 static const wt_op_def wt_op_LayerNormalization = {
     .domain = "", .op_type = "LayerNormalization", .min_inputs = 2, .max_inputs = 3,
-    .min_outputs = 1, .max_outputs = 3, .infer = ln_infer, .run = ln_run, .grad = ln_grad};
+    .min_outputs = 1, .max_outputs = 3, .infer = ln_infer, .grad = ln_grad};
 
 /* Defined in norm_grad.c. */
 const wt_op_def *const wt_ops_norm[] = {
@@ -274,3 +274,14 @@ const wt_op_def *const wt_ops_norm[] = {
     &wt_op_LayerNormalization,
     NULL,
 };
+
+static size_t bn_scratch(const wt_infer_ctx *ctx) {
+  const bn_params *p = ctx->params;
+  return p->training ? (size_t)(2 * p->C) * sizeof(float) : 0;
+}
+
+const wt_cpu_kernel wt_cpu_kernels_norm[] = {
+    {.key = {"", "BatchNormalization"}, .run = bn_run, .scratch = bn_scratch},
+    {.key = {WT_MS, "BatchNormInternal"}, .run = bn_run, .scratch = bn_scratch},
+    {.key = {"", "LayerNormalization"}, .run = ln_run},
+    WT_CPU_KERNELS_END};

@@ -9,6 +9,7 @@
 
 #include "grad/grad.h"
 #include "kernels/norm_extra.h"
+#include "backend/cpu/kernel.h"
 #include "ops/op.h"
 
 /* ---- InstanceNormalization / GroupNormalization ----------------------------------------------- */
@@ -135,11 +136,11 @@ static int gn_grad(wt_grad_ctx *c) {
 
 static const wt_op_def wt_op_InstanceNormalization = {
     .domain = "", .op_type = "InstanceNormalization", .min_inputs = 3, .max_inputs = 3,
-    .min_outputs = 1, .max_outputs = 1, .infer = gn_infer, .run = gn_run, .grad = gn_grad,
+    .min_outputs = 1, .max_outputs = 1, .infer = gn_infer, .grad = gn_grad,
     .variant = 1 /* instance: one group per channel */};
 static const wt_op_def wt_op_GroupNormalization = {
     .domain = "", .op_type = "GroupNormalization", .min_inputs = 3, .max_inputs = 3,
-    .min_outputs = 1, .max_outputs = 1, .infer = gn_infer, .run = gn_run, .grad = gn_grad};
+    .min_outputs = 1, .max_outputs = 1, .infer = gn_infer, .grad = gn_grad};
 
 /* ---- SimplifiedLayerNormalization (RMSNorm) ----------------------------------------------------- */
 
@@ -184,7 +185,6 @@ static int rms_infer(wt_infer_ctx *ctx) {
     wt_set_shape(&ctx->out[1], WT_FLOAT, x->rank, x->dims);
     for (int d = ax; d < x->rank; d++) ctx->out[1].dims[d] = 1;
   }
-  ctx->scratch_bytes = (size_t)p->rows * sizeof(float);
   return WT_OK;
 }
 
@@ -215,10 +215,10 @@ static int rms_grad(wt_grad_ctx *c) {
 
 static const wt_op_def wt_op_SimplifiedLayerNormalization = {
     .domain = WT_MS, .op_type = "SimplifiedLayerNormalization", .min_inputs = 2, .max_inputs = 2,
-    .min_outputs = 1, .max_outputs = 2, .infer = rms_infer, .run = rms_run, .grad = rms_grad};
+    .min_outputs = 1, .max_outputs = 2, .infer = rms_infer, .grad = rms_grad};
 static const wt_op_def wt_op_SimplifiedLayerNormalization_onnx = {
     .domain = "", .op_type = "SimplifiedLayerNormalization", .min_inputs = 2, .max_inputs = 2,
-    .min_outputs = 1, .max_outputs = 2, .infer = rms_infer, .run = rms_run, .grad = rms_grad};
+    .min_outputs = 1, .max_outputs = 2, .infer = rms_infer, .grad = rms_grad};
 
 /* ---- SimplifiedLayerNormalizationGrad (com.microsoft) ------------------------------------------ */
 
@@ -252,7 +252,7 @@ static int rmsg_run(const wt_run_ctx *ctx) {
 
 static const wt_op_def wt_op_SimplifiedLayerNormalizationGrad = {
     .domain = WT_MS, .op_type = "SimplifiedLayerNormalizationGrad", .min_inputs = 4,
-    .max_inputs = 4, .min_outputs = 1, .max_outputs = 2, .infer = rmsg_infer, .run = rmsg_run,
+    .max_inputs = 4, .min_outputs = 1, .max_outputs = 2, .infer = rmsg_infer,
     .flags = WT_OP_GRADIENT};
 
 const wt_op_def *const wt_ops_norm_extra[] = {
@@ -263,3 +263,15 @@ const wt_op_def *const wt_ops_norm_extra[] = {
     &wt_op_SimplifiedLayerNormalizationGrad,
     NULL,
 };
+
+static size_t rms_scratch(const wt_infer_ctx *ctx) {
+  return (size_t)((const rms_params *)ctx->params)->rows * sizeof(float);
+}
+
+const wt_cpu_kernel wt_cpu_kernels_norm_extra[] = {
+    {.key = {"", "InstanceNormalization"}, .run = gn_run},
+    {.key = {"", "GroupNormalization"}, .run = gn_run},
+    {.key = {WT_MS, "SimplifiedLayerNormalization"}, .run = rms_run, .scratch = rms_scratch},
+    {.key = {"", "SimplifiedLayerNormalization"}, .run = rms_run, .scratch = rms_scratch},
+    {.key = {WT_MS, "SimplifiedLayerNormalizationGrad"}, .run = rmsg_run},
+    WT_CPU_KERNELS_END};

@@ -7,6 +7,7 @@
 
 #include "grad/grad.h"
 #include "kernels/norm.h"
+#include "backend/cpu/kernel.h"
 #include "ops/op.h"
 
 /* ---- LayerNormalizationGrad ------------------------------------------------------------------ */
@@ -54,7 +55,7 @@ static int lng_run(const wt_run_ctx *ctx) {
 
 static const wt_op_def wt_op_LayerNormalizationGrad = {
     .domain = WT_MS, .op_type = "LayerNormalizationGrad", .min_inputs = 5, .max_inputs = 5,
-    .min_outputs = 1, .max_outputs = 3, .infer = lng_infer, .run = lng_run,
+    .min_outputs = 1, .max_outputs = 3, .infer = lng_infer,
     .flags = WT_OP_GRADIENT};
 
 /* ---- BatchNormalizationGrad ------------------------------------------------------------------ */
@@ -101,7 +102,7 @@ static int bng_run(const wt_run_ctx *ctx) {
 
 static const wt_op_def wt_op_BatchNormalizationGrad = {
     .domain = WT_MS, .op_type = "BatchNormalizationGrad", .min_inputs = 5, .max_inputs = 5,
-    .min_outputs = 1, .max_outputs = 3, .infer = bng_infer, .run = bng_run,
+    .min_outputs = 1, .max_outputs = 3, .infer = bng_infer,
     .flags = WT_OP_GRADIENT};
 
 const wt_op_def *const wt_ops_norm_grad[] = {
@@ -109,3 +110,8 @@ const wt_op_def *const wt_ops_norm_grad[] = {
     &wt_op_BatchNormalizationGrad,
     NULL,
 };
+
+const wt_cpu_kernel wt_cpu_kernels_norm_grad[] = {
+    {.key = {WT_MS, "LayerNormalizationGrad"}, .run = lng_run},
+    {.key = {WT_MS, "BatchNormalizationGrad"}, .run = bng_run},
+    WT_CPU_KERNELS_END};

@@ -8,6 +8,7 @@
 #include "grad/grad.h"
 #include "kernels/pool.h"
 #include "ops/conv_window.h"
+#include "backend/cpu/kernel.h"
 #include "ops/op.h"
 
 typedef struct pool_params {
@@ -51,7 +52,6 @@ static int window_pool_infer(wt_infer_ctx *ctx, int allow_dilations, pool_params
   out[0] = X->dims[0];
   out[1] = X->dims[1];
   wt_set_shape(&ctx->out[0], WT_FLOAT, X->rank, out);
-  ctx->scratch_bytes = sizeof(float) * (size_t)wt_pool_scratch_floats(&p->g);
   return WT_OK;
 }
 
@@ -157,7 +157,7 @@ static int maxpool_run(const wt_run_ctx *ctx) {
 
 static const wt_op_def wt_op_MaxPool = {.domain = "", .op_type = "MaxPool", .min_inputs = 1,
                                  .max_inputs = 1, .min_outputs = 1, .max_outputs = 2,
-                                 .infer = maxpool_infer, .run = maxpool_run,
+                                 .infer = maxpool_infer,
                                  .grad = maxpool_grad_rule};
 
 /* ---- AveragePool -------------------------------------------------------------------------- */
@@ -184,7 +184,7 @@ static int avgpool_run(const wt_run_ctx *ctx) {
 
 static const wt_op_def wt_op_AveragePool = {.domain = "", .op_type = "AveragePool", .min_inputs = 1,
                                      .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
-                                     .infer = avgpool_infer, .run = avgpool_run,
+                                     .infer = avgpool_infer,
                                      .grad = avgpool_grad_rule};
 
 /* ---- GlobalAveragePool / GlobalMaxPool ---------------------------------------------------- */
@@ -224,12 +224,11 @@ static int global_maxpool_run(const wt_run_ctx *ctx) {
 static const wt_op_def wt_op_GlobalAveragePool = {.domain = "", .op_type = "GlobalAveragePool",
                                            .min_inputs = 1, .max_inputs = 1, .min_outputs = 1,
                                            .max_outputs = 1, .infer = global_pool_infer,
-                                           .run = global_avgpool_run,
                                            .grad = global_avgpool_grad_rule};
 
 static const wt_op_def wt_op_GlobalMaxPool = {.domain = "", .op_type = "GlobalMaxPool", .min_inputs = 1,
                                        .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
-                                       .infer = global_pool_infer, .run = global_maxpool_run,
+                                       .infer = global_pool_infer,
                                        .grad = global_maxpool_grad_rule};
 
 /* ---- MaxPoolGrad / AveragePoolGrad (ORT, ai.onnx domain) ---------------------------------- */
@@ -345,7 +344,6 @@ static int avgpool_grad_infer(wt_infer_ctx *ctx) {
     return wt_errorf(WT_ERR_INVALID_ARG, "attribute 'count_include_pad' is %lld; expected 0 "
                      "or 1", (long long)cip);
   p->count_include_pad = (int)cip;
-  ctx->scratch_bytes = sizeof(float) * (size_t)wt_pool_scratch_floats(&p->g);
   return WT_OK;
 }
 
@@ -359,13 +357,12 @@ static int avgpool_grad_run(const wt_run_ctx *ctx) {
 
 static const wt_op_def wt_op_MaxPoolGrad = {.domain = "", .op_type = "MaxPoolGrad", .min_inputs = 2,
                                      .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
-                                     .infer = maxpool_grad_infer, .run = maxpool_grad_run,
+                                     .infer = maxpool_grad_infer,
                                      .flags = WT_OP_GRADIENT};
 
 static const wt_op_def wt_op_AveragePoolGrad = {.domain = "", .op_type = "AveragePoolGrad",
                                          .min_inputs = 1, .max_inputs = 1, .min_outputs = 1,
-                                         .max_outputs = 1, .infer = avgpool_grad_infer,
-                                         .run = avgpool_grad_run, .flags = WT_OP_GRADIENT};
+                                         .max_outputs = 1, .infer = avgpool_grad_infer, .flags = WT_OP_GRADIENT};
 
 const wt_op_def *const wt_ops_pool[] = {
     &wt_op_AveragePool,
@@ -376,3 +373,16 @@ const wt_op_def *const wt_ops_pool[] = {
     &wt_op_MaxPoolGrad,
     NULL,
 };
+
+static size_t window_scratch(const wt_infer_ctx *ctx) {
+  return sizeof(float) * (size_t)wt_pool_scratch_floats(&((const pool_params *)ctx->params)->g);
+}
+
+const wt_cpu_kernel wt_cpu_kernels_pool[] = {
+    {.key = {"", "MaxPool"}, .run = maxpool_run, .scratch = window_scratch},
+    {.key = {"", "AveragePool"}, .run = avgpool_run, .scratch = window_scratch},
+    {.key = {"", "GlobalAveragePool"}, .run = global_avgpool_run},
+    {.key = {"", "GlobalMaxPool"}, .run = global_maxpool_run},
+    {.key = {"", "MaxPoolGrad"}, .run = maxpool_grad_run},
+    {.key = {"", "AveragePoolGrad"}, .run = avgpool_grad_run, .scratch = window_scratch},
+    WT_CPU_KERNELS_END};

@@ -8,6 +8,7 @@
 
 #include "grad/grad.h"
 #include "kernels/reduce.h"
+#include "backend/cpu/kernel.h"
 #include "ops/op.h"
 
 /* ---- Reduce* ------------------------------------------------------------------------------ */
@@ -154,7 +155,6 @@ static int reduce_infer(wt_infer_ctx *ctx) {
   if (p->kind == WT_RED_LOGSUMEXP && x->dtype != WT_FLOAT && p->n_pass > 1)
     return wt_errorf(WT_ERR_UNSUPPORTED,
                      "ReduceLogSumExp on integers over non-adjacent axes is not supported");
-  ctx->scratch_bytes = (size_t)(p->buf0 + p->buf1) * wt_dtype_size(x->dtype);
   return WT_OK;
 }
 
@@ -370,7 +370,7 @@ static int reduce_logsum_grad(wt_grad_ctx *c) { return reduce_elem_grad(c, D_LOG
 #define REDUCE_DEF(NAME, KIND, FINAL, AXES_SINCE, GRAD)                                     \
   static const wt_op_def wt_op_##NAME = {                                                    \
       .domain = "", .op_type = #NAME, .min_inputs = 1, .max_inputs = 2, .min_outputs = 1,    \
-      .max_outputs = 1, .infer = reduce_infer, .run = reduce_run, GRAD,         \
+      .max_outputs = 1, .infer = reduce_infer, GRAD,                             \
       .spec = &(const reduce_spec){KIND, FINAL, AXES_SINCE}};
 REDUCE_OPS(REDUCE_DEF)
 
@@ -438,10 +438,10 @@ static int argext_run(const wt_run_ctx *ctx) {
 
 static const wt_op_def wt_op_ArgMax = {.domain = "", .op_type = "ArgMax", .min_inputs = 1,
                                 .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
-                                .infer = argext_infer, .run = argext_run, .variant = 1 /* max */};
+                                .infer = argext_infer, .variant = 1 /* max */};
 static const wt_op_def wt_op_ArgMin = {.domain = "", .op_type = "ArgMin", .min_inputs = 1,
                                 .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
-                                .infer = argext_infer, .run = argext_run};
+                                .infer = argext_infer};
 
 /* ---- CumSum ------------------------------------------------------------------------------- */
 
@@ -495,7 +495,7 @@ static int cumsum_grad(wt_grad_ctx *c) {
 
 static const wt_op_def wt_op_CumSum = {.domain = "", .op_type = "CumSum", .min_inputs = 2,
                                 .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
-                                .infer = cumsum_infer, .run = cumsum_run, .grad = cumsum_grad};
+                                .infer = cumsum_infer, .grad = cumsum_grad};
 
 /* ---- TopK --------------------------------------------------------------------------------- */
 
@@ -537,7 +537,6 @@ static int topk_infer(wt_infer_ctx *ctx) {
   wt_set_shape(&ctx->out[0], x->dtype, x->rank, x->dims);
   ctx->out[0].dims[ax] = k;
   wt_set_shape(&ctx->out[1], WT_INT64, x->rank, ctx->out[0].dims);
-  ctx->scratch_bytes = (size_t)(2 * p->n) * sizeof(int64_t);
   return WT_OK;
 }
 
@@ -566,9 +565,28 @@ static int topk_grad(wt_grad_ctx *c) {
 
 static const wt_op_def wt_op_TopK = {.domain = "", .op_type = "TopK", .min_inputs = 1,
                               .max_inputs = 2, .min_outputs = 2, .max_outputs = 2,
-                              .infer = topk_infer, .run = topk_run, .grad = topk_grad};
+                              .infer = topk_infer, .grad = topk_grad};
 
 #define REDUCE_LIST(NAME, ...) &wt_op_##NAME,
 const wt_op_def *const wt_ops_reduce[] = {
     REDUCE_OPS(REDUCE_LIST) &wt_op_ArgMax, &wt_op_ArgMin, &wt_op_CumSum, &wt_op_TopK, NULL,
 };
+
+/* The intermediate passes' two ping-pong buffers. */
+static size_t reduce_scratch(const wt_infer_ctx *ctx) {
+  const reduce_params *p = ctx->params;
+  return (size_t)(p->buf0 + p->buf1) * wt_dtype_size(ctx->in[0].dtype);
+}
+
+static size_t topk_scratch(const wt_infer_ctx *ctx) {
+  return (size_t)(2 * ((const axis_params *)ctx->params)->n) * sizeof(int64_t);
+}
+
+#define REDUCE_KERNEL(NAME, ...) {.key = {"", #NAME}, .run = reduce_run, .scratch = reduce_scratch},
+const wt_cpu_kernel wt_cpu_kernels_reduce[] = {
+    REDUCE_OPS(REDUCE_KERNEL)
+    {.key = {"", "ArgMax"}, .run = argext_run},
+    {.key = {"", "ArgMin"}, .run = argext_run},
+    {.key = {"", "CumSum"}, .run = cumsum_run},
+    {.key = {"", "TopK"}, .run = topk_run, .scratch = topk_scratch},
+    WT_CPU_KERNELS_END};

@@ -9,6 +9,7 @@
 
 #include "grad/grad.h"
 #include "kernels/resize.h"
+#include "backend/cpu/kernel.h"
 #include "ops/op.h"
 
 typedef struct rs_params {
@@ -81,13 +82,14 @@ static int parse_axes(const wt_node *n, int rank, rs_params *p) {
   return WT_OK;
 }
 
-static void plan_scratch(wt_infer_ctx *ctx, rs_params *p) {
+static size_t resize_scratch(const wt_infer_ctx *ctx) {
+  rs_params *p = ctx->params;
   size_t taps = 0;
   for (int d = 0; d < p->rank; d++) taps += (size_t)p->out_dims[d] * sizeof(wt_resize_tap);
   p->tap_bytes = (taps + 63) & ~(size_t)63;
   p->buf_elems = wt_resize_buffer_elems(p->rank, p->in_dims, p->out_dims);
   size_t buf = ((size_t)p->buf_elems * p->esize + 63) & ~(size_t)63;
-  ctx->scratch_bytes = p->tap_bytes + 2 * buf;
+  return p->tap_bytes + 2 * buf;
 }
 
 static int known_input(wt_infer_ctx *ctx, int i, const char *name, const wt_tensor **out) {
@@ -212,7 +214,6 @@ static int resize_infer(wt_infer_ctx *ctx) {
       }
   }
   wt_set_shape(&ctx->out[0], x->dtype, x->rank, p->out_dims);
-  plan_scratch(ctx, p);
   return WT_OK;
 }
 
@@ -323,10 +324,10 @@ static int resize_grad(wt_grad_ctx *c) {
 
 static const wt_op_def wt_op_Resize = {
     .domain = "", .op_type = "Resize", .min_inputs = 1, .max_inputs = 4, .min_outputs = 1,
-    .max_outputs = 1, .infer = resize_infer, .run = resize_run, .grad = resize_grad};
+    .max_outputs = 1, .infer = resize_infer, .grad = resize_grad};
 static const wt_op_def wt_op_Upsample = {
     .domain = "", .op_type = "Upsample", .min_inputs = 1, .max_inputs = 2, .min_outputs = 1,
-    .max_outputs = 1, .infer = resize_infer, .run = resize_run, .grad = resize_grad,
+    .max_outputs = 1, .infer = resize_infer, .grad = resize_grad,
     .variant = 1 /* Upsample: the legacy form */};
 
 /* ---- ResizeGrad (com.microsoft) ------------------------------------------------------------- */
@@ -359,7 +360,6 @@ static int resize_grad_infer(wt_infer_ctx *ctx) {
       return wt_errorf(WT_ERR_SHAPE, "input 'X' has an empty axis %d that 'dY' does not", d);
   }
   wt_set_shape(&ctx->out[0], WT_FLOAT, x->rank, x->dims);
-  plan_scratch(ctx, p);
   return WT_OK;
 }
 
@@ -389,7 +389,7 @@ static int resize_grad_run(const wt_run_ctx *ctx) {
 
 static const wt_op_def wt_op_ResizeGrad = {
     .domain = WT_MS, .op_type = "ResizeGrad", .min_inputs = 2, .max_inputs = 4, .min_outputs = 1,
-    .max_outputs = 1, .infer = resize_grad_infer, .run = resize_grad_run, .flags = WT_OP_GRADIENT};
+    .max_outputs = 1, .infer = resize_grad_infer, .flags = WT_OP_GRADIENT};
 
 const wt_op_def *const wt_ops_resize[] = {
     &wt_op_Resize,
@@ -397,3 +397,9 @@ const wt_op_def *const wt_ops_resize[] = {
     &wt_op_ResizeGrad,
     NULL,
 };
+
+const wt_cpu_kernel wt_cpu_kernels_resize[] = {
+    {.key = {"", "Resize"}, .run = resize_run, .scratch = resize_scratch},
+    {.key = {"", "Upsample"}, .run = resize_run, .scratch = resize_scratch},
+    {.key = {WT_MS, "ResizeGrad"}, .run = resize_grad_run, .scratch = resize_scratch},
+    WT_CPU_KERNELS_END};

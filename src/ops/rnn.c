@@ -6,6 +6,7 @@
 #include <assert.h>
 #include <string.h>
 
+#include "backend/cpu/kernel.h"
 #include "kernels/rnn.h"
 #include "ops/rnn_ops.h"
 
@@ -177,8 +178,6 @@ static int forward_infer(wt_infer_ctx *ctx) {
     if (i_call < ctx->n_out && i_call >= 0) wt_set_shape(&ctx->out[i_call], WT_FLOAT, 4, (int64_t[]){S, D, B, H});
     if (i_gates < ctx->n_out) wt_set_shape(&ctx->out[i_gates], WT_FLOAT, 4, (int64_t[]){S, D, B, G * H});
   }
-  p->lens_off = wt_rnn_forward_scratch(c) * sizeof(float);
-  ctx->scratch_bytes = p->lens_off + (size_t)B * sizeof(int32_t);
   return WT_OK;
 }
 
@@ -253,9 +252,6 @@ static int grad_infer(wt_infer_ctx *ctx) {
                                 {D, B, H}, {D, B, H}, {D, 3 * H}};
   const int ranks[7] = {3, 3, 3, 2, 3, 3, 2};
   for (int o = 0; o < ctx->n_out; o++) wt_set_shape(&ctx->out[o], WT_FLOAT, ranks[o], shapes[o]);
-  size_t f = lstm ? wt_lstm_backward_scratch(c) : wt_gru_backward_scratch(c);
-  p->lens_off = f * sizeof(float);
-  ctx->scratch_bytes = p->lens_off + (size_t)B * sizeof(int32_t);
   return WT_OK;
 }
 
@@ -279,36 +275,58 @@ static int grad_run(const wt_run_ctx *ctx) {
 }
 
 static const wt_op_def wt_op_LSTM = {.domain = "", .op_type = "LSTM", .min_inputs = 3, .max_inputs = 8,
-                              .min_outputs = 1, .max_outputs = 3, .infer = forward_infer,
-                              .run = forward_run, .grad = wt_rnn_lstm_grad,
+                              .min_outputs = 1, .max_outputs = 3, .infer = forward_infer, .grad = wt_rnn_lstm_grad,
                               .variant = WT_RNN_LSTM};
 static const wt_op_def wt_op_GRU = {.domain = "", .op_type = "GRU", .min_inputs = 3, .max_inputs = 6,
-                             .min_outputs = 1, .max_outputs = 2, .infer = forward_infer,
-                             .run = forward_run, .grad = wt_rnn_gru_grad,
+                             .min_outputs = 1, .max_outputs = 2, .infer = forward_infer, .grad = wt_rnn_gru_grad,
                              .variant = WT_RNN_GRU};
 static const wt_op_def wt_op_RNN = {.domain = "", .op_type = "RNN", .min_inputs = 3, .max_inputs = 6,
-                             .min_outputs = 1, .max_outputs = 2, .infer = forward_infer,
-                             .run = forward_run, .variant = WT_RNN_PLAIN};
+                             .min_outputs = 1, .max_outputs = 2, .infer = forward_infer, .variant = WT_RNN_PLAIN};
 static const wt_op_def wt_op_LSTMTraining = {.domain = "com.microsoft", .op_type = "LSTMTraining",
                                       .min_inputs = 3, .max_inputs = 8, .min_outputs = 1,
-                                      .max_outputs = 5, .infer = forward_infer, .run = forward_run,
+                                      .max_outputs = 5, .infer = forward_infer,
                                       .grad = wt_rnn_lstm_grad, .flags = WT_OP_TRAINING,
                                       .variant = WT_RNN_LSTM};
 static const wt_op_def wt_op_GRUTraining = {.domain = "com.microsoft", .op_type = "GRUTraining",
                                      .min_inputs = 3, .max_inputs = 6, .min_outputs = 1,
-                                     .max_outputs = 3, .infer = forward_infer, .run = forward_run,
+                                     .max_outputs = 3, .infer = forward_infer,
                                      .grad = wt_rnn_gru_grad, .flags = WT_OP_TRAINING,
                                      .variant = WT_RNN_GRU};
 static const wt_op_def wt_op_LSTMGrad = {.domain = "com.microsoft", .op_type = "LSTMGrad", .min_inputs = 9,
                                   .max_inputs = 13, .min_outputs = 1, .max_outputs = 7,
-                                  .infer = grad_infer, .run = grad_run, .flags = WT_OP_GRADIENT,
+                                  .infer = grad_infer, .flags = WT_OP_GRADIENT,
                                   .variant = WT_RNN_LSTM};
 static const wt_op_def wt_op_GRUGrad = {.domain = "com.microsoft", .op_type = "GRUGrad", .min_inputs = 8,
                                  .max_inputs = 10, .min_outputs = 1, .max_outputs = 5,
-                                 .infer = grad_infer, .run = grad_run, .flags = WT_OP_GRADIENT,
+                                 .infer = grad_infer, .flags = WT_OP_GRADIENT,
                                  .variant = WT_RNN_GRU};
 
 const wt_op_def *const wt_ops_rnn[] = {
     &wt_op_LSTM, &wt_op_GRU, &wt_op_RNN, &wt_op_LSTMTraining, &wt_op_GRUTraining,
     &wt_op_LSTMGrad, &wt_op_GRUGrad, NULL,
 };
+
+/* The kernel's floats, then the sequence lengths (their offset recorded for run). */
+static size_t forward_scratch(const wt_infer_ctx *ctx) {
+  wt_rnn_params *p = ctx->params;
+  p->lens_off = wt_rnn_forward_scratch(&p->cfg) * sizeof(float);
+  return p->lens_off + (size_t)p->cfg.batch * sizeof(int32_t);
+}
+
+static size_t grad_scratch(const wt_infer_ctx *ctx) {
+  wt_rnn_params *p = ctx->params;
+  const wt_rnn_cfg *c = &p->cfg;
+  size_t f = c->cell == WT_RNN_LSTM ? wt_lstm_backward_scratch(c) : wt_gru_backward_scratch(c);
+  p->lens_off = f * sizeof(float);
+  return p->lens_off + (size_t)c->batch * sizeof(int32_t);
+}
+
+const wt_cpu_kernel wt_cpu_kernels_rnn[] = {
+    {.key = {"", "LSTM"}, .run = forward_run, .scratch = forward_scratch},
+    {.key = {"", "GRU"}, .run = forward_run, .scratch = forward_scratch},
+    {.key = {"", "RNN"}, .run = forward_run, .scratch = forward_scratch},
+    {.key = {"com.microsoft", "LSTMTraining"}, .run = forward_run, .scratch = forward_scratch},
+    {.key = {"com.microsoft", "GRUTraining"}, .run = forward_run, .scratch = forward_scratch},
+    {.key = {"com.microsoft", "LSTMGrad"}, .run = grad_run, .scratch = grad_scratch},
+    {.key = {"com.microsoft", "GRUGrad"}, .run = grad_run, .scratch = grad_scratch},
+    WT_CPU_KERNELS_END};

@@ -9,6 +9,7 @@
 
 #include "grad/grad.h"
 #include "kernels/copy.h"
+#include "backend/cpu/kernel.h"
 #include "ops/op.h"
 #include "ops/shape_util.h"
 
@@ -460,40 +461,37 @@ static_assert(sizeof(transpose_params) <= WT_PARAMS_MAX, "params");
 
 static const wt_op_def wt_op_Reshape = {.domain = "", .op_type = "Reshape", .min_inputs = 1,
                                  .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
-                                 .infer = reshape_infer, .run = view_run, .grad = view_grad,
+                                 .infer = reshape_infer, .grad = view_grad,
                                  .flags = WT_OP_VIEW};
 static const wt_op_def wt_op_Flatten = {.domain = "", .op_type = "Flatten", .min_inputs = 1,
                                  .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
-                                 .infer = flatten_infer, .run = view_run, .grad = view_grad,
+                                 .infer = flatten_infer, .grad = view_grad,
                                  .flags = WT_OP_VIEW};
 static const wt_op_def wt_op_Squeeze = {.domain = "", .op_type = "Squeeze", .min_inputs = 1,
                                  .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
-                                 .infer = squeeze_infer, .run = view_run, .grad = view_grad,
+                                 .infer = squeeze_infer, .grad = view_grad,
                                  .flags = WT_OP_VIEW};
 static const wt_op_def wt_op_Unsqueeze = {.domain = "", .op_type = "Unsqueeze", .min_inputs = 1,
                                    .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
-                                   .infer = unsqueeze_infer, .run = view_run, .grad = view_grad,
+                                   .infer = unsqueeze_infer, .grad = view_grad,
                                    .flags = WT_OP_VIEW};
 static const wt_op_def wt_op_Shape = {.domain = "", .op_type = "Shape", .min_inputs = 1, .max_inputs = 1,
-                               .min_outputs = 1, .max_outputs = 1, .infer = shape_infer,
-                               .run = shape_run, .flags = WT_OP_SHAPE_ONLY};
+                               .min_outputs = 1, .max_outputs = 1, .infer = shape_infer, .flags = WT_OP_SHAPE_ONLY};
 static const wt_op_def wt_op_Size = {.domain = "", .op_type = "Size", .min_inputs = 1, .max_inputs = 1,
-                              .min_outputs = 1, .max_outputs = 1, .infer = size_infer,
-                              .run = size_run, .flags = WT_OP_SHAPE_ONLY};
+                              .min_outputs = 1, .max_outputs = 1, .infer = size_infer, .flags = WT_OP_SHAPE_ONLY};
 static const wt_op_def wt_op_Transpose = {.domain = "", .op_type = "Transpose", .min_inputs = 1,
                                    .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
-                                   .infer = transpose_infer, .run = transpose_run, .grad = transpose_grad,
+                                   .infer = transpose_infer, .grad = transpose_grad,
                                    .flags = WT_OP_TRANSPOSE};
 static const wt_op_def wt_op_Expand = {.domain = "", .op_type = "Expand", .min_inputs = 2,
                                 .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
-                                .infer = expand_infer, .run = expand_run, .grad = expand_grad};
+                                .infer = expand_infer, .grad = expand_grad};
 static const wt_op_def wt_op_Tile = {.domain = "", .op_type = "Tile", .min_inputs = 2, .max_inputs = 2,
-                              .min_outputs = 1, .max_outputs = 1, .infer = tile_infer,
-                              .run = tile_run, .grad = tile_grad};
+                              .min_outputs = 1, .max_outputs = 1, .infer = tile_infer, .grad = tile_grad};
 
 static const wt_op_def wt_op_ms_BroadcastGradientArgs = {.domain = WT_MS, .op_type = "BroadcastGradientArgs",
                                                   .min_inputs = 2, .max_inputs = 2, .min_outputs = 1,
-                                                  .max_outputs = 2, .infer = bga_infer, .run = bga_run,
+                                                  .max_outputs = 2, .infer = bga_infer,
                                                   .flags = WT_OP_GRADIENT};
 
 /* Defined in shape_build.c; one table keeps registry.c's family list unchanged. */
@@ -502,3 +500,16 @@ const wt_op_def *const wt_ops_shape[] = {
     &wt_op_Size,    &wt_op_Transpose, &wt_op_Expand,  &wt_op_Tile,
     &wt_op_ms_BroadcastGradientArgs, NULL,
 };
+
+const wt_cpu_kernel wt_cpu_kernels_shape[] = {
+    {.key = {"", "Reshape"}, .run = view_run},
+    {.key = {"", "Flatten"}, .run = view_run},
+    {.key = {"", "Squeeze"}, .run = view_run},
+    {.key = {"", "Unsqueeze"}, .run = view_run},
+    {.key = {"", "Shape"}, .run = shape_run},
+    {.key = {"", "Size"}, .run = size_run},
+    {.key = {"", "Transpose"}, .run = transpose_run},
+    {.key = {"", "Expand"}, .run = expand_run},
+    {.key = {"", "Tile"}, .run = tile_run},
+    {.key = {WT_MS, "BroadcastGradientArgs"}, .run = bga_run},
+    WT_CPU_KERNELS_END};

@@ -7,6 +7,7 @@
 
 #include "grad/grad.h"
 #include "kernels/copy.h"
+#include "backend/cpu/kernel.h"
 #include "ops/op.h"
 #include "ops/shape_util.h"
 
@@ -398,20 +399,26 @@ static_assert(sizeof(range_params) <= WT_PARAMS_MAX, "params");
 
 static const wt_op_def wt_op_Concat = {.domain = "", .op_type = "Concat", .min_inputs = 1,
                                 .max_inputs = 1 << 20, .min_outputs = 1, .max_outputs = 1,
-                                .infer = concat_infer, .run = concat_run, .grad = concat_grad};
+                                .infer = concat_infer, .grad = concat_grad};
 static const wt_op_def wt_op_Split = {.domain = "", .op_type = "Split", .min_inputs = 1, .max_inputs = 2,
-                               .min_outputs = 1, .max_outputs = 64, .infer = split_infer,
-                               .run = split_run, .grad = split_grad};
+                               .min_outputs = 1, .max_outputs = 64, .infer = split_infer, .grad = split_grad};
 static const wt_op_def wt_op_Constant = {.domain = "", .op_type = "Constant", .min_inputs = 0,
                                   .max_inputs = 0, .min_outputs = 1, .max_outputs = 1,
-                                  .infer = constant_infer, .run = constant_run};
+                                  .infer = constant_infer};
 static const wt_op_def wt_op_ConstantOfShape = {.domain = "", .op_type = "ConstantOfShape",
                                          .min_inputs = 1, .max_inputs = 1, .min_outputs = 1,
-                                         .max_outputs = 1, .infer = cos_infer, .run = cos_run};
+                                         .max_outputs = 1, .infer = cos_infer};
 static const wt_op_def wt_op_Range = {.domain = "", .op_type = "Range", .min_inputs = 3, .max_inputs = 3,
-                               .min_outputs = 1, .max_outputs = 1, .infer = range_infer,
-                               .run = range_run};
+                               .min_outputs = 1, .max_outputs = 1, .infer = range_infer};
 
 const wt_op_def *const wt_ops_shape_build[] = {
     &wt_op_Concat, &wt_op_Split, &wt_op_Constant, &wt_op_ConstantOfShape, &wt_op_Range, NULL,
 };
+
+const wt_cpu_kernel wt_cpu_kernels_shape_build[] = {
+    {.key = {"", "Concat"}, .run = concat_run},
+    {.key = {"", "Split"}, .run = split_run},
+    {.key = {"", "Constant"}, .run = constant_run},
+    {.key = {"", "ConstantOfShape"}, .run = cos_run},
+    {.key = {"", "Range"}, .run = range_run},
+    WT_CPU_KERNELS_END};

@@ -9,6 +9,7 @@
 
 #include "grad/grad.h"
 #include "kernels/softmax.h"
+#include "backend/cpu/kernel.h"
 #include "ops/op.h"
 #include "ops/softmax_layout.h"
 
@@ -23,7 +24,6 @@ static int softmax_infer(wt_infer_ctx *ctx) {
   int64_t axis = wt_attr_int(ctx->node, "axis", coerce ? 1 : -1);
   WT_TRY(wt_softmax_layout(x, axis, coerce, &p->outer, &p->n, &p->inner));
   p->log_out = ctx->op->variant;
-  if (p->inner > 1) ctx->scratch_bytes = (size_t)(2 * p->inner) * sizeof(float);
   wt_set_shape(&ctx->out[0], WT_FLOAT, x->rank, x->dims);
   return WT_OK;
 }
@@ -49,10 +49,10 @@ static int softmax_grad(wt_grad_ctx *c) {
 
 static const wt_op_def wt_op_Softmax = {.domain = "", .op_type = "Softmax", .min_inputs = 1,
                                  .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
-                                 .infer = softmax_infer, .run = softmax_run, .grad = softmax_grad};
+                                 .infer = softmax_infer, .grad = softmax_grad};
 static const wt_op_def wt_op_LogSoftmax = {.domain = "", .op_type = "LogSoftmax", .min_inputs = 1,
                                     .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
-                                    .infer = softmax_infer, .run = softmax_run,
+                                    .infer = softmax_infer,
                                     .grad = softmax_grad, .variant = 1 /* log_out */};
 
 /* ---- SoftmaxCrossEntropyLoss ------------------------------------------------------------- */
@@ -136,11 +136,11 @@ static int sce_grad(wt_grad_ctx *c) {
 
 static const wt_op_def wt_op_SoftmaxCrossEntropyLoss = {
     .domain = "", .op_type = "SoftmaxCrossEntropyLoss", .min_inputs = 2, .max_inputs = 3,
-    .min_outputs = 1, .max_outputs = 2, .infer = sce_infer, .run = sce_run, .grad = sce_grad};
+    .min_outputs = 1, .max_outputs = 2, .infer = sce_infer, .grad = sce_grad};
 
 static const wt_op_def wt_op_NegativeLogLikelihoodLoss = {
     .domain = "", .op_type = "NegativeLogLikelihoodLoss", .min_inputs = 2, .max_inputs = 3,
-    .min_outputs = 1, .max_outputs = 1, .infer = sce_infer, .run = sce_run, .grad = sce_grad,
+    .min_outputs = 1, .max_outputs = 1, .infer = sce_infer, .grad = sce_grad,
     .variant = 1 /* nll */};
 
 const wt_op_def *const wt_ops_softmax[] = {
@@ -150,3 +150,15 @@ const wt_op_def *const wt_ops_softmax[] = {
     &wt_op_NegativeLogLikelihoodLoss,
     NULL,
 };
+
+static size_t softmax_scratch(const wt_infer_ctx *ctx) {
+  const wt_softmax_params *p = ctx->params;
+  return p->inner > 1 ? (size_t)(2 * p->inner) * sizeof(float) : 0;
+}
+
+const wt_cpu_kernel wt_cpu_kernels_softmax[] = {
+    {.key = {"", "Softmax"}, .run = softmax_run, .scratch = softmax_scratch},
+    {.key = {"", "LogSoftmax"}, .run = softmax_run, .scratch = softmax_scratch},
+    {.key = {"", "SoftmaxCrossEntropyLoss"}, .run = sce_run},
+    {.key = {"", "NegativeLogLikelihoodLoss"}, .run = sce_run},
+    WT_CPU_KERNELS_END};

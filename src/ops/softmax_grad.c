@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "kernels/softmax.h"
+#include "backend/cpu/kernel.h"
 #include "ops/op.h"
 #include "ops/softmax_layout.h"
 
@@ -25,7 +26,6 @@ static int smg_infer(wt_infer_ctx *ctx) {
   p->log_out = (ctx->op->variant & SMG_LOG) != 0;
   int64_t axis = wt_attr_int(ctx->node, "axis", coerce ? 1 : -1);
   WT_TRY(wt_softmax_layout(y, axis, coerce, &p->outer, &p->n, &p->inner));
-  if (p->inner > 1) ctx->scratch_bytes = (size_t)p->inner * sizeof(float);
   wt_set_shape(&ctx->out[0], WT_FLOAT, y->rank, y->dims);
   return WT_OK;
 }
@@ -40,7 +40,7 @@ static int smg_run(const wt_run_ctx *ctx) {
 #define SMG_OP(NAME, VARIANT)                                                                \
   static const wt_op_def wt_op_##NAME = {.domain = "com.microsoft", .op_type = #NAME,              \
                                   .min_inputs = 2, .max_inputs = 2, .min_outputs = 1,       \
-                                  .max_outputs = 1, .infer = smg_infer, .run = smg_run,     \
+                                  .max_outputs = 1, .infer = smg_infer,                     \
                                   .flags = WT_OP_INPLACE | WT_OP_GRADIENT,                  \
                                   .variant = VARIANT};
 /* In place over dY or Y: the kernel reads a whole row (or block of rows) for its sum before it
@@ -106,10 +106,22 @@ static int sceg_run(const wt_run_ctx *ctx) {
 
 static const wt_op_def wt_op_SoftmaxCrossEntropyLossGrad = {
     .domain = "com.microsoft", .op_type = "SoftmaxCrossEntropyLossGrad", .min_inputs = 3,
-    .max_inputs = 5, .min_outputs = 1, .max_outputs = 1, .infer = sceg_infer, .run = sceg_run,
+    .max_inputs = 5, .min_outputs = 1, .max_outputs = 1, .infer = sceg_infer,
     .flags = WT_OP_GRADIENT};
 
 const wt_op_def *const wt_ops_softmax_grad[] = {
     &wt_op_SoftmaxGrad,     &wt_op_SoftmaxGrad_13, &wt_op_LogSoftmaxGrad, &wt_op_LogSoftmaxGrad_13,
     &wt_op_SoftmaxCrossEntropyLossGrad, NULL,
 };
+
+static size_t smg_scratch(const wt_infer_ctx *ctx) {
+  const wt_softmax_params *p = ctx->params;
+  return p->inner > 1 ? (size_t)p->inner * sizeof(float) : 0;
+}
+
+#define SMG_KERNEL(NAME) {.key = {"com.microsoft", #NAME}, .run = smg_run, .scratch = smg_scratch},
+const wt_cpu_kernel wt_cpu_kernels_softmax_grad[] = {
+    SMG_KERNEL(SoftmaxGrad) SMG_KERNEL(SoftmaxGrad_13) SMG_KERNEL(LogSoftmaxGrad)
+    SMG_KERNEL(LogSoftmaxGrad_13)
+    {.key = {"com.microsoft", "SoftmaxCrossEntropyLossGrad"}, .run = sceg_run},
+    WT_CPU_KERNELS_END};

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "kernels/optim.h"
+#include "backend/cpu/kernel.h"
 #include "ops/op.h"
 
 static int accumulate_infer(wt_infer_ctx *ctx) {
@@ -44,10 +45,14 @@ static int accumulate_run(const wt_run_ctx *ctx) {
 
 static const wt_op_def wt_op_InPlaceAccumulatorV2 = {
     .domain = "com.microsoft", .op_type = "InPlaceAccumulatorV2", .min_inputs = 2, .max_inputs = 3,
-    .min_outputs = 1, .max_outputs = 2, .infer = accumulate_infer, .run = accumulate_run,
+    .min_outputs = 1, .max_outputs = 2, .infer = accumulate_infer,
     .flags = WT_OP_GRADIENT | WT_OP_ACCUMULATOR};
 
 const wt_op_def *const wt_ops_training[] = {
     &wt_op_InPlaceAccumulatorV2,
     NULL,
 };
+
+const wt_cpu_kernel wt_cpu_kernels_training[] = {
+    {.key = {"com.microsoft", "InPlaceAccumulatorV2"}, .run = accumulate_run},
+    WT_CPU_KERNELS_END};

@@ -10,6 +10,7 @@
 
 #include "kernels/elementwise.h"
 #include "ops/dtype_set.h"
+#include "backend/cpu/kernel.h"
 #include "ops/op.h"
 #include "ops/unary_ops.h"
 
@@ -312,7 +313,7 @@ static int run(const wt_run_ctx *ctx) {
 #define DEF_OP(ID, DOM, TYPE, KIND, DT, SINCE, MIN_IN, MAX_IN, MAX_OUT, FLAGS, GRAD, ...)        \
   static const wt_op_def wt_op_##ID = {                                                          \
       .domain = DOM, .op_type = TYPE, .min_inputs = MIN_IN, .max_inputs = MAX_IN,                 \
-      .min_outputs = 1, .max_outputs = MAX_OUT, .infer = infer, .run = run,                       \
+      .min_outputs = 1, .max_outputs = MAX_OUT, .infer = infer,                                   \
       .grad = GRAD_##GRAD(ID), .flags = FLAGS,                                                    \
       .spec = &(const un_spec){.kind = KIND, .dtypes = DT, .int_since = SINCE, __VA_ARGS__}};
 #define DEF_ACT(ID, KIND, DT, SINCE, GRAD, ...) \
@@ -322,3 +323,7 @@ WT_UNARY_OPS(DEF_ACT, DEF_OP)
 #define LIST_OP(ID, ...) &wt_op_##ID,
 #define LIST_ACT(ID, ...) &wt_op_##ID,
 const wt_op_def *const wt_ops_unary[] = {WT_UNARY_OPS(LIST_ACT, LIST_OP) NULL};
+
+#define KERNEL_OP(ID, DOM, TYPE, ...) {.key = {DOM, TYPE}, .run = run},
+#define KERNEL_ACT(ID, ...) {.key = {"", #ID}, .run = run},
+const wt_cpu_kernel wt_cpu_kernels_unary[] = {WT_UNARY_OPS(KERNEL_ACT, KERNEL_OP)WT_CPU_KERNELS_END};

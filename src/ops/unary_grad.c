@@ -6,6 +6,7 @@
 
 #include "grad/grad.h"
 #include "kernels/elementwise.h"
+#include "backend/cpu/kernel.h"
 #include "ops/unary_ops.h"
 
 /* ---- emit helpers --------------------------------------------------------------------------- */
@@ -364,9 +365,12 @@ static int gop_run(const wt_run_ctx *ctx) {
 #define DEF_GOP(NAME, FORM, KIND, MIN_IN, MAX_IN, ALPHA)                                        \
   static const wt_op_def wt_op_##NAME = {                                                      \
       .domain = WT_MS, .op_type = #NAME, .min_inputs = MIN_IN, .max_inputs = MAX_IN,            \
-      .min_outputs = 1, .max_outputs = 1, .infer = gop_infer, .run = gop_run,                   \
+      .min_outputs = 1, .max_outputs = 1, .infer = gop_infer,                                   \
       .flags = WT_OP_INPLACE | WT_OP_GRADIENT, .spec = &(const gop_spec){FORM, KIND, ALPHA}};
 WT_UNARY_GRAD_OPS(DEF_GOP)
 
 #define LIST_GOP(NAME, ...) &wt_op_##NAME,
 const wt_op_def *const wt_ops_unary_grad[] = {WT_UNARY_GRAD_OPS(LIST_GOP) NULL};
+
+#define KERNEL_GOP(NAME, ...) {.key = {WT_MS, #NAME}, .run = gop_run},
+const wt_cpu_kernel wt_cpu_kernels_unary_grad[] = {WT_UNARY_GRAD_OPS(KERNEL_GOP)WT_CPU_KERNELS_END};
