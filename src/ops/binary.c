@@ -1,13 +1,13 @@
 /* Op family: binary elementwise ops with numpy broadcasting — arithmetic (Add Sub Mul Div Pow
  * Mod PRelu), variadic Min/Max/Sum/Mean, comparisons (Equal Less Greater LessOrEqual GreaterOrEqual), logic
  * (And Or Xor) and Where; their gradient rules, and com.microsoft DivGrad. The broadcast walk
- * and row kernels live in kernels/elementwise.c (DivGrad's in kernels/elementwise_grad.c). */
+ * and row kernels live in backend/cpu/elementwise.c (DivGrad's in backend/cpu/elementwise_grad.c). */
 #include <assert.h>
 #include <math.h>
 #include <string.h>
 
 #include "grad/grad.h"
-#include "kernels/elementwise.h"
+#include "backend/cpu/elementwise.h"
 #include "ops/dtype_set.h"
 #include "backend/cpu/kernel.h"
 #include "ops/op.h"

@@ -3,12 +3,12 @@
  * com.microsoft ConvGrad / ConvTransposeGrad ops (ORT's schemas: inputs dY, X, W; optional
  * outputs dX, dW, dB; the forward's attributes; ConvTransposeGrad is emitted only where ONNX
  * Runtime's CPU-runnable form does not apply, see conv_transpose_grad_rule). Kernels in
- * kernels/conv*.c. */
+ * backend/cpu/conv*.c. */
 #include <assert.h>
 #include <string.h>
 
 #include "grad/grad.h"
-#include "kernels/conv.h"
+#include "backend/cpu/conv.h"
 #include "ops/conv_window.h"
 #include "backend/cpu/kernel.h"
 #include "ops/op.h"

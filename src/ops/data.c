@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "grad/grad.h"
-#include "kernels/copy.h"
+#include "backend/cpu/copy.h"
 #include "backend/cpu/kernel.h"
 #include "ops/op.h"
 #include "ops/shape_util.h"

@@ -7,7 +7,7 @@
 
 #include "base/half.h"
 #include "grad/grad.h"
-#include "kernels/copy.h"
+#include "backend/cpu/copy.h"
 #include "backend/cpu/kernel.h"
 #include "ops/op.h"
 #include "ops/shape_util.h"

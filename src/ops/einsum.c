@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "grad/grad.h"
-#include "kernels/einsum.h"
-#include "kernels/gemm.h"
+#include "backend/cpu/einsum.h"
+#include "backend/cpu/gemm.h"
 #include "backend/cpu/kernel.h"
 #include "ops/op.h"
 

@@ -7,15 +7,15 @@
 #include <string.h>
 
 #include "grad/grad.h"
-#include "kernels/gemm.h"
-#include "kernels/gemm_prepack.h"
+#include "backend/cpu/gemm.h"
+#include "backend/cpu/gemm_prepack.h"
 #include "backend/cpu/kernel.h"
 #include "ops/op.h"
 
 #define MM_MAX_BATCH (WT_MAX_RANK - 1)
 
 /* Y = alpha * op(A) op(B) + beta * Y (ReLU after when relu), reading op(B)'s packed panels when
- * B is a frozen weight packed once (kernels/gemm_prepack.h): the same bits either way. */
+ * B is a frozen weight packed once (backend/cpu/gemm_prepack.h): the same bits either way. */
 static void gemm_product(int half, int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
                          const void *A, int64_t lda, const void *B, int64_t ldb, float beta,
                          float *Y, int64_t ldy, int relu) {

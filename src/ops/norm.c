@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "grad/grad.h"
-#include "kernels/norm.h"
+#include "backend/cpu/norm.h"
 #include "backend/cpu/kernel.h"
 #include "ops/op.h"
 

@@ -1,12 +1,12 @@
 /* Op family: pool. MaxPool (with the optional Indices output), AveragePool, GlobalAveragePool
  * and GlobalMaxPool over float32 NC[D]HW inputs (1 to 3 spatial dims for the windowed pools,
  * any number for the global ones), their gradient rules and ORT's MaxPoolGrad /
- * AveragePoolGrad (ai.onnx domain in ORT, since version 9). Kernels in kernels/pool*.c. */
+ * AveragePoolGrad (ai.onnx domain in ORT, since version 9). Kernels in backend/cpu/pool*.c. */
 #include <assert.h>
 #include <string.h>
 
 #include "grad/grad.h"
-#include "kernels/pool.h"
+#include "backend/cpu/pool.h"
 #include "ops/conv_window.h"
 #include "backend/cpu/kernel.h"
 #include "ops/op.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "grad/grad.h"
-#include "kernels/reduce.h"
+#include "backend/cpu/reduce.h"
 #include "backend/cpu/kernel.h"
 #include "ops/op.h"
 

@@ -2,13 +2,13 @@
  * keep_aspect_ratio_policy at 18; nearest (every nearest_mode), linear and cubic in N-D, every
  * coordinate_transformation_mode), the deprecated Upsample (7: scales attribute, 9: input), and
  * com.microsoft ResizeGrad (ONNX Runtime's name and inputs: dY, X, roi, scales), the gradient
- * both forward ops emit. Kernels in kernels/resize.c. */
+ * both forward ops emit. Kernels in backend/cpu/resize.c. */
 #include <assert.h>
 #include <math.h>
 #include <string.h>
 
 #include "grad/grad.h"
-#include "kernels/resize.h"
+#include "backend/cpu/resize.h"
 #include "backend/cpu/kernel.h"
 #include "ops/op.h"
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "backend/cpu/kernel.h"
-#include "kernels/rnn.h"
+#include "backend/cpu/rnn.h"
 #include "ops/rnn_ops.h"
 
 static_assert(sizeof(wt_rnn_params) <= WT_PARAMS_MAX, "params too large");

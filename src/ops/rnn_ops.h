@@ -3,7 +3,7 @@
 #define WT_OPS_RNN_OPS_H
 
 #include "grad/grad.h"
-#include "kernels/rnn.h"
+#include "backend/cpu/rnn.h"
 #include "ops/op.h"
 
 typedef struct wt_rnn_params {

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "grad/grad.h"
-#include "kernels/softmax.h"
+#include "backend/cpu/softmax.h"
 #include "backend/cpu/kernel.h"
 #include "ops/op.h"
 #include "ops/softmax_layout.h"

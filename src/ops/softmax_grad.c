@@ -5,7 +5,7 @@
 #include <assert.h>
 #include <string.h>
 
-#include "kernels/softmax.h"
+#include "backend/cpu/softmax.h"
 #include "backend/cpu/kernel.h"
 #include "ops/op.h"
 #include "ops/softmax_layout.h"

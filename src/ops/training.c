@@ -5,7 +5,7 @@
  * bound to the checkpoint state's gradient memory, so writing through input 0 is the point. */
 #include <string.h>
 
-#include "kernels/optim.h"
+#include "backend/cpu/optim.h"
 #include "backend/cpu/kernel.h"
 #include "ops/op.h"
 

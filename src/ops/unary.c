@@ -1,5 +1,5 @@
 /* Op family: unary elementwise ops — math and activations (float kernels in
- * kernels/elementwise_unary.c), their integer variants (Neg Abs Sign Relu Clip), Not, IsNaN,
+ * backend/cpu/elementwise_unary.c), their integer variants (Neg Abs Sign Relu Clip), Not, IsNaN,
  * IsInf, Cast, CastLike, Identity, Dropout, and the com.microsoft activations Gelu, FastGelu,
  * BiasGelu and QuickGelu. Gradient rules and the *Grad ops live in unary_grad.c. */
 #include <assert.h>
@@ -8,7 +8,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "kernels/elementwise.h"
+#include "backend/cpu/elementwise.h"
 #include "ops/dtype_set.h"
 #include "backend/cpu/kernel.h"
 #include "ops/op.h"

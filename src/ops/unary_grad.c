@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "grad/grad.h"
-#include "kernels/elementwise.h"
+#include "backend/cpu/elementwise.h"
 #include "backend/cpu/kernel.h"
 #include "ops/unary_ops.h"
 

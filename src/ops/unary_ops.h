@@ -2,7 +2,7 @@
  * from it the op definitions (each with its spec: kernel kind, dtypes, float attributes) and the
  * family table; this header the declarations of the gradient rules (defined in unary_grad.c).
  * Adding an activation: one ACT line here, its float kernel (a wt_ew_unop and its case in
- * kernels/elementwise_unary.c), its rule in unary_grad.c, its tests.
+ * backend/cpu/elementwise_unary.c), its rule in unary_grad.c, its tests.
  *
  *   ACT(Name, kind, dtypes, int_since, grad[, attrs])
  *       ai.onnx op Name: one input, one output, may run in place.
@@ -19,7 +19,7 @@
 #ifndef WT_OPS_UNARY_OPS_H
 #define WT_OPS_UNARY_OPS_H
 
-#include "kernels/elementwise.h"
+#include "backend/cpu/elementwise.h"
 #include "ops/dtype_set.h"
 #include "ops/op.h"
 

@@ -8,7 +8,7 @@
 
 #include "base/status.h"
 #include "io/onnx_io.h"
-#include "kernels/gemm_prepack.h"
+#include "backend/cpu/gemm_prepack.h"
 #include "ops/op.h"
 #include "runtime/session.h"
 #include "runtime/state.h"
@@ -37,7 +37,7 @@ struct wt_module {
   uint8_t reset;                /* lazy_reset_grad fed to the training graph */
   bn_writeback *bn;
   int n_bn;
-  /* Frozen weights packed once for the GEMM (kernels/gemm_prepack.h): the buffers given after
+  /* Frozen weights packed once for the GEMM (backend/cpu/gemm_prepack.h): the buffers given after
    * the first step, and the state's params_gen they were packed for. */
   float **packed;
   int n_packed, prepacked;

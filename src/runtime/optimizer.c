@@ -1,6 +1,6 @@
 /* Optimizer: reads the optimizer model's single AdamWOptimizer / SGDOptimizerV2 node (and an
  * optional InplaceClipGradNorm) for its hyperparameters, then updates every trainable
- * parameter of the state in one pass with the fused kernels of src/kernels/optim.c.
+ * parameter of the state in one pass with the fused kernels of src/backend/cpu/optim.c.
  * LinearLRScheduler lives here too: it only moves the learning rate, following the optimizer's
  * step count as ONNX Runtime's does (so a scheduler made after reloading a checkpoint saved with
  * its optimizer state continues the schedule where it was). */
@@ -10,7 +10,7 @@
 
 #include "base/status.h"
 #include "io/onnx_io.h"
-#include "kernels/optim.h"
+#include "backend/cpu/optim.h"
 #include "runtime/state.h"
 
 #define WT_DEFAULT_LR 1e-3f     /* ONNX Runtime's default before set_learning_rate */

@@ -36,7 +36,7 @@ struct wt_state {
   int bad_grads;               /* the last train step's loss was not finite: no update until a good step */
   int64_t step;
   /* Bumped whenever parameters are written other than by the optimizer (loads, updates, copies
-   * from a buffer): a module's frozen weights packed once (kernels/gemm_prepack.h) are packed
+   * from a buffer): a module's frozen weights packed once (backend/cpu/gemm_prepack.h) are packed
    * again when it changed. */
   uint32_t params_gen;
   float initial_lr;

@@ -138,7 +138,7 @@ function gemmC(build) {
   const simdFlags = SIMD === 'relaxed' ? ['-msimd128', '-mrelaxed-simd'] : ['-msimd128'];
   mkdirSync(dir, { recursive: true });
   writeFileSync(`${dir}package.json`, '{"type":"commonjs"}\n'); // the repository's package.json says "module"
-  const src = ['tests/bench/gemm_bench.c', 'src/kernels/gemm.c', 'src/kernels/gemm_small.c', 'src/kernels/gemm_buffers.c', 'src/kernels/gemm_ref.c', 'src/base/pool.c'].map((f) => ROOT + f);
+  const src = ['tests/bench/gemm_bench.c', 'src/backend/cpu/gemm.c', 'src/backend/cpu/gemm_small.c', 'src/backend/cpu/gemm_buffers.c', 'src/backend/cpu/gemm_ref.c', 'src/base/pool.c'].map((f) => ROOT + f);
   let b = !build && existsSync(`${dir}gemm_bench.wasm`) ? { ok: true } : sh('emcc', ['-O3', ...simdFlags, `-I${ROOT}src`, `-I${ROOT}include`, ...src, '-sINITIAL_MEMORY=128MB', '-o', `${dir}gemm_bench.js`], { env: { ...process.env, NODE_PATH: '/usr/share/nodejs' } });
   // (relaxed: clang 14's prototype f32x4.fma -> the final f32x4.relaxed_madd, as the package's build does)
   if (b.ok && build && SIMD === 'relaxed') b = sh(process.execPath, [...RELAXED_FLAGS, `${ROOT}scripts/wasm-relaxed.mjs`, `${dir}gemm_bench.wasm`, `${dir}gemm_bench.wasm`]);

@@ -1,13 +1,13 @@
 /* Optimizer kernels (AdamW modes 0/1, SGD, gradient-norm clipping, linear LR factor); see
  * optim.h. Elementwise loops use simd.h with a scalar tail that performs the same float32
  * operations in the same order, so every element gets the same result on either path. */
-#include "kernels/optim.h"
+#include "backend/cpu/optim.h"
 
 #include <math.h>
 #include <string.h>
 
 #include "base/pool.h"
-#include "kernels/simd.h"
+#include "backend/cpu/simd.h"
 
 /* Large tensors are cut into blocks of WT_OPTIM_BLOCK elements (a multiple of the vector width,
  * so every element takes the same path as in one pass) run on the thread pool: each element's

@@ -1,13 +1,13 @@
 /* Pooling kernels (see pool.h). Max / average pooling reduce the window's valid image rows
  * into one row first (SIMD over the whole row width), then reduce along the row per output
  * column: SIMD for stride-1 interior columns, scalar at the borders and for other strides. */
-#include "kernels/pool.h"
+#include "backend/cpu/pool.h"
 
 #include <float.h>
 #include <string.h>
 
 #include "base/pool.h"
-#include "kernels/simd.h"
+#include "backend/cpu/simd.h"
 
 int64_t wt_pool_scratch_floats(const wt_conv_geom *g) { return g->img[2]; }
 

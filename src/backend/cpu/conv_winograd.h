@@ -6,14 +6,14 @@
  * with 16/36 of the multiply-adds of im2col + GEMM. The results equal im2col + GEMM's to float
  * rounding (the transforms' entries are 0, +-1 and +-1/2), not bit for bit; within one build they
  * are the same at any thread count (transforms are per channel, the GEMMs are wt_sgemm_batch's).
- * kernels/conv.c and conv_grad.c take this path where wt_conv_winograd_fits says it wins. */
+ * backend/cpu/conv.c and conv_grad.c take this path where wt_conv_winograd_fits says it wins. */
 #ifndef WT_KERNELS_CONV_WINOGRAD_H
 #define WT_KERNELS_CONV_WINOGRAD_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernels/conv_geom.h"
+#include "backend/cpu/conv_geom.h"
 
 /* Whether this convolution (x [N, C, H, W], w [M, C, 3, 3]) takes the Winograd path: the
  * geometry above (a float16 W never does: its callers check), and enough tiles and channels for

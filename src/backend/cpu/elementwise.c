@@ -1,12 +1,12 @@
 /* Broadcast iteration and binary row kernels (arithmetic, comparison, logic); see
  * elementwise.h. Float arithmetic rows use the simd.h vocabulary with a scalar tail. */
-#include "kernels/elementwise.h"
+#include "backend/cpu/elementwise.h"
 
 #include <math.h>
 #include <stdatomic.h>
 
 #include "base/pool.h"
-#include "kernels/simd.h"
+#include "backend/cpu/simd.h"
 
 void wt_bcast_init(wt_bcast *p, int out_rank, const int64_t *out_dims, int n_in,
                    const int *in_ranks, const int64_t *const *in_dims) {

@@ -2,14 +2,14 @@
  * two SIMD shapes: a contiguous row (inner == 1, e.g. a mean over the last dim) and a block of
  * rows combined element-wise (inner > 1, e.g. a mean over the sequence dim). Integer kernels
  * use wrap-around (unsigned) arithmetic so overflow is defined, like numpy's. */
-#include "kernels/reduce.h"
+#include "backend/cpu/reduce.h"
 
 #include <math.h>
 #include <string.h>
 
 #include "base/dtype.h"
 #include "base/pool.h"
-#include "kernels/simd.h"
+#include "backend/cpu/simd.h"
 
 wt_reduce_kind wt_reduce_next_kind(wt_reduce_kind first) {
   switch (first) {

@@ -1,10 +1,10 @@
 /* Group / instance normalization and RMS normalization kernels (see norm_extra.h). */
-#include "kernels/norm_extra.h"
+#include "backend/cpu/norm_extra.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "kernels/simd.h"
+#include "backend/cpu/simd.h"
 
 /* y[i] = x[i] * a + b over n values. */
 static void affine(const float *x, float *y, int64_t n, float a, float b) {

@@ -1,5 +1,5 @@
 /* Einsum kernels (see einsum.h). */
-#include "kernels/einsum.h"
+#include "backend/cpu/einsum.h"
 
 #include <string.h>
 

@@ -1,12 +1,12 @@
 /* Resize kernels: per-axis tap tables (ONNX Resize coordinate transforms, nearest rounding
  * modes, linear and cubic weights, exclude_outside, tf_crop_and_resize extrapolation) and the
  * separable forward / adjoint passes over [outer, axis, inner] views. */
-#include "kernels/resize.h"
+#include "backend/cpu/resize.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "kernels/simd.h"
+#include "backend/cpu/simd.h"
 
 static void cubic_coeffs(double r, double A, double *c) {
   double s = 1.0 - r;

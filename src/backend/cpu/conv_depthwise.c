@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "base/pool.h"
-#include "kernels/conv_depthwise.h"
-#include "kernels/simd.h"
+#include "backend/cpu/conv_depthwise.h"
+#include "backend/cpu/simd.h"
 
 int wt_conv_is_depthwise(int64_t C, int64_t group) { return group > 1 && C == group; }
 

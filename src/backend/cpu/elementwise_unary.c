@@ -4,9 +4,9 @@
 #include <math.h>
 
 #include "base/pool.h"
-#include "kernels/elementwise.h"
-#include "kernels/simd.h"
-#include "kernels/vmath.h"
+#include "backend/cpu/elementwise.h"
+#include "backend/cpu/simd.h"
+#include "backend/cpu/vmath.h"
 
 /* Vector body + scalar tail for maps that simd.h can express. */
 #define VMAP(VEXPR, SEXPR)                                  \

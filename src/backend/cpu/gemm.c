@@ -21,11 +21,11 @@
  * No allocation: the caller's packing buffers are static, a pool worker's are its scratch
  * (allocated when the pool starts). Large shapes are split over blocks of C on the pool
  * (packed_task); nothing in webtrain calls wt_sgemm from two threads outside the pool. */
-#include "kernels/gemm.h"
+#include "backend/cpu/gemm.h"
 
 #include "base/half.h"
 #include "base/pool.h"
-#include "kernels/gemm_tile.h"
+#include "backend/cpu/gemm_tile.h"
 
 
 

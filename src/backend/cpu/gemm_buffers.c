@@ -1,7 +1,7 @@
 /* The GEMM's packing buffers: the calling thread's are static (no allocation in a step), a pool
  * worker's are its scratch, allocated when the pool starts. */
 #include "base/pool.h"
-#include "kernels/gemm_tile.h"
+#include "backend/cpu/gemm_tile.h"
 
 /* 64-byte aligned for cache lines; 16-byte alignment is all the vector loads need. */
 static _Alignas(64) float g_pack_a[MC * KC];

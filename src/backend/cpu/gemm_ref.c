@@ -1,5 +1,5 @@
 /* Scalar reference GEMM: the definition the fast kernel is tested against. */
-#include "kernels/gemm.h"
+#include "backend/cpu/gemm.h"
 
 void wt_sgemm_ref(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
                   const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,

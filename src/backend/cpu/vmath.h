@@ -9,7 +9,7 @@
 #ifndef WT_KERNELS_VMATH_H
 #define WT_KERNELS_VMATH_H
 
-#include "kernels/simd.h"
+#include "backend/cpu/simd.h"
 
 /* Adding 1.5 * 2^23 rounds a float in (-2^22, 2^22) to an integer (nearest, ties to even) and
  * leaves that integer in the low mantissa bits. */

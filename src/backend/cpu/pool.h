@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "kernels/conv.h"
+#include "backend/cpu/conv.h"
 
 /* Floats of scratch the max / average pool kernels need (one reduced image row). */
 int64_t wt_pool_scratch_floats(const wt_conv_geom *g);
@@ -23,7 +23,7 @@ void wt_maxpool_indices(const wt_conv_geom *g, int64_t NC, int storage_order, co
 void wt_avgpool(const wt_conv_geom *g, const int64_t *pad_end, int count_include_pad,
                 int64_t NC, const float *x, float *y, float *tmp);
 
-/* Backward passes (kernels/pool_grad.c). dx is overwritten.
+/* Backward passes (backend/cpu/pool_grad.c). dx is overwritten.
  * MaxPoolGrad: dx[indices[i]] += dy[i] over n_dy elements (indices as wt_maxpool_indices
  * writes them, storage_order 0), dy and dx in NC planes (on the thread pool when each index stays
  * in its plane, as MaxPool's do; the same bits either way). Returns -1, or the position of the first index outside

@@ -1,12 +1,12 @@
 /* Batch / layer normalization kernels (see norm.h). Statistics are two-pass (mean, then the
  * sum of squared deviations) so a large mean does not cancel the variance; the apply loops
  * are one multiply-add per element with simd.h. */
-#include "kernels/norm.h"
+#include "backend/cpu/norm.h"
 
 #include <math.h>
 
 #include "base/pool.h"
-#include "kernels/simd.h"
+#include "backend/cpu/simd.h"
 
 /* y[i] = x[i] * a + b */
 static void affine_row(const float *x, float *y, int64_t n, float a, float b) {

@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "base/pool.h"
-#include "kernels/elementwise.h"
-#include "kernels/simd.h"
-#include "kernels/vmath.h"
+#include "backend/cpu/elementwise.h"
+#include "backend/cpu/simd.h"
+#include "backend/cpu/vmath.h"
 
 /* Vector body + scalar tail over (dy, t) -> dx. */
 #define GMAP(VEXPR, SEXPR)                                         \

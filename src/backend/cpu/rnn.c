@@ -2,14 +2,14 @@
  * One wt_sgemm projects every time step's input at once; each step then does one recurrent
  * wt_sgemm ([B,H] x R^T) and the per-row gate math. Transcendentals use libm (accuracy);
  * the arithmetic around them uses the 4-lane SIMD vocabulary with a scalar tail. */
-#include "kernels/rnn.h"
+#include "backend/cpu/rnn.h"
 
 #include <ctype.h>
 #include <math.h>
 #include <string.h>
 
-#include "kernels/gemm.h"
-#include "kernels/simd.h"
+#include "backend/cpu/gemm.h"
+#include "backend/cpu/simd.h"
 
 int wt_rnn_gates(int cell) { return cell == WT_RNN_LSTM ? 4 : cell == WT_RNN_GRU ? 3 : 1; }
 

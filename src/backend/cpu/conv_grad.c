@@ -4,11 +4,11 @@
 #include <string.h>
 
 #include "base/pool.h"
-#include "kernels/conv.h"
-#include "kernels/conv_winograd.h"
-#include "kernels/gemm.h"
-#include "kernels/optim.h"
-#include "kernels/simd.h"
+#include "backend/cpu/conv.h"
+#include "backend/cpu/conv_winograd.h"
+#include "backend/cpu/gemm.h"
+#include "backend/cpu/optim.h"
+#include "backend/cpu/simd.h"
 
 void wt_channel_sums(const float *y, int64_t N, int64_t M, int64_t S, float *sums) {
   for (int64_t m = 0; m < M; m++) {

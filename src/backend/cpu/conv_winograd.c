@@ -14,13 +14,13 @@
  * kernel's transform is P U P^T: dX's GEMMs read U at the position with 0 and 3 swapped in both
  * axes, transposed. dW: Y_t = A^T M_t A with M_t = sum_c U_c (.) V_tc, so dL/dU = sum_t
  * (A dY_t A^T) (.) V_t and dL/dg = G^T (dL/dU) G. */
-#include "kernels/conv_winograd.h"
+#include "backend/cpu/conv_winograd.h"
 
 #include <string.h>
 
 #include "base/pool.h"
-#include "kernels/gemm.h"
-#include "kernels/simd.h"
+#include "backend/cpu/gemm.h"
+#include "backend/cpu/simd.h"
 
 /* Fewest tiles (GEMM columns) and channels worth transforming for; widest image row (a
  * transform keeps four padded rows on the stack); most kernels (M * C). */

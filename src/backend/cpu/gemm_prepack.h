@@ -7,7 +7,7 @@
  * (wt_prepack_give, after its first step, so that buffers go only to weights some product reads,
  * and only when all of them fit in the owner's budget). The panels are packed at the first use after that, and again
  * after wt_prepack_stale (the owner's weights were written). wt_sgemm_prepacked on them gives
- * the bits of wt_sgemm_half on the weight (kernels/gemm.h): nothing here changes a result.
+ * the bits of wt_sgemm_half on the weight (backend/cpu/gemm.h): nothing here changes a result.
  * Called from the thread running the plan (the ops' run), never from the pool's workers. */
 #ifndef WT_KERNELS_GEMM_PREPACK_H
 #define WT_KERNELS_GEMM_PREPACK_H

@@ -1,13 +1,13 @@
 /* Convolution kernels: im2col / col2im over 3-D-normalized geometry and the Conv /
  * ConvTranspose forward passes as one wt_sgemm per (image, group). See conv.h. */
 #include "base/pool.h"
-#include "kernels/conv.h"
+#include "backend/cpu/conv.h"
 
 #include <string.h>
 
-#include "kernels/conv_winograd.h"
-#include "kernels/gemm.h"
-#include "kernels/simd.h"
+#include "backend/cpu/conv_winograd.h"
+#include "backend/cpu/gemm.h"
+#include "backend/cpu/simd.h"
 
 int wt_conv_is_pointwise(const wt_conv_geom *g) {
   for (int d = 0; d < 3; d++)

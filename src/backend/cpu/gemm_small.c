@@ -3,7 +3,7 @@
  * it saves. They read the operands in place (a transposed B is first copied k-major) with the
  * packed path's per-element arithmetic, so a result does not depend on the path taken. */
 #include "base/pool.h"
-#include "kernels/gemm_tile.h"
+#include "backend/cpu/gemm_tile.h"
 
 /* ---- Thin shapes: M or N below the register tile --------------------------------------
  * Packing pays off when each packed element is reused across a tile; with M or N of 1-3 it

@@ -1,8 +1,8 @@
 /* The table of weights packed once (see gemm_prepack.h). A fixed table: no allocation, and a
  * lookup is a short scan done once per GEMM op (not per block). */
-#include "kernels/gemm_prepack.h"
+#include "backend/cpu/gemm_prepack.h"
 
-#include "kernels/gemm.h"
+#include "backend/cpu/gemm.h"
 
 #ifndef WT_PREPACK_MAX
 #define WT_PREPACK_MAX 256

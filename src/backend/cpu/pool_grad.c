@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "base/pool.h"
-#include "kernels/pool.h"
-#include "kernels/simd.h"
+#include "backend/cpu/pool.h"
+#include "backend/cpu/simd.h"
 
 /* The scatter in index order over all of dy: the plain path, and the fallback when some index
  * leaves its plane. */

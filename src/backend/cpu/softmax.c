@@ -1,14 +1,14 @@
 /* Softmax, log-softmax and softmax cross-entropy kernels (see softmax.h). Every pass uses
  * simd.h, exp is vmath.h's vector exp; row sums of exp are accumulated in float vectors that
  * are flushed into a double every 64 elements, which keeps long rows accurate. */
-#include "kernels/softmax.h"
+#include "backend/cpu/softmax.h"
 
 #include <math.h>
 #include <string.h>
 
 #include "base/pool.h"
-#include "kernels/simd.h"
-#include "kernels/vmath.h"
+#include "backend/cpu/simd.h"
+#include "backend/cpu/vmath.h"
 
 static float row_max(const float *x, int64_t n) {
   wt_f32x4 a = wt_f32x4_splat(-INFINITY);

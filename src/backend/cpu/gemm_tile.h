@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "kernels/simd.h"
+#include "backend/cpu/simd.h"
 
 /* Register tile: MR rows x NR columns (NR / 4 vectors per row), and the k loop unrolled KU
  * times. Measured in Node 20 on this project's 2-core AMD EPYC hosts (gemm_bench, n = 512,

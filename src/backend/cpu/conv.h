@@ -1,15 +1,15 @@
 /* Convolution kernels over NC[D]HW float32 tensors: im2col / col2im and the forward passes of
  * Conv and ConvTranspose built on them plus wt_sgemm, over the 3-D-normalized geometry of
- * kernels/conv_geom.h (one loop nest serves all three ranks); depthwise Conv runs direct
- * (kernels/conv_depthwise.h). */
+ * backend/cpu/conv_geom.h (one loop nest serves all three ranks); depthwise Conv runs direct
+ * (backend/cpu/conv_depthwise.h). */
 #ifndef WT_KERNELS_CONV_H
 #define WT_KERNELS_CONV_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernels/conv_depthwise.h"
-#include "kernels/conv_geom.h"
+#include "backend/cpu/conv_depthwise.h"
+#include "backend/cpu/conv_geom.h"
 
 /* True when the col matrix of one channel block is the image itself (1x1, stride 1, no pad). */
 int wt_conv_is_pointwise(const wt_conv_geom *g);
@@ -76,7 +76,7 @@ void wt_conv_transpose_forward(const wt_conv_geom *g, int64_t N, int64_t C, int6
                                int64_t group, const float *x, const float *w, const float *bias,
                                float *y, float *col);
 
-/* Backward passes (kernels/conv_grad.c), same layouts as the forwards; dx / dw / db may each
+/* Backward passes (backend/cpu/conv_grad.c), same layouts as the forwards; dx / dw / db may each
  * be NULL (not computed). dx, dw and db are overwritten. col: the forward's scratch size, and
  * for ConvGrad's dw wt_conv_grad_scratch_floats.
  * ConvGrad: dy [N, M, grid...] -> dx like x, dw like w [M, C/group, k...], db [M]. ConvGrad's

@@ -2,12 +2,12 @@
  * The strided copy first drops size-1 axes and merges axes that are contiguous in both source
  * and destination, so most real layouts reduce to a few long memcpy rows or one tiled 2-D
  * transpose (e.g. attention's [N,T,H,D] -> [N,H,T,D] becomes rows of D elements). */
-#include "kernels/copy.h"
+#include "backend/cpu/copy.h"
 
 #include <string.h>
 
 #include "base/pool.h"
-#include "kernels/simd.h"
+#include "backend/cpu/simd.h"
 
 #define TILE 16
 
