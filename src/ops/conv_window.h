@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "ir/ir.h"
-#include "backend/cpu/conv.h"
+#include "ops/conv_geom.h"
 
 enum { WT_AUTO_PAD_NOTSET, WT_AUTO_PAD_SAME_UPPER, WT_AUTO_PAD_SAME_LOWER, WT_AUTO_PAD_VALID };
 

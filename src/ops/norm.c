@@ -8,18 +8,10 @@
 #include <string.h>
 
 #include "grad/grad.h"
-#include "backend/cpu/norm.h"
-#include "backend/cpu/kernel.h"
 #include "ops/op.h"
+#include "ops/norm_params.h"
 
 /* ---- BatchNormalization ------------------------------------------------------------------ */
-
-typedef struct bn_params {
-  int64_t N, C, S;
-  float eps, momentum;
-  int training;
-} bn_params;
-static_assert(sizeof(bn_params) <= WT_PARAMS_MAX, "bn_params too large");
 
 static int bn_infer(wt_infer_ctx *ctx) {
   bn_params *p = WT_PARAMS(ctx, bn_params);
@@ -59,27 +51,6 @@ static int bn_infer(wt_infer_ctx *ctx) {
                      internal ? 5 : 3);
   wt_set_shape(&ctx->out[0], WT_FLOAT, x->rank, x->dims);
   for (int i = 1; i < ctx->n_out; i++) wt_set_shape(&ctx->out[i], WT_FLOAT, 1, &p->C);
-  return WT_OK;
-}
-
-static int bn_run(const wt_run_ctx *ctx) {
-  const bn_params *p = ctx->params;
-  const float *x = ctx->in[0].data, *scale = ctx->in[1].data, *bias = ctx->in[2].data;
-  const float *mean = ctx->in[3].data, *var = ctx->in[4].data;
-  float *y = ctx->out[0].data;
-  if (!p->training) {
-    wt_batchnorm_apply_f32(x, y, p->N, p->C, p->S, scale, bias, mean, var, p->eps);
-    return WT_OK;
-  }
-  /* BatchNormInternal: output 3 is the batch mean, output 4 the batch 1 / sqrt(var + eps). */
-  float *bm = wt_output_wanted(ctx, 3) ? ctx->out[3].data : ctx->scratch, *bv = (float *)ctx->scratch + p->C;
-  wt_batchnorm_train_f32(x, y, p->N, p->C, p->S, scale, bias, mean, var, p->eps, p->momentum,
-                         0, bm, bv, wt_output_wanted(ctx, 1) ? ctx->out[1].data : NULL,
-                         wt_output_wanted(ctx, 2) ? ctx->out[2].data : NULL);
-  if (wt_output_wanted(ctx, 4)) {
-    float *inv = ctx->out[4].data;
-    for (int64_t c = 0; c < p->C; c++) inv[c] = 1.0f / sqrtf(bv[c] + p->eps);
-  }
   return WT_OK;
 }
 
@@ -185,12 +156,6 @@ static const wt_op_def wt_op_BatchNormInternal = {
 
 /* ---- LayerNormalization ------------------------------------------------------------------ */
 
-typedef struct ln_params {
-  int64_t rows, n;
-  float eps;
-} ln_params;
-static_assert(sizeof(ln_params) <= WT_PARAMS_MAX, "ln_params too large");
-
 /* Scale / B must hold exactly the normalized dims (leading 1s allowed). */
 static int ln_check_param(const wt_tensor *t, const char *name, int idx, const wt_tensor *x,
                           int ax) {
@@ -237,15 +202,6 @@ static int ln_infer(wt_infer_ctx *ctx) {
   return WT_OK;
 }
 
-static int ln_run(const wt_run_ctx *ctx) {
-  const ln_params *p = ctx->params;
-  const float *bias = wt_has_input(ctx->in, ctx->n_in, 2) ? ctx->in[2].data : NULL;
-  wt_layernorm_f32(ctx->in[0].data, ctx->out[0].data, p->rows, p->n, ctx->in[1].data, bias,
-                   p->eps, wt_output_wanted(ctx, 1) ? ctx->out[1].data : NULL,
-                   wt_output_wanted(ctx, 2) ? ctx->out[2].data : NULL);
-  return WT_OK;
-}
-
 /* ONNX Runtime's rule: LayerNormalizationGrad(dY, X, scale, Mean, InvStdDev) -> (dX, dScale,
  * dB) with the forward node's attributes; Mean / InvStdDev are forward outputs 1 and 2. */
 static int ln_grad(wt_grad_ctx *c) {
@@ -274,14 +230,3 @@ const wt_op_def *const wt_ops_norm[] = {
     &wt_op_LayerNormalization,
     NULL,
 };
-
-static size_t bn_scratch(const wt_infer_ctx *ctx) {
-  const bn_params *p = ctx->params;
-  return p->training ? (size_t)(2 * p->C) * sizeof(float) : 0;
-}
-
-const wt_cpu_kernel wt_cpu_kernels_norm[] = {
-    {.key = {"", "BatchNormalization"}, .run = bn_run, .scratch = bn_scratch},
-    {.key = {WT_MS, "BatchNormInternal"}, .run = bn_run, .scratch = bn_scratch},
-    {.key = {"", "LayerNormalization"}, .run = ln_run},
-    WT_CPU_KERNELS_END};

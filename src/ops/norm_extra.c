@@ -8,18 +8,10 @@
 #include <string.h>
 
 #include "grad/grad.h"
-#include "backend/cpu/norm_extra.h"
-#include "backend/cpu/kernel.h"
 #include "ops/op.h"
+#include "ops/norm_extra_params.h"
 
 /* ---- InstanceNormalization / GroupNormalization ----------------------------------------------- */
-
-typedef struct gn_params {
-  int64_t N, C, S, G;
-  int per_channel;
-  float eps;
-} gn_params;
-static_assert(sizeof(gn_params) <= WT_PARAMS_MAX, "gn_params too large");
 
 static int gn_infer(wt_infer_ctx *ctx) {
   gn_params *p = WT_PARAMS(ctx, gn_params);
@@ -52,13 +44,6 @@ static int gn_infer(wt_infer_ctx *ctx) {
   if (wt_numel(&ctx->in[2]) != len || ctx->in[2].rank != 1 || ctx->in[1].rank != 1)
     return wt_errorf(WT_ERR_SHAPE, "inputs 'scale' and 'B' must be 1-D with %lld values", (long long)len);
   wt_set_shape(&ctx->out[0], WT_FLOAT, x->rank, x->dims);
-  return WT_OK;
-}
-
-static int gn_run(const wt_run_ctx *ctx) {
-  const gn_params *p = ctx->params;
-  wt_groupnorm_f32(ctx->in[0].data, ctx->out[0].data, p->N, p->C, p->S, p->G, ctx->in[1].data,
-                   ctx->in[2].data, p->per_channel, p->eps);
   return WT_OK;
 }
 
@@ -144,12 +129,6 @@ static const wt_op_def wt_op_GroupNormalization = {
 
 /* ---- SimplifiedLayerNormalization (RMSNorm) ----------------------------------------------------- */
 
-typedef struct rms_params {
-  int64_t rows, n;
-  float eps;
-} rms_params;
-static_assert(sizeof(rms_params) <= WT_PARAMS_MAX, "rms_params too large");
-
 /* Normalized dims from `axis`; scale must hold exactly them (leading 1s allowed). */
 static int rms_dims(const wt_node *node, const wt_tensor *x, const wt_tensor *scale,
                     rms_params *p, int *ax_out) {
@@ -185,13 +164,6 @@ static int rms_infer(wt_infer_ctx *ctx) {
     wt_set_shape(&ctx->out[1], WT_FLOAT, x->rank, x->dims);
     for (int d = ax; d < x->rank; d++) ctx->out[1].dims[d] = 1;
   }
-  return WT_OK;
-}
-
-static int rms_run(const wt_run_ctx *ctx) {
-  const rms_params *p = ctx->params;
-  wt_rmsnorm_f32(ctx->in[0].data, ctx->out[0].data, p->rows, p->n, ctx->in[1].data, p->eps,
-                 wt_output_wanted(ctx, 1) ? ctx->out[1].data : ctx->scratch);
   return WT_OK;
 }
 
@@ -242,14 +214,6 @@ static int rmsg_infer(wt_infer_ctx *ctx) {
   return WT_OK;
 }
 
-static int rmsg_run(const wt_run_ctx *ctx) {
-  const rms_params *p = ctx->params;
-  wt_rmsnorm_grad_f32(ctx->in[0].data, ctx->in[1].data, ctx->in[2].data, ctx->in[3].data, p->rows,
-                      p->n, wt_output_wanted(ctx, 0) ? ctx->out[0].data : NULL,
-                      wt_output_wanted(ctx, 1) ? ctx->out[1].data : NULL);
-  return WT_OK;
-}
-
 static const wt_op_def wt_op_SimplifiedLayerNormalizationGrad = {
     .domain = WT_MS, .op_type = "SimplifiedLayerNormalizationGrad", .min_inputs = 4,
     .max_inputs = 4, .min_outputs = 1, .max_outputs = 2, .infer = rmsg_infer,
@@ -263,15 +227,3 @@ const wt_op_def *const wt_ops_norm_extra[] = {
     &wt_op_SimplifiedLayerNormalizationGrad,
     NULL,
 };
-
-static size_t rms_scratch(const wt_infer_ctx *ctx) {
-  return (size_t)((const rms_params *)ctx->params)->rows * sizeof(float);
-}
-
-const wt_cpu_kernel wt_cpu_kernels_norm_extra[] = {
-    {.key = {"", "InstanceNormalization"}, .run = gn_run},
-    {.key = {"", "GroupNormalization"}, .run = gn_run},
-    {.key = {WT_MS, "SimplifiedLayerNormalization"}, .run = rms_run, .scratch = rms_scratch},
-    {.key = {"", "SimplifiedLayerNormalization"}, .run = rms_run, .scratch = rms_scratch},
-    {.key = {WT_MS, "SimplifiedLayerNormalizationGrad"}, .run = rmsg_run},
-    WT_CPU_KERNELS_END};

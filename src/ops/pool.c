@@ -6,19 +6,9 @@
 #include <string.h>
 
 #include "grad/grad.h"
-#include "backend/cpu/pool.h"
 #include "ops/conv_window.h"
-#include "backend/cpu/kernel.h"
 #include "ops/op.h"
-
-typedef struct pool_params {
-  wt_conv_geom g;
-  int64_t pad_end[3];           /* normalized trailing pads, for count_include_pad */
-  int count_include_pad;
-  int storage_order;
-  int want_indices;
-} pool_params;
-static_assert(sizeof(pool_params) <= WT_PARAMS_MAX, "pool_params too big");
+#include "ops/pool_params.h"
 
 static int check_x(const wt_tensor *X) {
   WT_TRY(wt_expect_float(X, "X", 0));
@@ -27,8 +17,6 @@ static int check_x(const wt_tensor *X) {
                      "fixed size");
   return WT_OK;
 }
-
-static int64_t plane_count(const wt_tensor *X) { return X->dims[0] * X->dims[1]; }
 
 /* Shared by MaxPool / AveragePool: parses the window, sets output 0 and the geometry. */
 static int window_pool_infer(wt_infer_ctx *ctx, int allow_dilations, pool_params *p) {
@@ -144,17 +132,6 @@ static int maxpool_infer(wt_infer_ctx *ctx) {
   return WT_OK;
 }
 
-static int maxpool_run(const wt_run_ctx *ctx) {
-  const pool_params *p = ctx->params;
-  const wt_tensor *X = &ctx->in[0];
-  if (p->want_indices)
-    wt_maxpool_indices(&p->g, plane_count(X), p->storage_order, X->data, ctx->out[0].data,
-                       ctx->out[1].data);
-  else
-    wt_maxpool(&p->g, plane_count(X), X->data, ctx->out[0].data, ctx->scratch);
-  return WT_OK;
-}
-
 static const wt_op_def wt_op_MaxPool = {.domain = "", .op_type = "MaxPool", .min_inputs = 1,
                                  .max_inputs = 1, .min_outputs = 1, .max_outputs = 2,
                                  .infer = maxpool_infer,
@@ -171,14 +148,6 @@ static int avgpool_infer(wt_infer_ctx *ctx) {
     return wt_errorf(WT_ERR_INVALID_ARG, "attribute 'count_include_pad' is %lld; expected 0 "
                      "or 1", (long long)cip);
   p->count_include_pad = (int)cip;
-  return WT_OK;
-}
-
-static int avgpool_run(const wt_run_ctx *ctx) {
-  const pool_params *p = ctx->params;
-  const wt_tensor *X = &ctx->in[0];
-  wt_avgpool(&p->g, p->pad_end, p->count_include_pad, plane_count(X), X->data,
-             ctx->out[0].data, ctx->scratch);
   return WT_OK;
 }
 
@@ -204,20 +173,6 @@ static int global_pool_infer(wt_infer_ctx *ctx) {
   out[1] = X->dims[1];
   for (int i = 2; i < X->rank; i++) out[i] = 1;
   wt_set_shape(&ctx->out[0], WT_FLOAT, X->rank, out);
-  return WT_OK;
-}
-
-static int global_avgpool_run(const wt_run_ctx *ctx) {
-  const wt_tensor *X = &ctx->in[0];
-  wt_global_avgpool(plane_count(X), wt_dims_prod(X->dims, 2, X->rank), X->data,
-                    ctx->out[0].data);
-  return WT_OK;
-}
-
-static int global_maxpool_run(const wt_run_ctx *ctx) {
-  const wt_tensor *X = &ctx->in[0];
-  wt_global_maxpool(plane_count(X), wt_dims_prod(X->dims, 2, X->rank), X->data,
-                    ctx->out[0].data);
   return WT_OK;
 }
 
@@ -324,17 +279,6 @@ static int maxpool_grad_infer(wt_infer_ctx *ctx) {
   return pool_grad_setup(ctx, dY, 1, p, xd);
 }
 
-static int maxpool_grad_run(const wt_run_ctx *ctx) {
-  const wt_tensor *dY = &ctx->in[0], *dX = &ctx->out[0];
-  int64_t n_dx = wt_numel(dX), planes = dX->rank >= 2 ? dX->dims[0] * dX->dims[1] : 1;
-  int64_t bad = wt_maxpool_grad(planes, wt_numel(dY), dY->data, ctx->in[1].data, n_dx, dX->data);
-  if (bad >= 0)
-    return wt_errorf(WT_ERR_RUNTIME, "Indices[%lld] is %lld; expected an index into dX's %lld "
-                     "elements", (long long)bad,
-                     (long long)((const int64_t *)ctx->in[1].data)[bad], (long long)n_dx);
-  return WT_OK;
-}
-
 static int avgpool_grad_infer(wt_infer_ctx *ctx) {
   pool_params *p = WT_PARAMS(ctx, pool_params);
   int64_t xd[WT_MAX_RANK];
@@ -344,14 +288,6 @@ static int avgpool_grad_infer(wt_infer_ctx *ctx) {
     return wt_errorf(WT_ERR_INVALID_ARG, "attribute 'count_include_pad' is %lld; expected 0 "
                      "or 1", (long long)cip);
   p->count_include_pad = (int)cip;
-  return WT_OK;
-}
-
-static int avgpool_grad_run(const wt_run_ctx *ctx) {
-  const pool_params *p = ctx->params;
-  const wt_tensor *dX = &ctx->out[0];
-  wt_avgpool_grad(&p->g, p->pad_end, p->count_include_pad, dX->dims[0] * dX->dims[1],
-                  ctx->in[0].data, dX->data, ctx->scratch);
   return WT_OK;
 }
 
@@ -373,16 +309,3 @@ const wt_op_def *const wt_ops_pool[] = {
     &wt_op_MaxPoolGrad,
     NULL,
 };
-
-static size_t window_scratch(const wt_infer_ctx *ctx) {
-  return sizeof(float) * (size_t)wt_pool_scratch_floats(&((const pool_params *)ctx->params)->g);
-}
-
-const wt_cpu_kernel wt_cpu_kernels_pool[] = {
-    {.key = {"", "MaxPool"}, .run = maxpool_run, .scratch = window_scratch},
-    {.key = {"", "AveragePool"}, .run = avgpool_run, .scratch = window_scratch},
-    {.key = {"", "GlobalAveragePool"}, .run = global_avgpool_run},
-    {.key = {"", "GlobalMaxPool"}, .run = global_maxpool_run},
-    {.key = {"", "MaxPoolGrad"}, .run = maxpool_grad_run},
-    {.key = {"", "AveragePoolGrad"}, .run = avgpool_grad_run, .scratch = window_scratch},
-    WT_CPU_KERNELS_END};

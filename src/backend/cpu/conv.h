@@ -1,6 +1,6 @@
 /* Convolution kernels over NC[D]HW float32 tensors: im2col / col2im and the forward passes of
  * Conv and ConvTranspose built on them plus wt_sgemm, over the 3-D-normalized geometry of
- * backend/cpu/conv_geom.h (one loop nest serves all three ranks); depthwise Conv runs direct
+ * ops/conv_geom.h (one loop nest serves all three ranks); depthwise Conv runs direct
  * (backend/cpu/conv_depthwise.h). */
 #ifndef WT_KERNELS_CONV_H
 #define WT_KERNELS_CONV_H
@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "backend/cpu/conv_depthwise.h"
-#include "backend/cpu/conv_geom.h"
+#include "ops/conv_geom.h"
 
 /* True when the col matrix of one channel block is the image itself (1x1, stride 1, no pad). */
 int wt_conv_is_pointwise(const wt_conv_geom *g);

@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "backend/cpu/conv_geom.h"
+#include "ops/conv_geom.h"
 
 /* Depthwise convolutions (C == group > 1: one input channel per group, M / C outputs each) run
  * direct, without im2col, GEMM or the scratch (backend/cpu/conv_depthwise.c): wt_conv_forward(_w)

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backend/cpu/conv_geom.h"
+#include "ops/conv_geom.h"
 
 /* Whether this convolution (x [N, C, H, W], w [M, C, 3, 3]) takes the Winograd path: the
  * geometry above (a float16 W never does: its callers check), and enough tiles and channels for

@@ -4,46 +4,11 @@
  * the arithmetic around them uses the 4-lane SIMD vocabulary with a scalar tail. */
 #include "backend/cpu/rnn.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <string.h>
 
 #include "backend/cpu/gemm.h"
 #include "backend/cpu/simd.h"
-
-int wt_rnn_gates(int cell) { return cell == WT_RNN_LSTM ? 4 : cell == WT_RNN_GRU ? 3 : 1; }
-
-static int name_eq(const char *a, const char *b) {
-  for (; *a && *b; a++, b++)
-    if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) return 0;
-  return *a == *b;
-}
-
-int wt_rnn_act_parse(const char *name, wt_rnn_act *out, int *uses_alpha, int *uses_beta) {
-  static const struct { const char *name; int kind, ua, ub; float a, b; } k[] = {
-      {"Sigmoid", WT_ACT_SIGMOID, 0, 0, 0, 0},
-      {"Tanh", WT_ACT_TANH, 0, 0, 0, 0},
-      {"Relu", WT_ACT_RELU, 0, 0, 0, 0},
-      {"Affine", WT_ACT_AFFINE, 1, 1, 1.0f, 0.0f},
-      {"LeakyRelu", WT_ACT_LEAKYRELU, 1, 0, 0.01f, 0},
-      {"ThresholdedRelu", WT_ACT_THRESHOLDEDRELU, 1, 0, 1.0f, 0},
-      {"ScaledTanh", WT_ACT_SCALEDTANH, 1, 1, 1.0f, 1.0f},
-      {"HardSigmoid", WT_ACT_HARDSIGMOID, 1, 1, 0.2f, 0.5f},
-      {"Elu", WT_ACT_ELU, 1, 0, 1.0f, 0},
-      {"Softsign", WT_ACT_SOFTSIGN, 0, 0, 0, 0},
-      {"Softplus", WT_ACT_SOFTPLUS, 0, 0, 0, 0},
-  };
-  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
-    if (name_eq(name, k[i].name)) {
-      out->kind = k[i].kind;
-      out->alpha = k[i].a;
-      out->beta = k[i].b;
-      *uses_alpha = k[i].ua;
-      *uses_beta = k[i].ub;
-      return 0;
-    }
-  return -1;
-}
 
 static float sigmoidf(float x) {
   if (x >= 0) return 1.0f / (1.0f + expf(-x));

@@ -6,12 +6,12 @@
 
 #include <stdint.h>
 
+#include "ops/loss_reduction.h"
+
 /* y = softmax(x) (or log_softmax when log_out) over n; y may alias x.
  * tmp: 2 * inner floats, used only when inner > 1. */
 void wt_softmax_f32(const float *x, float *y, int64_t outer, int64_t n, int64_t inner,
                     int log_out, float *tmp);
-
-enum { WT_LOSS_NONE = 0, WT_LOSS_SUM = 1, WT_LOSS_MEAN = 2 };
 
 /* Softmax cross-entropy of scores [N, C, D] (D = product of the trailing dims) against labels
  * [N, D] (exactly one of labels32 / labels64 non-NULL). weight [C] may be NULL. Labels equal to

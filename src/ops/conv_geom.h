@@ -1,11 +1,12 @@
-/* Convolution geometry over NC[D]HW float32 tensors (see conv.h): every spatial geometry is
- * normalized to 3-D (1-D and 2-D get leading unit dims with kernel 1, stride 1, pad 0). "img" is
+/* Convolution geometry over NC[D]HW float32 tensors (kernels: backend/cpu/conv.h): every
+ * spatial geometry is normalized to 3-D (1-D and 2-D get leading unit dims with kernel 1,
+ * stride 1, pad 0). "img" is
  * the dense tensor side (Conv's input, ConvTranspose's output); "grid" is the set of window
  * positions (Conv's output, ConvTranspose's input): grid position o reads img position
  * o*stride - pad + k*dilation. Shared by the im2col + GEMM kernels (conv.c, conv_grad.c) and
  * the direct depthwise ones (conv_depthwise.c). */
-#ifndef WT_KERNELS_CONV_GEOM_H
-#define WT_KERNELS_CONV_GEOM_H
+#ifndef WT_OPS_CONV_GEOM_H
+#define WT_OPS_CONV_GEOM_H
 
 #include <stddef.h>
 #include <stdint.h>
