@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ops/elementwise_kinds.h"
+
 #define WT_BCAST_MAX_IN 3
 #define WT_BCAST_MAX_RANK 8
 
@@ -42,14 +44,6 @@ int wt_bcast_run(const wt_bcast *p, const void *const *ins, const size_t *elem_s
 int wt_bcast_run_pool(const wt_bcast *p, const void *const *ins, const size_t *elem_size,
                       void *out, size_t out_elem_size, wt_bcast_row_fn fn, void *user);
 
-/* Binary arithmetic. */
-typedef enum wt_ew_binop {
-  WT_EW_ADD, WT_EW_SUB, WT_EW_MUL, WT_EW_DIV, WT_EW_MIN, WT_EW_MAX, WT_EW_POW,
-  WT_EW_MOD,   /* integer: result has the divisor's sign (Python %) */
-  WT_EW_FMOD,  /* C fmod / %: result has the dividend's sign */
-  WT_EW_PRELU  /* a < 0 ? a * b : a */
-} wt_ew_binop;
-
 /* out[i] = a[i*sa] op b[i*sb]. Float rows never fail. Integer rows return 1 on division
  * (or Mod) by zero; overflow wraps (two's complement) instead of being undefined. */
 void wt_ew_binary_f32(wt_ew_binop op, int64_t n, const float *a, int sa, const float *b, int sb,
@@ -63,7 +57,6 @@ int wt_ew_binary_i64(wt_ew_binop op, int64_t n, const int64_t *a, int sa, const 
 int64_t wt_ew_ipow(int64_t a, int64_t e);
 
 /* Comparisons -> bool (uint8_t). */
-typedef enum wt_ew_cmpop { WT_EW_EQ, WT_EW_LT, WT_EW_GT, WT_EW_LE, WT_EW_GE } wt_ew_cmpop;
 void wt_ew_compare_f32(wt_ew_cmpop op, int64_t n, const float *a, int sa, const float *b, int sb,
                        uint8_t *out);
 void wt_ew_compare_i32(wt_ew_cmpop op, int64_t n, const int32_t *a, int sa, const int32_t *b,
@@ -73,7 +66,6 @@ void wt_ew_compare_i64(wt_ew_cmpop op, int64_t n, const int64_t *a, int sa, cons
 void wt_ew_compare_bool(wt_ew_cmpop op, int64_t n, const uint8_t *a, int sa, const uint8_t *b,
                         int sb, uint8_t *out);
 
-typedef enum wt_ew_logicop { WT_EW_AND, WT_EW_OR, WT_EW_XOR } wt_ew_logicop;
 void wt_ew_logic(wt_ew_logicop op, int64_t n, const uint8_t *a, int sa, const uint8_t *b, int sb,
                  uint8_t *out);
 
@@ -92,41 +84,10 @@ void wt_ew_logic(wt_ew_logicop op, int64_t n, const uint8_t *a, int sa, const ui
 #endif
 
 /* Float unary maps y = f(x); x == y (in place) is allowed. */
-typedef enum wt_ew_unop {
-  WT_EW_NEG, WT_EW_ABS, WT_EW_SQRT, WT_EW_RELU, WT_EW_RECIPROCAL,
-  WT_EW_LEAKYRELU,    /* alpha */
-  WT_EW_CLIP,         /* alpha = min, beta = max */
-  WT_EW_EXP, WT_EW_LOG, WT_EW_SIN, WT_EW_COS, WT_EW_TANH, WT_EW_ERF, WT_EW_SIGMOID,
-  WT_EW_SOFTPLUS, WT_EW_SOFTSIGN, WT_EW_FLOOR, WT_EW_CEIL, WT_EW_ROUND, WT_EW_SIGN,
-  WT_EW_ELU,          /* alpha */
-  WT_EW_SELU,         /* alpha, gamma = beta */
-  WT_EW_HARDSIGMOID,  /* alpha, beta */
-  WT_EW_HARDSWISH,
-  WT_EW_GELU,         /* exact (erf) form */
-  WT_EW_GELU_TANH,    /* tanh approximation */
-  WT_EW_MISH,
-  WT_EW_TAN, WT_EW_ASIN, WT_EW_ACOS, WT_EW_ATAN, WT_EW_SINH, WT_EW_COSH, WT_EW_ASINH,
-  WT_EW_ACOSH, WT_EW_ATANH,
-  WT_EW_CELU,         /* alpha */
-  WT_EW_THRESHOLDEDRELU, /* alpha */
-  WT_EW_SHRINK,       /* alpha = lambd, beta = bias */
-  WT_EW_QUICKGELU,    /* x * sigmoid(alpha * x) (com.microsoft QuickGelu) */
-  WT_EW_UNOP_COUNT
-} wt_ew_unop;
-
 void wt_ew_unary_f32(wt_ew_unop op, int64_t n, const float *x, float *y, float alpha, float beta);
 
 /* Activation gradients dx = dy * f'(.) (ONNX Runtime's com.microsoft *Grad ops). t is the
  * forward input X or output Y, as noted; dx may alias dy or t. */
-typedef enum wt_ew_gradop {
-  WT_EW_RELU_GRAD,       /* t = X (or Y): t > 0 ? dy : 0 */
-  WT_EW_SIGMOID_GRAD,    /* t = Y: dy * y * (1 - y) */
-  WT_EW_TANH_GRAD,       /* t = Y: dy * (1 - y * y) */
-  WT_EW_LEAKYRELU_GRAD,  /* t = Y: y > 0 ? dy : alpha * dy */
-  WT_EW_GELU_GRAD,       /* t = X: exact (erf) Gelu */
-  WT_EW_FASTGELU_GRAD,   /* t = X: tanh-approximated Gelu */
-  WT_EW_QUICKGELU_GRAD   /* t = X: x * sigmoid(alpha * x) */
-} wt_ew_gradop;
 void wt_ew_grad_f32(wt_ew_gradop op, int64_t n, const float *dy, const float *t, float *dx,
                     float alpha);
 
