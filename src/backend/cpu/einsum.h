@@ -6,8 +6,7 @@
 
 #include <stdint.h>
 
-#define WT_EINSUM_MAX_IDS 16
-#define WT_EINSUM_MAX_OPS 8
+#include "ops/einsum_params.h" /* WT_EINSUM_MAX_IDS, WT_EINSUM_MAX_OPS */
 
 /* y[out coords] = sum over the summed ids of prod_k op_k[offset_k]: ids 0..n_out-1 index the
  * contiguous output (row-major, in that order), ids n_out..n_ids-1 are summed. strides is

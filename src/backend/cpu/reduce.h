@@ -6,17 +6,7 @@
 
 #include <stdint.h>
 
-/* One reduction pass. Multi-pass reductions combine partial results with a follow-up kind
- * (see wt_reduce_next_kind) and a final step (divide by count, sqrt). */
-typedef enum wt_reduce_kind {
-  WT_RED_SUM,
-  WT_RED_SUMSQ,     /* sum of squares */
-  WT_RED_ABSSUM,    /* sum of |x| */
-  WT_RED_MAX,
-  WT_RED_MIN,
-  WT_RED_PROD,
-  WT_RED_LOGSUMEXP  /* log(sum(exp(x))), computed as max + log(sum(exp(x - max))) */
-} wt_reduce_kind;
+#include "ops/reduce_kind.h"
 
 /* The kind that combines partial results of `first` (e.g. SUMSQ partials are then summed). */
 wt_reduce_kind wt_reduce_next_kind(wt_reduce_kind first);
