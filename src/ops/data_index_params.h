@@ -1,4 +1,5 @@
-/* The data_index family's params: what its ops' infer (src/ops/data_index.c) hands their kernels. */
+/* The data_index family's params: what its ops' infer (src/ops/data_index.c) hands their
+ * kernels. */
 #ifndef WT_OPS_DATA_INDEX_PARAMS_H
 #define WT_OPS_DATA_INDEX_PARAMS_H
 

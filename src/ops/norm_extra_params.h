@@ -1,4 +1,5 @@
-/* The norm_extra family's params: what its ops' infer (src/ops/norm_extra.c) hands their kernels. */
+/* The norm_extra family's params: what its ops' infer (src/ops/norm_extra.c) hands their
+ * kernels. */
 #ifndef WT_OPS_NORM_EXTRA_PARAMS_H
 #define WT_OPS_NORM_EXTRA_PARAMS_H
 

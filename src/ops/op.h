@@ -95,9 +95,9 @@ enum wt_op_flags {
    * (InPlaceAccumulatorV2): the planner may then have input 1 written straight into the buffer. */
   WT_OP_ACCUMULATOR = 1u << 7,
   /* Converts its input 0 to the dtype of attribute 'to' (Cast). From float16 to float, when every
-   * reader of the output reads float16 itself (half_inputs), the shape pass leaves the float16
-   * bytes as they are (a view, nothing runs): frozen float16 weights are widened where a kernel
-   * reads them, never copied whole into float32. */
+   * reader of the output reads float16 itself (its kernel's half_inputs), the shape pass leaves
+   * the float16 bytes as they are (a view, nothing runs): frozen float16 weights are widened where
+   * a kernel reads them, never copied whole into float32. */
   WT_OP_WIDEN = 1u << 8,
   /* Output 0 is input 0 with its axes permuted (Transpose): its params start with the
    * permutation, int perm[WT_MAX_RANK] (out axis i is in axis perm[i]). The planner folds a swap

@@ -1,4 +1,5 @@
-/* The shape_build family's params: what its ops' infer (src/ops/shape_build.c) hands their kernels. */
+/* The shape_build family's params: what its ops' infer (src/ops/shape_build.c) hands their
+ * kernels. */
 #ifndef WT_OPS_SHAPE_BUILD_PARAMS_H
 #define WT_OPS_SHAPE_BUILD_PARAMS_H
 

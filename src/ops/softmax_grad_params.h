@@ -1,4 +1,5 @@
-/* The softmax_grad family's params: what its ops' infer (src/ops/softmax_grad.c) hands their kernels. */
+/* The softmax_grad family's params: what its ops' infer (src/ops/softmax_grad.c) hands their
+ * kernels. */
 #ifndef WT_OPS_SOFTMAX_GRAD_PARAMS_H
 #define WT_OPS_SOFTMAX_GRAD_PARAMS_H
 
