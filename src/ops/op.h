@@ -115,7 +115,7 @@ typedef struct wt_op_def {
   const char *no_grad;          /* with grad NULL by design: why, and what a model can do instead
                                    (the autodiff's error quotes it) */
   uint32_t flags;
-  /* Which member of its family the op is, for ops that share infer/run/grad: infer reads
+  /* Which member of its family the op is, for ops that share infer/grad (and kernels): infer reads
    * ctx->op->variant / ctx->op->spec (a family-private struct), a rule c->op, instead of
    * comparing the node's op_type. */
   int variant;
