@@ -2,9 +2,10 @@
  * (backend/cpu/conv*.c) on the convolutions of torchvision's resnet18 at batch 2 and 64x64 images
  * (the benchmark's torchvision row), plus a depthwise 3x3 and a grouped one, one thread.
  *   native: cc -O3 -Isrc -Iinclude tests/bench/conv_bench.c src/backend/cpu/conv.c \
- *             src/backend/cpu/conv_grad.c src/backend/cpu/conv_depthwise.c src/backend/cpu/conv_winograd.c \
- *             src/backend/cpu/gemm.c src/backend/cpu/gemm_small.c src/backend/cpu/gemm_buffers.c \
- *             src/backend/cpu/gemm_prepack.c src/backend/cpu/optim.c src/base/pool.c src/base/half.c \
+ *             src/backend/cpu/conv_grad.c src/backend/cpu/conv_depthwise.c \
+ *             src/backend/cpu/conv_winograd.c src/backend/cpu/gemm.c src/backend/cpu/gemm_small.c \
+ *             src/backend/cpu/gemm_buffers.c src/backend/cpu/gemm_prepack.c src/backend/cpu/optim.c \
+ *             src/base/pool.c src/base/half.c \
  *             -o build/conv_bench -lm -lpthread
  *   wasm:   NODE_PATH=/usr/share/nodejs emcc -O3 -msimd128 (the same sources) \
  *             -sINITIAL_MEMORY=256MB -o /tmp/conv_bench.js && node --no-experimental-fetch /tmp/conv_bench.js

@@ -131,7 +131,7 @@ async function pytorch(s, steps, warmup, evals, env) {
   return modelResult(s, 'pytorch', 'torch.nn (same architecture)', JSON.parse(line.slice(7)), { env: 'node', threads: 1, loadavg: loadavg()[0] });
 }
 
-// 2. The C GEMM micro-benchmark (tests/bench/gemm_bench.c) in wasm, built from src/kernels (128 MB:
+// 2. The C GEMM micro-benchmark (tests/bench/gemm_bench.c) in wasm, built from src/backend/cpu (128 MB:
 // its frozen-base pass holds 8 weights of 1024 x 1024 and their packed copies, 64 MB).
 function gemmC(build) {
   const dir = `${OUT_DIR}gemm${SIMD === 'relaxed' ? '-relaxed' : ''}/`;
@@ -147,7 +147,7 @@ function gemmC(build) {
   const rows = [];
   for (const line of r.out.split('\n')) {
     const m = /^(\S+)\s+([NT]{2}) M=\s*(\d+) N=\s*(\d+) K=\s*(\d+)\s+([\d.]+) GFLOP\/s\s+([\d.]+) us/.exec(line);
-    if (m) rows.push({ kind: 'gemm-c', source: `tests/bench/gemm_bench.c (wt_sgemm from src/kernels, emcc -O3 ${simdFlags.join(' ')})`, simd: SIMD, shape: m[1], trans: m[2], M: +m[3], N: +m[4], K: +m[5], gflops: +m[6], us: +m[7] });
+    if (m) rows.push({ kind: 'gemm-c', source: `tests/bench/gemm_bench.c (wt_sgemm from src/backend/cpu, emcc -O3 ${simdFlags.join(' ')})`, simd: SIMD, shape: m[1], trans: m[2], M: +m[3], N: +m[4], K: +m[5], gflops: +m[6], us: +m[7] });
   }
   if (!rows.length) rows.push({ kind: 'gemm-c', error: `gemm_bench printed nothing usable: ${(r.err || r.out).slice(-200)}` });
   else if (!r.ok) rows.push({ kind: 'gemm-c', error: `gemm_bench stopped after ${rows.length} shapes: ${r.err.trim().split('\n').slice(-3).join(' | ').slice(0, 300)}` });
