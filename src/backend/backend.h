@@ -5,9 +5,9 @@
  * its op; an op a backend lacks is named before anything runs (wt_plan_missing_kernels).
  *
  * Every backend's kernel entry starts with a wt_kernel_key naming the op it runs, and each
- * family of kernels is one array of entries ending in a zeroed one; wt_kernel_index finds an
+ * family of kernels is one array of entries ending in a zeroed one; wt_kernel_tables finds an
  * entry among all of a backend's families. Adding a backend is a folder with its kernel type,
- * its families' tables, a wt_kernel_index over them and its wt_backend. */
+ * its families' tables, a wt_kernel_tables over them and its wt_backend. */
 #ifndef WT_BACKEND_BACKEND_H
 #define WT_BACKEND_BACKEND_H
 
@@ -25,27 +25,25 @@ typedef struct wt_backend {
   const char *name;              /* "cpu" ... as errors name it */
   /* The backend's kernel for op (its own kernel type), NULL when it has none. */
   const void *(*kernel)(const wt_op_def *op);
-  /* Calls fn with every kernel's key, in (domain, op_type) order. */
+  /* Calls fn with every kernel's key. */
   void (*each)(void (*fn)(const wt_kernel_key *key, void *user), void *user);
 } wt_backend;
 
-/* A backend's kernels sorted once by key for lookup. tables[f] is family f's array of entries,
- * `stride` bytes apart, each starting with its wt_kernel_key, ending in an entry whose op_type
- * is NULL. sorted has room for `cap` entries; count is -1 until the first lookup sorts them.
- * Built lazily once, like the op registry, at the first plan (not thread-safe before it). */
-typedef struct wt_kernel_index {
+/* A backend's kernel tables for lookup. tables[f] is family f's array of entries, `stride`
+ * bytes apart, each starting with its wt_kernel_key, ending in an entry whose op_type is NULL.
+ * Lookup is a scan (a few hundred keys, asked once per node at plan time): no index is built,
+ * so a backend holds no state that changes. */
+typedef struct wt_kernel_tables {
   const void *const *tables;
   int n_tables;
   size_t stride;
-  const wt_kernel_key **sorted;
-  int cap;
-  int count;
-} wt_kernel_index;
+} wt_kernel_tables;
 
 /* The entry running (domain, op_type), or NULL. */
-const void *wt_kernel_index_find(wt_kernel_index *ix, const char *domain, const char *op_type);
-/* Calls fn with every entry's key in (domain, op_type) order. */
-void wt_kernel_index_each(wt_kernel_index *ix, void (*fn)(const wt_kernel_key *key, void *user),
-                          void *user);
+const void *wt_kernel_tables_find(const wt_kernel_tables *kt, const char *domain,
+                                  const char *op_type);
+/* Calls fn with every entry's key, family by family in table order. */
+void wt_kernel_tables_each(const wt_kernel_tables *kt,
+                           void (*fn)(const wt_kernel_key *key, void *user), void *user);
 
 #endif
