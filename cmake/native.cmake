@@ -48,12 +48,12 @@ endforeach()
 # the coverage test reads their case lists (WT_GRADCHECK_MODE=list).
 add_test(NAME unit/test_grad_coverage COMMAND test_grad_coverage ${WT_GRAD_TEST_BINARIES})
 
-# The relaxed-SIMD build's 6-row GEMM tile (src/kernels/gemm_tile.h MR_WIDE) is compiled only
+# The relaxed-SIMD build's 6-row GEMM tile (src/backend/cpu/gemm_tile.h MR_WIDE) is compiled only
 # there; these build the GEMM again with it, so that its bits (against the 4-row tile) and its
 # results (against the reference) are tested natively as well. The kernel objects in the
 # executable stand in for the library's (no other part of it is pulled in for them).
-set(WT_GEMM_SOURCES src/kernels/gemm.c src/kernels/gemm_small.c src/kernels/gemm_buffers.c
-                    src/kernels/gemm_ref.c)
+set(WT_GEMM_SOURCES src/backend/cpu/gemm.c src/backend/cpu/gemm_small.c src/backend/cpu/gemm_buffers.c
+                    src/backend/cpu/gemm_ref.c)
 foreach(name test_gemm_tiles test_gemm)
   add_executable(${name}_wide tests/c/${name}.c ${WT_GEMM_SOURCES})
   target_compile_options(${name}_wide PRIVATE ${WT_TEST_WARNINGS})

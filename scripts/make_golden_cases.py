@@ -527,7 +527,7 @@ def make_case(name, out_root):
         "resnet_style": ["SGD: gradients that are zero in exact arithmetic would be recorded as rounding noise; "
                          "compare them with atol only (none are expected here: no conv has a bias)."],
         "resnet_wide": ["SGD: as resnet_style. Winograd's results differ from im2col + GEMM's in the last "
-                        "bits only (kernels/conv_winograd.h): the default tolerances hold."],
+                        "bits only (backend/cpu/conv_winograd.h): the default tolerances hold."],
         "mobilenet_style": ["Depthwise convolutions are Conv nodes with group = channels (weights [C,1,3,3]). "
                             "HardSwish exports as the opset-14 HardSwish op."],
     }

@@ -14,6 +14,7 @@
 
 #include "artifacts/artifacts.h"
 #include "base/half.h"
+#include "backend/cpu/kernel.h"
 #include "ops/op.h"
 
 /* Appends a line to the report (*kept, malloc'd). */
@@ -43,7 +44,8 @@ static const char *why_not(const wt_graph *g, int v, char *buf, size_t cap) {
     for (int k = 0; k < n->n_inputs; k++) {
       if (n->inputs[k] != v) continue;
       const wt_op_def *op = wt_op_find(n->domain, n->op_type);
-      if (!op || k >= 32 || !(op->half_inputs >> k & 1u)) {
+      const wt_cpu_kernel *kn = op ? wt_cpu_kernel_find(op) : NULL;
+      if (!kn || k >= 32 || !(kn->half_inputs >> k & 1u)) {
         snprintf(buf, cap, "read by %s '%s' (input %d), which reads float only", n->op_type, n->name, k);
         return buf;
       }

@@ -32,7 +32,7 @@ typedef struct wt_backend_optim {
   void (*scale)(float *g, int64_t n, float coef);
 } wt_backend_optim;
 
-/* The CPU backend's (kernels/optim.c). */
+/* The CPU backend's (backend/cpu/optim.c). */
 extern const wt_backend_optim wt_backend_optim_cpu;
 
 /* ONNX Runtime's clipping coefficient: min(max_norm / (total_norm + 1e-6), 1). A NaN norm gives

@@ -1,55 +1,22 @@
 /* Op family: binary elementwise ops with numpy broadcasting — arithmetic (Add Sub Mul Div Pow
  * Mod PRelu), variadic Min/Max/Sum/Mean, comparisons (Equal Less Greater LessOrEqual GreaterOrEqual), logic
  * (And Or Xor) and Where; their gradient rules, and com.microsoft DivGrad. The broadcast walk
- * and row kernels live in kernels/elementwise.c (DivGrad's in kernels/elementwise_grad.c). */
+ * and row kernels live in backend/cpu/elementwise.c (DivGrad's in backend/cpu/elementwise_grad.c). */
 #include <assert.h>
 #include <math.h>
 #include <string.h>
 
 #include "grad/grad.h"
-#include "kernels/elementwise.h"
 #include "ops/dtype_set.h"
+#include "ops/binary_ops.h"
+#include "ops/elementwise_kinds.h"
 #include "ops/op.h"
-
-enum { K_ARITH, K_MEAN /* Sum, then divided by the input count */, K_CMP, K_LOGIC, K_WHERE };
-
-/* The family's ops: one line each, the single source of their definitions (with their spec)
- * and the family table. X(Name, kind, kernel op, dtypes of the data inputs, min_in, max_in,
- * gradient rule or NULL) */
-#define BINARY_OPS(X)                                            \
-  X(Add, K_ARITH, WT_EW_ADD, DT_NUM, 2, 2, add_grad)             \
-  X(Sub, K_ARITH, WT_EW_SUB, DT_NUM, 2, 2, sub_grad)             \
-  X(Mul, K_ARITH, WT_EW_MUL, DT_NUM, 2, 2, mul_grad)             \
-  X(Div, K_ARITH, WT_EW_DIV, DT_NUM, 2, 2, div_grad)             \
-  X(Pow, K_ARITH, WT_EW_POW, DT_NUM, 2, 2, pow_grad)             \
-  X(Mod, K_ARITH, WT_EW_MOD, DT_NUM, 2, 2, NULL)                 \
-  X(Min, K_ARITH, WT_EW_MIN, DT_NUM, 1, 64, min_max_grad)        \
-  X(Max, K_ARITH, WT_EW_MAX, DT_NUM, 1, 64, min_max_grad)        \
-  X(Sum, K_ARITH, WT_EW_ADD, DT_F, 1, 64, sum_grad)              \
-  X(Mean, K_MEAN, WT_EW_ADD, DT_F, 1, 64, mean_grad)             \
-  X(PRelu, K_ARITH, WT_EW_PRELU, DT_NUM, 2, 2, prelu_grad)       \
-  X(Equal, K_CMP, WT_EW_EQ, DT_NUM | DT_B, 2, 2, NULL)           \
-  X(Less, K_CMP, WT_EW_LT, DT_NUM, 2, 2, NULL)                   \
-  X(Greater, K_CMP, WT_EW_GT, DT_NUM, 2, 2, NULL)                \
-  X(LessOrEqual, K_CMP, WT_EW_LE, DT_NUM, 2, 2, NULL)            \
-  X(GreaterOrEqual, K_CMP, WT_EW_GE, DT_NUM, 2, 2, NULL)         \
-  X(And, K_LOGIC, WT_EW_AND, DT_B, 2, 2, NULL)                   \
-  X(Or, K_LOGIC, WT_EW_OR, DT_B, 2, 2, NULL)                     \
-  X(Xor, K_LOGIC, WT_EW_XOR, DT_B, 2, 2, NULL)                   \
-  X(Where, K_WHERE, 0, DT_NUM | DT_B, 3, 3, where_grad)
 
 typedef struct bin_spec {
   int kind;
   int op;            /* wt_ew_binop / wt_ew_cmpop / wt_ew_logicop */
   unsigned dtypes;   /* allowed dtypes of the (first) data input */
 } bin_spec;
-
-typedef struct bin_params {
-  int kind;
-  int op;
-  int mean;  /* Mean: Sum, then divide by the input count */
-} bin_params;
-static_assert(sizeof(bin_params) <= WT_PARAMS_MAX, "params too large");
 
 static int check_dtype(const wt_tensor *t, int i, unsigned allowed) {
   if (dt_bit(t->dtype) & allowed) return WT_OK;
@@ -113,130 +80,6 @@ static int infer(wt_infer_ctx *ctx) {
                      wt_shape_str(ctx->in[0].rank, ctx->in[0].dims, a, sizeof a));
   }
   wt_set_shape(&ctx->out[0], out_dtype, rank, dims);
-  return WT_OK;
-}
-
-/* ---- rows ---------------------------------------------------------------------------------- */
-
-typedef struct row_user {
-  int op;
-  int da, db;         /* operand dtypes (Pow may mix) */
-} row_user;
-
-static int64_t load_i(const void *p, int dtype, int64_t i) {
-  return dtype == WT_INT32 ? ((const int32_t *)p)[i] : ((const int64_t *)p)[i];
-}
-
-/* Pow with different base and exponent types: computed in double, stored as the base type. */
-static void pow_mixed(const row_user *u, int64_t n, const void *a, int sa, const void *b, int sb,
-                      void *out) {
-  for (int64_t i = 0; i < n; i++) {
-    if (u->da == WT_FLOAT) {
-      ((float *)out)[i] = (float)pow(dt_load_d(a, u->da, i * sa), dt_load_d(b, u->db, i * sb));
-    } else if (u->db != WT_FLOAT) {
-      int64_t r = wt_ew_ipow(load_i(a, u->da, i * sa), load_i(b, u->db, i * sb));
-      if (u->da == WT_INT32) ((int32_t *)out)[i] = (int32_t)r;
-      else ((int64_t *)out)[i] = r;
-    } else {
-      double r = pow(dt_load_d(a, u->da, i * sa), dt_load_d(b, u->db, i * sb));
-      if (u->da == WT_INT32) ((int32_t *)out)[i] = (int32_t)dt_sat_i64(r, INT32_MIN, INT32_MAX);
-      else ((int64_t *)out)[i] = dt_sat_i64(r, INT64_MIN, INT64_MAX);
-    }
-  }
-}
-
-static int arith_row(void *user, int64_t n, const void *const *p, const int *st, void *out) {
-  const row_user *u = user;
-  if (u->da != u->db) {
-    pow_mixed(u, n, p[0], st[0], p[1], st[1], out);
-    return 0;
-  }
-  switch (u->da) {
-    case WT_FLOAT: wt_ew_binary_f32(u->op, n, p[0], st[0], p[1], st[1], out); return 0;
-    case WT_INT32: return wt_ew_binary_i32(u->op, n, p[0], st[0], p[1], st[1], out);
-    default: return wt_ew_binary_i64(u->op, n, p[0], st[0], p[1], st[1], out);
-  }
-}
-
-static int cmp_row(void *user, int64_t n, const void *const *p, const int *st, void *out) {
-  const row_user *u = user;
-  switch (u->da) {
-    case WT_FLOAT: wt_ew_compare_f32(u->op, n, p[0], st[0], p[1], st[1], out); break;
-    case WT_INT32: wt_ew_compare_i32(u->op, n, p[0], st[0], p[1], st[1], out); break;
-    case WT_INT64: wt_ew_compare_i64(u->op, n, p[0], st[0], p[1], st[1], out); break;
-    default: wt_ew_compare_bool(u->op, n, p[0], st[0], p[1], st[1], out); break;
-  }
-  return 0;
-}
-
-static int logic_row(void *user, int64_t n, const void *const *p, const int *st, void *out) {
-  const row_user *u = user;
-  wt_ew_logic(u->op, n, p[0], st[0], p[1], st[1], out);
-  return 0;
-}
-
-#define WHERE_LOOP(T)                                              \
-  do {                                                             \
-    const T *x = p[1], *y = p[2];                                  \
-    T *o = out;                                                    \
-    for (int64_t i = 0; i < n; i++) o[i] = c[i * st[0]] ? x[i * st[1]] : y[i * st[2]]; \
-  } while (0)
-
-static int where_row(void *user, int64_t n, const void *const *p, const int *st, void *out) {
-  const row_user *u = user;
-  const uint8_t *c = p[0];
-  switch (wt_dtype_size(u->da)) {
-    case 1: WHERE_LOOP(uint8_t); break;
-    case 4: WHERE_LOOP(uint32_t); break;
-    default: WHERE_LOOP(uint64_t); break;
-  }
-  return 0;
-}
-
-static int run_bcast(const wt_tensor *const *ts, int n, const wt_tensor *out, wt_bcast_row_fn fn,
-                     row_user *u) {
-  int ranks[WT_BCAST_MAX_IN];
-  const int64_t *dims[WT_BCAST_MAX_IN];
-  const void *ptrs[WT_BCAST_MAX_IN];
-  size_t es[WT_BCAST_MAX_IN];
-  for (int k = 0; k < n; k++) {
-    ranks[k] = ts[k]->rank;
-    dims[k] = ts[k]->dims;
-    ptrs[k] = ts[k]->data;
-    es[k] = wt_dtype_size(ts[k]->dtype);
-  }
-  wt_bcast plan;
-  wt_bcast_init(&plan, out->rank, out->dims, n, ranks, dims);
-  return wt_bcast_run_pool(&plan, ptrs, es, out->data, wt_dtype_size(out->dtype), fn, u);
-}
-
-static int run(const wt_run_ctx *ctx) {
-  const bin_params *p = ctx->params;
-  const wt_tensor *out = &ctx->out[0];
-  row_user u = {.op = p->op, .da = ctx->in[0].dtype, .db = ctx->in[ctx->n_in > 1].dtype};
-  if (p->kind == K_WHERE) {
-    const wt_tensor *ts[3] = {&ctx->in[0], &ctx->in[1], &ctx->in[2]};
-    u.da = ctx->in[1].dtype;
-    return run_bcast(ts, 3, out, where_row, &u);
-  }
-  if (ctx->n_in == 1) { /* single-input Min/Max/Sum/Mean: a copy */
-    if (out->data != ctx->in[0].data) memmove(out->data, ctx->in[0].data, wt_nbytes(out));
-    return WT_OK;
-  }
-  wt_bcast_row_fn fn = p->kind == K_CMP ? cmp_row : p->kind == K_LOGIC ? logic_row : arith_row;
-  const wt_tensor *ts[2] = {&ctx->in[0], &ctx->in[1]};
-  int rc = run_bcast(ts, 2, out, fn, &u);
-  /* Variadic Min/Max fold the remaining inputs into the (full-shape) output in place. */
-  for (int k = 2; k < ctx->n_in && rc == 0; k++) {
-    const wt_tensor *tk[2] = {out, &ctx->in[k]};
-    rc = run_bcast(tk, 2, out, fn, &u);
-  }
-  if (rc == 0 && p->mean) {
-    float count = (float)ctx->n_in;
-    wt_ew_binary_f32(WT_EW_DIV, wt_numel(out), out->data, 1, &count, 0, out->data);
-  }
-  if (rc)
-    return wt_errorf(WT_ERR_RUNTIME, "integer %s by zero (a zero in the divisor input)", ctx->node->op_type);
   return WT_OK;
 }
 
@@ -380,7 +223,7 @@ static int div_grad_infer(wt_infer_ctx *ctx) {
   const wt_tensor *dy = &ctx->in[0];
   int same = rank == dy->rank;
   for (int i = 0; same && i < rank; i++) same = dims[i] == dy->dims[i];
-  if (!same || rank > WT_BCAST_MAX_RANK) {
+  if (!same) {
     char a[128], b[128];
     return wt_errorf(WT_ERR_SHAPE, "input 'dY' has shape %s; expected A and B's broadcast shape %s",
                      wt_shape_str(dy->rank, dy->dims, a, sizeof a), wt_shape_str(rank, dims, b, sizeof b));
@@ -390,27 +233,15 @@ static int div_grad_infer(wt_infer_ctx *ctx) {
   return WT_OK;
 }
 
-static int div_grad_run(const wt_run_ctx *ctx) {
-  const wt_tensor *dy = &ctx->in[0], *a = &ctx->in[1], *b = &ctx->in[2];
-  int ranks[3] = {dy->rank, a->rank, b->rank};
-  const int64_t *dims[3] = {dy->dims, a->dims, b->dims};
-  wt_bcast plan;
-  wt_bcast_init(&plan, dy->rank, dy->dims, 3, ranks, dims);
-  float *da = ctx->node->outputs[0] >= 0 ? ctx->out[0].data : NULL;
-  float *db = ctx->n_out > 1 && ctx->node->outputs[1] >= 0 ? ctx->out[1].data : NULL;
-  wt_ew_div_grad_f32(&plan, dy->data, a->data, b->data, da, wt_numel(a), db, wt_numel(b));
-  return WT_OK;
-}
-
 static const wt_op_def wt_op_DivGrad = {.domain = WT_MS, .op_type = "DivGrad", .min_inputs = 3,
                                  .max_inputs = 3, .min_outputs = 1, .max_outputs = 2,
-                                 .infer = div_grad_infer, .run = div_grad_run,
+                                 .infer = div_grad_infer,
                                  .flags = WT_OP_GRADIENT};
 
 #define BIN_DEF(NAME, KIND, OP, DTYPES, MIN_IN, MAX_IN, GRAD)                               \
   static const wt_op_def wt_op_##NAME = {                                                    \
       .domain = "", .op_type = #NAME, .min_inputs = MIN_IN, .max_inputs = MAX_IN,             \
-      .min_outputs = 1, .max_outputs = 1, .infer = infer, .run = run, .grad = GRAD,           \
+      .min_outputs = 1, .max_outputs = 1, .infer = infer, .grad = GRAD,                       \
       .flags = WT_OP_INPLACE, .spec = &(const bin_spec){KIND, OP, DTYPES}};
 BINARY_OPS(BIN_DEF)
 

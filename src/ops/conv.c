@@ -3,23 +3,14 @@
  * com.microsoft ConvGrad / ConvTransposeGrad ops (ORT's schemas: inputs dY, X, W; optional
  * outputs dX, dW, dB; the forward's attributes; ConvTransposeGrad is emitted only where ONNX
  * Runtime's CPU-runnable form does not apply, see conv_transpose_grad_rule). Kernels in
- * kernels/conv*.c. */
+ * backend/cpu/conv*.c. */
 #include <assert.h>
 #include <string.h>
 
 #include "grad/grad.h"
-#include "kernels/conv.h"
 #include "ops/conv_window.h"
 #include "ops/op.h"
-
-typedef struct conv_params {
-  wt_conv_geom g;
-  int64_t C, M, group;
-  int has_bias;
-  int want[3];                  /* gradient ops: outputs dX, dW, dB requested */
-  int w_half;                   /* Conv, ConvGrad: W float16 (a frozen weight, half_inputs) */
-} conv_params;
-static_assert(sizeof(conv_params) <= WT_PARAMS_MAX, "conv_params too big");
+#include "ops/conv_params.h"
 
 /* Validates the optional bias (input 2) against M output channels. */
 static int check_bias(const wt_infer_ctx *ctx, int64_t M, int *has_bias) {
@@ -161,16 +152,6 @@ static int conv_infer(wt_infer_ctx *ctx) {
   p->g.winograd = wt_exec_winograd(ctx->exec);
   WT_TRY(check_bias(ctx, p->M, &p->has_bias));
   wt_set_shape(&ctx->out[0], WT_FLOAT, X->rank, out);
-  ctx->scratch_bytes = sizeof(float) * wt_conv_scratch_floats(&p->g, X->dims[0], p->C, p->M, p->group, p->w_half);
-  return WT_OK;
-}
-
-static int conv_run(const wt_run_ctx *ctx) {
-  const conv_params *p = ctx->params;
-  const wt_tensor *X = &ctx->in[0];
-  if (wt_numel(&ctx->out[0]) == 0) return WT_OK; /* empty output: nothing to compute */
-  wt_conv_forward_w(&p->g, X->dims[0], p->C, p->M, p->group, X->data, ctx->in[1].data, p->w_half,
-                    p->has_bias ? ctx->in[2].data : NULL, ctx->out[0].data, ctx->scratch);
   return WT_OK;
 }
 
@@ -231,8 +212,7 @@ static int conv_transpose_grad_rule(wt_grad_ctx *c) {
 
 static const wt_op_def wt_op_Conv = {.domain = "", .op_type = "Conv", .min_inputs = 2,
                               .max_inputs = 3, .min_outputs = 1, .max_outputs = 1,
-                              .infer = conv_infer, .run = conv_run, .grad = conv_grad_rule,
-                              .half_inputs = 0x2};
+                              .infer = conv_infer, .grad = conv_grad_rule};
 
 /* ---- ConvTranspose ------------------------------------------------------------------------ */
 
@@ -243,34 +223,12 @@ static int conv_transpose_infer(wt_infer_ctx *ctx) {
   WT_TRY(conv_transpose_setup(ctx->node, X, &ctx->in[1], 0, p, out));
   WT_TRY(check_bias(ctx, p->M, &p->has_bias));
   wt_set_shape(&ctx->out[0], WT_FLOAT, X->rank, out);
-  ctx->scratch_bytes = sizeof(float) * wt_conv_transpose_scratch_floats(&p->g, p->M, p->group);
-  return WT_OK;
-}
-
-static int conv_transpose_run(const wt_run_ctx *ctx) {
-  const conv_params *p = ctx->params;
-  const wt_tensor *X = &ctx->in[0];
-  const wt_tensor *Y = &ctx->out[0];
-  if (wt_numel(Y) == 0) return WT_OK; /* empty output: no buffer to scatter into */
-  if (wt_numel(X) == 0) {
-    /* an empty input scatters nothing (and has no column buffer): Y is the bias, or zeros */
-    const float *bias = p->has_bias ? ctx->in[2].data : NULL;
-    int64_t nm = Y->dims[0] * Y->dims[1], inner = wt_numel(Y) / nm;
-    float *y = Y->data;
-    for (int64_t r = 0; r < nm; r++)
-      for (int64_t i = 0; i < inner; i++) y[r * inner + i] = bias ? bias[r % Y->dims[1]] : 0.0f;
-    return WT_OK;
-  }
-  wt_conv_transpose_forward(&p->g, X->dims[0], p->C, p->M, p->group, X->data, ctx->in[1].data,
-                            p->has_bias ? ctx->in[2].data : NULL, ctx->out[0].data,
-                            ctx->scratch);
   return WT_OK;
 }
 
 static const wt_op_def wt_op_ConvTranspose = {.domain = "", .op_type = "ConvTranspose",
                                        .min_inputs = 2, .max_inputs = 3, .min_outputs = 1,
                                        .max_outputs = 1, .infer = conv_transpose_infer,
-                                       .run = conv_transpose_run,
                                        .grad = conv_transpose_grad_rule};
 
 /* ---- com.microsoft ConvGrad / ConvTransposeGrad ------------------------------------------- */
@@ -299,46 +257,20 @@ static int grad_infer(wt_infer_ctx *ctx, int transpose) {
   if (ctx->n_out > 0) wt_set_shape(&ctx->out[0], WT_FLOAT, X->rank, X->dims);
   if (ctx->n_out > 1) wt_set_shape(&ctx->out[1], WT_FLOAT, W->rank, W->dims);
   if (ctx->n_out > 2) wt_set_shape(&ctx->out[2], WT_FLOAT, 1, db);
-  size_t col = transpose ? wt_conv_transpose_scratch_floats(&p->g, p->M, p->group)
-                         : wt_conv_scratch_floats(&p->g, X->dims[0], p->C, p->M, p->group, p->w_half);
-  if (p->want[1] && !transpose) col = wt_conv_grad_scratch_floats(&p->g, X->dims[0], p->C, p->M, p->group);
-  if (p->want[0] || p->want[1]) ctx->scratch_bytes = sizeof(float) * col;
   return WT_OK;
 }
 
 static int conv_grad_infer(wt_infer_ctx *ctx) { return grad_infer(ctx, 0); }
 static int conv_transpose_grad_infer(wt_infer_ctx *ctx) { return grad_infer(ctx, 1); }
 
-static float *want_out(const wt_run_ctx *ctx, int i) {
-  const conv_params *p = ctx->params;
-  return i < ctx->n_out && p->want[i] ? ctx->out[i].data : NULL;
-}
-
-static int conv_grad_run(const wt_run_ctx *ctx) {
-  const conv_params *p = ctx->params;
-  wt_conv_grad_w(&p->g, ctx->in[1].dims[0], p->C, p->M, p->group, ctx->in[0].data,
-                 ctx->in[1].data, ctx->in[2].data, p->w_half, want_out(ctx, 0), want_out(ctx, 1),
-                 want_out(ctx, 2), ctx->scratch);
-  return WT_OK;
-}
-
-static int conv_transpose_grad_run(const wt_run_ctx *ctx) {
-  const conv_params *p = ctx->params;
-  wt_conv_transpose_grad(&p->g, ctx->in[1].dims[0], p->C, p->M, p->group, ctx->in[0].data,
-                         ctx->in[1].data, ctx->in[2].data, want_out(ctx, 0), want_out(ctx, 1),
-                         want_out(ctx, 2), ctx->scratch);
-  return WT_OK;
-}
-
 static const wt_op_def wt_op_ConvGrad = {.domain = WT_MS, .op_type = "ConvGrad", .min_inputs = 3,
                                   .max_inputs = 3, .min_outputs = 1, .max_outputs = 3,
-                                  .infer = conv_grad_infer, .run = conv_grad_run,
-                                  .flags = WT_OP_GRADIENT, .half_inputs = 0x4};
+                                  .infer = conv_grad_infer,
+                                  .flags = WT_OP_GRADIENT};
 
 static const wt_op_def wt_op_ConvTransposeGrad = {.domain = WT_MS, .op_type = "ConvTransposeGrad",
                                            .min_inputs = 3, .max_inputs = 3, .min_outputs = 1,
-                                           .max_outputs = 3, .infer = conv_transpose_grad_infer,
-                                           .run = conv_transpose_grad_run, .flags = WT_OP_GRADIENT};
+                                           .max_outputs = 3, .infer = conv_transpose_grad_infer, .flags = WT_OP_GRADIENT};
 
 const wt_op_def *const wt_ops_conv[] = {
     &wt_op_Conv,

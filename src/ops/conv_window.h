@@ -6,11 +6,11 @@
 #include <stdint.h>
 
 #include "ir/ir.h"
-#include "kernels/conv.h"
+#include "ops/conv_geom.h"
 
 enum { WT_AUTO_PAD_NOTSET, WT_AUTO_PAD_SAME_UPPER, WT_AUTO_PAD_SAME_LOWER, WT_AUTO_PAD_VALID };
 
-/* webtrain normalizes every window op to 3 spatial dims (see kernels/conv.h). */
+/* webtrain normalizes every window op to 3 spatial dims (see backend/cpu/conv.h). */
 #define WT_WINDOW_MAX_SPATIAL 3
 
 typedef struct wt_window_attrs {

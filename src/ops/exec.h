@@ -9,19 +9,21 @@
 #ifndef WT_OPS_EXEC_H
 #define WT_OPS_EXEC_H
 
-#include "kernels/conv_winograd.h"
-#include "kernels/gemm_prepack.h"
+#include <stddef.h>
+
+/* The settings are the CPU backend's; the ops layer carries them without knowing their types. */
+struct wt_prepack;
 
 typedef struct wt_exec {
-  /* Frozen weights packed once, of the module running the plan (kernels/gemm_prepack.h); NULL:
-   * every product packs its operands itself. */
-  wt_prepack *prepack;
-  /* Where 3x3 convolutions take the Winograd path (WT_WINOGRAD_*, kernels/conv_winograd.h):
-   * fixed when a plan is built, since the step's scratch depends on it. */
+  /* Frozen weights packed once, of the module running the plan (backend/cpu/gemm_prepack.h);
+   * NULL: every product packs its operands itself. */
+  struct wt_prepack *prepack;
+  /* Where 3x3 convolutions take the Winograd path (WT_WINOGRAD_*, backend/cpu/conv_winograd.h;
+   * 0 is its default): fixed when a plan is built, since the step's scratch depends on it. */
   int winograd;
 } wt_exec;
 
-static inline int wt_exec_winograd(const wt_exec *e) { return e ? e->winograd : WT_WINOGRAD_AUTO; }
-static inline wt_prepack *wt_exec_prepack(const wt_exec *e) { return e ? e->prepack : NULL; }
+static inline int wt_exec_winograd(const wt_exec *e) { return e ? e->winograd : 0; }
+static inline struct wt_prepack *wt_exec_prepack(const wt_exec *e) { return e ? e->prepack : NULL; }
 
 #endif

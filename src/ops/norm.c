@@ -8,17 +8,10 @@
 #include <string.h>
 
 #include "grad/grad.h"
-#include "kernels/norm.h"
 #include "ops/op.h"
+#include "ops/norm_params.h"
 
 /* ---- BatchNormalization ------------------------------------------------------------------ */
-
-typedef struct bn_params {
-  int64_t N, C, S;
-  float eps, momentum;
-  int training;
-} bn_params;
-static_assert(sizeof(bn_params) <= WT_PARAMS_MAX, "bn_params too large");
 
 static int bn_infer(wt_infer_ctx *ctx) {
   bn_params *p = WT_PARAMS(ctx, bn_params);
@@ -58,28 +51,6 @@ static int bn_infer(wt_infer_ctx *ctx) {
                      internal ? 5 : 3);
   wt_set_shape(&ctx->out[0], WT_FLOAT, x->rank, x->dims);
   for (int i = 1; i < ctx->n_out; i++) wt_set_shape(&ctx->out[i], WT_FLOAT, 1, &p->C);
-  if (p->training) ctx->scratch_bytes = (size_t)(2 * p->C) * sizeof(float);
-  return WT_OK;
-}
-
-static int bn_run(const wt_run_ctx *ctx) {
-  const bn_params *p = ctx->params;
-  const float *x = ctx->in[0].data, *scale = ctx->in[1].data, *bias = ctx->in[2].data;
-  const float *mean = ctx->in[3].data, *var = ctx->in[4].data;
-  float *y = ctx->out[0].data;
-  if (!p->training) {
-    wt_batchnorm_apply_f32(x, y, p->N, p->C, p->S, scale, bias, mean, var, p->eps);
-    return WT_OK;
-  }
-  /* BatchNormInternal: output 3 is the batch mean, output 4 the batch 1 / sqrt(var + eps). */
-  float *bm = wt_output_wanted(ctx, 3) ? ctx->out[3].data : ctx->scratch, *bv = (float *)ctx->scratch + p->C;
-  wt_batchnorm_train_f32(x, y, p->N, p->C, p->S, scale, bias, mean, var, p->eps, p->momentum,
-                         0, bm, bv, wt_output_wanted(ctx, 1) ? ctx->out[1].data : NULL,
-                         wt_output_wanted(ctx, 2) ? ctx->out[2].data : NULL);
-  if (wt_output_wanted(ctx, 4)) {
-    float *inv = ctx->out[4].data;
-    for (int64_t c = 0; c < p->C; c++) inv[c] = 1.0f / sqrtf(bv[c] + p->eps);
-  }
   return WT_OK;
 }
 
@@ -176,20 +147,14 @@ static int bn_grad(wt_grad_ctx *c) {
 
 static const wt_op_def wt_op_BatchNormalization = {
     .domain = "", .op_type = "BatchNormalization", .min_inputs = 5, .max_inputs = 5,
-    .min_outputs = 1, .max_outputs = 3, .infer = bn_infer, .run = bn_run, .grad = bn_grad,
+    .min_outputs = 1, .max_outputs = 3, .infer = bn_infer, .grad = bn_grad,
     .flags = WT_OP_RUNNING_STATS};
 static const wt_op_def wt_op_BatchNormInternal = {
     .domain = WT_MS, .op_type = "BatchNormInternal", .min_inputs = 5, .max_inputs = 5,
-    .min_outputs = 1, .max_outputs = 5, .infer = bn_infer, .run = bn_run, .grad = bn_grad,
+    .min_outputs = 1, .max_outputs = 5, .infer = bn_infer, .grad = bn_grad,
     .flags = WT_OP_TRAINING | WT_OP_RUNNING_STATS};
 
 /* ---- LayerNormalization ------------------------------------------------------------------ */
-
-typedef struct ln_params {
-  int64_t rows, n;
-  float eps;
-} ln_params;
-static_assert(sizeof(ln_params) <= WT_PARAMS_MAX, "ln_params too large");
 
 /* Scale / B must hold exactly the normalized dims (leading 1s allowed). */
 static int ln_check_param(const wt_tensor *t, const char *name, int idx, const wt_tensor *x,
@@ -237,15 +202,6 @@ static int ln_infer(wt_infer_ctx *ctx) {
   return WT_OK;
 }
 
-static int ln_run(const wt_run_ctx *ctx) {
-  const ln_params *p = ctx->params;
-  const float *bias = wt_has_input(ctx->in, ctx->n_in, 2) ? ctx->in[2].data : NULL;
-  wt_layernorm_f32(ctx->in[0].data, ctx->out[0].data, p->rows, p->n, ctx->in[1].data, bias,
-                   p->eps, wt_output_wanted(ctx, 1) ? ctx->out[1].data : NULL,
-                   wt_output_wanted(ctx, 2) ? ctx->out[2].data : NULL);
-  return WT_OK;
-}
-
 /* ONNX Runtime's rule: LayerNormalizationGrad(dY, X, scale, Mean, InvStdDev) -> (dX, dScale,
  * dB) with the forward node's attributes; Mean / InvStdDev are forward outputs 1 and 2. */
 static int ln_grad(wt_grad_ctx *c) {
@@ -265,7 +221,7 @@ static int ln_grad(wt_grad_ctx *c) {
 
 static const wt_op_def wt_op_LayerNormalization = {
     .domain = "", .op_type = "LayerNormalization", .min_inputs = 2, .max_inputs = 3,
-    .min_outputs = 1, .max_outputs = 3, .infer = ln_infer, .run = ln_run, .grad = ln_grad};
+    .min_outputs = 1, .max_outputs = 3, .infer = ln_infer, .grad = ln_grad};
 
 /* Defined in norm_grad.c. */
 const wt_op_def *const wt_ops_norm[] = {

@@ -8,17 +8,10 @@
 #include <string.h>
 
 #include "grad/grad.h"
-#include "kernels/norm_extra.h"
 #include "ops/op.h"
+#include "ops/norm_extra_params.h"
 
 /* ---- InstanceNormalization / GroupNormalization ----------------------------------------------- */
-
-typedef struct gn_params {
-  int64_t N, C, S, G;
-  int per_channel;
-  float eps;
-} gn_params;
-static_assert(sizeof(gn_params) <= WT_PARAMS_MAX, "gn_params too large");
 
 static int gn_infer(wt_infer_ctx *ctx) {
   gn_params *p = WT_PARAMS(ctx, gn_params);
@@ -51,13 +44,6 @@ static int gn_infer(wt_infer_ctx *ctx) {
   if (wt_numel(&ctx->in[2]) != len || ctx->in[2].rank != 1 || ctx->in[1].rank != 1)
     return wt_errorf(WT_ERR_SHAPE, "inputs 'scale' and 'B' must be 1-D with %lld values", (long long)len);
   wt_set_shape(&ctx->out[0], WT_FLOAT, x->rank, x->dims);
-  return WT_OK;
-}
-
-static int gn_run(const wt_run_ctx *ctx) {
-  const gn_params *p = ctx->params;
-  wt_groupnorm_f32(ctx->in[0].data, ctx->out[0].data, p->N, p->C, p->S, p->G, ctx->in[1].data,
-                   ctx->in[2].data, p->per_channel, p->eps);
   return WT_OK;
 }
 
@@ -135,19 +121,13 @@ static int gn_grad(wt_grad_ctx *c) {
 
 static const wt_op_def wt_op_InstanceNormalization = {
     .domain = "", .op_type = "InstanceNormalization", .min_inputs = 3, .max_inputs = 3,
-    .min_outputs = 1, .max_outputs = 1, .infer = gn_infer, .run = gn_run, .grad = gn_grad,
+    .min_outputs = 1, .max_outputs = 1, .infer = gn_infer, .grad = gn_grad,
     .variant = 1 /* instance: one group per channel */};
 static const wt_op_def wt_op_GroupNormalization = {
     .domain = "", .op_type = "GroupNormalization", .min_inputs = 3, .max_inputs = 3,
-    .min_outputs = 1, .max_outputs = 1, .infer = gn_infer, .run = gn_run, .grad = gn_grad};
+    .min_outputs = 1, .max_outputs = 1, .infer = gn_infer, .grad = gn_grad};
 
 /* ---- SimplifiedLayerNormalization (RMSNorm) ----------------------------------------------------- */
-
-typedef struct rms_params {
-  int64_t rows, n;
-  float eps;
-} rms_params;
-static_assert(sizeof(rms_params) <= WT_PARAMS_MAX, "rms_params too large");
 
 /* Normalized dims from `axis`; scale must hold exactly them (leading 1s allowed). */
 static int rms_dims(const wt_node *node, const wt_tensor *x, const wt_tensor *scale,
@@ -184,14 +164,6 @@ static int rms_infer(wt_infer_ctx *ctx) {
     wt_set_shape(&ctx->out[1], WT_FLOAT, x->rank, x->dims);
     for (int d = ax; d < x->rank; d++) ctx->out[1].dims[d] = 1;
   }
-  ctx->scratch_bytes = (size_t)p->rows * sizeof(float);
-  return WT_OK;
-}
-
-static int rms_run(const wt_run_ctx *ctx) {
-  const rms_params *p = ctx->params;
-  wt_rmsnorm_f32(ctx->in[0].data, ctx->out[0].data, p->rows, p->n, ctx->in[1].data, p->eps,
-                 wt_output_wanted(ctx, 1) ? ctx->out[1].data : ctx->scratch);
   return WT_OK;
 }
 
@@ -215,10 +187,10 @@ static int rms_grad(wt_grad_ctx *c) {
 
 static const wt_op_def wt_op_SimplifiedLayerNormalization = {
     .domain = WT_MS, .op_type = "SimplifiedLayerNormalization", .min_inputs = 2, .max_inputs = 2,
-    .min_outputs = 1, .max_outputs = 2, .infer = rms_infer, .run = rms_run, .grad = rms_grad};
+    .min_outputs = 1, .max_outputs = 2, .infer = rms_infer, .grad = rms_grad};
 static const wt_op_def wt_op_SimplifiedLayerNormalization_onnx = {
     .domain = "", .op_type = "SimplifiedLayerNormalization", .min_inputs = 2, .max_inputs = 2,
-    .min_outputs = 1, .max_outputs = 2, .infer = rms_infer, .run = rms_run, .grad = rms_grad};
+    .min_outputs = 1, .max_outputs = 2, .infer = rms_infer, .grad = rms_grad};
 
 /* ---- SimplifiedLayerNormalizationGrad (com.microsoft) ------------------------------------------ */
 
@@ -242,17 +214,9 @@ static int rmsg_infer(wt_infer_ctx *ctx) {
   return WT_OK;
 }
 
-static int rmsg_run(const wt_run_ctx *ctx) {
-  const rms_params *p = ctx->params;
-  wt_rmsnorm_grad_f32(ctx->in[0].data, ctx->in[1].data, ctx->in[2].data, ctx->in[3].data, p->rows,
-                      p->n, wt_output_wanted(ctx, 0) ? ctx->out[0].data : NULL,
-                      wt_output_wanted(ctx, 1) ? ctx->out[1].data : NULL);
-  return WT_OK;
-}
-
 static const wt_op_def wt_op_SimplifiedLayerNormalizationGrad = {
     .domain = WT_MS, .op_type = "SimplifiedLayerNormalizationGrad", .min_inputs = 4,
-    .max_inputs = 4, .min_outputs = 1, .max_outputs = 2, .infer = rmsg_infer, .run = rmsg_run,
+    .max_inputs = 4, .min_outputs = 1, .max_outputs = 2, .infer = rmsg_infer,
     .flags = WT_OP_GRADIENT};
 
 const wt_op_def *const wt_ops_norm_extra[] = {

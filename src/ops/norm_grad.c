@@ -6,15 +6,10 @@
 #include <string.h>
 
 #include "grad/grad.h"
-#include "kernels/norm.h"
 #include "ops/op.h"
+#include "ops/norm_grad_params.h"
 
 /* ---- LayerNormalizationGrad ------------------------------------------------------------------ */
-
-typedef struct lng_params {
-  int64_t rows, n;
-} lng_params;
-static_assert(sizeof(lng_params) <= WT_PARAMS_MAX, "lng_params too large");
 
 static int lng_infer(wt_infer_ctx *ctx) {
   lng_params *p = WT_PARAMS(ctx, lng_params);
@@ -42,27 +37,12 @@ static int lng_infer(wt_infer_ctx *ctx) {
   return WT_OK;
 }
 
-static int lng_run(const wt_run_ctx *ctx) {
-  const lng_params *p = ctx->params;
-  wt_layernorm_grad_f32(ctx->in[0].data, ctx->in[1].data, ctx->in[2].data, ctx->in[3].data,
-                        ctx->in[4].data, p->rows, p->n,
-                        wt_output_wanted(ctx, 0) ? ctx->out[0].data : NULL,
-                        wt_output_wanted(ctx, 1) ? ctx->out[1].data : NULL,
-                        wt_output_wanted(ctx, 2) ? ctx->out[2].data : NULL);
-  return WT_OK;
-}
-
 static const wt_op_def wt_op_LayerNormalizationGrad = {
     .domain = WT_MS, .op_type = "LayerNormalizationGrad", .min_inputs = 5, .max_inputs = 5,
-    .min_outputs = 1, .max_outputs = 3, .infer = lng_infer, .run = lng_run,
+    .min_outputs = 1, .max_outputs = 3, .infer = lng_infer,
     .flags = WT_OP_GRADIENT};
 
 /* ---- BatchNormalizationGrad ------------------------------------------------------------------ */
-
-typedef struct bng_params {
-  int64_t N, C, S;
-} bng_params;
-static_assert(sizeof(bng_params) <= WT_PARAMS_MAX, "bng_params too large");
 
 static int bng_infer(wt_infer_ctx *ctx) {
   bng_params *p = WT_PARAMS(ctx, bng_params);
@@ -89,19 +69,9 @@ static int bng_infer(wt_infer_ctx *ctx) {
   return WT_OK;
 }
 
-static int bng_run(const wt_run_ctx *ctx) {
-  const bng_params *p = ctx->params;
-  wt_batchnorm_grad_f32(ctx->in[0].data, ctx->in[1].data, p->N, p->C, p->S, ctx->in[2].data,
-                        ctx->in[3].data, ctx->in[4].data,
-                        wt_output_wanted(ctx, 0) ? ctx->out[0].data : NULL,
-                        wt_output_wanted(ctx, 1) ? ctx->out[1].data : NULL,
-                        wt_output_wanted(ctx, 2) ? ctx->out[2].data : NULL);
-  return WT_OK;
-}
-
 static const wt_op_def wt_op_BatchNormalizationGrad = {
     .domain = WT_MS, .op_type = "BatchNormalizationGrad", .min_inputs = 5, .max_inputs = 5,
-    .min_outputs = 1, .max_outputs = 3, .infer = bng_infer, .run = bng_run,
+    .min_outputs = 1, .max_outputs = 3, .infer = bng_infer,
     .flags = WT_OP_GRADIENT};
 
 const wt_op_def *const wt_ops_norm_grad[] = {

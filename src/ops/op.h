@@ -1,18 +1,24 @@
-/* The op contract. An op is defined once, in one file of src/ops/ (one file per op family):
- * its attribute parsing and shape/dtype inference (`infer`, at plan time), its forward kernel
- * call (`run`, at run time, no allocation), and its gradient rule (`grad`, src/grad/grad.h).
+/* The op contract. An op is defined once, backend-neutral, in one file of src/ops/ (one file per
+ * op family): its attribute parsing and shape/dtype inference (`infer`, at plan time) and its
+ * gradient rule (`grad`, src/grad/grad.h). How a backend runs it is that backend's kernel, in
+ * the backend's folder (src/backend/<name>/, the CPU's contract: backend/cpu/kernel.h); the
+ * params struct infer fills is what the definition hands its kernels, declared in the family's
+ * header (ops/<family>.h). Adding an op: its definition here, and one kernel in each backend
+ * that has it (the CPU backend has every op: a native test fails on a definition without a CPU
+ * kernel or a kernel without a definition).
  * Each file of src/ops/ that defines ops exports a NULL-terminated table `wt_ops_<file>[]`
  * listed in registry.c; definitions are static, so one left out of its table fails the build.
  * Families of like ops (unary, binary, Reduce*) generate definitions and table from one list
- * (an X-macro: unary_ops.h, BINARY_OPS, REDUCE_OPS): adding such an op is one line there.
- * An op that shares infer/run/grad with others finds which one it is through ctx->op (its
+ * (an X-macro: unary_ops.h, BINARY_OPS, REDUCE_OPS): adding such an op is one line there, which
+ * generates its kernel entries too.
+ * An op that shares infer/grad with others finds which one it is through ctx->op (its
  * definition's variant / spec), never by comparing the node's op_type; what the rest of webtrain
  * must know of an op (a gradient op, a Relu, running statistics ...) is a flag of its definition.
  *
  * infer: ctx->in[i] holds dtype/rank/dims of node input i (dtype WT_UNDEFINED for an omitted
  *   optional input; data is NULL). It must set dtype/rank/dims of every ctx->out[i], may store
  *   parsed attributes / derived sizes in a struct taken with WT_PARAMS(ctx, T) (zeroed; the plan
- *   step keeps sizeof(T) bytes of it and hands them to run as ctx->params), and may ask for ctx->scratch_bytes of scratch memory at run.
+ *   step keeps sizeof(T) bytes of it and hands them to the kernel as its params).
  *   When an output shape depends on an input's *values* (Reshape's shape, Slice's starts ...),
  *   call wt_infer_value(ctx, i): it returns the input with data when the planner can know it
  *   before the run (initializers, Constant, Shape chains, the caller's int inputs), else NULL.
@@ -26,9 +32,7 @@
  *     WT_ERR_UNSUPPORTED  valid ONNX webtrain does not implement: a mode, a legacy form, an
  *                         attribute holding a dtype webtrain has no type for (double ...);
  *     WT_ERR_INTERNAL     a webtrain bug.
- *   Gradient rules (wt_grad_fail) use the same codes.
- * run: ctx->in / ctx->out carry shapes and data pointers; outputs are preallocated. Returns
- *   WT_OK, or an error for data-dependent failures (index out of range ...). */
+ *   Gradient rules (wt_grad_fail) use the same codes. */
 #ifndef WT_OPS_OP_H
 #define WT_OPS_OP_H
 
@@ -55,24 +59,12 @@ typedef struct wt_infer_ctx {
   wt_tensor *out;
   void *params;                 /* WT_PARAMS_MAX bytes, zeroed, 16-byte aligned: use WT_PARAMS */
   size_t params_bytes;          /* how many of them the plan step keeps (set by WT_PARAMS) */
-  size_t scratch_bytes;
   /* The caller's wt_infer_value (the shape pass's: values known before the run); NULL: an
    * input is known when it carries data (op unit tests). */
   const wt_tensor *(*value)(void *user, int i);
   void *value_user;
   const wt_exec *exec;          /* the runner's settings (ops/exec.h); NULL: the defaults */
 } wt_infer_ctx;
-
-typedef struct wt_run_ctx {
-  const wt_node *node;
-  const void *params;
-  int n_in;
-  const wt_tensor *in;
-  int n_out;
-  wt_tensor *out;
-  void *scratch;                /* scratch_bytes, 64-byte aligned, contents undefined */
-  const wt_exec *exec;          /* the runner's state and settings (ops/exec.h); NULL: none */
-} wt_run_ctx;
 
 struct wt_grad_ctx;             /* defined by src/grad (grad.h) */
 
@@ -105,9 +97,9 @@ enum wt_op_flags {
    * (InPlaceAccumulatorV2): the planner may then have input 1 written straight into the buffer. */
   WT_OP_ACCUMULATOR = 1u << 7,
   /* Converts its input 0 to the dtype of attribute 'to' (Cast). From float16 to float, when every
-   * reader of the output reads float16 itself (half_inputs), the shape pass leaves the float16
-   * bytes as they are (a view, nothing runs): frozen float16 weights are widened where a kernel
-   * reads them, never copied whole into float32. */
+   * reader of the output reads float16 itself (its kernel's half_inputs), the shape pass leaves
+   * the float16 bytes as they are (a view, nothing runs): frozen float16 weights are widened where
+   * a kernel reads them, never copied whole into float32. */
   WT_OP_WIDEN = 1u << 8,
   /* Output 0 is input 0 with its axes permuted (Transpose): its params start with the
    * permutation, int perm[WT_MAX_RANK] (out axis i is in axis perm[i]). The planner folds a swap
@@ -121,34 +113,15 @@ typedef struct wt_op_def {
   int min_inputs, max_inputs;   /* checked by the planner before infer */
   int min_outputs, max_outputs;
   int (*infer)(wt_infer_ctx *ctx);
-  int (*run)(const wt_run_ctx *ctx);
   int (*grad)(struct wt_grad_ctx *ctx); /* NULL until the op has a gradient rule */
   const char *no_grad;          /* with grad NULL by design: why, and what a model can do instead
                                    (the autodiff's error quotes it) */
   uint32_t flags;
-  /* Fusion at plan time: the step's run may take over the step after it, node `next`, which
-   * reads only this step's output 0 (its sole reader) and writes one output of the same shape
-   * (e.g. a Relu after a GEMM becomes the GEMM's epilogue). Returns 1 after recording that in
-   * params (this step's); the planner then skips `next`, whose output shares this one's buffer.
-   * `next` may also be a WT_OP_TRANSPOSE swapping the two axes of this step's 2-D output (same
-   * bytes, transposed: a GEMM then writes op(A) op(B) transposed). NULL: no fusion. */
-  int (*absorb)(void *params, const wt_node *next);
-  /* Fusion at plan time: input `input` of this step (of rank `rank` >= 2) is the output of a
-   * WT_OP_TRANSPOSE swapping its last two axes. Returns 1 when run can instead read that
-   * Transpose's input in its place, as its transpose (a GEMM's trans flag), and with commit set
-   * records that in params. The planner asks every reader first (commit 0), and when all can, it
-   * commits each and skips the Transpose, whose output then shares its input's bytes. NULL: no. */
-  int (*read_swapped)(void *params, int input, int rank, int commit);
-  /* Which member of its family the op is, for ops that share infer/run/grad: infer reads
+  /* Which member of its family the op is, for ops that share infer/grad (and kernels): infer reads
    * ctx->op->variant / ctx->op->spec (a family-private struct), a rule c->op, instead of
    * comparing the node's op_type. */
   int variant;
   const void *spec;
-  /* Inputs (bit i: input i) the op reads as float16 as well as float, converting as it reads
-   * (GEMM packing its panels, Gather copying rows): a float16 frozen weight reaches them through
-   * a Cast the shape pass skips (WT_OP_WIDEN). float16 at any other input of any op is refused
-   * before its infer runs, naming the node, input and dtype. */
-  uint32_t half_inputs;
 } wt_op_def;
 
 /* A definition's gradient column in a family's op list (an X-macro): the rule, or none by design
@@ -175,13 +148,6 @@ static inline const wt_tensor *wt_infer_value(wt_infer_ctx *ctx, int i) {
 /* True when node input i is present (not an omitted optional input). */
 static inline int wt_has_input(const wt_tensor *in, int n_in, int i) {
   return i < n_in && in[i].dtype != WT_UNDEFINED;
-}
-
-/* True when the node has output i and run got a buffer for it (optional outputs are omitted
- * with an empty name: ops skip their work). */
-static inline int wt_output_wanted(const wt_run_ctx *ctx, int i) {
-  return i < ctx->n_out && i < ctx->node->n_outputs && ctx->node->outputs[i] >= 0 &&
-         ctx->out[i].data != NULL;
 }
 
 /* infer's checks of input `idx` (named `name`): its dtype, and that it has the shape of input

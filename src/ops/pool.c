@@ -1,23 +1,14 @@
 /* Op family: pool. MaxPool (with the optional Indices output), AveragePool, GlobalAveragePool
  * and GlobalMaxPool over float32 NC[D]HW inputs (1 to 3 spatial dims for the windowed pools,
  * any number for the global ones), their gradient rules and ORT's MaxPoolGrad /
- * AveragePoolGrad (ai.onnx domain in ORT, since version 9). Kernels in kernels/pool*.c. */
+ * AveragePoolGrad (ai.onnx domain in ORT, since version 9). Kernels in backend/cpu/pool*.c. */
 #include <assert.h>
 #include <string.h>
 
 #include "grad/grad.h"
-#include "kernels/pool.h"
 #include "ops/conv_window.h"
 #include "ops/op.h"
-
-typedef struct pool_params {
-  wt_conv_geom g;
-  int64_t pad_end[3];           /* normalized trailing pads, for count_include_pad */
-  int count_include_pad;
-  int storage_order;
-  int want_indices;
-} pool_params;
-static_assert(sizeof(pool_params) <= WT_PARAMS_MAX, "pool_params too big");
+#include "ops/pool_params.h"
 
 static int check_x(const wt_tensor *X) {
   WT_TRY(wt_expect_float(X, "X", 0));
@@ -26,8 +17,6 @@ static int check_x(const wt_tensor *X) {
                      "fixed size");
   return WT_OK;
 }
-
-static int64_t plane_count(const wt_tensor *X) { return X->dims[0] * X->dims[1]; }
 
 /* Shared by MaxPool / AveragePool: parses the window, sets output 0 and the geometry. */
 static int window_pool_infer(wt_infer_ctx *ctx, int allow_dilations, pool_params *p) {
@@ -51,7 +40,6 @@ static int window_pool_infer(wt_infer_ctx *ctx, int allow_dilations, pool_params
   out[0] = X->dims[0];
   out[1] = X->dims[1];
   wt_set_shape(&ctx->out[0], WT_FLOAT, X->rank, out);
-  ctx->scratch_bytes = sizeof(float) * (size_t)wt_pool_scratch_floats(&p->g);
   return WT_OK;
 }
 
@@ -144,20 +132,9 @@ static int maxpool_infer(wt_infer_ctx *ctx) {
   return WT_OK;
 }
 
-static int maxpool_run(const wt_run_ctx *ctx) {
-  const pool_params *p = ctx->params;
-  const wt_tensor *X = &ctx->in[0];
-  if (p->want_indices)
-    wt_maxpool_indices(&p->g, plane_count(X), p->storage_order, X->data, ctx->out[0].data,
-                       ctx->out[1].data);
-  else
-    wt_maxpool(&p->g, plane_count(X), X->data, ctx->out[0].data, ctx->scratch);
-  return WT_OK;
-}
-
 static const wt_op_def wt_op_MaxPool = {.domain = "", .op_type = "MaxPool", .min_inputs = 1,
                                  .max_inputs = 1, .min_outputs = 1, .max_outputs = 2,
-                                 .infer = maxpool_infer, .run = maxpool_run,
+                                 .infer = maxpool_infer,
                                  .grad = maxpool_grad_rule};
 
 /* ---- AveragePool -------------------------------------------------------------------------- */
@@ -174,17 +151,9 @@ static int avgpool_infer(wt_infer_ctx *ctx) {
   return WT_OK;
 }
 
-static int avgpool_run(const wt_run_ctx *ctx) {
-  const pool_params *p = ctx->params;
-  const wt_tensor *X = &ctx->in[0];
-  wt_avgpool(&p->g, p->pad_end, p->count_include_pad, plane_count(X), X->data,
-             ctx->out[0].data, ctx->scratch);
-  return WT_OK;
-}
-
 static const wt_op_def wt_op_AveragePool = {.domain = "", .op_type = "AveragePool", .min_inputs = 1,
                                      .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
-                                     .infer = avgpool_infer, .run = avgpool_run,
+                                     .infer = avgpool_infer,
                                      .grad = avgpool_grad_rule};
 
 /* ---- GlobalAveragePool / GlobalMaxPool ---------------------------------------------------- */
@@ -207,29 +176,14 @@ static int global_pool_infer(wt_infer_ctx *ctx) {
   return WT_OK;
 }
 
-static int global_avgpool_run(const wt_run_ctx *ctx) {
-  const wt_tensor *X = &ctx->in[0];
-  wt_global_avgpool(plane_count(X), wt_dims_prod(X->dims, 2, X->rank), X->data,
-                    ctx->out[0].data);
-  return WT_OK;
-}
-
-static int global_maxpool_run(const wt_run_ctx *ctx) {
-  const wt_tensor *X = &ctx->in[0];
-  wt_global_maxpool(plane_count(X), wt_dims_prod(X->dims, 2, X->rank), X->data,
-                    ctx->out[0].data);
-  return WT_OK;
-}
-
 static const wt_op_def wt_op_GlobalAveragePool = {.domain = "", .op_type = "GlobalAveragePool",
                                            .min_inputs = 1, .max_inputs = 1, .min_outputs = 1,
                                            .max_outputs = 1, .infer = global_pool_infer,
-                                           .run = global_avgpool_run,
                                            .grad = global_avgpool_grad_rule};
 
 static const wt_op_def wt_op_GlobalMaxPool = {.domain = "", .op_type = "GlobalMaxPool", .min_inputs = 1,
                                        .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
-                                       .infer = global_pool_infer, .run = global_maxpool_run,
+                                       .infer = global_pool_infer,
                                        .grad = global_maxpool_grad_rule};
 
 /* ---- MaxPoolGrad / AveragePoolGrad (ORT, ai.onnx domain) ---------------------------------- */
@@ -325,17 +279,6 @@ static int maxpool_grad_infer(wt_infer_ctx *ctx) {
   return pool_grad_setup(ctx, dY, 1, p, xd);
 }
 
-static int maxpool_grad_run(const wt_run_ctx *ctx) {
-  const wt_tensor *dY = &ctx->in[0], *dX = &ctx->out[0];
-  int64_t n_dx = wt_numel(dX), planes = dX->rank >= 2 ? dX->dims[0] * dX->dims[1] : 1;
-  int64_t bad = wt_maxpool_grad(planes, wt_numel(dY), dY->data, ctx->in[1].data, n_dx, dX->data);
-  if (bad >= 0)
-    return wt_errorf(WT_ERR_RUNTIME, "Indices[%lld] is %lld; expected an index into dX's %lld "
-                     "elements", (long long)bad,
-                     (long long)((const int64_t *)ctx->in[1].data)[bad], (long long)n_dx);
-  return WT_OK;
-}
-
 static int avgpool_grad_infer(wt_infer_ctx *ctx) {
   pool_params *p = WT_PARAMS(ctx, pool_params);
   int64_t xd[WT_MAX_RANK];
@@ -345,27 +288,17 @@ static int avgpool_grad_infer(wt_infer_ctx *ctx) {
     return wt_errorf(WT_ERR_INVALID_ARG, "attribute 'count_include_pad' is %lld; expected 0 "
                      "or 1", (long long)cip);
   p->count_include_pad = (int)cip;
-  ctx->scratch_bytes = sizeof(float) * (size_t)wt_pool_scratch_floats(&p->g);
-  return WT_OK;
-}
-
-static int avgpool_grad_run(const wt_run_ctx *ctx) {
-  const pool_params *p = ctx->params;
-  const wt_tensor *dX = &ctx->out[0];
-  wt_avgpool_grad(&p->g, p->pad_end, p->count_include_pad, dX->dims[0] * dX->dims[1],
-                  ctx->in[0].data, dX->data, ctx->scratch);
   return WT_OK;
 }
 
 static const wt_op_def wt_op_MaxPoolGrad = {.domain = "", .op_type = "MaxPoolGrad", .min_inputs = 2,
                                      .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
-                                     .infer = maxpool_grad_infer, .run = maxpool_grad_run,
+                                     .infer = maxpool_grad_infer,
                                      .flags = WT_OP_GRADIENT};
 
 static const wt_op_def wt_op_AveragePoolGrad = {.domain = "", .op_type = "AveragePoolGrad",
                                          .min_inputs = 1, .max_inputs = 1, .min_outputs = 1,
-                                         .max_outputs = 1, .infer = avgpool_grad_infer,
-                                         .run = avgpool_grad_run, .flags = WT_OP_GRADIENT};
+                                         .max_outputs = 1, .infer = avgpool_grad_infer, .flags = WT_OP_GRADIENT};
 
 const wt_op_def *const wt_ops_pool[] = {
     &wt_op_AveragePool,

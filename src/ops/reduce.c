@@ -7,40 +7,10 @@
 #include <string.h>
 
 #include "grad/grad.h"
-#include "kernels/reduce.h"
 #include "ops/op.h"
+#include "ops/reduce_params.h"
 
 /* ---- Reduce* ------------------------------------------------------------------------------ */
-
-enum { FINAL_NONE, FINAL_MEAN, FINAL_SQRT, FINAL_LOG };
-
-typedef struct reduce_params {
-  int kind;                       /* wt_reduce_kind of the first pass */
-  int final;                      /* FINAL_* applied to the output */
-  int noop;                       /* copy input to output */
-  int n_pass;
-  int64_t outer[WT_MAX_RANK], n[WT_MAX_RANK], inner[WT_MAX_RANK];
-  int64_t count;                  /* reduced elements per output (for the mean) */
-  int64_t buf0, buf1;             /* elements of the two ping-pong intermediates */
-} reduce_params;
-static_assert(sizeof(reduce_params) <= WT_PARAMS_MAX, "reduce_params too large");
-
-/* The Reduce* ops: one line each, the single source of their definitions and the family table.
- * X(Name, first pass kind, final step, opset from which axes is input 1, gradient rule or, for
- *   an op that has none by design, WT_NO_GRAD(why and what to do instead)) */
-#define REDUCE_OPS(X)                                                                          \
-  X(ReduceSum, WT_RED_SUM, FINAL_NONE, 13, WT_GRAD(reduce_sum_grad))                           \
-  X(ReduceMean, WT_RED_SUM, FINAL_MEAN, 18, WT_GRAD(reduce_mean_grad))                         \
-  X(ReduceMax, WT_RED_MAX, FINAL_NONE, 18, WT_GRAD(reduce_max_grad))                           \
-  X(ReduceMin, WT_RED_MIN, FINAL_NONE, 18, WT_GRAD(reduce_max_grad))                           \
-  X(ReduceProd, WT_RED_PROD, FINAL_NONE, 18,                                                   \
-    WT_NO_GRAD("Y / X fails at zeros (ONNX Runtime has none either); write the product as "    \
-               "Exp(ReduceSum(Log(X))) for positive X"))                                       \
-  X(ReduceSumSquare, WT_RED_SUMSQ, FINAL_NONE, 18, WT_GRAD(reduce_sumsq_grad))                 \
-  X(ReduceL1, WT_RED_ABSSUM, FINAL_NONE, 18, WT_GRAD(reduce_l1_grad))                          \
-  X(ReduceL2, WT_RED_SUMSQ, FINAL_SQRT, 18, WT_GRAD(reduce_l2_grad))                           \
-  X(ReduceLogSumExp, WT_RED_LOGSUMEXP, FINAL_NONE, 18, WT_GRAD(reduce_lse_grad))               \
-  X(ReduceLogSum, WT_RED_SUM, FINAL_LOG, 18, WT_GRAD(reduce_logsum_grad))
 
 typedef struct reduce_spec {
   int kind, final;
@@ -154,72 +124,6 @@ static int reduce_infer(wt_infer_ctx *ctx) {
   if (p->kind == WT_RED_LOGSUMEXP && x->dtype != WT_FLOAT && p->n_pass > 1)
     return wt_errorf(WT_ERR_UNSUPPORTED,
                      "ReduceLogSumExp on integers over non-adjacent axes is not supported");
-  ctx->scratch_bytes = (size_t)(p->buf0 + p->buf1) * wt_dtype_size(x->dtype);
-  return WT_OK;
-}
-
-static void reduce_pass(int dtype, int kind, const void *src, int64_t outer, int64_t n,
-                        int64_t inner, void *dst) {
-  switch (dtype) {
-    case WT_FLOAT: wt_reduce_f32(kind, src, outer, n, inner, dst); break;
-    case WT_INT32: wt_reduce_i32(kind, src, outer, n, inner, dst); break;
-    default: wt_reduce_i64(kind, src, outer, n, inner, dst); break;
-  }
-}
-
-static int reduce_run(const wt_run_ctx *ctx) {
-  const reduce_params *p = ctx->params;
-  const wt_tensor *x = &ctx->in[0];
-  wt_tensor *y = &ctx->out[0];
-  if (p->noop) {
-    if (y->data != x->data && wt_nbytes(x)) memcpy(y->data, x->data, wt_nbytes(x));
-    return WT_OK;
-  }
-  size_t es = wt_dtype_size(x->dtype);
-  /* no scratch when a single pass writes straight to the output */
-  void *bufs[2] = {ctx->scratch, ctx->scratch ? (char *)ctx->scratch + (size_t)p->buf0 * es : NULL};
-  const void *src = x->data;
-  for (int k = 0; k < p->n_pass; k++) {
-    void *dst = k == p->n_pass - 1 ? y->data : bufs[k % 2];
-    int kind = k == 0 ? p->kind : (int)wt_reduce_next_kind(p->kind);
-    reduce_pass(x->dtype, kind, src, p->outer[k], p->n[k], p->inner[k], dst);
-    src = dst;
-  }
-  int64_t m = wt_numel(y);
-  if (p->final == FINAL_MEAN) {
-    if (x->dtype == WT_FLOAT) {
-      float *d = y->data;
-      for (int64_t i = 0; i < m; i++) d[i] = p->count ? d[i] / (float)p->count : NAN;
-    } else if (x->dtype == WT_INT32) {
-      int32_t *d = y->data;
-      for (int64_t i = 0; i < m; i++) d[i] = p->count ? (int32_t)(d[i] / p->count) : 0;
-    } else {
-      int64_t *d = y->data;
-      for (int64_t i = 0; i < m; i++) d[i] = p->count ? d[i] / p->count : 0;
-    }
-  } else if (p->final == FINAL_LOG) {
-    if (x->dtype == WT_FLOAT) {
-      float *d = y->data;
-      for (int64_t i = 0; i < m; i++) d[i] = logf(d[i]);
-    } else if (x->dtype == WT_INT32) {
-      int32_t *d = y->data;
-      for (int64_t i = 0; i < m; i++) d[i] = (int32_t)log((double)d[i]);
-    } else {
-      int64_t *d = y->data;
-      for (int64_t i = 0; i < m; i++) d[i] = (int64_t)log((double)d[i]);
-    }
-  } else if (p->final == FINAL_SQRT) {
-    if (x->dtype == WT_FLOAT) {
-      float *d = y->data;
-      for (int64_t i = 0; i < m; i++) d[i] = sqrtf(d[i]);
-    } else if (x->dtype == WT_INT32) {
-      int32_t *d = y->data;
-      for (int64_t i = 0; i < m; i++) d[i] = (int32_t)sqrt((double)(uint32_t)d[i]);
-    } else {
-      int64_t *d = y->data;
-      for (int64_t i = 0; i < m; i++) d[i] = (int64_t)sqrt((double)(uint64_t)d[i]);
-    }
-  }
   return WT_OK;
 }
 
@@ -370,25 +274,11 @@ static int reduce_logsum_grad(wt_grad_ctx *c) { return reduce_elem_grad(c, D_LOG
 #define REDUCE_DEF(NAME, KIND, FINAL, AXES_SINCE, GRAD)                                     \
   static const wt_op_def wt_op_##NAME = {                                                    \
       .domain = "", .op_type = #NAME, .min_inputs = 1, .max_inputs = 2, .min_outputs = 1,    \
-      .max_outputs = 1, .infer = reduce_infer, .run = reduce_run, GRAD,         \
+      .max_outputs = 1, .infer = reduce_infer, GRAD,                             \
       .spec = &(const reduce_spec){KIND, FINAL, AXES_SINCE}};
 REDUCE_OPS(REDUCE_DEF)
 
 /* ---- shared: one axis as [outer, n, inner] ------------------------------------------------ */
-
-typedef struct axis_params {
-  int64_t outer, n, inner;
-  int64_t k;                      /* TopK */
-  int a, b;                       /* ArgMax: is_max, select_last; CumSum: exclusive, reverse;
-                                     TopK: largest, sorted */
-} axis_params;
-static_assert(sizeof(axis_params) <= WT_PARAMS_MAX, "axis_params too large");
-
-static void split_at_axis(const wt_tensor *x, int ax, axis_params *p) {
-  p->outer = wt_dims_prod(x->dims, 0, ax);
-  p->n = x->dims[ax];
-  p->inner = wt_dims_prod(x->dims, ax + 1, x->rank);
-}
 
 static int check_numeric(const wt_tensor *x, const char *name) {
   if (x->dtype != WT_FLOAT && x->dtype != WT_INT32 && x->dtype != WT_INT64)
@@ -424,24 +314,12 @@ static int argext_infer(wt_infer_ctx *ctx) {
   return WT_OK;
 }
 
-static int argext_run(const wt_run_ctx *ctx) {
-  const axis_params *p = ctx->params;
-  const wt_tensor *x = &ctx->in[0];
-  int64_t *y = ctx->out[0].data;
-  switch (x->dtype) {
-    case WT_FLOAT: wt_argext_f32(x->data, p->outer, p->n, p->inner, p->a, p->b, y); break;
-    case WT_INT32: wt_argext_i32(x->data, p->outer, p->n, p->inner, p->a, p->b, y); break;
-    default: wt_argext_i64(x->data, p->outer, p->n, p->inner, p->a, p->b, y); break;
-  }
-  return WT_OK;
-}
-
 static const wt_op_def wt_op_ArgMax = {.domain = "", .op_type = "ArgMax", .min_inputs = 1,
                                 .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
-                                .infer = argext_infer, .run = argext_run, .variant = 1 /* max */};
+                                .infer = argext_infer, .variant = 1 /* max */};
 static const wt_op_def wt_op_ArgMin = {.domain = "", .op_type = "ArgMin", .min_inputs = 1,
                                 .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
-                                .infer = argext_infer, .run = argext_run};
+                                .infer = argext_infer};
 
 /* ---- CumSum ------------------------------------------------------------------------------- */
 
@@ -461,24 +339,6 @@ static int cumsum_infer(wt_infer_ctx *ctx) {
   return WT_OK;
 }
 
-static int cumsum_run(const wt_run_ctx *ctx) {
-  axis_params q = *(const axis_params *)ctx->params;
-  const wt_tensor *x = &ctx->in[0];
-  int64_t axis = wt_get_int(&ctx->in[1], 0);
-  int ax = wt_axis(axis, x->rank);
-  if (ax < 0)
-    return wt_errorf(WT_ERR_RUNTIME, "axis %lld is out of range for rank %d", (long long)axis,
-                     x->rank);
-  split_at_axis(x, ax, &q);
-  void *y = ctx->out[0].data;
-  switch (x->dtype) {
-    case WT_FLOAT: wt_cumsum_f32(x->data, q.outer, q.n, q.inner, q.a, q.b, y); break;
-    case WT_INT32: wt_cumsum_i32(x->data, q.outer, q.n, q.inner, q.a, q.b, y); break;
-    default: wt_cumsum_i64(x->data, q.outer, q.n, q.inner, q.a, q.b, y); break;
-  }
-  return WT_OK;
-}
-
 /* dX is the cumulative sum of dY the other way: same axis and exclusive, reverse flipped. */
 static int cumsum_grad(wt_grad_ctx *c) {
   int dx = wt_grad_op1(c, "CumSum", "", 2, (int[]){GO(0), I(1)});
@@ -495,7 +355,7 @@ static int cumsum_grad(wt_grad_ctx *c) {
 
 static const wt_op_def wt_op_CumSum = {.domain = "", .op_type = "CumSum", .min_inputs = 2,
                                 .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
-                                .infer = cumsum_infer, .run = cumsum_run, .grad = cumsum_grad};
+                                .infer = cumsum_infer, .grad = cumsum_grad};
 
 /* ---- TopK --------------------------------------------------------------------------------- */
 
@@ -537,18 +397,6 @@ static int topk_infer(wt_infer_ctx *ctx) {
   wt_set_shape(&ctx->out[0], x->dtype, x->rank, x->dims);
   ctx->out[0].dims[ax] = k;
   wt_set_shape(&ctx->out[1], WT_INT64, x->rank, ctx->out[0].dims);
-  ctx->scratch_bytes = (size_t)(2 * p->n) * sizeof(int64_t);
-  return WT_OK;
-}
-
-static int topk_run(const wt_run_ctx *ctx) {
-  const axis_params *p = ctx->params;
-  const wt_tensor *x = &ctx->in[0];
-  if (ctx->n_in > 1 && ctx->in[1].data && wt_get_int(&ctx->in[1], 0) != p->k)
-    return wt_errorf(WT_ERR_RUNTIME, "K changed to %lld after planning (planned %lld)",
-                     (long long)wt_get_int(&ctx->in[1], 0), (long long)p->k);
-  wt_topk(x->dtype, x->data, p->outer, p->n, p->inner, p->k, p->a, ctx->out[0].data,
-          ctx->out[1].data, ctx->scratch);
   return WT_OK;
 }
 
@@ -566,7 +414,7 @@ static int topk_grad(wt_grad_ctx *c) {
 
 static const wt_op_def wt_op_TopK = {.domain = "", .op_type = "TopK", .min_inputs = 1,
                               .max_inputs = 2, .min_outputs = 2, .max_outputs = 2,
-                              .infer = topk_infer, .run = topk_run, .grad = topk_grad};
+                              .infer = topk_infer, .grad = topk_grad};
 
 #define REDUCE_LIST(NAME, ...) &wt_op_##NAME,
 const wt_op_def *const wt_ops_reduce[] = {

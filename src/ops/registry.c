@@ -1,42 +1,24 @@
 /* The op registry: every family's table, merged and sorted once by (domain, op_type).
- * Adding an op: define it in its family file and add one line to that family's table (or list,
- * where the family generates its table from one: see op.h). Adding a family (a file of
- * src/ops/ with a table): one line in FAMILIES below. */
+ * Adding an op: its definition in its family file with one line in that family's table (or
+ * list, where the family generates its table from one: see op.h), and its kernel in each
+ * backend that runs it: for the CPU, one entry in the family's wt_cpu_kernels_<family>[]
+ * (src/backend/cpu/run_<family>.c). Adding a family: a file of src/ops/ with its table, a
+ * kernel file per backend with its kernel table, and one line in WT_OP_FAMILIES (families.h).
+ * test_cpu_kernels fails on a definition without a CPU kernel or a kernel without a definition. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/families.h"
 #include "ops/op.h"
 
-#define FAMILIES(X) \
-  X(binary)         \
-  X(conv)           \
-  X(data)           \
-  X(data_index)     \
-  X(einsum)         \
-  X(gemm)           \
-  X(norm)           \
-  X(norm_extra)     \
-  X(norm_grad)      \
-  X(pool)           \
-  X(reduce)         \
-  X(resize)         \
-  X(rnn)            \
-  X(shape)          \
-  X(shape_build)    \
-  X(softmax)        \
-  X(softmax_grad)   \
-  X(training)       \
-  X(unary)          \
-  X(unary_grad)
-
 #define DECLARE(f) extern const wt_op_def *const wt_ops_##f[];
-FAMILIES(DECLARE)
+WT_OP_FAMILIES(DECLARE)
 #undef DECLARE
 
 static const wt_op_def *const *const g_families[] = {
 #define LIST(f) wt_ops_##f,
-    FAMILIES(LIST)
+    WT_OP_FAMILIES(LIST)
 #undef LIST
 };
 

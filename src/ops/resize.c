@@ -2,28 +2,14 @@
  * keep_aspect_ratio_policy at 18; nearest (every nearest_mode), linear and cubic in N-D, every
  * coordinate_transformation_mode), the deprecated Upsample (7: scales attribute, 9: input), and
  * com.microsoft ResizeGrad (ONNX Runtime's name and inputs: dY, X, roi, scales), the gradient
- * both forward ops emit. Kernels in kernels/resize.c. */
+ * both forward ops emit. Kernels in backend/cpu/resize.c. */
 #include <assert.h>
 #include <math.h>
 #include <string.h>
 
 #include "grad/grad.h"
-#include "kernels/resize.h"
 #include "ops/op.h"
-
-typedef struct rs_params {
-  wt_resize_cfg cfg;
-  int rank, n_axes, axes[WT_MAX_RANK];
-  int roi_input;                  /* input index of roi, -1 when the op has none */
-  int scales_input;               /* ResizeGrad: input index of scales read at run, else -1 */
-  int is_float;
-  float extrap;
-  int64_t in_dims[WT_MAX_RANK], out_dims[WT_MAX_RANK];
-  double scale[WT_MAX_RANK];
-  size_t esize, tap_bytes;
-  int64_t buf_elems;
-} rs_params;
-static_assert(sizeof(rs_params) <= WT_PARAMS_MAX, "rs_params too large");
+#include "ops/resize_params.h"
 
 static int pick(const char *s, const char *const *names, int n, const char *attr, int *out) {
   for (int i = 0; i < n; i++)
@@ -79,15 +65,6 @@ static int parse_axes(const wt_node *n, int rank, rs_params *p) {
     p->axes[i] = a;
   }
   return WT_OK;
-}
-
-static void plan_scratch(wt_infer_ctx *ctx, rs_params *p) {
-  size_t taps = 0;
-  for (int d = 0; d < p->rank; d++) taps += (size_t)p->out_dims[d] * sizeof(wt_resize_tap);
-  p->tap_bytes = (taps + 63) & ~(size_t)63;
-  p->buf_elems = wt_resize_buffer_elems(p->rank, p->in_dims, p->out_dims);
-  size_t buf = ((size_t)p->buf_elems * p->esize + 63) & ~(size_t)63;
-  ctx->scratch_bytes = p->tap_bytes + 2 * buf;
 }
 
 static int known_input(wt_infer_ctx *ctx, int i, const char *name, const wt_tensor **out) {
@@ -212,61 +189,6 @@ static int resize_infer(wt_infer_ctx *ctx) {
       }
   }
   wt_set_shape(&ctx->out[0], x->dtype, x->rank, p->out_dims);
-  plan_scratch(ctx, p);
-  return WT_OK;
-}
-
-/* Builds the tap tables into scratch; taps[d] stays NULL for identity axes. */
-static void build_taps(const rs_params *p, const wt_tensor *roi, void *scratch,
-                       const wt_resize_tap **taps) {
-  wt_resize_tap *t = scratch;
-  double rs[WT_MAX_RANK], re[WT_MAX_RANK];
-  for (int d = 0; d < p->rank; d++) {
-    rs[d] = 0;
-    re[d] = 1;
-  }
-  if (roi && roi->data && wt_numel(roi) == 2 * p->n_axes)
-    for (int i = 0; i < p->n_axes; i++) {
-      rs[p->axes[i]] = wt_get_double(roi, i);
-      re[p->axes[i]] = wt_get_double(roi, p->n_axes + i);
-    }
-  for (int d = 0; d < p->rank; d++) {
-    int ident = wt_resize_axis_taps(&p->cfg, p->in_dims[d], p->out_dims[d], p->scale[d], rs[d],
-                                    re[d], t);
-    taps[d] = ident ? NULL : t;
-    t += p->out_dims[d];
-  }
-}
-
-static const wt_tensor *roi_of(const wt_run_ctx *ctx, const rs_params *p) {
-  if (p->roi_input < 0 || p->cfg.coord != WT_RESIZE_TF_CROP_AND_RESIZE) return NULL;
-  if (!wt_has_input(ctx->in, ctx->n_in, p->roi_input)) return NULL;
-  return &ctx->in[p->roi_input];
-}
-
-static int resize_run(const wt_run_ctx *ctx) {
-  const rs_params *p = ctx->params;
-  const wt_tensor *roi = roi_of(ctx, p);
-  if (roi && wt_numel(roi) != 0 && wt_numel(roi) != 2 * p->n_axes)
-    return wt_errorf(WT_ERR_RUNTIME, "input 'roi' has %lld values; expected %d",
-                     (long long)wt_numel(roi), 2 * p->n_axes);
-  const wt_resize_tap *taps[WT_MAX_RANK];
-  build_taps(p, roi, ctx->scratch, taps);
-  unsigned char *buf0 = (unsigned char *)ctx->scratch + p->tap_bytes;
-  unsigned char *buf1 = buf0 + (((size_t)p->buf_elems * p->esize + 63) & ~(size_t)63);
-  unsigned char extrap[8] = {0};
-  if (p->is_float) memcpy(extrap, &p->extrap, sizeof(float));
-  else if (p->esize == 8) {
-    int64_t v = (int64_t)p->extrap;
-    memcpy(extrap, &v, 8);
-  } else if (p->esize == 4) {
-    int32_t v = (int32_t)p->extrap;
-    memcpy(extrap, &v, 4);
-  } else {
-    extrap[0] = p->extrap != 0;
-  }
-  wt_resize_forward(ctx->in[0].data, ctx->out[0].data, p->esize, p->is_float, p->rank,
-                    p->in_dims, p->out_dims, taps, extrap, buf0, buf1);
   return WT_OK;
 }
 
@@ -323,10 +245,10 @@ static int resize_grad(wt_grad_ctx *c) {
 
 static const wt_op_def wt_op_Resize = {
     .domain = "", .op_type = "Resize", .min_inputs = 1, .max_inputs = 4, .min_outputs = 1,
-    .max_outputs = 1, .infer = resize_infer, .run = resize_run, .grad = resize_grad};
+    .max_outputs = 1, .infer = resize_infer, .grad = resize_grad};
 static const wt_op_def wt_op_Upsample = {
     .domain = "", .op_type = "Upsample", .min_inputs = 1, .max_inputs = 2, .min_outputs = 1,
-    .max_outputs = 1, .infer = resize_infer, .run = resize_run, .grad = resize_grad,
+    .max_outputs = 1, .infer = resize_infer, .grad = resize_grad,
     .variant = 1 /* Upsample: the legacy form */};
 
 /* ---- ResizeGrad (com.microsoft) ------------------------------------------------------------- */
@@ -359,37 +281,12 @@ static int resize_grad_infer(wt_infer_ctx *ctx) {
       return wt_errorf(WT_ERR_SHAPE, "input 'X' has an empty axis %d that 'dY' does not", d);
   }
   wt_set_shape(&ctx->out[0], WT_FLOAT, x->rank, x->dims);
-  plan_scratch(ctx, p);
-  return WT_OK;
-}
-
-static int resize_grad_run(const wt_run_ctx *ctx) {
-  rs_params q = *(const rs_params *)ctx->params;
-  for (int d = 0; d < q.rank; d++)
-    q.scale[d] = q.in_dims[d] ? (double)q.out_dims[d] / (double)q.in_dims[d] : 1.0;
-  if (wt_has_input(ctx->in, ctx->n_in, 3) && wt_numel(&ctx->in[3]) > 0) {
-    const wt_tensor *s = &ctx->in[3];
-    if (wt_numel(s) != q.n_axes)
-      return wt_errorf(WT_ERR_RUNTIME, "input 'scales' has %lld values; expected %d",
-                       (long long)wt_numel(s), q.n_axes);
-    for (int i = 0; i < q.n_axes; i++) q.scale[q.axes[i]] = wt_get_double(s, i);
-  }
-  const wt_tensor *roi = roi_of(ctx, &q);
-  if (roi && wt_numel(roi) != 0 && wt_numel(roi) != 2 * q.n_axes)
-    return wt_errorf(WT_ERR_RUNTIME, "input 'roi' has %lld values; expected %d",
-                     (long long)wt_numel(roi), 2 * q.n_axes);
-  const wt_resize_tap *taps[WT_MAX_RANK];
-  build_taps(&q, roi, ctx->scratch, taps);
-  float *buf0 = (float *)((unsigned char *)ctx->scratch + q.tap_bytes);
-  float *buf1 = (float *)((unsigned char *)buf0 + (((size_t)q.buf_elems * 4 + 63) & ~(size_t)63));
-  wt_resize_grad_f32(ctx->in[0].data, ctx->out[0].data, q.rank, q.in_dims, q.out_dims, taps, buf0,
-                     buf1);
   return WT_OK;
 }
 
 static const wt_op_def wt_op_ResizeGrad = {
     .domain = WT_MS, .op_type = "ResizeGrad", .min_inputs = 2, .max_inputs = 4, .min_outputs = 1,
-    .max_outputs = 1, .infer = resize_grad_infer, .run = resize_grad_run, .flags = WT_OP_GRADIENT};
+    .max_outputs = 1, .infer = resize_grad_infer, .flags = WT_OP_GRADIENT};
 
 const wt_op_def *const wt_ops_resize[] = {
     &wt_op_Resize,

@@ -4,15 +4,47 @@
  * GRUTraining (the forward with the extra outputs the backward reads: all cell states, the
  * activated gate values) and LSTMGrad / GRUGrad. Gradient rules live in rnn_grad.c. */
 #include <assert.h>
+#include <ctype.h>
 #include <string.h>
 
-#include "kernels/rnn.h"
 #include "ops/rnn_ops.h"
 
 static_assert(sizeof(wt_rnn_params) <= WT_PARAMS_MAX, "params too large");
 
 /* The cell is the op's variant (LSTM, GRU, RNN and their training / gradient forms). */
 static int cell_of(const wt_infer_ctx *ctx) { return ctx->op->variant; }
+
+static int name_eq(const char *a, const char *b) {
+  for (; *a && *b; a++, b++)
+    if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) return 0;
+  return *a == *b;
+}
+
+int wt_rnn_act_parse(const char *name, wt_rnn_act *out, int *uses_alpha, int *uses_beta) {
+  static const struct { const char *name; int kind, ua, ub; float a, b; } k[] = {
+      {"Sigmoid", WT_ACT_SIGMOID, 0, 0, 0, 0},
+      {"Tanh", WT_ACT_TANH, 0, 0, 0, 0},
+      {"Relu", WT_ACT_RELU, 0, 0, 0, 0},
+      {"Affine", WT_ACT_AFFINE, 1, 1, 1.0f, 0.0f},
+      {"LeakyRelu", WT_ACT_LEAKYRELU, 1, 0, 0.01f, 0},
+      {"ThresholdedRelu", WT_ACT_THRESHOLDEDRELU, 1, 0, 1.0f, 0},
+      {"ScaledTanh", WT_ACT_SCALEDTANH, 1, 1, 1.0f, 1.0f},
+      {"HardSigmoid", WT_ACT_HARDSIGMOID, 1, 1, 0.2f, 0.5f},
+      {"Elu", WT_ACT_ELU, 1, 0, 1.0f, 0},
+      {"Softsign", WT_ACT_SOFTSIGN, 0, 0, 0, 0},
+      {"Softplus", WT_ACT_SOFTPLUS, 0, 0, 0, 0},
+  };
+  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+    if (name_eq(name, k[i].name)) {
+      out->kind = k[i].kind;
+      out->alpha = k[i].a;
+      out->beta = k[i].b;
+      *uses_alpha = k[i].ua;
+      *uses_beta = k[i].ub;
+      return 0;
+    }
+  return -1;
+}
 
 static int n_acts(int cell) { return cell == WT_RNN_LSTM ? 3 : cell == WT_RNN_GRU ? 2 : 1; }
 
@@ -120,31 +152,6 @@ static int infer_lens(wt_infer_ctx *ctx, int i, wt_rnn_params *p) {
   return WT_OK;
 }
 
-/* Copies sequence_lens into int32 scratch, checking 0 <= len <= seq. */
-static int load_lens(const wt_run_ctx *ctx, int i, const wt_rnn_params *p, int32_t *out, int uniform) {
-  const wt_tensor *t = &ctx->in[i];
-  for (int64_t b = 0; b < p->cfg.batch; b++) {
-    int64_t v = t->dtype == WT_INT64 ? ((const int64_t *)t->data)[b] : ((const int32_t *)t->data)[b];
-    if (v < 0 || v > p->cfg.seq)
-      return wt_errorf(WT_ERR_RUNTIME, "sequence_lens[%lld] is %lld; expected 0..%lld", (long long)b,
-                       (long long)v, (long long)p->cfg.seq);
-    if (uniform && v != p->cfg.seq)
-      return wt_errorf(WT_ERR_UNSUPPORTED,
-                       "sequence_lens[%lld] is %lld: varying sequence lengths are not supported in training "
-                       "(every length must equal the sequence length %lld)", (long long)b, (long long)v,
-                       (long long)p->cfg.seq);
-    out[b] = (int32_t)v;
-  }
-  return WT_OK;
-}
-
-static const float *fin(const wt_run_ctx *ctx, int i) {
-  return wt_has_input(ctx->in, ctx->n_in, i) ? ctx->in[i].data : NULL;
-}
-static float *fout(const wt_run_ctx *ctx, int i) {
-  return i < ctx->n_out && ctx->node->outputs[i] >= 0 ? ctx->out[i].data : NULL;
-}
-
 /* ---- forward: ONNX LSTM / GRU / RNN and com.microsoft LSTMTraining / GRUTraining --------- */
 
 static int forward_infer(wt_infer_ctx *ctx) {
@@ -177,40 +184,10 @@ static int forward_infer(wt_infer_ctx *ctx) {
     if (i_call < ctx->n_out && i_call >= 0) wt_set_shape(&ctx->out[i_call], WT_FLOAT, 4, (int64_t[]){S, D, B, H});
     if (i_gates < ctx->n_out) wt_set_shape(&ctx->out[i_gates], WT_FLOAT, 4, (int64_t[]){S, D, B, G * H});
   }
-  p->lens_off = wt_rnn_forward_scratch(c) * sizeof(float);
-  ctx->scratch_bytes = p->lens_off + (size_t)B * sizeof(int32_t);
-  return WT_OK;
-}
-
-static int forward_run(const wt_run_ctx *ctx) {
-  const wt_rnn_params *p = ctx->params;
-  const wt_rnn_cfg *c = &p->cfg;
-  const int lstm = c->cell == WT_RNN_LSTM;
-  int32_t *lens = NULL;
-  if (p->has_lens) {
-    lens = (int32_t *)((char *)ctx->scratch + p->lens_off);
-    WT_TRY(load_lens(ctx, 4, p, lens, 0));
-  }
-  float *Y = fout(ctx, 0), *Yh = fout(ctx, 1), *Yc = lstm ? fout(ctx, 2) : NULL;
-  float *call = NULL, *gates = NULL;
-  if (p->training) {
-    Y = ctx->out[0].data; /* ORT: all hidden states are always produced */
-    call = lstm ? fout(ctx, 3) : NULL;
-    gates = fout(ctx, lstm ? 4 : 2);
-  }
-  wt_rnn_forward(c, ctx->in[0].data, ctx->in[1].data, ctx->in[2].data, fin(ctx, 3), lens, fin(ctx, 5),
-                 lstm ? fin(ctx, 6) : NULL, lstm ? fin(ctx, 7) : NULL, Y, Yh, Yc, call, gates, ctx->scratch);
   return WT_OK;
 }
 
 /* ---- com.microsoft LSTMGrad / GRUGrad --------------------------------------------------- */
-
-/* LSTMGrad (ORT): X W R SL H0 C0 HAll CAll IOFC dHAll dHt dCt [P] -> dX dW dR dB dH0 dC0 dP.
- * Input 12, P, is a webtrain extension (ORT's LSTMGrad has none and so ignores the peepholes'
- * path through the cell state); webtrain's rule passes it only when the forward has P. */
-enum { LG_X, LG_W, LG_R, LG_SL, LG_H0, LG_C0, LG_HALL, LG_CALL, LG_IOFC, LG_DHALL, LG_DHT, LG_DCT, LG_P };
-/* GRUGrad (ORT): X W R B SL H0 HAll ZRH dHAll dHt -> dX dW dR dB dH0. */
-enum { GG_X, GG_W, GG_R, GG_B, GG_SL, GG_H0, GG_HALL, GG_ZRH, GG_DHALL, GG_DHT };
 
 static int grad_infer(wt_infer_ctx *ctx) {
   wt_rnn_params *p = WT_PARAMS(ctx, wt_rnn_params);
@@ -253,59 +230,34 @@ static int grad_infer(wt_infer_ctx *ctx) {
                                 {D, B, H}, {D, B, H}, {D, 3 * H}};
   const int ranks[7] = {3, 3, 3, 2, 3, 3, 2};
   for (int o = 0; o < ctx->n_out; o++) wt_set_shape(&ctx->out[o], WT_FLOAT, ranks[o], shapes[o]);
-  size_t f = lstm ? wt_lstm_backward_scratch(c) : wt_gru_backward_scratch(c);
-  p->lens_off = f * sizeof(float);
-  ctx->scratch_bytes = p->lens_off + (size_t)B * sizeof(int32_t);
-  return WT_OK;
-}
-
-static int grad_run(const wt_run_ctx *ctx) {
-  const wt_rnn_params *p = ctx->params;
-  const wt_rnn_cfg *c = &p->cfg;
-  const int lstm = c->cell == WT_RNN_LSTM;
-  if (p->has_lens)
-    WT_TRY(load_lens(ctx, lstm ? LG_SL : GG_SL, p, (int32_t *)((char *)ctx->scratch + p->lens_off), 1));
-  const float *X = ctx->in[0].data, *W = ctx->in[1].data, *R = ctx->in[2].data;
-  if (lstm)
-    wt_lstm_backward(c, X, W, R, fin(ctx, LG_H0), fin(ctx, LG_C0), fin(ctx, LG_P), ctx->in[LG_HALL].data,
-                     ctx->in[LG_CALL].data, ctx->in[LG_IOFC].data, fin(ctx, LG_DHALL), fin(ctx, LG_DHT),
-                     fin(ctx, LG_DCT), fout(ctx, 0), fout(ctx, 1), fout(ctx, 2), fout(ctx, 3), fout(ctx, 4),
-                     fout(ctx, 5), fout(ctx, 6), ctx->scratch);
-  else
-    wt_gru_backward(c, X, W, R, fin(ctx, GG_B), fin(ctx, GG_H0), ctx->in[GG_HALL].data, ctx->in[GG_ZRH].data,
-                    fin(ctx, GG_DHALL), fin(ctx, GG_DHT), fout(ctx, 0), fout(ctx, 1), fout(ctx, 2),
-                    fout(ctx, 3), fout(ctx, 4), ctx->scratch);
   return WT_OK;
 }
 
 static const wt_op_def wt_op_LSTM = {.domain = "", .op_type = "LSTM", .min_inputs = 3, .max_inputs = 8,
-                              .min_outputs = 1, .max_outputs = 3, .infer = forward_infer,
-                              .run = forward_run, .grad = wt_rnn_lstm_grad,
+                              .min_outputs = 1, .max_outputs = 3, .infer = forward_infer, .grad = wt_rnn_lstm_grad,
                               .variant = WT_RNN_LSTM};
 static const wt_op_def wt_op_GRU = {.domain = "", .op_type = "GRU", .min_inputs = 3, .max_inputs = 6,
-                             .min_outputs = 1, .max_outputs = 2, .infer = forward_infer,
-                             .run = forward_run, .grad = wt_rnn_gru_grad,
+                             .min_outputs = 1, .max_outputs = 2, .infer = forward_infer, .grad = wt_rnn_gru_grad,
                              .variant = WT_RNN_GRU};
 static const wt_op_def wt_op_RNN = {.domain = "", .op_type = "RNN", .min_inputs = 3, .max_inputs = 6,
-                             .min_outputs = 1, .max_outputs = 2, .infer = forward_infer,
-                             .run = forward_run, .variant = WT_RNN_PLAIN};
+                             .min_outputs = 1, .max_outputs = 2, .infer = forward_infer, .variant = WT_RNN_PLAIN};
 static const wt_op_def wt_op_LSTMTraining = {.domain = "com.microsoft", .op_type = "LSTMTraining",
                                       .min_inputs = 3, .max_inputs = 8, .min_outputs = 1,
-                                      .max_outputs = 5, .infer = forward_infer, .run = forward_run,
+                                      .max_outputs = 5, .infer = forward_infer,
                                       .grad = wt_rnn_lstm_grad, .flags = WT_OP_TRAINING,
                                       .variant = WT_RNN_LSTM};
 static const wt_op_def wt_op_GRUTraining = {.domain = "com.microsoft", .op_type = "GRUTraining",
                                      .min_inputs = 3, .max_inputs = 6, .min_outputs = 1,
-                                     .max_outputs = 3, .infer = forward_infer, .run = forward_run,
+                                     .max_outputs = 3, .infer = forward_infer,
                                      .grad = wt_rnn_gru_grad, .flags = WT_OP_TRAINING,
                                      .variant = WT_RNN_GRU};
 static const wt_op_def wt_op_LSTMGrad = {.domain = "com.microsoft", .op_type = "LSTMGrad", .min_inputs = 9,
                                   .max_inputs = 13, .min_outputs = 1, .max_outputs = 7,
-                                  .infer = grad_infer, .run = grad_run, .flags = WT_OP_GRADIENT,
+                                  .infer = grad_infer, .flags = WT_OP_GRADIENT,
                                   .variant = WT_RNN_LSTM};
 static const wt_op_def wt_op_GRUGrad = {.domain = "com.microsoft", .op_type = "GRUGrad", .min_inputs = 8,
                                  .max_inputs = 10, .min_outputs = 1, .max_outputs = 5,
-                                 .infer = grad_infer, .run = grad_run, .flags = WT_OP_GRADIENT,
+                                 .infer = grad_infer, .flags = WT_OP_GRADIENT,
                                  .variant = WT_RNN_GRU};
 
 const wt_op_def *const wt_ops_rnn[] = {

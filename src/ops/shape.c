@@ -8,18 +8,11 @@
 #include <string.h>
 
 #include "grad/grad.h"
-#include "kernels/copy.h"
 #include "ops/op.h"
+#include "ops/shape_params.h"
 #include "ops/shape_util.h"
 
 /* ---- views: output 0 is input 0's bytes ---------------------------------------------- */
-
-static int view_run(const wt_run_ctx *ctx) {
-  /* The planner usually aliases the buffers; copy only when it did not. */
-  if (ctx->out[0].data != ctx->in[0].data)
-    wt_copy_bytes(ctx->out[0].data, ctx->in[0].data, wt_nbytes(&ctx->in[0]));
-  return WT_OK;
-}
 
 static int reshape_infer(wt_infer_ctx *ctx) {
   const wt_tensor *x = &ctx->in[0];
@@ -161,10 +154,6 @@ static int unsqueeze_infer(wt_infer_ctx *ctx) {
 
 /* ---- Shape / Size ----------------------------------------------------------------------- */
 
-typedef struct shape_params {
-  int start, end;
-} shape_params;
-
 static int shape_infer(wt_infer_ctx *ctx) {
   const wt_tensor *x = &ctx->in[0];
   shape_params *p = WT_PARAMS(ctx, shape_params);
@@ -187,28 +176,12 @@ static int shape_infer(wt_infer_ctx *ctx) {
   return WT_OK;
 }
 
-static int shape_run(const wt_run_ctx *ctx) {
-  const shape_params *p = ctx->params;
-  int64_t *o = ctx->out[0].data;
-  for (int i = p->start; i < p->end; i++) o[i - p->start] = ctx->in[0].dims[i];
-  return WT_OK;
-}
-
 static int size_infer(wt_infer_ctx *ctx) {
   wt_set_shape(&ctx->out[0], WT_INT64, 0, NULL);
   return WT_OK;
 }
 
-static int size_run(const wt_run_ctx *ctx) {
-  *(int64_t *)ctx->out[0].data = wt_numel(&ctx->in[0]);
-  return WT_OK;
-}
-
 /* ---- Transpose -------------------------------------------------------------------------- */
-
-typedef struct transpose_params {
-  int perm[WT_MAX_RANK]; /* first: the planner reads it (WT_OP_TRANSPOSE) */
-} transpose_params;
 
 static int transpose_infer(wt_infer_ctx *ctx) {
   const wt_tensor *x = &ctx->in[0];
@@ -239,14 +212,6 @@ static int transpose_infer(wt_infer_ctx *ctx) {
   return WT_OK;
 }
 
-static int transpose_run(const wt_run_ctx *ctx) {
-  const transpose_params *p = ctx->params;
-  const wt_tensor *x = &ctx->in[0];
-  if (wt_numel(x) == 0) return WT_OK;
-  wt_transpose(ctx->out[0].data, x->data, x->rank, x->dims, p->perm, wt_dtype_size(x->dtype));
-  return WT_OK;
-}
-
 /* ---- Expand / Tile ---------------------------------------------------------------------- */
 
 static int expand_infer(wt_infer_ctx *ctx) {
@@ -265,21 +230,6 @@ static int expand_infer(wt_infer_ctx *ctx) {
   int64_t dims[WT_MAX_RANK];
   WT_TRY(wt_broadcast_shapes(2, ts, &r, dims));
   wt_set_shape(&ctx->out[0], x->dtype, r, dims);
-  return WT_OK;
-}
-
-static int expand_run(const wt_run_ctx *ctx) {
-  const wt_tensor *x = &ctx->in[0], *y = &ctx->out[0];
-  if (wt_numel(y) == 0) return WT_OK;
-  int64_t xs[WT_MAX_RANK], ys[WT_MAX_RANK], ss[WT_MAX_RANK];
-  wt_strides(x->rank, x->dims, xs);
-  wt_strides(y->rank, y->dims, ys);
-  int off = y->rank - x->rank;
-  for (int i = 0; i < y->rank; i++) {
-    int j = i - off;
-    ss[i] = (j < 0 || x->dims[j] == 1) ? 0 : xs[j];
-  }
-  wt_copy_strided(y->data, ys, x->data, ss, y->rank, y->dims, wt_dtype_size(x->dtype));
   return WT_OK;
 }
 
@@ -302,71 +252,17 @@ static int tile_infer(wt_infer_ctx *ctx) {
   return WT_OK;
 }
 
-static int tile_run(const wt_run_ctx *ctx) {
-  const wt_tensor *x = &ctx->in[0], *y = &ctx->out[0];
-  if (wt_numel(y) == 0) return WT_OK;
-  /* View the output as [rep0, d0, rep1, d1, ...]: repeat axes read the input with stride 0. */
-  int64_t xs[WT_MAX_RANK], ys[WT_MAX_RANK];
-  int64_t dims[2 * WT_MAX_RANK], ds[2 * WT_MAX_RANK], ss[2 * WT_MAX_RANK];
-  wt_strides(x->rank, x->dims, xs);
-  wt_strides(y->rank, y->dims, ys);
-  for (int i = 0; i < x->rank; i++) {
-    dims[2 * i] = y->dims[i] / x->dims[i];
-    ds[2 * i] = ys[i] * x->dims[i];
-    ss[2 * i] = 0;
-    dims[2 * i + 1] = x->dims[i];
-    ds[2 * i + 1] = ys[i];
-    ss[2 * i + 1] = xs[i];
-  }
-  wt_copy_strided(y->data, ds, x->data, ss, 2 * x->rank, dims, wt_dtype_size(x->dtype));
-  return WT_OK;
-}
-
 /* ---- BroadcastGradientArgs (com.microsoft) ---------------------------------------------- */
-
-/* For shapes a and b (int64 1-D), the axes of their broadcast result that each must be summed
- * over (ONNX Runtime's order: from the last axis down). Folded at plan time (its inputs come
- * from Shape). Returns the error for shapes that do not broadcast. */
-static int bga_axes(const int64_t *a, int na, const int64_t *b, int nb, int64_t *ax, int *nax,
-                    int64_t *bx, int *nbx) {
-  int i = na - 1, j = nb - 1, k = (na > nb ? na : nb) - 1;
-  *nax = *nbx = 0;
-  for (; i >= 0 && j >= 0; i--, j--, k--) {
-    if (a[i] == b[j]) continue;
-    if (a[i] == 1) ax[(*nax)++] = k;
-    else if (b[j] == 1) bx[(*nbx)++] = k;
-    else
-      return wt_errorf(WT_ERR_SHAPE, "dims %lld and %lld (axis %d) do not broadcast",
-                       (long long)a[i], (long long)b[j], k);
-  }
-  for (; k >= 0; k--) {
-    if (i < 0) ax[(*nax)++] = k;
-    else bx[(*nbx)++] = k;
-  }
-  return WT_OK;
-}
 
 static int bga_infer(wt_infer_ctx *ctx) {
   int64_t a[WT_MAX_RANK], b[WT_MAX_RANK], ax[WT_MAX_RANK], bx[WT_MAX_RANK];
   int na, nb, nax, nbx;
   WT_TRY(wt_su_known_ints(ctx, 0, "a_shape", WT_MAX_RANK, a, &na));
   WT_TRY(wt_su_known_ints(ctx, 1, "b_shape", WT_MAX_RANK, b, &nb));
-  WT_TRY(bga_axes(a, na, b, nb, ax, &nax, bx, &nbx));
+  WT_TRY(wt_su_broadcast_axes(a, na, b, nb, ax, &nax, bx, &nbx));
   int64_t d0 = nax, d1 = nbx;
   wt_set_shape(&ctx->out[0], WT_INT64, 1, &d0);
   if (ctx->n_out > 1) wt_set_shape(&ctx->out[1], WT_INT64, 1, &d1);
-  return WT_OK;
-}
-
-static int bga_run(const wt_run_ctx *ctx) {
-  int64_t a[WT_MAX_RANK], b[WT_MAX_RANK], ax[WT_MAX_RANK], bx[WT_MAX_RANK];
-  int na = (int)wt_numel(&ctx->in[0]), nb = (int)wt_numel(&ctx->in[1]), nax, nbx;
-  for (int i = 0; i < na; i++) a[i] = wt_get_int(&ctx->in[0], i);
-  for (int i = 0; i < nb; i++) b[i] = wt_get_int(&ctx->in[1], i);
-  WT_TRY(bga_axes(a, na, b, nb, ax, &nax, bx, &nbx));
-  if (ctx->out[0].data) wt_copy_bytes(ctx->out[0].data, ax, sizeof(int64_t) * (size_t)nax);
-  if (ctx->n_out > 1 && ctx->out[1].data)
-    wt_copy_bytes(ctx->out[1].data, bx, sizeof(int64_t) * (size_t)nbx);
   return WT_OK;
 }
 
@@ -455,45 +351,40 @@ static int tile_grad(wt_grad_ctx *c) {
   return wt_grad_status(c);
 }
 
-static_assert(sizeof(shape_params) <= WT_PARAMS_MAX, "params");
-static_assert(sizeof(transpose_params) <= WT_PARAMS_MAX, "params");
 
 static const wt_op_def wt_op_Reshape = {.domain = "", .op_type = "Reshape", .min_inputs = 1,
                                  .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
-                                 .infer = reshape_infer, .run = view_run, .grad = view_grad,
+                                 .infer = reshape_infer, .grad = view_grad,
                                  .flags = WT_OP_VIEW};
 static const wt_op_def wt_op_Flatten = {.domain = "", .op_type = "Flatten", .min_inputs = 1,
                                  .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
-                                 .infer = flatten_infer, .run = view_run, .grad = view_grad,
+                                 .infer = flatten_infer, .grad = view_grad,
                                  .flags = WT_OP_VIEW};
 static const wt_op_def wt_op_Squeeze = {.domain = "", .op_type = "Squeeze", .min_inputs = 1,
                                  .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
-                                 .infer = squeeze_infer, .run = view_run, .grad = view_grad,
+                                 .infer = squeeze_infer, .grad = view_grad,
                                  .flags = WT_OP_VIEW};
 static const wt_op_def wt_op_Unsqueeze = {.domain = "", .op_type = "Unsqueeze", .min_inputs = 1,
                                    .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
-                                   .infer = unsqueeze_infer, .run = view_run, .grad = view_grad,
+                                   .infer = unsqueeze_infer, .grad = view_grad,
                                    .flags = WT_OP_VIEW};
 static const wt_op_def wt_op_Shape = {.domain = "", .op_type = "Shape", .min_inputs = 1, .max_inputs = 1,
-                               .min_outputs = 1, .max_outputs = 1, .infer = shape_infer,
-                               .run = shape_run, .flags = WT_OP_SHAPE_ONLY};
+                               .min_outputs = 1, .max_outputs = 1, .infer = shape_infer, .flags = WT_OP_SHAPE_ONLY};
 static const wt_op_def wt_op_Size = {.domain = "", .op_type = "Size", .min_inputs = 1, .max_inputs = 1,
-                              .min_outputs = 1, .max_outputs = 1, .infer = size_infer,
-                              .run = size_run, .flags = WT_OP_SHAPE_ONLY};
+                              .min_outputs = 1, .max_outputs = 1, .infer = size_infer, .flags = WT_OP_SHAPE_ONLY};
 static const wt_op_def wt_op_Transpose = {.domain = "", .op_type = "Transpose", .min_inputs = 1,
                                    .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
-                                   .infer = transpose_infer, .run = transpose_run, .grad = transpose_grad,
+                                   .infer = transpose_infer, .grad = transpose_grad,
                                    .flags = WT_OP_TRANSPOSE};
 static const wt_op_def wt_op_Expand = {.domain = "", .op_type = "Expand", .min_inputs = 2,
                                 .max_inputs = 2, .min_outputs = 1, .max_outputs = 1,
-                                .infer = expand_infer, .run = expand_run, .grad = expand_grad};
+                                .infer = expand_infer, .grad = expand_grad};
 static const wt_op_def wt_op_Tile = {.domain = "", .op_type = "Tile", .min_inputs = 2, .max_inputs = 2,
-                              .min_outputs = 1, .max_outputs = 1, .infer = tile_infer,
-                              .run = tile_run, .grad = tile_grad};
+                              .min_outputs = 1, .max_outputs = 1, .infer = tile_infer, .grad = tile_grad};
 
 static const wt_op_def wt_op_ms_BroadcastGradientArgs = {.domain = WT_MS, .op_type = "BroadcastGradientArgs",
                                                   .min_inputs = 2, .max_inputs = 2, .min_outputs = 1,
-                                                  .max_outputs = 2, .infer = bga_infer, .run = bga_run,
+                                                  .max_outputs = 2, .infer = bga_infer,
                                                   .flags = WT_OP_GRADIENT};
 
 /* Defined in shape_build.c; one table keeps registry.c's family list unchanged. */

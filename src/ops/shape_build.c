@@ -6,15 +6,11 @@
 #include <string.h>
 
 #include "grad/grad.h"
-#include "kernels/copy.h"
 #include "ops/op.h"
+#include "ops/shape_build_params.h"
 #include "ops/shape_util.h"
 
 /* ---- Concat / Split --------------------------------------------------------------------- */
-
-typedef struct axis_params {
-  int axis;
-} axis_params;
 
 /* An input of shape [0] next to higher-rank inputs: exporters emit these; it adds nothing. */
 static int legacy_empty(const wt_tensor *t, int rank) {
@@ -58,24 +54,6 @@ static int concat_infer(wt_infer_ctx *ctx) {
   }
   p->axis = ax;
   wt_set_shape(&ctx->out[0], r->dtype, r->rank, dims);
-  return WT_OK;
-}
-
-static int concat_run(const wt_run_ctx *ctx) {
-  const axis_params *p = ctx->params;
-  const wt_tensor *y = &ctx->out[0];
-  size_t elem = wt_dtype_size(y->dtype);
-  int64_t outer = wt_dims_prod(y->dims, 0, p->axis);
-  size_t out_row = (size_t)wt_dims_prod(y->dims, p->axis, y->rank) * elem, off = 0;
-  char *dst = y->data;
-  for (int i = 0; i < ctx->n_in; i++) {
-    const wt_tensor *t = &ctx->in[i];
-    if (wt_numel(t) == 0) continue;
-    size_t row = (size_t)wt_dims_prod(t->dims, p->axis, t->rank) * elem;
-    const char *src = t->data;
-    for (int64_t o = 0; o < outer; o++) memcpy(dst + (size_t)o * out_row + off, src + (size_t)o * row, row);
-    off += row;
-  }
   return WT_OK;
 }
 
@@ -133,24 +111,6 @@ static int split_infer(wt_infer_ctx *ctx) {
   return WT_OK;
 }
 
-static int split_run(const wt_run_ctx *ctx) {
-  const axis_params *p = ctx->params;
-  const wt_tensor *x = &ctx->in[0];
-  size_t elem = wt_dtype_size(x->dtype);
-  int64_t outer = wt_dims_prod(x->dims, 0, p->axis);
-  size_t in_row = (size_t)wt_dims_prod(x->dims, p->axis, x->rank) * elem, off = 0;
-  const char *src = x->data;
-  for (int i = 0; i < ctx->n_out; i++) {
-    const wt_tensor *t = &ctx->out[i];
-    if (wt_numel(t) == 0) continue;
-    size_t row = (size_t)wt_dims_prod(t->dims, p->axis, t->rank) * elem;
-    char *dst = t->data;
-    for (int64_t o = 0; o < outer; o++) memcpy(dst + (size_t)o * row, src + (size_t)o * in_row + off, row);
-    off += row;
-  }
-  return WT_OK;
-}
-
 /* ---- Constant / ConstantOfShape --------------------------------------------------------- */
 
 static const char *const const_attrs[] = {"value", "value_float", "value_floats", "value_int",
@@ -197,29 +157,6 @@ static int constant_infer(wt_infer_ctx *ctx) {
   return WT_OK;
 }
 
-static int constant_run(const wt_run_ctx *ctx) {
-  const wt_node *n = ctx->node;
-  const wt_tensor *y = &ctx->out[0];
-  size_t nb = wt_nbytes(y);
-  const wt_attr *a;
-  if ((a = wt_node_attr(n, "value"))) {
-    wt_copy_bytes(y->data, a->t->t.data, nb);
-  } else if ((a = wt_node_attr(n, "value_float"))) {
-    memcpy(y->data, &a->f, sizeof(float));
-  } else if ((a = wt_node_attr(n, "value_int"))) {
-    memcpy(y->data, &a->i, sizeof(int64_t));
-  } else if ((a = wt_node_attr(n, "value_floats"))) {
-    wt_copy_bytes(y->data, a->floats, nb);
-  } else if ((a = wt_node_attr(n, "value_ints"))) {
-    wt_copy_bytes(y->data, a->ints, nb);
-  }
-  return WT_OK;
-}
-
-typedef struct cos_params {
-  unsigned char value[8];
-} cos_params;
-
 static int cos_infer(wt_infer_ctx *ctx) {
   cos_params *p = WT_PARAMS(ctx, cos_params);
   int64_t dims[WT_MAX_RANK];
@@ -248,19 +185,7 @@ static int cos_infer(wt_infer_ctx *ctx) {
   return WT_OK;
 }
 
-static int cos_run(const wt_run_ctx *ctx) {
-  const cos_params *p = ctx->params;
-  const wt_tensor *y = &ctx->out[0];
-  wt_fill(y->data, wt_numel(y), p->value, wt_dtype_size(y->dtype));
-  return WT_OK;
-}
-
 /* ---- Range ------------------------------------------------------------------------------ */
-
-typedef struct range_params {
-  double fstart, fdelta;
-  int64_t istart, idelta;
-} range_params;
 
 static int range_infer(wt_infer_ctx *ctx) {
   range_params *p = WT_PARAMS(ctx, range_params);
@@ -306,23 +231,6 @@ static int range_infer(wt_infer_ctx *ctx) {
     p->idelta = d;
   }
   wt_set_shape(&ctx->out[0], dt, 1, &n);
-  return WT_OK;
-}
-
-static int range_run(const wt_run_ctx *ctx) {
-  const range_params *p = ctx->params;
-  const wt_tensor *y = &ctx->out[0];
-  int64_t n = y->dims[0];
-  if (y->dtype == WT_FLOAT) {
-    float *o = y->data;
-    for (int64_t i = 0; i < n; i++) o[i] = (float)(p->fstart + (double)i * p->fdelta);
-  } else if (y->dtype == WT_INT32) {
-    int32_t *o = y->data;
-    for (int64_t i = 0; i < n; i++) o[i] = (int32_t)(p->istart + i * p->idelta);
-  } else {
-    int64_t *o = y->data;
-    for (int64_t i = 0; i < n; i++) o[i] = p->istart + i * p->idelta;
-  }
   return WT_OK;
 }
 
@@ -392,25 +300,20 @@ static int split_grad(wt_grad_ctx *c) {
   return wt_grad_status(c);
 }
 
-static_assert(sizeof(axis_params) <= WT_PARAMS_MAX, "params");
-static_assert(sizeof(cos_params) <= WT_PARAMS_MAX, "params");
-static_assert(sizeof(range_params) <= WT_PARAMS_MAX, "params");
 
 static const wt_op_def wt_op_Concat = {.domain = "", .op_type = "Concat", .min_inputs = 1,
                                 .max_inputs = 1 << 20, .min_outputs = 1, .max_outputs = 1,
-                                .infer = concat_infer, .run = concat_run, .grad = concat_grad};
+                                .infer = concat_infer, .grad = concat_grad};
 static const wt_op_def wt_op_Split = {.domain = "", .op_type = "Split", .min_inputs = 1, .max_inputs = 2,
-                               .min_outputs = 1, .max_outputs = 64, .infer = split_infer,
-                               .run = split_run, .grad = split_grad};
+                               .min_outputs = 1, .max_outputs = 64, .infer = split_infer, .grad = split_grad};
 static const wt_op_def wt_op_Constant = {.domain = "", .op_type = "Constant", .min_inputs = 0,
                                   .max_inputs = 0, .min_outputs = 1, .max_outputs = 1,
-                                  .infer = constant_infer, .run = constant_run};
+                                  .infer = constant_infer};
 static const wt_op_def wt_op_ConstantOfShape = {.domain = "", .op_type = "ConstantOfShape",
                                          .min_inputs = 1, .max_inputs = 1, .min_outputs = 1,
-                                         .max_outputs = 1, .infer = cos_infer, .run = cos_run};
+                                         .max_outputs = 1, .infer = cos_infer};
 static const wt_op_def wt_op_Range = {.domain = "", .op_type = "Range", .min_inputs = 3, .max_inputs = 3,
-                               .min_outputs = 1, .max_outputs = 1, .infer = range_infer,
-                               .run = range_run};
+                               .min_outputs = 1, .max_outputs = 1, .infer = range_infer};
 
 const wt_op_def *const wt_ops_shape_build[] = {
     &wt_op_Concat, &wt_op_Split, &wt_op_Constant, &wt_op_ConstantOfShape, &wt_op_Range, NULL,

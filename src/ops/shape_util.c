@@ -54,3 +54,24 @@ int wt_su_index_dtype(const wt_infer_ctx *ctx, int i, const char *name) {
                      name, i, wt_dtype_name(dt));
   return WT_OK;
 }
+
+/* For shapes a and b (int64 1-D), the axes of their broadcast result that each must be summed
+ * over (BroadcastGradientArgs). */
+int wt_su_broadcast_axes(const int64_t *a, int na, const int64_t *b, int nb, int64_t *ax,
+                         int *nax, int64_t *bx, int *nbx) {
+  int i = na - 1, j = nb - 1, k = (na > nb ? na : nb) - 1;
+  *nax = *nbx = 0;
+  for (; i >= 0 && j >= 0; i--, j--, k--) {
+    if (a[i] == b[j]) continue;
+    if (a[i] == 1) ax[(*nax)++] = k;
+    else if (b[j] == 1) bx[(*nbx)++] = k;
+    else
+      return wt_errorf(WT_ERR_SHAPE, "dims %lld and %lld (axis %d) do not broadcast",
+                       (long long)a[i], (long long)b[j], k);
+  }
+  for (; k >= 0; k--) {
+    if (i < 0) ax[(*nax)++] = k;
+    else bx[(*nbx)++] = k;
+  }
+  return WT_OK;
+}

@@ -20,6 +20,13 @@ size_t wt_su_elem(const wt_infer_ctx *ctx, int i);
 /* Error unless input i is int32 or int64 (index tensors). */
 int wt_su_index_dtype(const wt_infer_ctx *ctx, int i, const char *name);
 
+/* For shapes a and b (int64 1-D), the axes of their broadcast result that each must be summed
+ * over (ONNX Runtime's order: from the last axis down), for BroadcastGradientArgs: its infer
+ * (folded at plan time: its inputs come from Shape) and its kernel. Returns the error for shapes
+ * that do not broadcast. */
+int wt_su_broadcast_axes(const int64_t *a, int na, const int64_t *b, int nb, int64_t *ax,
+                         int *nax, int64_t *bx, int *nbx);
+
 /* Reads element k of an int32/int64 tensor. */
 static inline int64_t wt_su_idx(const void *data, int is64, int64_t k) {
   return is64 ? ((const int64_t *)data)[k] : (int64_t)((const int32_t *)data)[k];

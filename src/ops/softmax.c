@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "grad/grad.h"
-#include "kernels/softmax.h"
 #include "ops/op.h"
+#include "ops/softmax_params.h"
 #include "ops/softmax_layout.h"
 
 
@@ -23,15 +23,7 @@ static int softmax_infer(wt_infer_ctx *ctx) {
   int64_t axis = wt_attr_int(ctx->node, "axis", coerce ? 1 : -1);
   WT_TRY(wt_softmax_layout(x, axis, coerce, &p->outer, &p->n, &p->inner));
   p->log_out = ctx->op->variant;
-  if (p->inner > 1) ctx->scratch_bytes = (size_t)(2 * p->inner) * sizeof(float);
   wt_set_shape(&ctx->out[0], WT_FLOAT, x->rank, x->dims);
-  return WT_OK;
-}
-
-static int softmax_run(const wt_run_ctx *ctx) {
-  const wt_softmax_params *p = ctx->params;
-  wt_softmax_f32(ctx->in[0].data, ctx->out[0].data, p->outer, p->n, p->inner, p->log_out,
-                 ctx->scratch);
   return WT_OK;
 }
 
@@ -49,25 +41,13 @@ static int softmax_grad(wt_grad_ctx *c) {
 
 static const wt_op_def wt_op_Softmax = {.domain = "", .op_type = "Softmax", .min_inputs = 1,
                                  .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
-                                 .infer = softmax_infer, .run = softmax_run, .grad = softmax_grad};
+                                 .infer = softmax_infer, .grad = softmax_grad};
 static const wt_op_def wt_op_LogSoftmax = {.domain = "", .op_type = "LogSoftmax", .min_inputs = 1,
                                     .max_inputs = 1, .min_outputs = 1, .max_outputs = 1,
-                                    .infer = softmax_infer, .run = softmax_run,
+                                    .infer = softmax_infer,
                                     .grad = softmax_grad, .variant = 1 /* log_out */};
 
 /* ---- SoftmaxCrossEntropyLoss ------------------------------------------------------------- */
-
-typedef struct sce_params {
-  int64_t N, C, D;
-  int64_t ignore_index;
-  int has_ignore, reduction;
-  int nll;                        /* NegativeLogLikelihoodLoss: input holds log-probabilities */
-} sce_params;
-static_assert(sizeof(sce_params) <= WT_PARAMS_MAX, "sce_params too large");
-
-static int has_output(const wt_node *node, int n_out, int i) {
-  return i < n_out && i < node->n_outputs && node->outputs[i] >= 0;
-}
 
 static int sce_infer(wt_infer_ctx *ctx) {
   sce_params *p = WT_PARAMS(ctx, sce_params);
@@ -86,27 +66,6 @@ static int sce_infer(wt_infer_ctx *ctx) {
   if (p->reduction == WT_LOSS_NONE) wt_set_shape(&ctx->out[0], WT_FLOAT, t->rank, t->dims);
   else wt_set_shape(&ctx->out[0], WT_FLOAT, 0, NULL);
   if (ctx->n_out > 1) wt_set_shape(&ctx->out[1], WT_FLOAT, x->rank, x->dims);
-  return WT_OK;
-}
-
-static int sce_run(const wt_run_ctx *ctx) {
-  const sce_params *p = ctx->params;
-  const wt_tensor *t = &ctx->in[1];
-  const float *w = wt_has_input(ctx->in, ctx->n_in, 2) ? ctx->in[2].data : NULL;
-  float *log_prob = has_output(ctx->node, ctx->n_out, 1) ? ctx->out[1].data : NULL; /* NULL when omitted */
-  const int32_t *l32 = t->dtype == WT_INT32 ? t->data : NULL;
-  const int64_t *l64 = t->dtype == WT_INT64 ? t->data : NULL;
-  int64_t bad;
-  if (p->nll)
-    bad = wt_nll_loss_f32(ctx->in[0].data, p->N, p->C, p->D, l32, l64, w, p->has_ignore,
-                          p->ignore_index, p->reduction, ctx->out[0].data);
-  else
-    bad = wt_softmax_xent_f32(ctx->in[0].data, p->N, p->C, p->D, l32, l64, w, p->has_ignore,
-                              p->ignore_index, p->reduction, ctx->out[0].data, log_prob);
-  if (bad >= 0)
-    return wt_errorf(WT_ERR_RUNTIME, "labels[%lld] = %lld is out of range; expected 0 <= label < %lld%s",
-                     (long long)bad, (long long)wt_get_int(t, bad), (long long)p->C,
-                     p->has_ignore ? " or ignore_index" : "");
   return WT_OK;
 }
 
@@ -136,11 +95,11 @@ static int sce_grad(wt_grad_ctx *c) {
 
 static const wt_op_def wt_op_SoftmaxCrossEntropyLoss = {
     .domain = "", .op_type = "SoftmaxCrossEntropyLoss", .min_inputs = 2, .max_inputs = 3,
-    .min_outputs = 1, .max_outputs = 2, .infer = sce_infer, .run = sce_run, .grad = sce_grad};
+    .min_outputs = 1, .max_outputs = 2, .infer = sce_infer, .grad = sce_grad};
 
 static const wt_op_def wt_op_NegativeLogLikelihoodLoss = {
     .domain = "", .op_type = "NegativeLogLikelihoodLoss", .min_inputs = 2, .max_inputs = 3,
-    .min_outputs = 1, .max_outputs = 1, .infer = sce_infer, .run = sce_run, .grad = sce_grad,
+    .min_outputs = 1, .max_outputs = 1, .infer = sce_infer, .grad = sce_grad,
     .variant = 1 /* nll */};
 
 const wt_op_def *const wt_ops_softmax[] = {

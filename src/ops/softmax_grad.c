@@ -5,8 +5,8 @@
 #include <assert.h>
 #include <string.h>
 
-#include "kernels/softmax.h"
 #include "ops/op.h"
+#include "ops/softmax_grad_params.h"
 #include "ops/softmax_layout.h"
 
 /* ---- (Log)SoftmaxGrad[_13] ------------------------------------------------------------------ */
@@ -25,22 +25,14 @@ static int smg_infer(wt_infer_ctx *ctx) {
   p->log_out = (ctx->op->variant & SMG_LOG) != 0;
   int64_t axis = wt_attr_int(ctx->node, "axis", coerce ? 1 : -1);
   WT_TRY(wt_softmax_layout(y, axis, coerce, &p->outer, &p->n, &p->inner));
-  if (p->inner > 1) ctx->scratch_bytes = (size_t)p->inner * sizeof(float);
   wt_set_shape(&ctx->out[0], WT_FLOAT, y->rank, y->dims);
-  return WT_OK;
-}
-
-static int smg_run(const wt_run_ctx *ctx) {
-  const wt_softmax_params *p = ctx->params;
-  wt_softmax_grad_f32(ctx->in[0].data, ctx->in[1].data, ctx->out[0].data, p->outer, p->n,
-                      p->inner, p->log_out, ctx->scratch);
   return WT_OK;
 }
 
 #define SMG_OP(NAME, VARIANT)                                                                \
   static const wt_op_def wt_op_##NAME = {.domain = "com.microsoft", .op_type = #NAME,              \
                                   .min_inputs = 2, .max_inputs = 2, .min_outputs = 1,       \
-                                  .max_outputs = 1, .infer = smg_infer, .run = smg_run,     \
+                                  .max_outputs = 1, .infer = smg_infer,                     \
                                   .flags = WT_OP_INPLACE | WT_OP_GRADIENT,                  \
                                   .variant = VARIANT};
 /* In place over dY or Y: the kernel reads a whole row (or block of rows) for its sum before it
@@ -51,13 +43,6 @@ SMG_OP(LogSoftmaxGrad, SMG_LOG)
 SMG_OP(LogSoftmaxGrad_13, SMG_LOG | SMG_13)
 
 /* ---- SoftmaxCrossEntropyLossGrad -------------------------------------------------------------- */
-
-typedef struct sceg_params {
-  int64_t N, C, D;
-  int64_t ignore_index;
-  int has_ignore, reduction;
-} sceg_params;
-static_assert(sizeof(sceg_params) <= WT_PARAMS_MAX, "sceg_params too large");
 
 static int sceg_infer(wt_infer_ctx *ctx) {
   sceg_params *p = WT_PARAMS(ctx, sceg_params);
@@ -83,30 +68,9 @@ static int sceg_infer(wt_infer_ctx *ctx) {
   return WT_OK;
 }
 
-static int sceg_run(const wt_run_ctx *ctx) {
-  const sceg_params *p = ctx->params;
-  const wt_tensor *t = &ctx->in[2];
-  const float *w = wt_has_input(ctx->in, ctx->n_in, 3) ? ctx->in[3].data : NULL;
-  int has_ignore = p->has_ignore;
-  int64_t ignore = p->ignore_index;
-  if (wt_has_input(ctx->in, ctx->n_in, 4)) {
-    has_ignore = 1;
-    ignore = wt_get_int(&ctx->in[4], 0);
-  }
-  int64_t bad = wt_softmax_xent_grad_f32(
-      ctx->in[0].data, ctx->in[1].data, p->N, p->C, p->D, t->dtype == WT_INT32 ? t->data : NULL,
-      t->dtype == WT_INT64 ? t->data : NULL, w, has_ignore, ignore, p->reduction,
-      ctx->out[0].data);
-  if (bad >= 0)
-    return wt_errorf(WT_ERR_RUNTIME, "label[%lld] = %lld is out of range; expected 0 <= label < %lld%s",
-                     (long long)bad, (long long)wt_get_int(t, bad), (long long)p->C,
-                     has_ignore ? " or ignore_index" : "");
-  return WT_OK;
-}
-
 static const wt_op_def wt_op_SoftmaxCrossEntropyLossGrad = {
     .domain = "com.microsoft", .op_type = "SoftmaxCrossEntropyLossGrad", .min_inputs = 3,
-    .max_inputs = 5, .min_outputs = 1, .max_outputs = 1, .infer = sceg_infer, .run = sceg_run,
+    .max_inputs = 5, .min_outputs = 1, .max_outputs = 1, .infer = sceg_infer,
     .flags = WT_OP_GRADIENT};
 
 const wt_op_def *const wt_ops_softmax_grad[] = {

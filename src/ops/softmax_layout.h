@@ -9,7 +9,7 @@
 #include "base/status.h"
 #include "base/tensor.h"
 #include "ir/ir.h"
-#include "kernels/softmax.h"
+#include "ops/loss_reduction.h"
 
 /* The plan-time parameters of (Log)Softmax and of their gradient ops. */
 typedef struct wt_softmax_params {

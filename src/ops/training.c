@@ -5,7 +5,6 @@
  * bound to the checkpoint state's gradient memory, so writing through input 0 is the point. */
 #include <string.h>
 
-#include "kernels/optim.h"
 #include "ops/op.h"
 
 static int accumulate_infer(wt_infer_ctx *ctx) {
@@ -26,25 +25,9 @@ static int accumulate_infer(wt_infer_ctx *ctx) {
   return WT_OK;
 }
 
-static int accumulate_run(const wt_run_ctx *ctx) {
-  float *buf = ctx->in[0].data; /* in place, by the op's definition */
-  const float *val = ctx->in[1].data;
-  int64_t n = wt_numel(&ctx->in[0]);
-  int overwrite = wt_has_input(ctx->in, ctx->n_in, 2) && *(const uint8_t *)ctx->in[2].data;
-  if (overwrite) {
-    if (buf != val) memcpy(buf, val, sizeof(float) * (size_t)n);
-  } else {
-    wt_accumulate_f32(buf, val, n);
-  }
-  *(uint8_t *)ctx->out[0].data = 1;
-  if (ctx->n_out > 1 && ctx->out[1].data && ctx->out[1].data != buf)
-    memcpy(ctx->out[1].data, buf, sizeof(float) * (size_t)n);
-  return WT_OK;
-}
-
 static const wt_op_def wt_op_InPlaceAccumulatorV2 = {
     .domain = "com.microsoft", .op_type = "InPlaceAccumulatorV2", .min_inputs = 2, .max_inputs = 3,
-    .min_outputs = 1, .max_outputs = 2, .infer = accumulate_infer, .run = accumulate_run,
+    .min_outputs = 1, .max_outputs = 2, .infer = accumulate_infer,
     .flags = WT_OP_GRADIENT | WT_OP_ACCUMULATOR};
 
 const wt_op_def *const wt_ops_training[] = {

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "grad/grad.h"
-#include "kernels/elementwise.h"
 #include "ops/unary_ops.h"
 
 /* ---- emit helpers --------------------------------------------------------------------------- */
@@ -278,11 +277,6 @@ typedef struct gop_spec {
   float alpha;     /* default of attribute 'alpha' */
 } gop_spec;
 
-typedef struct gop_params {
-  int form, kind;
-  float alpha;
-} gop_params;
-
 /* Input i has dtype `dtype` and, when like is given, dY's shape. */
 static int expect(const wt_tensor *t, int i, const char *name, int dtype, const wt_tensor *like) {
   WT_TRY(wt_expect_dtype(t, name, i, dtype));
@@ -321,50 +315,11 @@ static int gop_infer(wt_infer_ctx *ctx) {
   return WT_OK;
 }
 
-/* DropoutGrad: dY where nothing was dropped (inference, ratio 0), else dY * mask / (1 - ratio). */
-static void run_dropout_grad(const wt_run_ctx *ctx, int64_t n, const float *dy, float *dx) {
-  float ratio = wt_has_input(ctx->in, ctx->n_in, 2) ? *(const float *)ctx->in[2].data : 0.5f;
-  int training = wt_has_input(ctx->in, ctx->n_in, 3) && *(const uint8_t *)ctx->in[3].data != 0;
-  if (!training || ratio == 0.0f) {
-    if (dx != dy) memcpy(dx, dy, sizeof(float) * (size_t)n);
-    return;
-  }
-  const uint8_t *mask = ctx->in[1].data;
-  float scale = ratio < 1.0f ? 1.0f / (1.0f - ratio) : 0.0f;
-  for (int64_t i = 0; i < n; i++) dx[i] = mask[i] ? dy[i] * scale : 0.0f;
-}
-
-static int gop_run(const wt_run_ctx *ctx) {
-  const gop_params *p = ctx->params;
-  int64_t n = wt_numel(&ctx->in[0]);
-  const float *dy = ctx->in[0].data;
-  float *dx = ctx->out[0].data;
-  if (n == 0) return WT_OK;
-  switch (p->form) {
-    case G_DROPOUT: run_dropout_grad(ctx, n, dy, dx); break;
-    case G_BIAS: {
-      /* X + B in chunks through a stack buffer: safe whatever buffers dX shares. */
-      const float *x = ctx->in[1].data, *b = ctx->in[2].data;
-      int64_t nb = ctx->in[2].dims[0];
-      float t[256];
-      for (int64_t r = 0; r < n; r += nb)
-        for (int64_t j = 0; j < nb; j += 256) {
-          int64_t len = nb - j < 256 ? nb - j : 256;
-          wt_ew_add_bias_f32(len, x + r + j, b + j, len, t);
-          wt_ew_grad_f32(p->kind, len, dy + r + j, t, dx + r + j, p->alpha);
-        }
-      break;
-    }
-    default: wt_ew_grad_f32(p->kind, n, dy, ctx->in[1].data, dx, p->alpha); break;
-  }
-  return WT_OK;
-}
-
 /* The definitions and the family table, from the list in unary_ops.h. */
 #define DEF_GOP(NAME, FORM, KIND, MIN_IN, MAX_IN, ALPHA)                                        \
   static const wt_op_def wt_op_##NAME = {                                                      \
       .domain = WT_MS, .op_type = #NAME, .min_inputs = MIN_IN, .max_inputs = MAX_IN,            \
-      .min_outputs = 1, .max_outputs = 1, .infer = gop_infer, .run = gop_run,                   \
+      .min_outputs = 1, .max_outputs = 1, .infer = gop_infer,                                   \
       .flags = WT_OP_INPLACE | WT_OP_GRADIENT, .spec = &(const gop_spec){FORM, KIND, ALPHA}};
 WT_UNARY_GRAD_OPS(DEF_GOP)
 

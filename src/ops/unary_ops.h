@@ -1,8 +1,10 @@
 /* The unary family's op list: the one place an op of the family is named. unary.c generates
  * from it the op definitions (each with its spec: kernel kind, dtypes, float attributes) and the
- * family table; this header the declarations of the gradient rules (defined in unary_grad.c).
- * Adding an activation: one ACT line here, its float kernel (a wt_ew_unop and its case in
- * kernels/elementwise_unary.c), its rule in unary_grad.c, its tests.
+ * family table, backend/cpu/run_unary*.c the CPU kernel tables; this header holds the params and
+ * the declarations of the gradient rules (defined in unary_grad.c).
+ * Adding an activation: one ACT line here, its float kernel (a wt_ew_unop of
+ * ops/elementwise_kinds.h and its case in backend/cpu/elementwise_unary.c), its rule in
+ * unary_grad.c, its tests.
  *
  *   ACT(Name, kind, dtypes, int_since, grad[, attrs])
  *       ai.onnx op Name: one input, one output, may run in place.
@@ -19,8 +21,11 @@
 #ifndef WT_OPS_UNARY_OPS_H
 #define WT_OPS_UNARY_OPS_H
 
-#include "kernels/elementwise.h"
+#include <assert.h>
+#include <stdint.h>
+
 #include "ops/dtype_set.h"
+#include "ops/elementwise_kinds.h"
 #include "ops/op.h"
 
 /* Op kinds beyond the float maps of wt_ew_unop. */
@@ -111,6 +116,27 @@ typedef struct un_spec {
   int int_since;
   un_attr alpha, beta;
 } un_spec;
+
+/* What infer hands the kernels (backend/cpu/run_unary*.c): of the ops of the list ... */
+typedef struct un_params {
+  int kind;
+  int to;             /* Cast / CastLike target dtype */
+  float alpha, beta;  /* activation attributes; Clip bounds before opset 11 */
+  int clip_inputs;    /* Clip opset >= 11: bounds come from inputs 1 and 2 */
+  int bias;           /* FastGelu / BiasGelu: input 1 is a bias along the last axis */
+  /* Dropout */
+  int opset;
+  int training;       /* opset < 12: fixed by attributes */
+  float ratio;
+  uint64_t seed;
+} un_params;
+static_assert(sizeof(un_params) <= WT_PARAMS_MAX, "params too large");
+
+/* ... and of the gradient ops. */
+typedef struct gop_params {
+  int form, kind;
+  float alpha;
+} gop_params;
 
 /* Gradient rules: declared for RULE entries. */
 struct wt_grad_ctx;

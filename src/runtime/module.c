@@ -8,7 +8,7 @@
 
 #include "base/status.h"
 #include "io/onnx_io.h"
-#include "kernels/gemm_prepack.h"
+#include "backend/cpu/gemm_prepack.h"
 #include "ops/op.h"
 #include "runtime/session.h"
 #include "runtime/state.h"
@@ -39,7 +39,7 @@ struct wt_module {
   uint8_t reset;                /* lazy_reset_grad fed to the training graph */
   bn_writeback *bn;
   int n_bn;
-  /* Frozen weights packed once for the GEMM (kernels/gemm_prepack.h): the module's table (NULL
+  /* Frozen weights packed once for the GEMM (backend/cpu/gemm_prepack.h): the module's table (NULL
    * when it could not be made: nothing is packed), which both its sessions' runs read, the
    * buffers given after the first step, and the state's params_gen they were packed for. */
   wt_prepack *prepack;

@@ -1,7 +1,7 @@
 /* Optimizer: reads the optimizer model's single AdamWOptimizer / SGDOptimizerV2 node (and an
  * optional InplaceClipGradNorm) for its hyperparameters, then updates every trainable
  * parameter of the state in one pass with its backend's update kernels (base/backend_optim.h:
- * the CPU's fused kernels of src/kernels/optim.c).
+ * the CPU's fused kernels of src/backend/cpu/optim.c).
  * LinearLRScheduler lives here too: it only moves the learning rate, following the optimizer's
  * step count as ONNX Runtime's does (so a scheduler made after reloading a checkpoint saved with
  * its optimizer state continues the schedule where it was). */

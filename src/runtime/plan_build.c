@@ -42,6 +42,7 @@ void wt_plan_free(wt_plan *p) {
 
 int wt_plan_build(const wt_graph *g, const wt_tensor *inputs, const wt_exec *exec, wt_plan **out) {
   *out = NULL;
+  WT_TRY(wt_plan_check_kernels(g, &wt_backend_cpu));
   wt_plan *p = calloc(1, sizeof *p);
   if (!p) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
   int rc = wt_shape_pass_begin(&p->sp, g, inputs, sizeof(wt_step));

@@ -10,7 +10,7 @@ static int fusion_on = 1;
 
 void wt_plan_set_fusion(int on) { fusion_on = on; }
 
-/* Lets a step take over the next one when its op can (wt_op_def.absorb: a Relu as a GEMM's
+/* Lets a step take over the next one when its op can (wt_cpu_kernel.absorb: a Relu as a GEMM's
  * epilogue, a Transpose of a Gemm's output as the GEMM writing it transposed): the next step must
  * be the only reader of the step's single output, read it as its only input and write one value
  * of the same dtype and size (the same shape, or the transpose absorb checks). That step is then
@@ -23,7 +23,7 @@ int wt_pl_fuse_steps(wt_plan *p) {
   if (!readers) return 0; /* an optimization only */
   for (int s = 0; s + 1 < p->sp.n_steps; s++) {
     wt_step *st = &steps[s], *nx = NULL;
-    if (!st->s.op->absorb || st->s.n_out != 1 || !st->s.params_bytes || st->s.mark) continue;
+    if (!st->s.kernel->absorb || st->s.n_out != 1 || !st->s.params_bytes || st->s.mark) continue;
     int v = st->s.node->outputs[0];
     if (v < 0 || p->sp.storage[v] != WT_ST_ARENA || readers[v] != 1) continue;
     for (int t = s + 1; t < p->sp.n_steps && !nx; t++)
@@ -34,7 +34,7 @@ int wt_pl_fuse_steps(wt_plan *p) {
     int same = wt_same_shape(&p->sp.vals[w], &p->sp.vals[v]) ||
                ((nx->s.op->flags & WT_OP_TRANSPOSE) && wt_numel(&p->sp.vals[w]) == wt_numel(&p->sp.vals[v]));
     if (w < 0 || p->sp.storage[w] != WT_ST_ARENA || p->sp.vals[w].dtype != p->sp.vals[v].dtype ||
-        !same || !st->s.op->absorb(st->s.params, nx->s.node))
+        !same || !st->s.kernel->absorb(st->s.params, nx->s.node))
       continue;
     nx->s.view = nx->s.mark = 1;
     p->sp.storage[w] = WT_ST_VIEW;
@@ -45,7 +45,7 @@ int wt_pl_fuse_steps(wt_plan *p) {
 }
 
 /* A Transpose swapping the last two axes (WT_OP_TRANSPOSE, perm [.., r-1, r-2]) read only by
- * steps that can read its input swapped instead (wt_op_def.read_swapped: a GEMM's trans flag;
+ * steps that can read its input swapped instead (wt_cpu_kernel.read_swapped: a GEMM's trans flag;
  * the weights' W^T of exported Linear layers and attention's K^T) runs no more: its output
  * becomes a view of its input, which those steps read as its transpose. Not when the output is
  * a graph output (its bytes would be in the wrong order) or a reader refuses. Returns how many
@@ -65,8 +65,8 @@ static int swap_reads(wt_plan *p, int s, int w, int rank, int commit) {
   for (int t = s + 1; t < p->sp.n_steps; t++)
     for (int i = 0; i < steps[t].s.n_in; i++) {
       if (steps[t].s.node->inputs[i] != w) continue;
-      const wt_op_def *op = steps[t].s.op;
-      if (steps[t].s.mark || !op->read_swapped || !op->read_swapped(steps[t].s.params, i, rank, commit))
+      const wt_cpu_kernel *kn = steps[t].s.kernel;
+      if (steps[t].s.mark || !kn->read_swapped || !kn->read_swapped(steps[t].s.params, i, rank, commit))
         return -1;
       reads++;
     }

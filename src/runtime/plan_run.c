@@ -61,7 +61,7 @@ int wt_plan_run(wt_plan *p, const wt_tensor *inputs) {
     }
     wt_run_ctx rc = {.node = n, .params = st->s.params, .n_in = st->s.n_in, .in = in,
                      .n_out = st->s.n_out, .out = out, .scratch = scratch, .exec = p->sp.exec};
-    int r = st->s.op->run(&rc);
+    int r = st->s.kernel->run(&rc);
     if (r) return wt_node_error(r, n, (int)wt_graph_opset(g, n->domain));
   }
   return WT_OK;

@@ -6,10 +6,20 @@
 #ifndef WT_RUNTIME_PLANNER_H
 #define WT_RUNTIME_PLANNER_H
 
+#include "backend/backend.h"
 #include "ir/ir.h"
 #include "ops/op.h"
 
 typedef struct wt_plan wt_plan;
+
+/* The ops of g that backend b has no kernel for, each once, in the order of the first node using
+ * it: the first `cap` of them in missing[] (NULL with cap 0 to count only). Returns how many
+ * there are. Ops webtrain does not define at all are not counted (wt_graph_check_ops names those). */
+int wt_plan_missing_kernels(const wt_graph *g, const wt_backend *b, const wt_op_def **missing,
+                            int cap);
+/* WT_OK when backend b has a kernel for every op of g; otherwise WT_ERR_UNSUPPORTED naming the
+ * backend and every op it lacks, with a node using each. */
+int wt_plan_check_kernels(const wt_graph *g, const wt_backend *b);
 
 /* inputs[k] describes graph input k (dtype, shape, data). exec: what the plan's steps see of
  * their runner (ops/exec.h), kept by the plan for its runs (it must outlive the plan); NULL:

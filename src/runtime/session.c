@@ -6,7 +6,8 @@
 #include <string.h>
 
 #include "io/onnx_io.h"
-#include "kernels/simd.h"
+#include "backend/cpu/conv_winograd.h"
+#include "backend/cpu/simd.h"
 #include "ops/op.h"
 #include "runtime/planner.h"
 #include "runtime/session.h"

@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "ir/ir.h"
-#include "kernels/gemm_prepack.h"
+#include "backend/cpu/gemm_prepack.h"
 #include "webtrain.h"
 
 /* Limits up front: a plan whose weights, inputs and activations pass this many bytes fails
@@ -22,7 +22,7 @@ static inline uint64_t wt_mallinfo_bytes(int field) { return (uint64_t)(unsigned
 /* A session over g, which it takes ownership of (freed even on error). */
 int wt_session_create_from_graph(wt_graph *g, wt_session **out);
 const wt_graph *wt_session_graph(const wt_session *s);
-/* The table of frozen weights packed once that the session's runs read (kernels/
+/* The table of frozen weights packed once that the session's runs read (backend/cpu/
  * gemm_prepack.h; its owner's, which outlives the session); NULL: none. */
 void wt_session_set_prepack(wt_session *s, wt_prepack *t);
 /* dst's plans use src's activation arena from now on (one arena, grown to the largest plan of

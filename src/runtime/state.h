@@ -40,7 +40,7 @@ struct wt_state {
   int grad_pending;            /* a train step computed gradients the optimizer has not applied */
   int64_t step;
   /* Bumped whenever parameters are written other than by the optimizer (loads, updates, copies
-   * from a buffer): a module's frozen weights packed once (kernels/gemm_prepack.h) are packed
+   * from a buffer): a module's frozen weights packed once (backend/cpu/gemm_prepack.h) are packed
    * again when it changed. */
   uint32_t params_gen;
   float initial_lr;

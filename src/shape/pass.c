@@ -137,7 +137,7 @@ static int add_static(wt_shape_pass *sp, void *buf) {
   return WT_OK;
 }
 
-/* True when every reader of value v reads float16 itself at that input (its definition's
+/* True when every reader of value v reads float16 itself at that input (its CPU kernel's
  * half_inputs) or reads only its shape, and v is no graph output: a Cast from float16 to float
  * producing v can leave the float16 bytes as they are. */
 static int read_as_half(const wt_graph *g, int v) {
@@ -148,7 +148,8 @@ static int read_as_half(const wt_graph *g, int v) {
     for (int k = 0; k < n->n_inputs; k++) {
       if (n->inputs[k] != v) continue;
       const wt_op_def *op = wt_op_find(n->domain, n->op_type);
-      if (!op || (k < 32 && !(op->half_inputs >> k & 1u) && !(op->flags & WT_OP_SHAPE_ONLY))) return 0;
+      const wt_cpu_kernel *kn = op ? wt_cpu_kernel_find(op) : NULL;
+      if (!kn || (k < 32 && !(kn->half_inputs >> k & 1u) && !(op->flags & WT_OP_SHAPE_ONLY))) return 0;
       if (k >= 32) return 0;
       readers++;
     }
@@ -158,7 +159,7 @@ static int read_as_half(const wt_graph *g, int v) {
 
 /* float16 reaches only the inputs whose op reads it (half_inputs), a Cast, or an op of shapes. */
 static int check_half_inputs(const wt_graph *g, const wt_node *n, const wt_op_def *op,
-                             const wt_tensor *in, int opset) {
+                             const wt_cpu_kernel *kn, const wt_tensor *in, int opset) {
   if (op->flags & (WT_OP_WIDEN | WT_OP_SHAPE_ONLY)) return WT_OK;
   for (int i = 0; i < n->n_inputs; i++) {
     int v = n->inputs[i];
@@ -166,7 +167,7 @@ static int check_half_inputs(const wt_graph *g, const wt_node *n, const wt_op_de
     /* at a half input, only what a skipped Cast to float left (a float16 weight read as float) */
     int p = g->values[v].producer;
     const wt_op_def *by = p >= 0 && p < g->n_nodes ? wt_op_find(g->nodes[p].domain, g->nodes[p].op_type) : NULL;
-    if (i < 32 && (op->half_inputs >> i & 1u) && by && (by->flags & WT_OP_WIDEN)) continue;
+    if (i < 32 && (kn->half_inputs >> i & 1u) && by && (by->flags & WT_OP_WIDEN)) continue;
     return wt_node_error(wt_errorf(WT_ERR_SHAPE, "input %d '%s' is float16, which %s does not read: "
                                    "webtrain holds float16 only as weights read through a Cast to float "
                                    "by MatMul (A, B), Gemm (A, B), Gather (data) and Conv (W); convert "
@@ -196,7 +197,12 @@ static int infer_node(wt_shape_pass *sp, const wt_node *n, wt_shape_step *st, wt
   if (n->n_inputs > UINT16_MAX || n->n_outputs > UINT16_MAX)
     return wt_node_error(wt_errorf(WT_ERR_UNSUPPORTED, "has %d inputs and %d outputs; at most %d each are "
                                    "supported", n->n_inputs, n->n_outputs, UINT16_MAX), n, opset);
+  const wt_cpu_kernel *kn = wt_cpu_kernel_find(op);
+  if (!kn)
+    return wt_node_error(wt_errorf(WT_ERR_INTERNAL, "the cpu backend has no kernel for this op"), n,
+                         opset);
   st->op = op;
+  st->kernel = kn;
   st->node = n;
   st->n_in = (uint16_t)n->n_inputs;
   st->n_out = (uint16_t)n->n_outputs;
@@ -222,7 +228,7 @@ static int infer_node(wt_shape_pass *sp, const wt_node *n, wt_shape_step *st, wt
     out[i].rank = g->values[v].rank;
     if (out[i].rank > 0) memcpy(out[i].dims, g->values[v].dims, sizeof *out[i].dims * (size_t)out[i].rank);
   }
-  WT_TRY(check_half_inputs(g, n, op, in, opset));
+  WT_TRY(check_half_inputs(g, n, op, kn, in, opset));
   node_ref ref = {sp, n};
   _Alignas(16) unsigned char params[WT_PARAMS_MAX] = {0};
   wt_infer_ctx ic = {.node = n, .opset = opset, .n_in = st->n_in, .in = in, .n_out = st->n_out,
@@ -231,6 +237,7 @@ static int infer_node(wt_shape_pass *sp, const wt_node *n, wt_shape_step *st, wt
                      .exec = sp->exec};
   int rc = op->infer(&ic);
   if (rc) return wt_node_error(rc, n, opset);
+  size_t scratch_bytes = kn->scratch ? kn->scratch(&ic) : 0;
   /* A float16 frozen weight's Cast to float whose readers widen it themselves: a view. */
   int widened = (op->flags & WT_OP_WIDEN) && n->n_outputs == 1 && n->outputs[0] >= 0 &&
                 in[0].dtype == WT_FLOAT16 && out[0].dtype == WT_FLOAT && read_as_half(g, n->outputs[0]);
@@ -275,10 +282,10 @@ static int infer_node(wt_shape_pass *sp, const wt_node *n, wt_shape_step *st, wt
                            n, opset);
     }
   }
-  st->scratch_bytes = ic.scratch_bytes;
+  st->scratch_bytes = scratch_bytes;
   st->view = ((op->flags & WT_OP_VIEW) || widened) && n->n_inputs > 0 && n->inputs[0] >= 0 &&
              n->n_outputs > 0 && n->outputs[0] >= 0;
-  if (sp->stand_ins && ic.scratch_bytes > STAND_IN_FOLD_BYTES) big = 1;
+  if (sp->stand_ins && scratch_bytes > STAND_IN_FOLD_BYTES) big = 1;
   *foldable = !widened && ((all_known && !big) || (op->flags & WT_OP_SHAPE_ONLY));
   return WT_OK;
 }
@@ -307,7 +314,7 @@ static int fold_node(wt_shape_pass *sp, wt_shape_step *st, wt_tensor *in, wt_ten
   }
   wt_run_ctx rc = {.node = n, .params = st->params, .n_in = st->n_in, .in = in,
                    .n_out = st->n_out, .out = out, .scratch = scratch};
-  int r = st->op->run(&rc);
+  int r = st->kernel->run(&rc);
   free(scratch);
   if (r) return wt_node_error(r, n, (int)wt_graph_opset(sp->g, n->domain));
   return WT_OK;

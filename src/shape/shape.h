@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backend/cpu/kernel.h"
 #include "ir/ir.h"
 #include "ops/op.h"
 
@@ -35,12 +36,13 @@ enum wt_storage {
  * steps are wt_shape_pass.step_size bytes apart (see wt_shape_step_at). */
 typedef struct wt_shape_step {
   const wt_op_def *op;
+  const wt_cpu_kernel *kernel;   /* how the CPU runs op (folding, and the plan's run) */
   const wt_node *node;
   wt_tensor *out;                /* NULL, or the outputs' descriptions when some are omitted (no
                                     value holds those): inputs and outputs are the values' own */
   void *params;                  /* the op's params (see WT_PARAMS): own allocation, or zeros
                                     (shared) when params_bytes is 0, or in the caller's block */
-  size_t scratch_bytes;
+  size_t scratch_bytes;          /* the kernel's (its scratch function, after infer) */
   uint16_t n_in, n_out;          /* the node's (checked to fit) */
   uint16_t params_bytes;         /* <= WT_PARAMS_MAX */
   uint8_t view;                  /* output 0 shares input 0's buffer */

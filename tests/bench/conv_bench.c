@@ -1,10 +1,11 @@
 /* Convolution micro-benchmark (not a ctest): ms per call of the Conv forward, its dX and its dW
- * (kernels/conv*.c) on the convolutions of torchvision's resnet18 at batch 2 and 64x64 images
+ * (backend/cpu/conv*.c) on the convolutions of torchvision's resnet18 at batch 2 and 64x64 images
  * (the benchmark's torchvision row), plus a depthwise 3x3 and a grouped one, one thread.
- *   native: cc -O3 -Isrc -Iinclude tests/bench/conv_bench.c src/kernels/conv.c \
- *             src/kernels/conv_grad.c src/kernels/conv_depthwise.c src/kernels/conv_winograd.c \
- *             src/kernels/gemm.c src/kernels/gemm_small.c src/kernels/gemm_buffers.c \
- *             src/kernels/gemm_prepack.c src/kernels/optim.c src/base/pool.c src/base/half.c \
+ *   native: cc -O3 -Isrc -Iinclude tests/bench/conv_bench.c src/backend/cpu/conv.c \
+ *             src/backend/cpu/conv_grad.c src/backend/cpu/conv_depthwise.c \
+ *             src/backend/cpu/conv_winograd.c src/backend/cpu/gemm.c src/backend/cpu/gemm_small.c \
+ *             src/backend/cpu/gemm_buffers.c src/backend/cpu/gemm_prepack.c src/backend/cpu/optim.c \
+ *             src/base/pool.c src/base/half.c \
  *             -o build/conv_bench -lm -lpthread
  *   wasm:   NODE_PATH=/usr/share/nodejs emcc -O3 -msimd128 (the same sources) \
  *             -sINITIAL_MEMORY=256MB -o /tmp/conv_bench.js && node --no-experimental-fetch /tmp/conv_bench.js
@@ -16,7 +17,7 @@
  * Each row: the layer, its output grid and the forward / dX / dW times and GFLOP/s (2 * M * CK
  * * grid * N per product, the im2col count also for Winograd). WT_THREADS sets the pool's threads
  * (default 1 here); WT_WINOGRAD=0 / 1 / 2: 3x3 convolutions by im2col + GEMM only / where
- * Winograd wins (the default) / Winograd wherever the geometry allows (kernels/conv_winograd.h). */
+ * Winograd wins (the default) / Winograd wherever the geometry allows (backend/cpu/conv_winograd.h). */
 #define _POSIX_C_SOURCE 199309L
 #include <stdint.h>
 #include <stdio.h>
@@ -26,8 +27,8 @@
 
 #include "base/pool.h"
 #include "webtrain.h"
-#include "kernels/conv.h"
-#include "kernels/conv_winograd.h"
+#include "backend/cpu/conv.h"
+#include "backend/cpu/conv_winograd.h"
 
 /* Natively the thread's CPU time (the machines are shared: preemption is not counted; at one
  * thread the work is all on this thread); in wasm the wall clock. */

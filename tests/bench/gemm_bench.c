@@ -1,13 +1,13 @@
 /* SGEMM micro-benchmark (not a ctest): GFLOP/s of wt_sgemm on square sizes and on the
  * MLP training shapes (784-128-10 at batch 64, forward and backward), each checked once
  * against wt_sgemm_ref.
- *   native: cc -O3 -Isrc -Iinclude tests/bench/gemm_bench.c src/kernels/gemm.c src/kernels/gemm_small.c \
- *             src/kernels/gemm_buffers.c \
- *             src/kernels/gemm_ref.c src/base/pool.c -o build/gemm_bench -lm -lpthread
+ *   native: cc -O3 -Isrc -Iinclude tests/bench/gemm_bench.c src/backend/cpu/gemm.c src/backend/cpu/gemm_small.c \
+ *             src/backend/cpu/gemm_buffers.c \
+ *             src/backend/cpu/gemm_ref.c src/base/pool.c -o build/gemm_bench -lm -lpthread
  *           (threads: WT_THREADS=2 build/gemm_bench; the default is the machine's cores)
  *   wasm:   NODE_PATH=/usr/share/nodejs emcc -O3 -msimd128 -Isrc -Iinclude tests/bench/gemm_bench.c \
- *             src/kernels/gemm.c src/kernels/gemm_small.c src/kernels/gemm_buffers.c \
- *             src/kernels/gemm_ref.c src/base/pool.c -sINITIAL_MEMORY=128MB \
+ *             src/backend/cpu/gemm.c src/backend/cpu/gemm_small.c src/backend/cpu/gemm_buffers.c \
+ *             src/backend/cpu/gemm_ref.c src/base/pool.c -sINITIAL_MEMORY=128MB \
  *             -o /tmp/gemm_bench.js && node --no-experimental-fetch /tmp/gemm_bench.js
  *   (outside the repo: its package.json makes Node treat .js files there as ES modules)
  * An argument runs only the rows whose label starts with it (e.g. `square`); the `stream-*` rows
@@ -20,8 +20,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "kernels/gemm.h"
-#include "kernels/simd.h"
+#include "backend/cpu/gemm.h"
+#include "backend/cpu/simd.h"
 
 static double now(void) {
   struct timespec ts;

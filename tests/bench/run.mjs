@@ -131,14 +131,14 @@ async function pytorch(s, steps, warmup, evals, env) {
   return modelResult(s, 'pytorch', 'torch.nn (same architecture)', JSON.parse(line.slice(7)), { env: 'node', threads: 1, loadavg: loadavg()[0] });
 }
 
-// 2. The C GEMM micro-benchmark (tests/bench/gemm_bench.c) in wasm, built from src/kernels (128 MB:
+// 2. The C GEMM micro-benchmark (tests/bench/gemm_bench.c) in wasm, built from src/backend/cpu (128 MB:
 // its frozen-base pass holds 8 weights of 1024 x 1024 and their packed copies, 64 MB).
 function gemmC(build) {
   const dir = `${OUT_DIR}gemm${SIMD === 'relaxed' ? '-relaxed' : ''}/`;
   const simdFlags = SIMD === 'relaxed' ? ['-msimd128', '-mrelaxed-simd'] : ['-msimd128'];
   mkdirSync(dir, { recursive: true });
   writeFileSync(`${dir}package.json`, '{"type":"commonjs"}\n'); // the repository's package.json says "module"
-  const src = ['tests/bench/gemm_bench.c', 'src/kernels/gemm.c', 'src/kernels/gemm_small.c', 'src/kernels/gemm_buffers.c', 'src/kernels/gemm_ref.c', 'src/base/pool.c'].map((f) => ROOT + f);
+  const src = ['tests/bench/gemm_bench.c', 'src/backend/cpu/gemm.c', 'src/backend/cpu/gemm_small.c', 'src/backend/cpu/gemm_buffers.c', 'src/backend/cpu/gemm_ref.c', 'src/base/pool.c'].map((f) => ROOT + f);
   let b = !build && existsSync(`${dir}gemm_bench.wasm`) ? { ok: true } : sh('emcc', ['-O3', ...simdFlags, `-I${ROOT}src`, `-I${ROOT}include`, ...src, '-sINITIAL_MEMORY=128MB', '-o', `${dir}gemm_bench.js`], { env: { ...process.env, NODE_PATH: '/usr/share/nodejs' } });
   // (relaxed: clang 14's prototype f32x4.fma -> the final f32x4.relaxed_madd, as the package's build does)
   if (b.ok && build && SIMD === 'relaxed') b = sh(process.execPath, [...RELAXED_FLAGS, `${ROOT}scripts/wasm-relaxed.mjs`, `${dir}gemm_bench.wasm`, `${dir}gemm_bench.wasm`]);
@@ -147,7 +147,7 @@ function gemmC(build) {
   const rows = [];
   for (const line of r.out.split('\n')) {
     const m = /^(\S+)\s+([NT]{2}) M=\s*(\d+) N=\s*(\d+) K=\s*(\d+)\s+([\d.]+) GFLOP\/s\s+([\d.]+) us/.exec(line);
-    if (m) rows.push({ kind: 'gemm-c', source: `tests/bench/gemm_bench.c (wt_sgemm from src/kernels, emcc -O3 ${simdFlags.join(' ')})`, simd: SIMD, shape: m[1], trans: m[2], M: +m[3], N: +m[4], K: +m[5], gflops: +m[6], us: +m[7] });
+    if (m) rows.push({ kind: 'gemm-c', source: `tests/bench/gemm_bench.c (wt_sgemm from src/backend/cpu, emcc -O3 ${simdFlags.join(' ')})`, simd: SIMD, shape: m[1], trans: m[2], M: +m[3], N: +m[4], K: +m[5], gflops: +m[6], us: +m[7] });
   }
   if (!rows.length) rows.push({ kind: 'gemm-c', error: `gemm_bench printed nothing usable: ${(r.err || r.out).slice(-200)}` });
   else if (!r.ok) rows.push({ kind: 'gemm-c', error: `gemm_bench stopped after ${rows.length} shapes: ${r.err.trim().split('\n').slice(-3).join(' | ').slice(0, 300)}` });

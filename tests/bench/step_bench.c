@@ -7,7 +7,7 @@
  * initializer of rank >= 1 (BatchNorm's running statistics are buffers either way).
  * WT_STEP_BENCH_PLAIN=1: plans without the planner's fusions (wt_plan_set_fusion), for A/B.
  * WT_WINOGRAD=0 / 1 / 2: 3x3 convolutions by im2col + GEMM only / Winograd where it wins (the
- * default) / Winograd wherever the geometry allows (kernels/conv_winograd.h), read by each session. */
+ * default) / Winograd wherever the geometry allows (backend/cpu/conv_winograd.h), read by each session. */
 #define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
 #include <stdlib.h>

@@ -31,15 +31,18 @@ int harness_run(wt_graph *g, int node, int opset, int n_in, const wt_tensor *in,
                      .out = out, .params = params};
   int rc = op->infer(&ic);
   if (rc) return rc;
+  const wt_cpu_kernel *kn = wt_cpu_kernel_find(op);
+  if (!kn) return wt_errorf(WT_ERR_INTERNAL, "no cpu kernel for %s", n->op_type);
+  size_t scratch_bytes = kn->scratch ? kn->scratch(&ic) : 0;
   for (int i = 0; i < n_out; i++) {
     size_t nb = wt_nbytes(&out[i]);
     out[i].data = calloc(nb ? nb : 1, 1);
   }
   void *scratch = NULL;
-  if (ic.scratch_bytes) scratch = aligned_alloc(64, (ic.scratch_bytes + 63) / 64 * 64);
+  if (scratch_bytes) scratch = aligned_alloc(64, (scratch_bytes + 63) / 64 * 64);
   wt_run_ctx rcx = {.node = n, .params = params, .n_in = n_in, .in = in, .n_out = n_out,
                     .out = out, .scratch = scratch};
-  rc = op->run(&rcx);
+  rc = kn->run(&rcx);
   free(scratch);
   return rc;
 }

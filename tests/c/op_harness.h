@@ -9,6 +9,7 @@
 #define WT_TESTS_OP_HARNESS_H
 
 #include "ir/ir.h"
+#include "backend/cpu/kernel.h"
 #include "ops/op.h"
 
 int harness_node(wt_graph *g, const char *op_type, const char *domain, int n_in, int n_out);

@@ -1,4 +1,4 @@
-/* The Winograd F(2x2, 3x3) path (kernels/conv_winograd.c) against a direct double-precision
+/* The Winograd F(2x2, 3x3) path (backend/cpu/conv_winograd.c) against a direct double-precision
  * convolution and against the im2col + GEMM path it replaces, through the public kernels
  * (wt_conv_forward, wt_conv_grad): forward, dX and dW on odd and even images, tile rows that are
  * and are not a multiple of 4 tiles, channel counts that are not a multiple of 4, with and
@@ -10,8 +10,8 @@
 
 #include "base/pool.h"
 #include "check.h"
-#include "kernels/conv.h"
-#include "kernels/conv_winograd.h"
+#include "backend/cpu/conv.h"
+#include "backend/cpu/conv_winograd.h"
 #include "webtrain.h"
 
 static unsigned g_seed = 4242;

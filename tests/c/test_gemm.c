@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "kernels/gemm.h"
+#include "backend/cpu/gemm.h"
 
 static unsigned g_seed = 1;
 static float rnd(void) {

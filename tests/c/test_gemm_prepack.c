@@ -1,4 +1,4 @@
-/* op(B) packed once (kernels/gemm.h wt_gemm_pack_b / wt_sgemm_prepacked, kernels/gemm_prepack.h):
+/* op(B) packed once (backend/cpu/gemm.h wt_gemm_pack_b / wt_sgemm_prepacked, backend/cpu/gemm_prepack.h):
  *  - a product on the prepacked panels gives the bits of the plain product, for every transpose,
  *    beta, the ReLU epilogue, float16 B, shapes on every path (packed over several blocks and K
  *    slices, direct, thin: those read B itself), at 1-4 threads, split or not;
@@ -16,8 +16,8 @@
 #include "base/half.h"
 #include "base/pool.h"
 #include "check.h"
-#include "kernels/gemm.h"
-#include "kernels/gemm_prepack.h"
+#include "backend/cpu/gemm.h"
+#include "backend/cpu/gemm_prepack.h"
 #include "webtrain.h"
 
 static void fill(float *p, int64_t n, unsigned seed) {

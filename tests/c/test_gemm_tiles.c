@@ -13,7 +13,7 @@
 
 #include "base/pool.h"
 #include "check.h"
-#include "kernels/gemm.h"
+#include "backend/cpu/gemm.h"
 #include "webtrain.h"
 
 static void fill(float *p, int64_t n, unsigned seed) {

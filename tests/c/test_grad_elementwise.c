@@ -376,7 +376,7 @@ static void test_act_grads(void) {
   }
 }
 
-/* GeluGrad's rational derivative (kernels/elementwise_grad.c) against Phi(x) + x phi(x) in
+/* GeluGrad's rational derivative (backend/cpu/elementwise_grad.c) against Phi(x) + x phi(x) in
  * double on a dense sweep across its fitted range, its clamp and the tails, plus the specials:
  * within 4e-7 absolute (the fit's bound 3.5e-7 plus rounding), gelu'(+-inf) = 1 / 0, NaN stays. */
 static void test_gelu_grad_sweep(void) {

@@ -1,5 +1,5 @@
 /* Unit tests for the unary and binary elementwise op families (src/ops/unary.c, binary.c)
- * and their broadcast iteration (src/kernels/elementwise.c). */
+ * and their broadcast iteration (src/backend/cpu/elementwise.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "kernels/norm.h"
+#include "backend/cpu/norm.h"
 #include "op_harness.h"
 
 #define TOL(e) (1e-5 + 1e-4 * fabs(e))

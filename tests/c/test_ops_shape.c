@@ -4,7 +4,7 @@
 
 #include "check.h"
 #include "base/pool.h"
-#include "kernels/copy.h"
+#include "backend/cpu/copy.h"
 #include "op_harness.h"
 #include "webtrain.h"
 

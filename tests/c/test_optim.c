@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "kernels/optim.h"
+#include "backend/cpu/optim.h"
 
 #define CASES_DIR WT_SOURCE_DIR "/tests/golden/cases"
 #define MAX_PARAMS 64

@@ -2,7 +2,8 @@
  *  - every entry of the unary family's lists (src/ops/unary_ops.h) is found by wt_op_find, with
  *    the gradient rule and flags its line says;
  *  - every registered op is the one wt_op_find returns for its (domain, op_type): no two
- *    definitions share a name (the later would shadow the earlier), and each has infer and run.
+ *    definitions share a name (the later would shadow the earlier), and each has infer (its CPU
+ *    kernel: test_cpu_kernels.c).
  * (A hand-written definition left out of its family's table fails the build: definitions are
  * static, so an unlisted one is an unused variable under -Werror.) */
 #include <stdio.h>
@@ -45,7 +46,7 @@ static void check_registered(const wt_op_def *op, void *user) {
             op->op_type);
     g_bad++;
   }
-  if (!op->infer || !op->run || op->min_inputs > op->max_inputs ||
+  if (!op->infer || op->min_inputs > op->max_inputs ||
       op->min_outputs > op->max_outputs) {
     fprintf(stderr, "%s: incomplete definition\n", op->op_type);
     g_bad++;

@@ -11,14 +11,14 @@
 
 #include "base/pool.h"
 #include "check.h"
-#include "kernels/conv.h"
-#include "kernels/elementwise.h"
-#include "kernels/gemm.h"
-#include "kernels/norm.h"
-#include "kernels/pool.h"
-#include "kernels/reduce.h"
-#include "kernels/softmax.h"
-#include "kernels/optim.h"
+#include "backend/cpu/conv.h"
+#include "backend/cpu/elementwise.h"
+#include "backend/cpu/gemm.h"
+#include "backend/cpu/norm.h"
+#include "backend/cpu/pool.h"
+#include "backend/cpu/reduce.h"
+#include "backend/cpu/softmax.h"
+#include "backend/cpu/optim.h"
 #include "webtrain.h"
 
 /* ---- the pool ----------------------------------------------------------------------------- */

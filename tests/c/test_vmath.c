@@ -1,4 +1,4 @@
-/* Accuracy of the vector math of src/kernels/vmath.h against libm in double, over every
+/* Accuracy of the vector math of src/backend/cpu/vmath.h against libm in double, over every
  * 1021st float of each sign plus special values (inf, NaN, -0, overflow/underflow edges).
  * Prints a hash of all results: it must be the same in the native, scalar (WT_SIMD_SCALAR) and
  * wasm builds. Also checks the vectorized 2x2 / stride-2 max pool (with argmax) against a
@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "kernels/pool.h"
-#include "kernels/vmath.h"
+#include "backend/cpu/pool.h"
+#include "backend/cpu/vmath.h"
 
 static float from_bits(uint32_t b) {
   float f;

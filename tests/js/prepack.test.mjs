@@ -1,4 +1,4 @@
-// Frozen weights packed once for the GEMM (src/kernels/gemm_prepack.h): a module packs the frozen
+// Frozen weights packed once for the GEMM (src/backend/cpu/gemm_prepack.h): a module packs the frozen
 // weights its GEMMs read after its first train step (memoryStats().packed: all of them when they fit in 64 MiB, else none) and
 // reads those panels instead of packing them in every step. Results never depend on it: a frozen
 // weight written through the state (parameters.set, loadParameters ...) is packed again before
