@@ -27,6 +27,8 @@ typedef struct wt_backend {
   const void *(*kernel)(const wt_op_def *op);
   /* Calls fn with every kernel's key. */
   void (*each)(void (*fn)(const wt_kernel_key *key, void *user), void *user);
+  /* The optimizer step's updates over parameters in this backend's memory (backend/optim.h). */
+  const struct wt_backend_optim *optim;
 } wt_backend;
 
 /* A backend's kernel tables for lookup. tables[f] is family f's array of entries, `stride`

@@ -1,6 +1,6 @@
 /* Optimizer: reads the optimizer model's single AdamWOptimizer / SGDOptimizerV2 node (and an
  * optional InplaceClipGradNorm) for its hyperparameters, then updates every trainable
- * parameter of the state in one pass with its backend's update kernels (base/backend_optim.h:
+ * parameter of the state in one pass with its backend's update kernels (backend/optim.h:
  * the CPU's fused kernels of src/backend/cpu/optim.c).
  * LinearLRScheduler lives here too: it only moves the learning rate, following the optimizer's
  * step count as ONNX Runtime's does (so a scheduler made after reloading a checkpoint saved with
@@ -11,7 +11,8 @@
 
 #include "base/status.h"
 #include "io/onnx_io.h"
-#include "base/backend_optim.h"
+#include "backend/cpu/kernel.h"
+#include "backend/optim.h"
 #include "runtime/state.h"
 
 #define WT_DEFAULT_LR 1e-3f     /* ONNX Runtime's default before set_learning_rate */
@@ -91,7 +92,7 @@ int wt_optimizer_create(wt_state *s, const uint8_t *model, size_t len, wt_optimi
     return rc;
   }
   o->s = s;
-  o->be = &wt_backend_optim_cpu;
+  o->be = wt_backend_cpu.optim;
   if (!s->has_optimizer) {
     s->has_optimizer = 1;
     s->step = 0;

@@ -1,5 +1,5 @@
 /* Optimizer kernels (AdamW modes 0/1, SGD, gradient-norm clipping) and the CPU backend's
- * table of them (base/backend_optim.h); see optim.h. Elementwise loops use simd.h with a scalar tail that performs the same float32
+ * table of them (backend/optim.h); see optim.h. Elementwise loops use simd.h with a scalar tail that performs the same float32
  * operations in the same order, so every element gets the same result on either path. */
 #include "backend/cpu/optim.h"
 

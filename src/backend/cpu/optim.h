@@ -1,13 +1,13 @@
 /* Optimizer kernels: one call updates one parameter tensor in place. The runtime calls them
  * for every trainable parameter in one optimizer step, through wt_backend_optim_cpu
- * (base/backend_optim.h). Semantics follow ONNX
+ * (backend/optim.h). Semantics follow ONNX
  * Runtime's com.microsoft AdamWOptimizer / SGDOptimizerV2 / InplaceClipGradNorm kernels. */
 #ifndef WT_KERNELS_OPTIM_H
 #define WT_KERNELS_OPTIM_H
 
 #include <stdint.h>
 
-#include "base/backend_optim.h"  /* wt_adamw_params; wt_backend_optim_cpu holds the functions below */
+#include "backend/optim.h"  /* wt_adamw_params; wt_backend_optim_cpu holds the functions below */
 
 /* p, g, m, v: n floats; m and v are updated in place. */
 void wt_adamw_update_f32(float *p, const float *g, float *m, float *v, int64_t n,

@@ -1,6 +1,7 @@
 /* The CPU backend: every op family's kernel table (run_<family>.c; the families: ops/families.h),
  * looked up by op. */
 #include "backend/cpu/kernel.h"
+#include "backend/cpu/optim.h"
 #include "ops/families.h"
 
 #define DECLARE(f) extern const wt_cpu_kernel wt_cpu_kernels_##f[];
@@ -27,4 +28,5 @@ static void each(void (*fn)(const wt_kernel_key *key, void *user), void *user) {
   wt_kernel_tables_each(&g_kernels, fn, user);
 }
 
-const wt_backend wt_backend_cpu = {.name = "cpu", .kernel = kernel, .each = each};
+const wt_backend wt_backend_cpu = {
+    .name = "cpu", .kernel = kernel, .each = each, .optim = &wt_backend_optim_cpu};

@@ -1,12 +1,12 @@
-/* What a backend provides for the optimizer step, besides the op kernels its plans run: the
- * in-place updates of a parameter tensor and the reductions gradient clipping needs, over
- * buffers in that backend's memory. The runtime's optimizer (runtime/optimizer.c) calls them
- * through this table only, so that a backend whose parameters live elsewhere (a GPU's buffers)
+/* What a backend provides for the optimizer step, besides the op kernels its plans run
+ * (wt_backend.optim, backend/backend.h): the in-place updates of a parameter tensor and the
+ * reductions gradient clipping needs, over buffers in that backend's memory. The runtime's
+ * optimizer (runtime/optimizer.c) calls them through this table only, so that a backend whose parameters live elsewhere (a GPU's buffers)
  * provides its own. Semantics follow ONNX Runtime's com.microsoft AdamWOptimizer /
  * SGDOptimizerV2 / InplaceClipGradNorm kernels. The scalars every backend's step shares (the
  * clipping coefficient, the learning-rate schedule) are computed on the host, below. */
-#ifndef WT_BASE_BACKEND_OPTIM_H
-#define WT_BASE_BACKEND_OPTIM_H
+#ifndef WT_BACKEND_OPTIM_H
+#define WT_BACKEND_OPTIM_H
 
 #include <stdint.h>
 
@@ -42,7 +42,7 @@ static inline float wt_clip_coef(double total_norm, float max_norm) {
   return c > 1.0 ? 1.0f : (float)c;
 }
 
-/* LinearLRScheduler factor at scheduler step s (see ORT-COMPAT.md). Denominators clamped to 1
+/* LinearLRScheduler factor at scheduler step s (ONNX Runtime's linear schedule with warmup). Denominators clamped to 1
  * (as in ONNX Runtime and HuggingFace) so warmup 0 or total == warmup give a finite factor. */
 static inline double wt_linear_lr_factor(int64_t s, int64_t warmup, int64_t total) {
   if (s < warmup) return (double)s / (double)(warmup > 1 ? warmup : 1);
