@@ -68,8 +68,10 @@ if (!isMainThread) {
     for (const data of [{ model }, { model, bytes: true }]) {
       const r = await inWorker(data);
       assert.ok(r.sizes.trainingModel < 64 * 1024 && r.sizes.evalModel < 64 * 1024, JSON.stringify(r.sizes));
-      // generation parsed the skeleton and read the head (80 KB): not the 48 MiB of frozen weights
-      assert.ok(r.generated < 4 * MB, `wasm Memory after generateArtifacts: ${(r.generated / MB).toFixed(1)} MB`);
+      // generation parsed the skeleton and read the head (80 KB): not the 48 MiB of frozen weights.
+      // The bound is the core's first megabytes, the 1 MiB window the model streams through
+      // (js/inside.js) and the models generated
+      assert.ok(r.generated < 6 * MB, `wasm Memory after generateArtifacts: ${(r.generated / MB).toFixed(1)} MB`);
       // one copy of the frozen weights in the heap, shared by the training and eval models (two
       // would be 48 MiB more); from bytes too (the bytes are read into the heap, not copied first).
       // Beside them only the GEMM's packed panels of this small base (all its weights, within the
