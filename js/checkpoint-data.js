@@ -8,7 +8,7 @@
 // the checkpoint file, each atomically (see writeFileAtomic).
 import { WebtrainError } from './core.js';
 import { readBytes } from './bytes.js';
-import { describe, IO_CHUNK, isBlob, isResponse, nodeFilePath, openSource } from './source.js';
+import { describe, IO_CHUNK, isBlob, isResponse, locationOf, nodeFilePath, openSource } from './source.js';
 import { nodePathOf, writeFileAtomic } from './storage.js';
 
 export const SIDE_SUFFIX = '.data';
@@ -126,7 +126,7 @@ export async function fillSegments(core, segs, side, need, onProgress) {
  * onProgress({ loaded, total }); other sources are read (readBytes) and copied in.
  */
 export async function intoHeap(core, source, onProgress) {
-  const s = source instanceof URL ? source.href : typeof source === 'string' ? source : null;
+  const s = locationOf(source);
   const local = (s !== null && (await nodeFilePath(s)) !== null) || (isBlob(source) && !isResponse(source));
   // readBytes says why one cannot be opened (with its own wording)
   const side = local ? await openSource(source, { kind: 'the checkpoint' }).catch(() => null) : null;

@@ -32,7 +32,7 @@
 // files are placed beside the artifacts (placeSideFiles: a hard link, else a copy).
 import { WebtrainError } from './core.js';
 import { fnv1a } from './bytes.js';
-import { describe, isBlob, isBytes, memorySource, nodeFilePath, openSource, u8Of, whyUnreadable, wholeOf } from './source.js';
+import { describe, isBlob, isBytes, locationOf, memorySource, nodeFilePath, openSource, u8Of, whyUnreadable, wholeOf } from './source.js';
 import { importNode, isNode } from './node-builtin.js';
 import { fillSegments, openSide } from './checkpoint-data.js';
 import { checkFingerprint, recordOfBytes } from './inside.js';
@@ -83,8 +83,6 @@ function contentKey(bytes) {
   return `${bytes.length}:${fnv1a([bytes])}`;
 }
 
-const nameOf = (v) => (v instanceof URL ? v.href : typeof v === 'string' ? v : null);
-
 /** Records that `bytes` (a generated model) refers to the side files of `model` / `entries`. */
 export function rememberSource(bytes, model, entries) {
   if (!bytes) return;
@@ -98,7 +96,7 @@ export function rememberSource(bytes, model, entries) {
 }
 
 /** What a copy may be known by: a path or URL, or a Blob / File (a handle: its bytes are not copied). */
-const keepable = (v) => nameOf(v) ?? (isBlob(v) ? v : null);
+const keepable = (v) => locationOf(v) ?? (isBlob(v) ? v : null);
 const same = (a, b) => a.model === b.model && a.entries.length === b.entries.length && a.entries.every((e, i) => e.path === b.entries[i].path && e.data === b.entries[i].data);
 
 /**
@@ -108,7 +106,7 @@ const same = (a, b) => a.model === b.model && a.entries.length === b.entries.len
  */
 const recall = (source, bytes) => {
   for (const o of [source, bytes]) if (o && typeof o === 'object' && sources.has(o)) return sources.get(o);
-  if (nameOf(source) !== null || (typeof source?.url === 'string' && source.url)) return undefined;
+  if (locationOf(source) !== null || (typeof source?.url === 'string' && source.url)) return undefined;
   for (const o of [source, bytes]) {
     const key = contentKey(o);
     if (key !== null && byContent.get(key)) return byContent.get(key);
@@ -126,7 +124,7 @@ export function sourceOf(model, entries, bytes) {
 
 /** Where the model's side files are: { dir } (Node), { url }, or null (bytes, a Blob). */
 async function baseOf(model) {
-  let s = model instanceof URL ? model.href : typeof model === 'string' ? model : typeof model?.url === 'string' && model.url && typeof model.status === 'number' ? model.url : null;
+  let s = locationOf(model) ?? (typeof model?.url === 'string' && model.url && typeof model.status === 'number' ? model.url : null);
   if (s === null) return null;
   const file = await nodeFilePath(s);
   if (file !== null) {
@@ -505,7 +503,7 @@ export async function placeSideFiles(core, dir, models, reserved = []) {
       done.add(loc);
       const dest = path.resolve(dir, loc);
       const entry = from.entries.find((e) => e.path === loc);
-      const named = entry ? nameOf(entry.data) : null;
+      const named = entry ? locationOf(entry.data) : null;
       const src = entry ? (named === null ? null : await nodeFilePath(named)) : base?.dir ? path.join(base.dir, loc) : null;
       await fs.mkdir(path.dirname(dest), { recursive: true });
       if (src !== null) {

@@ -55,6 +55,9 @@ export const isBytes = (v) => v instanceof ArrayBuffer || ArrayBuffer.isView(v) 
 export const u8Of = (v) => (v instanceof Uint8Array ? v : ArrayBuffer.isView(v) ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength) : new Uint8Array(v));
 
 /** Whether s starts with a URL scheme (2+ characters: Windows drive letters, C:\..., stay paths). */
+/** A path or URL source's location (a URL's href, a string as it is), else null. */
+export const locationOf = (v) => (v instanceof URL ? v.href : typeof v === 'string' ? v : null);
+
 export const hasScheme = (s) => /^[a-z][a-z0-9+.-]+:/i.test(s);
 
 /** In Node, the file path a location string names (a plain path or a file: URL); null for a URL to fetch (or outside Node). */

@@ -426,7 +426,7 @@ export class Module extends Handle {
 
   runAll(...args) {
     const mode = this.#mode;
-    return this.#step(mode, args, `${mode === Mode.EVAL ? 'eval' : 'train'} step`).slice(0, this.#outputCount(mode));
+    return this.#step(mode, args, `${mode === Mode.EVAL ? 'eval' : 'train'} step`, this.#outputCount(mode));
   }
 
   /** @internal An eval step's outputs, all of them: [loss, additional outputs, the model's outputs] (fit's metrics). */
@@ -435,8 +435,12 @@ export class Module extends Handle {
     return this.#step(Mode.EVAL, args, 'eval step');
   }
 
-  /** One step of `mode` on args (run's or predict's) -> every output of the core's graph. */
-  #step(mode, args, context) {
+  /**
+   * One step of `mode` on args (run's or predict's) -> the first `count` outputs of the core's
+   * graph (default: all). Only those are copied out of the heap: an eval step of run() leaves the
+   * model's outputs (a language model's logits) where they are.
+   */
+  #step(mode, args, context, count) {
     const { m, h, core } = this;
     this.#checkMode(mode);
     let names = this.#inputNames.get(mode);
@@ -457,7 +461,7 @@ export class Module extends Handle {
     });
     const status = mode === Mode.TRAIN ? m._wtw_module_train_step(h) : mode === Mode.EVAL ? m._wtw_module_eval_step(h) : m._wtw_module_predict_step(h);
     if (status) throw new WebtrainError(`${context}: ${withLossHint(core.lastError())}`);
-    return readOutputs(core, m._wtw_module_output_count(h, mode), {
+    return readOutputs(core, count ?? m._wtw_module_output_count(h, mode), {
       rank: (i) => m._wtw_module_output_rank(h, mode, i),
       dim: (i, a) => m._wtw_module_output_dim(h, mode, i, a),
       dtype: (i) => m._wtw_module_output_dtype(h, mode, i),
