@@ -4,12 +4,13 @@
 // the record, ops, initializers and opsets from the core's parse of the same bytes (tensors in
 // side files read, so that a side file that does not hold them is an error naming the tensor). A
 // checkpoint (recognised by its content, whatever its name) is loaded.
-import { init, WebtrainError } from './core.js';
+import { coreFor, WebtrainError } from './core.js';
 import { DType, OpSupport } from './abi.js';
 import { openSource, wholeOf } from './source.js';
 import { readModel } from './inside.js';
 import { externalDataOption, externalReaders } from './external.js';
 import { CheckpointState } from './training.js';
+import { checkOptions, MODEL_OPTIONS } from './options.js';
 
 const DTYPES = { [DType.FLOAT]: 'float32', 2: 'uint8', 3: 'int8', 5: 'int16', [DType.INT32]: 'int32', [DType.INT64]: 'int64', [DType.BOOL]: 'bool', [DType.FLOAT16]: 'float16', 11: 'float64', 16: 'bfloat16' };
 const SUPPORT = { [OpSupport.NONE]: 'not supported', [OpSupport.FORWARD]: 'forward only', [OpSupport.GRADIENT]: 'forward + gradient' };
@@ -21,7 +22,8 @@ const SUPPORT = { [OpSupport.NONE]: 'not supported', [OpSupport.FORWARD]: 'forwa
  * neither is a WebtrainError saying what the parser found.
  */
 export async function inspect(source, options = {}) {
-  const core = await init(options);
+  checkOptions(options, MODEL_OPTIONS, 'inspect');
+  const core = await coreFor(options);
   const entries = externalDataOption(options.externalData, 'inspect');
   // a checkpoint starts with its flatbuffer's root offset, then 'ODTC'
   const src = await openSource(source);

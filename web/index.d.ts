@@ -22,6 +22,7 @@ export declare function relaxedSimdSupported(): boolean;
 export declare function checkSupport(): void;
 
 import type { IdbEntry } from './idb.js';
+import type { InspectedModel, InspectedCheckpoint } from '../js/inspect.js';
 export type { IdbEntry } from './idb.js';
 /** IndexedDB storage behind idb:// locations. */
 export * as idb from './idb.js';
@@ -180,6 +181,8 @@ export declare class WebtrainWorker extends EventTarget {
     delete(location: string): Promise<boolean>;
     clear(prefix?: string): Promise<number>;
   };
+  /** What a model or checkpoint declares, read in the worker: see inspect(). */
+  inspect(source: WorkerBytesSource, options?: { externalData?: readonly ExternalDataFile[] | undefined }): Promise<InspectedModel | InspectedCheckpoint>;
   simdName(): Promise<string>;
   /** What the worker's core runs with (threads, build, ...): see runtimeInfo(). */
   runtimeInfo(): Promise<RuntimeInfo>;

@@ -24,6 +24,7 @@
 //   w.InferenceSession.create(model)  w.artifacts.generateArtifacts(model, opts) (built-in losses
 //   only: an onnxblock.Block cannot cross to a worker)  w.artifacts.LossType / OptimType
 //   w.idb.list/load/save/has/delete/clear   w.fit(module, optimizer, opts)   w.trainEpochs(opts)
+//   w.inspect(src, opts)
 //   w.terminate()
 // Remote objects: proxies whose methods are listed in web/proxies.js (PROXIED): state.parameters
 // .get/set/has/keys/values/entries/size(), state.properties.get/set/has/entries/size(),
@@ -69,7 +70,7 @@ import { LossType, OptimType } from '../js/abi.js';
 import { PROXIED, STATICS, IDB_FUNCTIONS } from './proxies.js';
 import { encode, decode, PROGRESS } from './wire.js';
 import { pageBase } from './init.js';
-import { checkOptions } from '../js/options.js';
+import { checkOptions, MODEL_OPTIONS } from '../js/options.js';
 import { CALLBACKS, FIT_OPTIONS, TRAIN_EPOCHS_OPTIONS } from '../js/loop.js';
 import { LOAD_OPTIONS, MODULE_OPTIONS } from '../js/training.js';
 
@@ -256,6 +257,16 @@ export class WebtrainWorker extends EventTarget {
       },
     };
     this.idb = statics(IDB_FUNCTIONS.map((n) => `idb.${n}`));
+  }
+
+  /** What a model or checkpoint declares (js/inspect.js), read in the worker. */
+  inspect(source, options) {
+    try {
+      checkOptions(options, MODEL_OPTIONS, 'inspect');
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.#static('inspect', [location(source), externalOption(options)]);
   }
 
   /** The SIMD flavour the worker's core runs (e.g. 'wasm-simd128'). */

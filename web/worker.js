@@ -59,6 +59,7 @@ const statics = {
   ),
   ...Object.fromEntries(IDB_FUNCTIONS.map((n) => [`idb.${n}`, (...a) => idb[n](...a)])),
   'artifacts.generateArtifacts': (m, o) => artifacts.generateArtifacts(m, o),
+  inspect: (source, o) => api.inspect(source, o),
   simdName: async () => (await wt.init()).simdName(),
   runtimeInfo: async () => {
     await wt.init();

@@ -49,7 +49,14 @@ static struct {
   pthread_t tids[WT_POOL_MAX_THREADS];
   void *scratch[WT_POOL_MAX_THREADS];
   atomic_int busy; /* a job is running: a nested or concurrent call runs inline */
-} g_pool = {.mu = PTHREAD_MUTEX_INITIALIZER, .work_cv = PTHREAD_COND_INITIALIZER, .nthreads = 1};
+  pthread_mutex_t hold_mu; /* held by the thread that holds the pool (wt_pool_hold) */
+  void *caller_scratch;    /* thread 0's inner scratch, the holder's */
+} g_pool = {.mu = PTHREAD_MUTEX_INITIALIZER,
+            .work_cv = PTHREAD_COND_INITIALIZER,
+            .hold_mu = PTHREAD_MUTEX_INITIALIZER,
+            .nthreads = 1};
+
+static _Thread_local int t_holds; /* this thread's nested holds */
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
@@ -159,6 +166,7 @@ static int32_t start_workers(int32_t n) {
 }
 
 static void start_default(void) {
+  g_pool.caller_scratch = aligned_alloc(64, WT_POOL_SCRATCH_BYTES);
   int32_t n = 0;
 #ifndef __EMSCRIPTEN__
   const char *env = getenv("WT_THREADS");
@@ -179,12 +187,27 @@ int32_t wt_pool_threads(void) {
 }
 
 void *wt_pool_scratch(int32_t thread) {
+  if (thread == 0) {
+    pthread_once(&g_once, start_default);
+    return g_pool.caller_scratch;
+  }
   return thread > 0 && thread < WT_POOL_MAX_THREADS ? g_pool.scratch[thread] : NULL;
 }
 
 void *wt_pool_scratch_outer(int32_t thread) {
-  char *s = wt_pool_scratch(thread);
+  char *s = thread > 0 ? wt_pool_scratch(thread) : NULL;
   return s ? s + WT_POOL_SCRATCH_BYTES : NULL;
+}
+
+int wt_pool_hold(void) {
+  pthread_once(&g_once, start_default);
+  if (!g_pool.caller_scratch) return -1;
+  if (t_holds++ == 0) pthread_mutex_lock(&g_pool.hold_mu);
+  return 0;
+}
+
+void wt_pool_release(void) {
+  if (--t_holds == 0) pthread_mutex_unlock(&g_pool.hold_mu);
 }
 
 void wt_parallel_for(int64_t n_blocks, wt_block_fn fn, void *ctx) {
@@ -223,10 +246,18 @@ int32_t wt_set_threads(int32_t n) {
 
 int32_t wt_pool_threads(void) { return 1; }
 
+/* The one thread's inner scratch, made at the first hold (or first use), as a threaded build
+ * makes it when its pool starts. */
+static void *g_caller_scratch;
+
 void *wt_pool_scratch(int32_t thread) {
-  (void)thread;
-  return NULL;
+  if (thread != 0) return NULL;
+  if (!g_caller_scratch) g_caller_scratch = aligned_alloc(64, WT_POOL_SCRATCH_BYTES);
+  return g_caller_scratch;
 }
+
+int wt_pool_hold(void) { return wt_pool_scratch(0) ? 0 : -1; }
+void wt_pool_release(void) {}
 
 void *wt_pool_scratch_outer(int32_t thread) {
   (void)thread;

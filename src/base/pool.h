@@ -16,6 +16,12 @@
  * blocks inline, on its own thread. Its settings (the thread count, wt_pool_set_split_small)
  * are the process's with it, set while no job runs.
  *
+ * Thread 0's scratch (the GEMM's packing buffers on the calling thread) is the pool's as well,
+ * and belongs to the thread that holds the pool: the runtime holds it while a plan's kernels
+ * run (wt_pool_hold), so that two modules stepping on two threads take turns instead of
+ * sharing those buffers. A kernel run outside any hold (an op's unit test) uses them as the
+ * process's only caller.
+ *
  * Determinism is the kernels' part: a kernel cuts its output into blocks whose boundaries do not
  * depend on the thread count, and a block computes the same bits whichever thread runs it; a
  * reduction is cut into fixed blocks summed in a fixed order afterwards. */
@@ -31,8 +37,8 @@
 #define WT_POOL_AUTO_MAX 8
 /* Bytes of 64-byte-aligned scratch each worker (thread 1 ..) owns, in two parts: the inner
  * part for a leaf kernel's buffers (GEMM packing), the outer part for a kernel whose blocks call
- * a leaf kernel (Conv's im2col columns around its GEMM). Thread 0 is the caller, whose kernels
- * use their own static or arena buffers. */
+ * a leaf kernel (Conv's im2col columns around its GEMM). Thread 0, the caller, has the inner
+ * part only (the holder's, see above); its outer buffers are in its plan's arena. */
 #define WT_POOL_SCRATCH_BYTES ((size_t)768 * 1024)
 #define WT_POOL_OUTER_BYTES ((size_t)1280 * 1024)
 
@@ -50,10 +56,16 @@ int32_t wt_pool_threads(void);
 /* Index of the calling thread in the pool: 0 for the caller of wt_parallel_for (or any thread
  * outside the pool), 1 .. threads-1 for workers. */
 int32_t wt_pool_thread_index(void);
-/* A worker's scratch (thread >= 1), 64-byte aligned: the inner part (WT_POOL_SCRATCH_BYTES) and
- * the outer part (WT_POOL_OUTER_BYTES). NULL for thread 0. */
+/* A thread's scratch, 64-byte aligned: the inner part (WT_POOL_SCRATCH_BYTES), and for a worker
+ * (thread >= 1) the outer part (WT_POOL_OUTER_BYTES; NULL for thread 0). */
 void *wt_pool_scratch(int32_t thread);
 void *wt_pool_scratch_outer(int32_t thread);
+
+/* Makes the calling thread the pool's caller until the matching release, waiting while another
+ * thread holds it; holds nest. The runtime's part (a plan's run, constant folding), not a
+ * kernel's. Returns 0, or -1 (and holds nothing) when the pool could not make its buffers. */
+int wt_pool_hold(void);
+void wt_pool_release(void);
 
 /* n items in blocks of `block` (a multiple of the kernel's vector width, so every item takes
  * the path it takes in one pass): fn(ctx, i0, count) per block on the pool when n >= min_n (or

@@ -149,7 +149,6 @@ static int conv_infer(wt_infer_ctx *ctx) {
   conv_params *p = WT_PARAMS(ctx, conv_params);
   int64_t out[WT_MAX_RANK];
   WT_TRY(conv_setup(ctx->node, X, &ctx->in[1], 0, p, out));
-  p->g.winograd = wt_exec_winograd(ctx->exec);
   WT_TRY(check_bias(ctx, p->M, &p->has_bias));
   wt_set_shape(&ctx->out[0], WT_FLOAT, X->rank, out);
   return WT_OK;
@@ -240,7 +239,6 @@ static int grad_infer(wt_infer_ctx *ctx, int transpose) {
   int64_t out[WT_MAX_RANK];
   if (transpose) WT_TRY(conv_transpose_setup(ctx->node, X, W, 1, p, out));
   else WT_TRY(conv_setup(ctx->node, X, W, 1, p, out));
-  p->g.winograd = wt_exec_winograd(ctx->exec);
   WT_TRY(wt_expect_float(dY, "dY", 0));
   int same = dY->rank == X->rank;
   for (int i = 0; same && i < X->rank; i++) same = dY->dims[i] == out[i];

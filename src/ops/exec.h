@@ -10,6 +10,7 @@
 #define WT_OPS_EXEC_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* The settings are the CPU backend's; the ops layer carries them without knowing their types. */
 struct wt_prepack;
@@ -21,9 +22,16 @@ typedef struct wt_exec {
   /* Where 3x3 convolutions take the Winograd path (WT_WINOGRAD_*, backend/cpu/conv_winograd.h;
    * 0 is its default): fixed when a plan is built, since the step's scratch depends on it. */
   int winograd;
+  /* Random draws made so far by the runner's steps (Dropout's masks, one draw a call): the
+   * counter mixed into each draw's seed, so that successive steps draw fresh masks while one
+   * runner's sequence, from its start, reproduces exactly whatever else the process runs.
+   * NULL: every call draws as the first. */
+  uint64_t *draws;
 } wt_exec;
 
 static inline int wt_exec_winograd(const wt_exec *e) { return e ? e->winograd : 0; }
 static inline struct wt_prepack *wt_exec_prepack(const wt_exec *e) { return e ? e->prepack : NULL; }
+/* The runner's next draw number (and counts it). */
+static inline uint64_t wt_exec_draw(const wt_exec *e) { return e && e->draws ? (*e->draws)++ : 0; }
 
 #endif

@@ -1,4 +1,4 @@
-/* The op registry: every family's table, merged and sorted once by (domain, op_type).
+/* The op registry: every family's table, listed in (domain, op_type) order.
  * Adding an op: its definition in its family file with one line in that family's table (or
  * list, where the family generates its table from one: see op.h), and its kernel in each
  * backend that runs it: for the CPU, one entry in the family's wt_cpu_kernels_<family>[]
@@ -23,8 +23,6 @@ static const wt_op_def *const *const g_families[] = {
 };
 
 #define WT_MAX_OPS 512
-static const wt_op_def *g_sorted[WT_MAX_OPS];
-static int g_count = -1;
 
 static int cmp_def(const void *a, const void *b) {
   const wt_op_def *x = *(const wt_op_def *const *)a, *y = *(const wt_op_def *const *)b;
@@ -32,32 +30,30 @@ static int cmp_def(const void *a, const void *b) {
   return c ? c : strcmp(x->op_type, y->op_type);
 }
 
-static void build(void) {
-  int n = 0;
-  for (size_t f = 0; f < sizeof g_families / sizeof g_families[0]; f++)
-    for (const wt_op_def *const *p = g_families[f]; *p; p++)
-      if (n < WT_MAX_OPS) g_sorted[n++] = *p;
-  qsort(g_sorted, (size_t)n, sizeof g_sorted[0], cmp_def);
-  g_count = n;
-}
-
 static const char *canonical_domain(const char *domain) {
   if (!domain || strcmp(domain, "ai.onnx") == 0) return "";
   return domain;
 }
 
+/* A scan of the const tables, with no index to build or guard: lookups happen at load and plan
+ * time only, a few per node, and most entries differ from the key in their first character. */
 const wt_op_def *wt_op_find(const char *domain, const char *op_type) {
-  if (g_count < 0) build();
-  wt_op_def key = {.domain = canonical_domain(domain), .op_type = op_type};
-  const wt_op_def *kp = &key;
-  const wt_op_def *const *hit =
-      bsearch(&kp, g_sorted, (size_t)g_count, sizeof g_sorted[0], cmp_def);
-  return hit ? *hit : NULL;
+  domain = canonical_domain(domain);
+  for (size_t f = 0; f < sizeof g_families / sizeof g_families[0]; f++)
+    for (const wt_op_def *const *p = g_families[f]; *p; p++)
+      if ((*p)->op_type[0] == op_type[0] && !strcmp((*p)->op_type, op_type) && !strcmp((*p)->domain, domain))
+        return *p;
+  return NULL;
 }
 
 void wt_op_each(void (*fn)(const wt_op_def *op, void *user), void *user) {
-  if (g_count < 0) build();
-  for (int i = 0; i < g_count; i++) fn(g_sorted[i], user);
+  const wt_op_def *sorted[WT_MAX_OPS];
+  size_t n = 0;
+  for (size_t f = 0; f < sizeof g_families / sizeof g_families[0]; f++)
+    for (const wt_op_def *const *p = g_families[f]; *p; p++)
+      if (n < WT_MAX_OPS) sorted[n++] = *p;
+  qsort(sorted, n, sizeof sorted[0], cmp_def);
+  for (size_t i = 0; i < n; i++) fn(sorted[i], user);
 }
 
 /* One error naming every op of g webtrain lacks, with the nodes that use it. */

@@ -3,6 +3,8 @@
  * buffer patched in here), each step's descriptions are rebuilt in one buffer (p->io). */
 #include "runtime/plan_internal.h"
 
+#include "base/pool.h"
+
 /* Where value v's bytes are, in a built plan. */
 static inline void *pval_data(const wt_plan *p, int v) {
   if (p->sp.storage[v] != WT_ST_ARENA) return p->pv[v].at.ptr;
@@ -32,11 +34,23 @@ int wt_plan_matches(const wt_plan *p, const wt_tensor *inputs) {
 
 void wt_plan_bind_arena(wt_plan *p, void *arena) { p->arena = arena; }
 
+static int run_steps(wt_plan *p);
+
+/* The steps run holding the thread pool (base/pool.h): the calling thread's GEMM buffers are
+ * the pool's, and a plan run on another thread at the same time waits for this one. */
 int wt_plan_run(wt_plan *p, const wt_tensor *inputs) {
   const wt_graph *g = p->sp.g;
   if (!p->arena && p->arena_bytes)
     return wt_errorf(WT_ERR_INTERNAL, "the plan has no arena bound (wt_plan_bind_arena)");
   for (int k = 0; k < g->n_inputs; k++) p->pv[g->inputs[k]].at.ptr = inputs[k].data;
+  if (wt_pool_hold() != 0) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory starting the thread pool");
+  int rc = run_steps(p);
+  wt_pool_release();
+  return rc;
+}
+
+static int run_steps(wt_plan *p) {
+  const wt_graph *g = p->sp.g;
   for (int i = 0; i < p->n_alias; i++) p->pv[p->alias[2 * i]].at.ptr = p->pv[p->alias[2 * i + 1]].at.ptr;
   for (int s = 0; s < p->sp.n_steps; s++) {
     wt_step *st = &plan_steps(p)[s];

@@ -38,6 +38,7 @@ struct wt_session {
   wt_plan *last;                 /* the plan of the last successful run */
   wt_arena_buf *arena;
   wt_exec exec;                  /* what its plans' steps see (ops/exec.h) */
+  uint64_t draws;                /* exec.draws: its steps' random draws so far */
 };
 
 static void arena_unref(wt_arena_buf *a) {
@@ -69,6 +70,7 @@ int wt_session_create_from_graph(wt_graph *g, wt_session **out) {
   s->g = g;
   /* The one place the setting is read: kernels take it from the plan (benchmarks set it). */
   s->exec.winograd = wt_conv_winograd_mode(getenv("WT_WINOGRAD"));
+  s->exec.draws = &s->draws;
   s->inputs = calloc((size_t)g->n_inputs + 1, sizeof *s->inputs);
   s->input_set = calloc((size_t)g->n_inputs + 1, 1);
   s->arena = calloc(1, sizeof *s->arena);

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/pool.h"
+
 /* With stand-ins for symbolic dims, a node is folded only when its outputs and scratch are at
  * most this many bytes: what shapes need (Shape, Range(0, seq), ...) is small; a [batch, seq]
  * mask or a transposed weight is not, and is left as a step. */
@@ -314,7 +316,14 @@ static int fold_node(wt_shape_pass *sp, wt_shape_step *st, wt_tensor *in, wt_ten
   }
   wt_run_ctx rc = {.node = n, .params = st->params, .n_in = st->n_in, .in = in,
                    .n_out = st->n_out, .out = out, .scratch = scratch};
-  int r = st->kernel->run(&rc);
+  /* Run holding the pool, as a plan's run does (runtime/plan_run.c). */
+  int r;
+  if (wt_pool_hold() == 0) {
+    r = st->kernel->run(&rc);
+    wt_pool_release();
+  } else {
+    r = wt_errorf(WT_ERR_NO_MEMORY, "out of memory starting the thread pool");
+  }
   free(scratch);
   if (r) return wt_node_error(r, n, (int)wt_graph_opset(sp->g, n->domain));
   return WT_OK;

@@ -46,6 +46,9 @@ test('page and worker: the same results and errors, class, code and status inclu
         out.emptyRequiresGrad = await outcome(() => api.artifacts.generateArtifacts(g.model, { ...g.options, requiresGrad: [] }));
         out.loadTypo = await outcome(() => api.CheckpointState.loadCheckpoint(art.checkpoint, { externaldata: 'x' }));
         out.fetchStatus = await outcome(() => api.CheckpointState.loadCheckpoint(missing));
+        out.inspectModel = await api.inspect(g.model);
+        out.inspectCheckpoint = await api.inspect(art.checkpoint);
+        out.inspectTypo = await outcome(() => api.inspect(g.model, { externaldata: [] }));
         const state = await api.CheckpointState.loadCheckpoint(art.checkpoint);
         out.createTypo = await outcome(() => api.Module.create(art.trainingModel, state, art.evalModel, { onprogress: () => {} }));
         const module = await api.Module.create(art.trainingModel, state, art.evalModel);
@@ -85,6 +88,11 @@ test('page and worker: the same results and errors, class, code and status inclu
     const { onPage: p } = r;
     assert.deepEqual(p.generateTypo.error, { name: 'TypeError', isTypeError: true, isWebtrainError: false, message: "unknown option 'requiresgrad' for generateArtifacts; did you mean 'requiresGrad'?", code: undefined, status: undefined });
     assert.match(p.emptyRequiresGrad.error.message, /requiresGrad is empty, so nothing would be trained/);
+    assert.equal(p.inspectModel.kind, 'model');
+    assert.deepEqual(p.inspectModel.inputs.map((v) => v.name), ['input']);
+    assert.equal(p.inspectCheckpoint.kind, 'checkpoint');
+    assert.ok(p.inspectCheckpoint.trainableElements > 0);
+    assert.equal(p.inspectTypo.error.message, "unknown option 'externaldata' for inspect; did you mean 'externalData'?");
     assert.equal(p.loadTypo.error.message, "unknown option 'externaldata' for loadCheckpoint; did you mean 'externalData'?");
     assert.equal(p.fetchStatus.error.status, 404);
     assert.equal(p.fetchStatus.error.isWebtrainError, true);

@@ -1,6 +1,7 @@
 /* Planner and session: buffer reuse in the arena, constant folding of shape computations,
  * plans keyed by input shapes and by the values of shape-determining integer inputs. */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -483,6 +484,113 @@ static void test_fold_transposes(void) {
   }
 }
 
+/* A training-mode Dropout draws from its session's own sequence: successive runs draw fresh
+ * masks, and a second session of the same model draws the first one's masks again in order,
+ * whatever ran in the process between. */
+static wt_session *dropout_session(void) {
+  wt_graph *g = wt_graph_new();
+  wt_graph_set_opset(g, "", 13);
+  int x = input(g, "x", WT_FLOAT, 1, -1);
+  static const float half = 0.5f;
+  static const uint8_t on = 1;
+  int ratio = initializer(g, "ratio", WT_FLOAT, 0, NULL, &half, sizeof half);
+  int training = initializer(g, "training", WT_BOOL, 0, NULL, &on, sizeof on);
+  int y = wt_graph_value(g, "y");
+  wt_graph_add_node(g, "Dropout", "", "drop", 3, (int[]){x, ratio, training}, 1, &y);
+  wt_graph_add_output(g, y);
+  return session_of(g);
+}
+
+static void test_dropout_draws(void) {
+  enum { N = 256 };
+  static float in[N], first[N], second[N];
+  for (int i = 0; i < N; i++) in[i] = 1.0f;
+  wt_session *a = dropout_session(), *b = dropout_session();
+  if (!a || !b) return;
+  const float *y = run_1d(a, in, N);
+  if (y) memcpy(first, y, sizeof first);
+  y = run_1d(a, in, N);
+  if (y) memcpy(second, y, sizeof second);
+  CHECK(memcmp(first, second, sizeof first) != 0);
+  y = run_1d(b, in, N);
+  CHECK(y && memcmp(y, first, sizeof first) == 0);
+  y = run_1d(b, in, N);
+  CHECK(y && memcmp(y, second, sizeof second) == 0);
+  wt_session_free(a);
+  wt_session_free(b);
+}
+
+/* Two modules stepping on two threads at once: each session's products come out as they do
+ * alone (the calling thread's GEMM buffers are the pool's holder's, not shared). */
+enum { MM_M = 96, MM_K = 384, MM_N = 320, MM_RUNS = 12 };
+
+static wt_session *matmul_session(const float *w) {
+  wt_graph *g = wt_graph_new();
+  wt_graph_set_opset(g, "", 17);
+  int x = input(g, "x", WT_FLOAT, 2, MM_M);
+  g->values[x].dims[1] = MM_K;
+  int wv = initializer(g, "w", WT_FLOAT, 2, (const int64_t[]){MM_K, MM_N}, w, sizeof(float) * MM_K * MM_N);
+  int y = wt_graph_value(g, "y");
+  wt_graph_add_node(g, "MatMul", "", "mm", 2, (int[]){x, wv}, 1, &y);
+  wt_graph_add_output(g, y);
+  return session_of(g);
+}
+
+typedef struct mm_job {
+  wt_session *s;
+  const float *x, *want;
+  int bad;
+} mm_job;
+
+static const float *run_mm(wt_session *s, const float *x) {
+  int32_t dt, rank;
+  const int64_t *od;
+  const void *data = NULL;
+  if (wt_session_set_input(s, 0, WT_FLOAT, 2, (const int64_t[]){MM_M, MM_K}, x) ||
+      wt_session_run(s) || wt_session_output(s, 0, &dt, &rank, &od, &data))
+    return NULL;
+  return data;
+}
+
+static void *mm_runs(void *arg) {
+  mm_job *j = arg;
+  for (int r = 0; r < MM_RUNS; r++) {
+    const float *y = run_mm(j->s, j->x);
+    j->bad += !y || memcmp(y, j->want, sizeof(float) * MM_M * MM_N) != 0;
+  }
+  return NULL;
+}
+
+static void test_concurrent_sessions(void) {
+  float *w[2], *x[2], *want[2];
+  wt_session *s[2];
+  for (int k = 0; k < 2; k++) {
+    w[k] = ramp(MM_K * MM_N);
+    x[k] = ramp(MM_M * MM_K);
+    want[k] = malloc(sizeof(float) * MM_M * MM_N);
+    for (int i = 0; i < MM_K * MM_N; i++) w[k][i] = (float)((i * (k + 3)) % 13) * 0.125f - 0.75f;
+    for (int i = 0; i < MM_M * MM_K; i++) x[k][i] = (float)((i * (k + 5)) % 11) * 0.25f - 1.25f;
+    s[k] = matmul_session(w[k]);
+    const float *y = s[k] ? run_mm(s[k], x[k]) : NULL;
+    CHECK(y != NULL);
+    if (y) memcpy(want[k], y, sizeof(float) * MM_M * MM_N);
+  }
+  if (s[0] && s[1]) {
+    mm_job jobs[2] = {{s[0], x[0], want[0], 0}, {s[1], x[1], want[1], 0}};
+    pthread_t other;
+    CHECK(pthread_create(&other, NULL, mm_runs, &jobs[1]) == 0);
+    mm_runs(&jobs[0]);
+    pthread_join(other, NULL);
+    CHECK(jobs[0].bad == 0 && jobs[1].bad == 0);
+  }
+  for (int k = 0; k < 2; k++) {
+    wt_session_free(s[k]);
+    free(w[k]);
+    free(x[k]);
+    free(want[k]);
+  }
+}
+
 int main(void) {
   test_fold_transposes();
   test_fused_relu();
@@ -496,5 +604,7 @@ int main(void) {
   test_keyed_shape_input();
   test_shape_folding();
   test_input_errors();
+  test_dropout_draws();
+  test_concurrent_sessions();
   CHECK_DONE();
 }

@@ -113,7 +113,7 @@ static void test_pool(void) {
   CHECK(a >= 1 && a <= WT_POOL_AUTO_MAX);
   CHECK(wt_set_threads(-3) == a);
   CHECK(wt_set_threads(1000) == WT_POOL_MAX_THREADS);
-  CHECK(wt_pool_thread_index() == 0 && wt_pool_scratch(0) == NULL);
+  CHECK(wt_pool_thread_index() == 0 && wt_pool_scratch(0) != NULL && wt_pool_scratch_outer(0) == NULL);
 }
 
 /* ---- GEMM --------------------------------------------------------------------------------- */

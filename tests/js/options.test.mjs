@@ -5,7 +5,7 @@
 // do, except with LoRA, whose adapters train.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { artifacts, init, CheckpointState, Module, Optimizer, InferenceSession, fit, trainEpochs, onnxblock, WebtrainError } from '../../js/index.js';
+import { artifacts, init, inspect, CheckpointState, Module, Optimizer, InferenceSession, fit, trainEpochs, onnxblock, WebtrainError } from '../../js/index.js';
 import { closest } from '../../js/options.js';
 import * as idb from '../../web/idb.js';
 import { mlpModel as model, mlpObjects, mlpInputs, mlpLabels } from './mlp.mjs';
@@ -49,7 +49,7 @@ test('generateArtifacts: a misspelled option names the known one; nested loss, o
   await refuses(() => artifacts.generateArtifacts(model, { loss: 'CrossEntropyLoss', batchSize: 4 }), /^unknown option 'batchSize' for generateArtifacts; the options are 'wasmBinary', .*'requiresGrad', .*'keepExternalData'$/);
 });
 
-test('init, loadCheckpoint, saveCheckpoint, toBytes, Module.create, Optimizer.create, InferenceSession.create, exports, buildModel', async () => {
+test('init, loadCheckpoint, saveCheckpoint, toBytes, Module.create, Optimizer.create, InferenceSession.create, inspect, exports, buildModel', async () => {
   await refuses(() => init({ thread: 2 }), "unknown option 'thread' for init; did you mean 'threads'?");
   await refuses(() => CheckpointState.loadCheckpoint(art.checkpoint, { onprogress: () => {} }), "unknown option 'onprogress' for loadCheckpoint; did you mean 'onProgress'?");
   await refuses(() => CheckpointState.saveCheckpoint(state, null, { includeOptimizer: true }), "unknown option 'includeOptimizer' for saveCheckpoint; did you mean 'includeOptimizerState'?");
@@ -57,6 +57,7 @@ test('init, loadCheckpoint, saveCheckpoint, toBytes, Module.create, Optimizer.cr
   await refuses(() => Module.create(art.trainingModel, state, art.evalModel, { externaldata: [] }), "unknown option 'externaldata' for Module.create; did you mean 'externalData'?");
   await refuses(() => Optimizer.create(art.optimizerModel, module, { externalDat: [] }), "unknown option 'externalDat' for Optimizer.create; did you mean 'externalData'?");
   await refuses(() => InferenceSession.create(model, { externalData: [], wasmURL: 'x' }), "unknown option 'wasmURL' for InferenceSession.create; did you mean 'wasmUrl'?");
+  await refuses(() => inspect(model, { externaldata: [] }), "unknown option 'externaldata' for inspect; did you mean 'externalData'?");
   await refuses(() => module.exportModelForInferencing(['output'], { keepExternal: true }), "unknown option 'keepExternal' for exportModelForInferencing; did you mean 'keepExternalData'?");
   await refuses(() => onnxblock.buildModel(model, new onnxblock.blocks.ReduceMean(), { externaldata: [] }), "unknown option 'externaldata' for buildModel; did you mean 'externalData'?");
   await refuses(() => new onnxblock.blocks.ReduceMean({ keepDims: true }), "unknown option 'keepDims' for onnxblock.blocks.ReduceMean; did you mean 'keepdims'?");
@@ -66,6 +67,7 @@ test('init, loadCheckpoint, saveCheckpoint, toBytes, Module.create, Optimizer.cr
   const bytes = await CheckpointState.saveCheckpoint(state, null, { includeOptimizerState: true, externalData: false, trainableOnly: false });
   assert.ok(bytes.byteLength > 0);
   (await InferenceSession.create(model, { externalData: [] })).release();
+  assert.equal((await inspect(model, { externalData: [] })).kind, 'model');
 });
 
 test('fit and trainEpochs: their options and the objects inside them', async () => {

@@ -55,8 +55,16 @@ static int conv_transpose_grad_run(const wt_run_ctx *ctx) {
   return WT_OK;
 }
 
+/* Where 3x3 convolutions take the Winograd path is the runner's setting (ops/exec.h), recorded
+ * in params here: the scratch, and so the plan, depends on it. */
+static conv_params *with_winograd(const wt_infer_ctx *ctx) {
+  conv_params *p = ctx->params;
+  p->g.winograd = wt_exec_winograd(ctx->exec);
+  return p;
+}
+
 static size_t conv_scratch(const wt_infer_ctx *ctx) {
-  const conv_params *p = ctx->params;
+  const conv_params *p = with_winograd(ctx);
   return sizeof(float) * wt_conv_scratch_floats(&p->g, ctx->in[0].dims[0], p->C, p->M, p->group, p->w_half);
 }
 
@@ -66,7 +74,7 @@ static size_t conv_transpose_scratch(const wt_infer_ctx *ctx) {
 }
 
 static size_t grad_scratch(const wt_infer_ctx *ctx, int transpose) {
-  const conv_params *p = ctx->params;
+  const conv_params *p = with_winograd(ctx);
   int64_t N = ctx->in[1].dims[0];
   size_t col = transpose ? wt_conv_transpose_scratch_floats(&p->g, p->M, p->group)
                          : wt_conv_scratch_floats(&p->g, N, p->C, p->M, p->group, p->w_half);

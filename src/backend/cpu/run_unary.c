@@ -4,7 +4,6 @@
 #include <assert.h>
 #include <float.h>
 #include <math.h>
-#include <stdatomic.h>
 #include <string.h>
 
 #include "backend/cpu/elementwise.h"
@@ -83,9 +82,8 @@ static uint64_t splitmix64(uint64_t z) {
 }
 
 /* Training-mode PRNG: a counter-based hash, element i keeps when hash(key + i) >= ratio.
- * key mixes the seed with a process-wide call counter, so successive training steps draw
- * fresh masks while a given seed and call sequence reproduce exactly. */
-static atomic_ullong g_dropout_calls;
+ * key mixes the seed with the runner's draw count (ops/exec.h), so successive training steps
+ * draw fresh masks while a given seed and a runner's call sequence reproduce exactly. */
 
 static int run_dropout(const wt_run_ctx *ctx, const un_params *p) {
   const wt_tensor *x = &ctx->in[0];
@@ -108,7 +106,7 @@ static int run_dropout(const wt_run_ctx *ctx, const un_params *p) {
   }
   if (!(ratio >= 0.0f && ratio <= 1.0f))
     return wt_errorf(WT_ERR_RUNTIME, "input 'ratio' is %g; expected a value in [0, 1]", (double)ratio);
-  uint64_t key = splitmix64(p->seed ^ splitmix64(atomic_fetch_add(&g_dropout_calls, 1)));
+  uint64_t key = splitmix64(p->seed ^ splitmix64(wt_exec_draw(ctx->exec)));
   float scale = ratio < 1.0f ? 1.0f / (1.0f - ratio) : 0.0f;
   for (int64_t i = 0; i < n; i++) {
     float u = (float)(splitmix64(key + (uint64_t)i) >> 40) * (1.0f / 16777216.0f);
