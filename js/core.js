@@ -192,6 +192,7 @@ async function loadSingle(options, fma = false) {
   const m = await instantiate(createWebtrainCore, wasm, {
     locateFile: (path) => path, // (unused: set so the loader does not evaluate import.meta.url, empty in some bundles)
   });
+  m._wt_set_threads(1); // sizes the pool of one: its buffers are made now, not in the first step
   return finish(m, 'single', 1);
 }
 

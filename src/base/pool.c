@@ -239,15 +239,8 @@ void wt_parallel_for(int64_t n_blocks, wt_block_fn fn, void *ctx) {
 
 #else /* a single-threaded build: a pool of one */
 
-int32_t wt_set_threads(int32_t n) {
-  (void)n;
-  return 1;
-}
-
-int32_t wt_pool_threads(void) { return 1; }
-
-/* The one thread's inner scratch, made at the first hold (or first use), as a threaded build
- * makes it when its pool starts. */
+/* The one thread's inner scratch, made when the pool is sized (wt_set_threads, at load) or at
+ * its first use, as a threaded build makes it when its pool starts. */
 static void *g_caller_scratch;
 
 void *wt_pool_scratch(int32_t thread) {
@@ -255,6 +248,14 @@ void *wt_pool_scratch(int32_t thread) {
   if (!g_caller_scratch) g_caller_scratch = aligned_alloc(64, WT_POOL_SCRATCH_BYTES);
   return g_caller_scratch;
 }
+
+int32_t wt_set_threads(int32_t n) {
+  (void)n;
+  wt_pool_scratch(0); /* made now, with the pool, not in a step */
+  return 1;
+}
+
+int32_t wt_pool_threads(void) { return 1; }
 
 int wt_pool_hold(void) { return wt_pool_scratch(0) ? 0 : -1; }
 void wt_pool_release(void) {}

@@ -485,7 +485,7 @@ static void test_fold_transposes(void) {
 }
 
 /* A training-mode Dropout draws from its session's own sequence: successive runs draw fresh
- * masks, and a second session of the same model draws the first one's masks again in order,
+ * masks, and another session of the same model draws the first one's masks again in order,
  * whatever ran in the process between. */
 static wt_session *dropout_session(void) {
   wt_graph *g = wt_graph_new();
