@@ -10,7 +10,7 @@ set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${CMAKE_SOURCE_D
 list(APPEND WT_EXPORTS _malloc _free)
 list(JOIN WT_EXPORTS "," WT_EXPORTS_CSV)
 
-add_executable(webtrain-core src/wasm/api.c src/wasm/api_train.c src/wasm/api_inspect.c src/wasm/api_ckpt.c src/wasm/api_external.c src/wasm/api_lora.c src/wasm/api_record.c)
+add_executable(webtrain-core src/wasm/api.c src/wasm/api_train.c src/wasm/api_inspect.c src/wasm/api_ckpt.c src/wasm/api_external.c src/wasm/api_lora.c src/wasm/api_record.c src/wasm/api_gpu.c)
 target_compile_options(webtrain-core PRIVATE -O3 -msimd128 ${WT_WARNINGS})
 target_link_libraries(webtrain-core PRIVATE webtrain_core)
 set_target_properties(webtrain-core PROPERTIES
@@ -66,7 +66,7 @@ target_compile_options(webtrain_core_mt PRIVATE ${WT_WARNINGS} -O3 -msimd128 -pt
 target_compile_definitions(webtrain_core_mt PUBLIC $<TARGET_PROPERTY:webtrain_core,INTERFACE_COMPILE_DEFINITIONS>)
 target_link_libraries(webtrain_core_mt PUBLIC wt_protobuf_c_mt)
 
-add_executable(webtrain-core-mt src/wasm/api.c src/wasm/api_train.c src/wasm/api_inspect.c src/wasm/api_ckpt.c src/wasm/api_external.c src/wasm/api_lora.c src/wasm/api_record.c)
+add_executable(webtrain-core-mt src/wasm/api.c src/wasm/api_train.c src/wasm/api_inspect.c src/wasm/api_ckpt.c src/wasm/api_external.c src/wasm/api_lora.c src/wasm/api_record.c src/wasm/api_gpu.c)
 target_compile_options(webtrain-core-mt PRIVATE -O3 -msimd128 -pthread ${WT_WARNINGS})
 target_link_libraries(webtrain-core-mt PRIVATE webtrain_core_mt)
 set_target_properties(webtrain-core-mt PROPERTIES

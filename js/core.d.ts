@@ -48,6 +48,21 @@ export interface InitOptions {
    * build at that location loads, whichever it is. {@link runtimeInfo}`().simd` says which runs.
    */
   simd?: 'auto' | 'relaxed' | 'simd128' | undefined;
+  /**
+   * Where models compute (default `'wasm'`). `'webgpu'`: on the GPU through WebGPU (so far
+   * `InferenceSession` only, for models whose ops all have a webgpu kernel: docs/ops.md; a
+   * WebtrainError naming the others); `'auto'`: WebGPU where an adapter exists and the model's ops
+   * all have kernels, else wasm with a warning saying why. Unlike the options above, a later
+   * `init({ backend })` changes it for the calls after it; a call's own `backend` option
+   * (`InferenceSession.create(model, { backend })`) applies to that call.
+   */
+  backend?: 'wasm' | 'webgpu' | 'auto' | undefined;
+  /**
+   * The WebGPU entry point for `backend: 'webgpu' | 'auto'`: `navigator.gpu` (the default in a
+   * browser), or in Node `create([])` of the `webgpu` package (Dawn; imported by default when
+   * installed). Typed loosely so that no WebGPU type declarations are needed.
+   */
+  gpu?: { requestAdapter(options?: object): Promise<unknown> } | undefined;
 }
 
 /** What the loaded core runs with, as {@link runtimeInfo} returns it. */
@@ -63,6 +78,10 @@ export interface RuntimeInfo {
   crossOriginIsolated: boolean;
   /** Which build was loaded: `'threaded'` (dist/mt/) or `'single'`. */
   build: 'single' | 'threaded';
+  /** Where calls compute by default (see {@link InitOptions.backend}). */
+  backend: 'wasm' | 'webgpu';
+  /** The WebGPU adapter once a GPU device is open, else null. */
+  adapter: { vendor: string; architecture: string; description: string; limits: { maxBufferSize: number; maxStorageBufferBindingSize: number } } | null;
 }
 
 /** The loaded WebAssembly core, as `init()` resolves it. */

@@ -19,11 +19,21 @@ export const MAX_THREADS = 8;
 /**
  * Initializes the core. Optional: every API entry point calls it. Options apply to the first
  * call only: { wasmBinary?: Uint8Array|ArrayBuffer, wasmUrl?: string|URL, threads?: 'auto'|number,
- * threadedUrl?: string|URL, simd?: 'auto'|'relaxed'|'simd128' }.
+ * threadedUrl?: string|URL, simd?: 'auto'|'relaxed'|'simd128' }; except backend?: 'wasm' |
+ * 'webgpu' | 'auto' (and gpu?: a GPU object, navigator.gpu or the `webgpu` package's
+ * create([])), which sets the default backend of later calls whenever init() names one.
  */
-export function init(options = {}) {
+export async function init(options = {}) {
   checkOptions(options, INIT_OPTIONS, 'init');
-  return coreFor(options ?? {});
+  const core = await coreFor(options ?? {});
+  if (options?.backend !== undefined) {
+    // the default backend of every later call: set by init() only, whenever it names one
+    const gpu = await gpuFor(options, 'init');
+    defaultBackend = gpu ? options.backend : 'wasm';
+    defaultGpu = options.gpu;
+    runtime.backend = gpu ? 'webgpu' : 'wasm';
+  }
+  return core;
 }
 
 /**
@@ -40,11 +50,61 @@ export function coreFor(options) {
 
 /**
  * What the loaded core runs with: { threads, simd: 'wasm-relaxed-simd' | 'wasm-simd128',
- * crossOriginIsolated, build: 'single' | 'threaded' }, or null before the core is loaded
- * (init() resolves it).
+ * crossOriginIsolated, build: 'single' | 'threaded', backend: 'wasm' | 'webgpu', adapter }
+ * (adapter: the WebGPU adapter's vendor, architecture, description and limits once a GPU
+ * device is open, else null), or null before the core is loaded (init() resolves it).
  */
 export function runtimeInfo() {
   return runtime ? { ...runtime } : null;
+}
+
+const BACKENDS = ['wasm', 'webgpu', 'auto'];
+let defaultBackend = 'wasm';
+let defaultGpu;
+const devices = new Map(); // GPU object (null: the one found by default) -> Promise<GpuDevice>
+const warned = new Set();
+
+/** The backend a call asked for: its `backend` option, else init's. */
+export function chosenBackend(options) {
+  return options?.backend ?? defaultBackend;
+}
+
+/** console.warn, once per message. */
+export function warnOnce(message) {
+  if (warned.has(message)) return;
+  warned.add(message);
+  console.warn(message);
+}
+
+/**
+ * The GPU device (js/gpu/device.js) a call runs on, from its `backend` option or init's: null for
+ * 'wasm'; for 'webgpu' the device, opened once per GPU object (a WebtrainError where there is
+ * none); for
+ * 'auto' the device where one opens, else null with a warning saying why.
+ */
+export async function gpuFor(options, context) {
+  const want = options?.backend ?? defaultBackend;
+  if (!BACKENDS.includes(want)) {
+    throw new WebtrainError(`${context}({ backend }): expected 'wasm', 'webgpu' or 'auto', got ${typeof want === 'string' ? `'${want}'` : String(want)}`);
+  }
+  if (want === 'wasm') return null;
+  try {
+    const key = options?.gpu ?? defaultGpu ?? null;
+    if (!devices.has(key)) {
+      const { GpuDevice } = await import('./gpu/device.js');
+      devices.set(key, GpuDevice.open(key ?? undefined).catch((err) => {
+        devices.delete(key);
+        throw err;
+      }));
+    }
+    const gpu = await devices.get(key);
+    if (runtime) runtime.adapter = gpu.info();
+    return gpu;
+  } catch (err) {
+    if (want === 'webgpu') throw err;
+    warnOnce(`webtrain: backend 'auto' runs on wasm: ${err.message}`);
+    return null;
+  }
 }
 
 /** Whether this realm can run the threaded build: Node, or a page/worker that is crossOriginIsolated (SharedArrayBuffer). */
@@ -297,6 +357,8 @@ function finish(m, build, threads) {
     simd: core.simdName(),
     crossOriginIsolated: isNode ? false : globalThis.crossOriginIsolated === true,
     build,
+    backend: 'wasm',
+    adapter: null,
   };
   return core;
 }

@@ -11,3 +11,8 @@ export function importNode(name) {
   const specifier = `node:${name}`;
   return import(/* @vite-ignore */ /* webpackIgnore: true */ specifier);
 }
+
+/** import(name) of an optional npm package (the `webgpu` bindings), invisible to bundlers. */
+export function importPackage(name) {
+  return import(/* @vite-ignore */ /* webpackIgnore: true */ name);
+}

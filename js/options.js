@@ -44,7 +44,7 @@ export function checkOptions(options, known, context) {
 }
 
 /** init()'s options (js/core.d.ts InitOptions), which every call that loads the core also takes. */
-export const INIT_OPTIONS = ['wasmBinary', 'wasmUrl', 'threads', 'threadedUrl', 'simd'];
+export const INIT_OPTIONS = ['wasmBinary', 'wasmUrl', 'threads', 'threadedUrl', 'simd', 'backend', 'gpu'];
 
 /** The options of a call that reads a model (js/session.d.ts ModelOptions). */
 export const MODEL_OPTIONS = [...INIT_OPTIONS, 'externalData'];

@@ -46,6 +46,8 @@ export declare class InferenceSession {
   runSync(feeds: Record<string, SessionFeed> | Map<string, SessionFeed>): Record<string, Tensor>;
   /** Bytes of activation memory the cached execution plans hold. */
   readonly arenaBytes: number;
+  /** Where run() computes: `'webgpu'` (run() only; runSync() throws) or `'wasm'`. */
+  readonly backend: 'wasm' | 'webgpu';
   /**
    * Frees the session; using it afterwards throws. Idempotent. A session dropped without it is
    * freed once garbage-collected.

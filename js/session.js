@@ -1,7 +1,8 @@
 // InferenceSession: runs any ONNX model webtrain supports (the forward pass) from Node or a
-// browser. Inputs are copied into the wasm heap, outputs copied out at once, temporaries
-// freed in `finally`: no heap view escapes (memory growth would invalidate it).
-import { coreFor, WebtrainError } from './core.js';
+// browser, on the wasm backend or the webgpu one (js/gpu/). Inputs are copied into the wasm
+// heap, outputs copied out at once, temporaries freed in `finally`: no heap view escapes
+// (memory growth would invalidate it).
+import { coreFor, gpuFor, chosenBackend, WebtrainError } from './core.js';
 import { checkOptions, MODEL_OPTIONS } from './options.js';
 import { readBytes } from './bytes.js';
 import { Staging, feedInputs, readOutputs } from './feeds.js';
@@ -12,10 +13,12 @@ export class InferenceSession {
   #core;
   #handle;
   #life; // frees the C session on release(), or once the session is garbage-collected
+  #gpu; // a GpuRunner on the webgpu backend, else null
 
-  constructor(core, handle) {
+  constructor(core, handle, gpu = null) {
     this.#core = core;
     this.#handle = handle;
+    this.#gpu = gpu;
     this.#life = new Life(handle, (h) => core.m._wtw_session_free(h)).watch(this);
     const m = core.m;
     this.inputNames = Array.from({ length: m._wtw_session_input_count(handle) }, (_, i) => core.string(m._wtw_session_input_name(handle, i)));
@@ -33,8 +36,18 @@ export class InferenceSession {
     const entries = externalDataOption(options.externalData, 'InferenceSession.create');
     const bytes = await readBytes(model);
     const [ext] = await externalReaders(core, [{ model, bytes }], entries, 'InferenceSession.create');
+    const gpu = await gpuFor(options, 'InferenceSession.create');
     const h = core.handle(ext.run(() => core.withBytes(bytes, (p, n) => core.m._wtw_session_create(p, n))), 'cannot load model');
-    return new InferenceSession(core, h);
+    if (!gpu) return new InferenceSession(core, h);
+    const { GpuRunner } = await import('./gpu/runner.js');
+    const m = core.m;
+    const auto = chosenBackend(options) === 'auto';
+    return new InferenceSession(core, h, new GpuRunner(gpu, core, h, m._wtw_session_input_count(h), m._wtw_session_output_count(h), auto));
+  }
+
+  /** 'webgpu' or 'wasm': where run() computes. */
+  get backend() {
+    return this.#gpu ? 'webgpu' : 'wasm';
   }
 
   /**
@@ -42,10 +55,39 @@ export class InferenceSession {
    * { outputName: Tensor }. Integer inputs accept int32 and int64 data alike.
    */
   async run(feeds) {
-    return this.runSync(feeds);
+    if (!this.#gpu) return this.runSync(feeds);
+    const fed = [];
+    const outs = await this.#feed(feeds, (code, rank, dims, data, i) => {
+      fed[i] = { code, dims: Array.from(new Float64Array(this.#core.heap.buffer, dims, rank)), data };
+    }, () => this.#gpu.run(fed)); // takes what it needs of the heap before its first await
+    if (!outs) {
+      this.#gpu.release();
+      this.#gpu = null; // 'auto' on a model the GPU cannot run: wasm from now on
+      return this.runSync(feeds);
+    }
+    return Object.fromEntries(this.outputNames.map((name, i) => [name, outs[i]]));
   }
 
   runSync(feeds) {
+    if (this.#gpu) throw new WebtrainError("runSync() is not available on the webgpu backend: use await session.run(feeds)");
+    const core = this.#core;
+    const m = core.m;
+    const h = this.#live();
+    this.#feed(feeds, null, () => core.check(m._wtw_session_run(h)));
+    const outs = readOutputs(core, this.outputNames.length, {
+      rank: (i) => m._wtw_session_output_rank(h, i),
+      dim: (i, a) => m._wtw_session_output_dim(h, i, a),
+      dtype: (i) => m._wtw_session_output_dtype(h, i),
+      data: (i) => m._wtw_session_output_data(h, i),
+    });
+    return Object.fromEntries(this.outputNames.map((name, i) => [name, outs[i]]));
+  }
+
+  /**
+   * Stages feeds in the heap and sets them as the session's inputs (onSet(code, rank, dims,
+   * data, i) sees each, with heap addresses), then returns then() while they are still there.
+   */
+  #feed(feeds, onSet, then) {
     const core = this.#core;
     const m = core.m;
     const h = this.#live();
@@ -57,19 +99,15 @@ export class InferenceSession {
         positional: false,
         model: 'the model',
         dtype: (i) => m._wtw_session_input_dtype(h, i),
-        set: (i, dtype, rank, dims, data) => m._wtw_session_set_input(h, i, dtype, rank, dims, data),
+        set: (i, code, rank, dims, data) => {
+          onSet?.(code, rank, dims, data, i);
+          return m._wtw_session_set_input(h, i, code, rank, dims, data);
+        },
       });
-      core.check(m._wtw_session_run(h));
+      return then();
     } finally {
       staging.done();
     }
-    const outs = readOutputs(core, this.outputNames.length, {
-      rank: (i) => m._wtw_session_output_rank(h, i),
-      dim: (i, a) => m._wtw_session_output_dim(h, i, a),
-      dtype: (i) => m._wtw_session_output_dtype(h, i),
-      data: (i) => m._wtw_session_output_data(h, i),
-    });
-    return Object.fromEntries(this.outputNames.map((name, i) => [name, outs[i]]));
   }
 
   /** Bytes of activation memory the cached plans hold. */
@@ -78,6 +116,8 @@ export class InferenceSession {
   }
 
   release() {
+    this.#gpu?.release();
+    this.#gpu = null;
     this.#handle = 0;
     this.#life.release();
   }

@@ -20,4 +20,5 @@ if [ ! -f build/wasm/CMakeCache.txt ]; then
     "-DCMAKE_CROSSCOMPILING_EMULATOR=/usr/bin/node;--no-experimental-fetch" >/dev/null
 fi
 cmake --build build/wasm -j"$jobs"
+node scripts/embed_wgsl.mjs   # the WebGPU backend's WGSL programs -> dist/webtrain-wgsl.js
 echo "build: ok ($(du -h dist/webtrain-core.wasm | cut -f1) dist/webtrain-core.wasm, $(du -h dist/mt/webtrain-core-mt.wasm | cut -f1) dist/mt/webtrain-core-mt.wasm: threaded; *-fma.wasm beside each: relaxed SIMD)"

@@ -58,7 +58,7 @@ if [[ ! -f "$OUT/gen/onnx.pb-c.c" || "$ROOT/schemas/onnx.proto" -nt "$OUT/gen/on
   protoc-c --c_out="$OUT/gen" -I"$ROOT/schemas" "$ROOT/schemas/onnx.proto"
 fi
 
-mapfile -t SRCS < <(ls src/base/*.c src/ir/*.c src/io/*.c src/ops/*.c src/backend/*.c src/backend/cpu/*.c \
+mapfile -t SRCS < <(ls src/base/*.c src/ir/*.c src/io/*.c src/ops/*.c src/backend/*.c src/backend/cpu/*.c src/backend/webgpu/*.c \
                        src/runtime/*.c src/grad/*.c src/shape/*.c src/autodiff/*.c src/artifacts/*.c)
 SRCS+=("$OUT/gen/onnx.pb-c.c")
 [[ -n "$PB_SRC" ]] && SRCS+=("$PB_SRC")

@@ -18,7 +18,9 @@ gradient rule has a finite-difference check (\`ctest -R grad/\`). Ops whose grad
 everywhere (Floor, Ceil, Round, Sign) have a rule that says so: zeros. Gradient ops
 (\`com.microsoft\` ...Grad) appear in training models only; they are tested through the gradient
 checks of their forward op. An op a model uses that is not listed here is refused when the model
-is loaded, with the op, its domain and opset and the nodes that use it.
+is loaded, with the op, its domain and opset and the nodes that use it. "webgpu": the op has a
+kernel on the webgpu backend (docs/architecture.md); a model using an op without one runs on
+wasm (\`backend: 'auto'\`) or is refused naming it (\`backend: 'webgpu'\`).
 `;
 
 async function registry() {
@@ -29,6 +31,7 @@ async function registry() {
     domain: core.string(m._wtw_registry_op_domain(i)) || 'ai.onnx',
     grad: m._wtw_registry_op_has_grad(i) === 1,
     gradOp: m._wtw_registry_op_is_gradient(i) === 1,
+    webgpu: m._wtw_registry_op_webgpu(i) === 1,
   }));
 }
 
@@ -46,22 +49,23 @@ async function nodeCases() {
 
 async function table() {
   const [ops, cases] = await Promise.all([registry(), nodeCases()]);
-  const rows = ops.map(({ op, domain, grad, gradOp: isGradOp }) => {
+  const rows = ops.map(({ op, domain, grad, gradOp: isGradOp, webgpu }) => {
     const tested = [];
     if (cases.get(op)) tested.push(`${cases.get(op)} ONNX node test${cases.get(op) > 1 ? 's' : ''}`);
     // Every op with a gradient rule has a finite-difference check that the gradient tests run:
     // unit/test_grad_coverage reads their case lists and fails otherwise.
     if (grad) tested.push('finite-difference gradient check');
     if (!tested.length) tested.push(isGradOp ? 'through the gradient checks of its forward op' : 'unit tests');
-    return `| ${op} | ${domain} | yes | ${grad ? 'yes' : isGradOp ? 'n/a (a gradient op)' : '—'} | ${tested.join('; ')} |`;
+    return `| ${op} | ${domain} | yes | ${grad ? 'yes' : isGradOp ? 'n/a (a gradient op)' : '—'} | ${webgpu ? 'yes' : '—'} | ${tested.join('; ')} |`;
   });
   const withGrad = ops.filter((o) => o.grad).length;
+  const onGpu = ops.filter((o) => o.webgpu).length;
   return [
     HEADER,
-    `${ops.length} ops, ${withGrad} with a gradient rule.`,
+    `${ops.length} ops, ${withGrad} with a gradient rule; ${onGpu} with a kernel on the webgpu backend (the rest run on wasm).`,
     '',
-    '| op | domain | forward | gradient | tested by |',
-    '|---|---|---|---|---|',
+    '| op | domain | forward | gradient | webgpu | tested by |',
+    '|---|---|---|---|---|---|',
     ...rows,
     '',
   ].join('\n');

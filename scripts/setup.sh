@@ -31,9 +31,11 @@ as_root() {
 # 1. Debian packages
 # ---------------------------------------------------------------------------
 # chromium: the browser tests (IndexedDB, Web Worker, the demo page) run in Debian's headless
-# Chromium. (scripts/fuzz.sh, not part of the tests, also wants clang and libclang-rt-14-dev.)
+# Chromium. libvulkan1: the Vulkan loader the `webgpu` package's Dawn opens; without a GPU it
+# finds chromium's SwiftShader (the webgpu backend's tests). (scripts/fuzz.sh, not part of the
+# tests, also wants clang and libclang-rt-14-dev.)
 PACKAGES=(emscripten binaryen wabt protobuf-c-compiler libprotobuf-c-dev
-          cmake make gcc g++ python3 python3-onnx python3-numpy chromium)
+          cmake make gcc g++ python3 python3-onnx python3-numpy chromium libvulkan1)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/webgpu/kernel.h"
 #include "base/status.h"
 #include "io/onnx_io.h"
 #include "ops/op.h"
@@ -162,6 +163,10 @@ int wtw_registry_count(void) {
 const char *wtw_registry_op_type(int i) { return i >= 0 && i < wtw_registry_count() ? g_ops.ops[i]->op_type : NULL; }
 const char *wtw_registry_op_domain(int i) { return i >= 0 && i < wtw_registry_count() ? g_ops.ops[i]->domain : NULL; }
 int wtw_registry_op_has_grad(int i) { return i >= 0 && i < wtw_registry_count() && g_ops.ops[i]->grad != NULL; }
+/* 1 where the WebGPU backend has a kernel for the op (or runs it as a view). */
+int wtw_registry_op_webgpu(int i) {
+  return i >= 0 && i < wtw_registry_count() && wt_backend_webgpu.kernel(g_ops.ops[i]) != NULL;
+}
 /* 1 for an op of training graphs only: a gradient op or the training form of a forward op. */
 int wtw_registry_op_is_gradient(int i) {
   return i >= 0 && i < wtw_registry_count() && (g_ops.ops[i]->flags & (WT_OP_GRADIENT | WT_OP_TRAINING)) != 0;

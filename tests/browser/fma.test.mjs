@@ -52,7 +52,7 @@ let fma; // the plain page's default run: the FMA build's bits
 
 test('Chromium: the page loads the relaxed-SIMD build by default and trains the golden MLP to PyTorch\'s numbers', async () => {
   fma = await train(plain, {}, { shot: 'fma-default' });
-  assert.deepEqual(fma.info, { threads: 1, simd: 'wasm-relaxed-simd', crossOriginIsolated: false, build: 'single' });
+  assert.deepEqual(fma.info, { threads: 1, simd: 'wasm-relaxed-simd', crossOriginIsolated: false, build: 'single', backend: 'wasm', adapter: null });
   assert.deepEqual(fma.wasm, ['/dist/webtrain-core-fma.wasm']);
   assert.ok(fma.finite);
   assert.equal(fma.golden, null, `PyTorch's parameters after 5 steps: ${fma.golden}`);
@@ -60,7 +60,7 @@ test('Chromium: the page loads the relaxed-SIMD build by default and trains the 
 
 test('init({ simd: "simd128" }) loads the SIMD128 build: other bits, the same tolerances', async () => {
   const r = await train(plain, { simd: 'simd128' });
-  assert.deepEqual(r.info, { threads: 1, simd: 'wasm-simd128', crossOriginIsolated: false, build: 'single' });
+  assert.deepEqual(r.info, { threads: 1, simd: 'wasm-simd128', crossOriginIsolated: false, build: 'single', backend: 'wasm', adapter: null });
   assert.deepEqual(r.wasm, ['/dist/webtrain-core.wasm']);
   assert.equal(r.golden, null, `PyTorch's parameters after 5 steps: ${r.golden}`);
   assert.notEqual(r.params, fma.params, 'the SIMD128 build gave the FMA build\'s bits: the FMA build is not fused');
@@ -86,7 +86,7 @@ test('webtrain.worker(): the relaxed-SIMD build by default, SIMD128 with { simd:
 
 test('a server without webtrain-core-fma.wasm: the SIMD128 build, no error', async () => {
   const r = await train(noFma, {});
-  assert.deepEqual(r.info, { threads: 1, simd: 'wasm-simd128', crossOriginIsolated: false, build: 'single' });
+  assert.deepEqual(r.info, { threads: 1, simd: 'wasm-simd128', crossOriginIsolated: false, build: 'single', backend: 'wasm', adapter: null });
   assert.deepEqual(r.wasm, ['/dist/webtrain-core-fma.wasm', '/dist/webtrain-core.wasm']);
   assert.equal(r.golden, null);
 });

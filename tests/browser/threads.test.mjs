@@ -72,7 +72,7 @@ let reference; // the non-isolated page's main-thread run: the bits every other 
 test('a page served without COOP/COEP loads the single-threaded build (1 thread) and trains the golden MLP', async () => {
   const r = await train(plain, {}, 'threads-not-isolated');
   assert.equal(r.pageIsolated, false);
-  assert.deepEqual(r.info, { threads: 1, simd: CHROMIUM_SIMD, crossOriginIsolated: false, build: 'single' });
+  assert.deepEqual(r.info, { threads: 1, simd: CHROMIUM_SIMD, crossOriginIsolated: false, build: 'single', backend: 'wasm', adapter: null });
   assert.ok(r.finite, 'finite losses');
   assert.equal(r.golden, null, `PyTorch's parameters after 5 steps: ${r.golden}`);
   reference = r;
@@ -101,7 +101,7 @@ test('isolated page, init({ threads: 2 }): the threaded build, 2 threads where t
 
 test('isolated page, init({ threads: 1 }): the single-threaded build', async () => {
   const r = await train(isolated, { threads: 1 });
-  assert.deepEqual(r.info, { threads: 1, simd: CHROMIUM_SIMD, crossOriginIsolated: true, build: 'single' });
+  assert.deepEqual(r.info, { threads: 1, simd: CHROMIUM_SIMD, crossOriginIsolated: true, build: 'single', backend: 'wasm', adapter: null });
   assert.equal(r.losses, reference.losses);
 });
 
@@ -112,7 +112,7 @@ test('webtrain.worker() in an isolated page: the threaded build in the worker, s
   assert.equal(iso.losses, reference.losses);
   assert.equal(iso.params, reference.params);
   const not = await train(plain, { inWorker: true });
-  assert.deepEqual(not.info, { threads: 1, simd: CHROMIUM_SIMD, crossOriginIsolated: false, build: 'single' });
+  assert.deepEqual(not.info, { threads: 1, simd: CHROMIUM_SIMD, crossOriginIsolated: false, build: 'single', backend: 'wasm', adapter: null });
   assert.equal(not.losses, reference.losses);
   assert.equal(not.params, reference.params);
 });
@@ -122,7 +122,7 @@ test('an isolated page whose thread worker script is missing loads the single-th
   try {
     const r = await train(broken);
     assert.equal(r.pageIsolated, true);
-    assert.deepEqual(r.info, { threads: 1, simd: CHROMIUM_SIMD, crossOriginIsolated: true, build: 'single' });
+    assert.deepEqual(r.info, { threads: 1, simd: CHROMIUM_SIMD, crossOriginIsolated: true, build: 'single', backend: 'wasm', adapter: null });
     assert.equal(r.losses, reference.losses);
     assert.ok(broken.requests.includes('/dist/mt/webtrain-core-mt.worker.js'), 'the threaded build was not tried');
   } finally {

@@ -1,13 +1,17 @@
 /* libFuzzer: a fuzzed model with fuzzed input shapes. Input: 8 control bytes then the model.
  * Inference: the session plans and runs the model on inputs built from its declared inputs
  * (symbolic dims from the control bytes, consistent by name; optionally a perturbed dim, a
- * wrong dtype, NaN/Inf), twice (the cached plan), and every output is read. Training, when
+ * wrong dtype, NaN/Inf), twice (the cached plan), and every output is read; the WebGPU
+ * backend's program for the same inputs, when it builds, places every bound value inside its
+ * buffer, 256-byte aligned, with no two bindings of a dispatch overlapping. Training, when
  * artifacts can be generated from the model: state, module, optimizer, two train steps with
  * an optimizer step and a lazy gradient reset between them, an eval step, a save; with control
  * bit ctrl[1] & 0x80, only the first float initializer is trained and the others are frozen as
  * float16 (frozen_dtype). */
 #include "artifacts/artifacts.h"
 #include "fuzz_common.h"
+#include "runtime/gpu_program.h"
+#include "runtime/session.h"
 #include "webtrain.h"
 
 static void read_outputs(int32_t n, int (*get)(const void *, int32_t, int32_t *, int32_t *,
@@ -37,6 +41,39 @@ static int module_out(const void *h, int32_t i, int32_t *dt, int32_t *rank, cons
   return wt_module_output(g_mod, g_eval, i, dt, rank, dims, p);
 }
 
+static void check_region(const wt_gpu_program *p, wt_gpu_region r) {
+  if (r.buffer < 0) return;
+  FUZZ_ASSERT(r.buffer < WT_GPU_BUFFERS, "a region names a buffer of the program");
+  FUZZ_ASSERT(r.offset % 256 == 0 && r.bytes % 4 == 0, "a region is 256-byte aligned, whole words");
+  FUZZ_ASSERT(r.offset + r.bytes <= wt_gpu_program_buffer_bytes(p, r.buffer), "a region lies in its buffer");
+}
+
+static void gpu_program(const wt_session *s, const wt_tensor *in) {
+  const wt_graph *g = wt_session_graph(s);
+  wt_gpu_program *p = NULL;
+  if (wt_gpu_program_build(g, in, &p) != WT_OK) return;
+  const wt_gpu_step *st;
+  int n = wt_gpu_program_steps(p, &st);
+  for (int i = 0; i < n; i++) {
+    FUZZ_ASSERT(st[i].d.n_bind >= 1 && st[i].d.n_bind <= WT_GPU_MAX_BINDS, "a dispatch binds 1..8 values");
+    for (int b = 0; b < st[i].d.n_bind; b++) {
+      wt_gpu_region r = st[i].regions[b];
+      check_region(p, r);
+      for (int e = 0; e < b && r.buffer >= 0; e++) {
+        wt_gpu_region o = st[i].regions[e];
+        FUZZ_ASSERT(o.buffer != r.buffer || o.offset >= r.offset + r.bytes || r.offset >= o.offset + o.bytes,
+                    "no two bindings of a dispatch overlap");
+      }
+    }
+  }
+  for (int k = 0; k < g->n_inputs; k++) check_region(p, wt_gpu_program_input(p, k));
+  for (int k = 0; k < g->n_outputs; k++) {
+    const wt_tensor *t;
+    check_region(p, wt_gpu_program_output(p, k, &t));
+  }
+  wt_gpu_program_free(p);
+}
+
 static void infer(const uint8_t *model, size_t len, const wt_graph *g, const uint8_t *ctrl) {
   wt_tensor in[64];
   wt_fuzz_dims dm = {0};
@@ -50,6 +87,7 @@ static void infer(const uint8_t *model, size_t len, const wt_graph *g, const uin
           ok = wt_session_set_input(s, k, in[k].dtype, in[k].rank, in[k].dims, in[k].data) == WT_OK;
         if (ok && wt_session_run(s) == WT_OK) read_outputs(wt_session_output_count(s), session_out, s);
       }
+      gpu_program(s, in);
       wt_session_free(s);
     }
   }

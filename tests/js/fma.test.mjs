@@ -30,7 +30,7 @@ const INFO = (opts) => `
 try { await wt.init(${JSON.stringify(opts)}); out.info = wt.runtimeInfo(); } catch (e) { out.error = e.name + ': ' + e.message; }`;
 
 test('without --experimental-wasm-relaxed-simd (Node 20): the SIMD128 build, silently; simd: "relaxed" is a clear error', () => {
-  assert.deepEqual(run(INFO({ threads: 1 })).info, { threads: 1, simd: 'wasm-simd128', crossOriginIsolated: false, build: 'single' });
+  assert.deepEqual(run(INFO({ threads: 1 })).info, { threads: 1, simd: 'wasm-simd128', crossOriginIsolated: false, build: 'single', backend: 'wasm', adapter: null });
   assert.equal(run(INFO({ threads: 2 })).info.simd, 'wasm-simd128');
   const forced = run(INFO({ simd: 'relaxed' }));
   assert.match(forced.error, /^WebtrainError: init\(\{ simd: 'relaxed' \}\): this engine does not run WebAssembly Relaxed SIMD .*--experimental-wasm-relaxed-simd.*simd: 'auto'/);
@@ -39,7 +39,7 @@ test('without --experimental-wasm-relaxed-simd (Node 20): the SIMD128 build, sil
 
 test('with the flag: runtimeInfo() reports the relaxed-SIMD build, single-threaded and threaded; simd: "simd128" forces SIMD128', () => {
   const flags = [FLAG];
-  assert.deepEqual(run(INFO({ threads: 1 }), { flags }).info, { threads: 1, simd: 'wasm-relaxed-simd', crossOriginIsolated: false, build: 'single' });
+  assert.deepEqual(run(INFO({ threads: 1 }), { flags }).info, { threads: 1, simd: 'wasm-relaxed-simd', crossOriginIsolated: false, build: 'single', backend: 'wasm', adapter: null });
   const mt = run(INFO({ threads: 2, simd: 'relaxed' }), { flags }).info;
   assert.equal(mt.simd, 'wasm-relaxed-simd');
   assert.equal(mt.build, 'threaded');
@@ -58,7 +58,7 @@ test('a package without the relaxed-SIMD .wasm files: the SIMD128 build under "a
     rmSync(join(dir, 'dist/mt/webtrain-core-mt-fma.wasm'));
     const flags = [FLAG];
     assert.equal(run(INFO({ threads: 1 }), { flags, pkg: dir }).info.simd, 'wasm-simd128');
-    assert.deepEqual(run(INFO({ threads: 2 }), { flags, pkg: dir }).info, { threads: 2, simd: 'wasm-simd128', crossOriginIsolated: false, build: 'threaded' });
+    assert.deepEqual(run(INFO({ threads: 2 }), { flags, pkg: dir }).info, { threads: 2, simd: 'wasm-simd128', crossOriginIsolated: false, build: 'threaded', backend: 'wasm', adapter: null });
     assert.match(run(INFO({ threads: 1, simd: 'relaxed' }), { flags, pkg: dir }).error, /cannot load webtrain's WebAssembly core from .*dist\/webtrain-core-fma\.wasm: ENOENT/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -150,7 +150,7 @@ test('within the relaxed-SIMD build, every golden case trains to the same bits a
     return JSON.parse(r.stdout.trim().split('\n').at(-1));
   };
   const one = bits(1);
-  assert.deepEqual(one.runtime, { threads: 1, simd: 'wasm-relaxed-simd', crossOriginIsolated: false, build: 'single' });
+  assert.deepEqual(one.runtime, { threads: 1, simd: 'wasm-relaxed-simd', crossOriginIsolated: false, build: 'single', backend: 'wasm', adapter: null });
   assert.equal(Object.keys(one.cases).length, dirs.length);
   for (const threads of [2, 4]) {
     const mt = bits(threads);

@@ -88,7 +88,7 @@ test('init({ threads: 2 }): threaded, 2 threads where the core reports them; thr
 
 test('init({ threads: 1 }): the single-threaded build', () => {
   const out = run(`const opts = { threads: 1 }; ${INFO}`);
-  assert.deepEqual(out.info, { threads: 1, simd: 'wasm-simd128', crossOriginIsolated: false, build: 'single' });
+  assert.deepEqual(out.info, { threads: 1, simd: 'wasm-simd128', crossOriginIsolated: false, build: 'single', backend: 'wasm', adapter: null });
 });
 
 test('a global Worker the user set is left as it was', () => {
@@ -129,7 +129,7 @@ test('a copy of the package without dist/mt/ loads the single-threaded build; an
     for (const f of ['webtrain-core.mjs', 'webtrain-core.wasm']) cpSync(join(root, 'dist', f), join(dir, 'dist', f));
     cpSync(join(root, 'package.json'), join(dir, 'package.json'));
     const out = run(`const opts = { threads: 2 }; ${INFO}`, dir);
-    assert.deepEqual(out.info, { threads: 1, simd: 'wasm-simd128', crossOriginIsolated: false, build: 'single' });
+    assert.deepEqual(out.info, { threads: 1, simd: 'wasm-simd128', crossOriginIsolated: false, build: 'single', backend: 'wasm', adapter: null });
     const bad = run(`
 try { await wt.init({ threads: 2, threadedUrl: ${JSON.stringify(join(dir, 'dist/mt/webtrain-core-mt.mjs'))} }); out.r = wt.runtimeInfo(); } catch (e) { out.r = e.name + ': ' + e.message; }`, dir);
     assert.match(String(bad.r), /^WebtrainError: cannot load webtrain's WebAssembly core from .*webtrain-core-mt\.wasm: .*\(init\(\{ threadedUrl \}\) tells webtrain where webtrain-core-mt\.mjs is served/);
@@ -146,7 +146,7 @@ test('a threaded build whose thread worker does not start: the single-threaded b
     cpSync(join(root, 'package.json'), join(dir, 'package.json'));
     rmSync(join(dir, 'dist/mt/webtrain-core-mt.worker.js'));
     const out = run(`const opts = { threads: 2 }; ${INFO}`, dir);
-    assert.deepEqual(out.info, { threads: 1, simd: 'wasm-simd128', crossOriginIsolated: false, build: 'single' });
+    assert.deepEqual(out.info, { threads: 1, simd: 'wasm-simd128', crossOriginIsolated: false, build: 'single', backend: 'wasm', adapter: null });
     const bad = run(`
 try { await wt.init({ threads: 2, threadedUrl: ${JSON.stringify(join(dir, 'dist/mt/webtrain-core-mt.mjs'))} }); out.r = wt.runtimeInfo(); } catch (e) { out.r = e.name + ': ' + e.message; }`, dir);
     assert.match(String(bad.r), /^WebtrainError: cannot load webtrain's WebAssembly core from .*webtrain-core-mt\.worker\.js: its thread worker did not start/);

@@ -1,0 +1,151 @@
+// A GPU program (src/runtime/gpu_program.h) made real on a device: its buffers, pipelines and
+// bind groups are created once, when it is built; a run writes the inputs, encodes every
+// dispatch into one compute pass, copies the outputs to a staging buffer in the same submit,
+// and reads them back. Nothing is created after the build.
+import { WebtrainError } from '../core.js';
+import { Tensor } from '../tensor.js';
+import { DType } from '../abi.js';
+import programs from '../../dist/webtrain-wgsl.js';
+import { Usage, MAP_READ } from './device.js';
+
+const CONST = 0, ARENA = 1;
+const UNIFORM_BYTES = 256;
+const TYPED = { [DType.FLOAT]: ['float32', Float32Array], [DType.INT32]: ['int32', Int32Array], [DType.BOOL]: ['bool', Uint8Array] };
+
+/** The program handle's description, read out of the core (the handle can be freed after). */
+function describe(core, p) {
+  const m = core.m;
+  const region = (what, i, b) => ({ buffer: m._wtw_gpu_region(p, what, i, b, 0), offset: m._wtw_gpu_region(p, what, i, b, 1), bytes: m._wtw_gpu_region(p, what, i, b, 2) });
+  const heap = () => new Uint8Array(m.HEAPU8.buffer);
+  const uploads = Array.from({ length: m._wtw_gpu_upload_count(p) }, (_, i) => {
+    const bytes = m._wtw_gpu_upload(p, i, 1);
+    const at = m._wtw_gpu_upload_data(p, i);
+    return { offset: m._wtw_gpu_upload(p, i, 0), data: heap().slice(at, at + bytes) };
+  });
+  const steps = Array.from({ length: m._wtw_gpu_step_count(p) }, (_, i) => {
+    const u = m._wtw_gpu_step_uniform(p, i);
+    return {
+      program: core.string(m._wtw_gpu_step_program(p, i)),
+      groups: [0, 1, 2].map((a) => m._wtw_gpu_step_groups(p, i, a)),
+      uniform: heap().slice(u, u + UNIFORM_BYTES),
+      binds: Array.from({ length: m._wtw_gpu_step_bind_count(p, i) }, (_, b) => region(0, i, b)),
+    };
+  });
+  return { bytes: [m._wtw_gpu_buffer_bytes(p, CONST), m._wtw_gpu_buffer_bytes(p, ARENA)], uploads, steps, region };
+}
+
+export class GpuProgram {
+  #gpu;
+  #buffers;
+  #staging;
+  #groups;
+  #pipelines;
+  #steps;
+
+  /**
+   * Builds the program `p` (a wtw_gpu_program handle) on gpu (a GpuDevice): inputs[k] is graph
+   * input k's region, outputs[k] graph output k's region and type.
+   */
+  static async build(gpu, core, p, nInputs, nOutputs) {
+    const m = core.m;
+    const desc = describe(core, p);
+    const inputs = Array.from({ length: nInputs }, (_, k) => desc.region(1, k, 0));
+    const outputs = Array.from({ length: nOutputs }, (_, k) => {
+      const dtype = m._wtw_gpu_output_type(p, k, -1);
+      const dims = Array.from({ length: m._wtw_gpu_output_type(p, k, -2) }, (_, a) => m._wtw_gpu_output_type(p, k, a));
+      if (!TYPED[dtype]) throw new WebtrainError(`output ${k}: dtype ${dtype} is not read back from the webtrain webgpu backend yet`);
+      return { ...desc.region(2, k, 0), dtype, dims };
+    });
+    const prog = new GpuProgram();
+    await gpu.scoped('building the webgpu program', async () => prog.#create(gpu, desc, inputs, outputs));
+    return prog;
+  }
+
+  async #create(gpu, desc, inputs, outputs) {
+    const d = gpu.device;
+    this.#gpu = gpu;
+    this.inputs = inputs;
+    this.outputs = outputs;
+    const storage = Usage.STORAGE | Usage.COPY_DST | Usage.COPY_SRC;
+    const buffer = (size, usage, label) => d.createBuffer({ size: Math.max(256, Math.ceil(size / 256) * 256), usage, label });
+    const bufs = [buffer(desc.bytes[CONST], storage, 'webtrain constants'), buffer(desc.bytes[ARENA], storage, 'webtrain arena')];
+    const placeholder = buffer(256, storage, 'webtrain placeholder');
+    const uniforms = buffer(desc.steps.length * UNIFORM_BYTES, Usage.UNIFORM | Usage.COPY_DST, 'webtrain uniforms');
+    this.#buffers = [...bufs, placeholder, uniforms];
+    for (const u of desc.uploads) if (u.data.byteLength) d.queue.writeBuffer(bufs[CONST], u.offset, u.data);
+    const all = new Uint8Array(Math.max(1, desc.steps.length) * UNIFORM_BYTES);
+    desc.steps.forEach((s, i) => all.set(s.uniform, i * UNIFORM_BYTES));
+    d.queue.writeBuffer(uniforms, 0, all);
+    const readBytes = outputs.reduce((a, o) => a + Math.ceil(o.bytes / 4) * 4, 0);
+    this.#staging = d.createBuffer({ size: Math.max(4, readBytes), usage: MAP_READ | Usage.COPY_DST, label: 'webtrain readback' });
+    const names = [...new Set(desc.steps.map((s) => s.program))];
+    for (const n of names) if (!programs[n]) throw new WebtrainError(`the webgpu backend has no WGSL program '${n}'`);
+    this.#pipelines = new Map(await Promise.all(names.map(async (n) => [n, await gpu.pipeline(n, programs[n])])));
+    this.#steps = desc.steps;
+    this.#groups = desc.steps.map((s, i) =>
+      d.createBindGroup({
+        layout: this.#pipelines.get(s.program).getBindGroupLayout(0),
+        entries: [
+          { binding: 0, resource: { buffer: uniforms, offset: i * UNIFORM_BYTES, size: UNIFORM_BYTES } },
+          ...s.binds.map((r, b) => ({ binding: b + 1, resource: r.buffer < 0 ? { buffer: placeholder } : { buffer: bufs[r.buffer], offset: r.offset, size: r.bytes } })),
+        ],
+      }),
+    );
+  }
+
+  /** feeds[k]: graph input k's bytes (a typed array). Returns the outputs as Tensors. */
+  async run(feeds) {
+    const gpu = this.#gpu;
+    return gpu.scoped('a webgpu run', async () => {
+      const d = gpu.device;
+      const [, arena] = this.#buffers;
+      this.inputs.forEach((r, k) => {
+        if (r.buffer < 0) return;
+        const f = feeds[k];
+        d.queue.writeBuffer(this.#buffers[r.buffer], r.offset, f.buffer, f.byteOffset, f.byteLength - (f.byteLength % 4));
+        const tail = f.byteLength % 4;
+        if (tail) {
+          const pad = new Uint8Array(4);
+          pad.set(new Uint8Array(f.buffer, f.byteOffset + f.byteLength - tail, tail));
+          d.queue.writeBuffer(this.#buffers[r.buffer], r.offset + f.byteLength - tail, pad);
+        }
+      });
+      const enc = d.createCommandEncoder();
+      const pass = enc.beginComputePass();
+      this.#steps.forEach((s, i) => {
+        pass.setPipeline(this.#pipelines.get(s.program));
+        pass.setBindGroup(0, this.#groups[i]);
+        pass.dispatchWorkgroups(...s.groups);
+      });
+      pass.end();
+      let at = 0;
+      for (const o of this.outputs) {
+        const n = Math.ceil(o.bytes / 4) * 4;
+        enc.copyBufferToBuffer(o.buffer === ARENA ? arena : this.#buffers[o.buffer], o.offset, this.#staging, at, n);
+        at += n;
+      }
+      d.queue.submit([enc.finish()]);
+      await this.#staging.mapAsync(1 /* GPUMapMode.READ */);
+      try {
+        const bytes = new Uint8Array(this.#staging.getMappedRange());
+        let off = 0;
+        return this.outputs.map((o) => {
+          const [type, Typed] = TYPED[o.dtype];
+          const count = o.dims.reduce((a, b) => a * b, 1);
+          const data = new Typed(count);
+          new Uint8Array(data.buffer).set(bytes.subarray(off, off + count * Typed.BYTES_PER_ELEMENT));
+          off += Math.ceil(o.bytes / 4) * 4;
+          return new Tensor(type, data, o.dims);
+        });
+      } finally {
+        this.#staging.unmap();
+      }
+    });
+  }
+
+  release() {
+    for (const b of this.#buffers ?? []) b.destroy();
+    this.#staging?.destroy();
+    this.#buffers = null;
+  }
+}

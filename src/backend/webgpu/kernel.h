@@ -1,0 +1,87 @@
+/* The WebGPU backend's kernel contract. The core plans and the GPU runs: for each step of a
+ * plan, the step's kernel says which WGSL program runs it (a file of this folder, shipped to
+ * JavaScript as text), over how many workgroups, with which of the step's values bound, and
+ * the uniform words (shapes, strides, attributes) it reads. runtime/gpu_program.c gathers these
+ * into a program that the JavaScript device bridge (js/gpu/) builds once and replays: nothing
+ * here touches a GPU, and C never waits on one.
+ *
+ * encode: ctx carries the step's node, params (what the op's infer filled: the same struct the
+ *   CPU kernels read) and its inputs' and outputs' dtypes and shapes (data NULL). It fills up to
+ *   `cap` dispatches and returns how many, or a negative status (an error through wt_errorf
+ *   naming what the kernel cannot run: an unsupported dtype, attribute or shape).
+ *
+ * Binding convention of every program: @group(0) @binding(0) is the dispatch's uniform slot
+ * (WT_GPU_UNIFORM_BYTES), then one storage buffer per entry of `bind`, in order, declared
+ * `read_write` (a buffer bound read-only and read-write in one dispatch is a validation error
+ * even on disjoint ranges). A program must use every binding it declares (layouts are derived
+ * from the program). */
+#ifndef WT_BACKEND_WEBGPU_KERNEL_H
+#define WT_BACKEND_WEBGPU_KERNEL_H
+
+#include <stdint.h>
+
+#include "backend/backend.h"
+#include "ops/op.h"
+
+#define WT_GPU_UNIFORM_BYTES 256
+#define WT_GPU_UNIFORM_WORDS (WT_GPU_UNIFORM_BYTES / 4)
+#define WT_GPU_MAX_BINDS 8
+#define WT_GPU_MAX_DISPATCHES 4
+/* Threads per workgroup of the elementwise programs, and the most workgroups along x (a grid
+ * longer than that wraps into y). */
+#define WT_GPU_WG 256
+#define WT_GPU_MAX_GROUPS 65535
+
+/* What a binding holds: input i of the step (WT_GPU_IN(i)), output j (WT_GPU_OUT(j)), or a
+ * 256-byte placeholder (WT_GPU_NONE) for a program's optional operand the step lacks. */
+#define WT_GPU_IN(i) ((int8_t)(i))
+#define WT_GPU_OUT(j) ((int8_t)(64 + (j)))
+#define WT_GPU_NONE ((int8_t)-1)
+
+typedef struct wt_gpu_dispatch {
+  const char *program;          /* the WGSL file's name, without .wgsl */
+  uint32_t groups[3];
+  int n_bind;
+  int8_t bind[WT_GPU_MAX_BINDS];
+  uint32_t uniform[WT_GPU_UNIFORM_WORDS];
+} wt_gpu_dispatch;
+
+typedef struct wt_gpu_ctx {
+  const wt_node *node;
+  const void *params;
+  int n_in;
+  const wt_tensor *in;
+  int n_out;
+  const wt_tensor *out;
+} wt_gpu_ctx;
+
+typedef struct wt_gpu_kernel {
+  wt_kernel_key key;
+  int (*encode)(const wt_gpu_ctx *ctx, wt_gpu_dispatch *d, int cap);
+} wt_gpu_kernel;
+
+extern const wt_backend wt_backend_webgpu;
+
+/* The kernel running op on the GPU, or NULL. */
+const wt_gpu_kernel *wt_gpu_kernel_find(const wt_op_def *op);
+
+/* A grid of ceil(n / per) workgroups, wrapped into y past WT_GPU_MAX_GROUPS along x. Programs
+ * recover the linear workgroup index as wg.y * groups.x + wg.x (uniform word 'gx' of each). */
+static inline void wt_gpu_grid_1d(wt_gpu_dispatch *d, int64_t n, int64_t per) {
+  int64_t g = (n + per - 1) / per;
+  if (g < 1) g = 1;
+  d->groups[0] = (uint32_t)(g < WT_GPU_MAX_GROUPS ? g : WT_GPU_MAX_GROUPS);
+  d->groups[1] = (uint32_t)((g + d->groups[0] - 1) / d->groups[0]);
+  d->groups[2] = 1;
+}
+
+/* A dispatch copying `words` 4-byte words from its input 0 to its output 0 (a value duplicated
+ * where one dispatch would bind it twice). */
+void wt_gpu_copy_dispatch(wt_gpu_dispatch *d, int64_t words);
+
+static inline void wt_gpu_f32(uint32_t *w, float v) {
+  union { float f; uint32_t u; } c = {.f = v};
+  *w = c.u;
+}
+
+#endif

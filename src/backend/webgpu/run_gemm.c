@@ -1,0 +1,80 @@
+/* The gemm family on the GPU: MatMul and Gemm through gemm.wgsl, one dispatch each. */
+#include "backend/webgpu/kernel.h"
+#include "ops/gemm_params.h"
+
+/* Uniform words of gemm.wgsl. */
+enum { U_M, U_N, U_K, U_FLAGS, U_ALPHA, U_BETA, U_BIAS_RS, U_BIAS_CS, U_NB, U_BATCH = 12,
+       U_A_STRIDE = 20, U_B_STRIDE = 28 };
+enum { F_TA = 1, F_TB = 2, F_BIAS = 4, F_RELU = 8 };
+
+static int fits_u32(const wt_gpu_ctx *c, int64_t n, const char *what) {
+  if (n >= 0 && n <= (int64_t)UINT32_MAX / 2) return 1;
+  wt_errorf(WT_ERR_UNSUPPORTED, "the webgpu backend indexes with 32 bits; %s is %lld elements", what,
+            (long long)n);
+  (void)c;
+  return 0;
+}
+
+static void grid(wt_gpu_dispatch *d, int64_t M, int64_t N, int64_t batches) {
+  d->groups[0] = (uint32_t)((N + 31) / 32);
+  d->groups[1] = (uint32_t)((M + 31) / 32);
+  d->groups[2] = (uint32_t)batches;
+}
+
+static int matmul_encode(const wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
+  const mm_params *p = c->params;
+  (void)cap;
+  if (p->half)
+    return wt_errorf(WT_ERR_UNSUPPORTED, "float16 operands are not supported on the webgpu backend yet");
+  if (!fits_u32(c, wt_numel(&c->out[0]), "the output")) return WT_ERR_UNSUPPORTED;
+  int64_t batches = 1;
+  for (int i = 0; i < p->nb; i++) batches *= p->batch[i];
+  if (batches > WT_GPU_MAX_GROUPS)
+    return wt_errorf(WT_ERR_UNSUPPORTED, "%lld matrices in one MatMul; the webgpu backend runs at most %d",
+                     (long long)batches, WT_GPU_MAX_GROUPS);
+  *d = (wt_gpu_dispatch){.program = "gemm", .n_bind = 4,
+                         .bind = {WT_GPU_IN(0), WT_GPU_IN(1), WT_GPU_NONE, WT_GPU_OUT(0)}};
+  d->uniform[U_M] = (uint32_t)p->M;
+  d->uniform[U_N] = (uint32_t)p->N;
+  d->uniform[U_K] = (uint32_t)p->K;
+  d->uniform[U_FLAGS] = (p->ta ? F_TA : 0) | (p->tb ? F_TB : 0) | (p->relu ? F_RELU : 0);
+  wt_gpu_f32(&d->uniform[U_ALPHA], 1.0f);
+  d->uniform[U_NB] = (uint32_t)p->nb;
+  for (int i = 0; i < p->nb; i++) {
+    d->uniform[U_BATCH + i] = (uint32_t)p->batch[i];
+    d->uniform[U_A_STRIDE + i] = (uint32_t)p->a_stride[i];
+    d->uniform[U_B_STRIDE + i] = (uint32_t)p->b_stride[i];
+  }
+  grid(d, p->M, p->N, batches);
+  return 1;
+}
+
+static int gemm_encode(const wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
+  const gemm_params *p = c->params;
+  (void)cap;
+  if (p->half)
+    return wt_errorf(WT_ERR_UNSUPPORTED, "float16 operands are not supported on the webgpu backend yet");
+  if (p->trans_out)
+    return wt_errorf(WT_ERR_INTERNAL, "a transposed Gemm output is the CPU planner's fusion");
+  if (!fits_u32(c, wt_numel(&c->out[0]), "the output")) return WT_ERR_UNSUPPORTED;
+  *d = (wt_gpu_dispatch){.program = "gemm", .n_bind = 4,
+                         .bind = {WT_GPU_IN(0), WT_GPU_IN(1), p->has_c ? WT_GPU_IN(2) : WT_GPU_NONE,
+                                  WT_GPU_OUT(0)}};
+  d->uniform[U_M] = (uint32_t)p->M;
+  d->uniform[U_N] = (uint32_t)p->N;
+  d->uniform[U_K] = (uint32_t)p->K;
+  d->uniform[U_FLAGS] = (p->trans_a ? F_TA : 0) | (p->trans_b ? F_TB : 0) |
+                        (p->has_c && p->beta != 0.0f ? F_BIAS : 0) | (p->relu ? F_RELU : 0);
+  wt_gpu_f32(&d->uniform[U_ALPHA], p->alpha);
+  wt_gpu_f32(&d->uniform[U_BETA], p->beta);
+  d->uniform[U_BIAS_RS] = (uint32_t)p->c_rs;
+  d->uniform[U_BIAS_CS] = (uint32_t)p->c_cs;
+  grid(d, p->M, p->N, 1);
+  return 1;
+}
+
+const wt_gpu_kernel wt_gpu_kernels_gemm[] = {
+    {.key = {"", "MatMul"}, .encode = matmul_encode},
+    {.key = {"", "Gemm"}, .encode = gemm_encode},
+    {.key = {0}},
+};

@@ -1,0 +1,82 @@
+/* The WebGPU backend's program (runtime/gpu_program.h) for JavaScript's device bridge (js/gpu/):
+ * built for a session's current inputs, read field by field. */
+#include <stdlib.h>
+
+#include "runtime/gpu_program.h"
+#include "runtime/session.h"
+#include "shape/shape.h"
+#include "webtrain.h"
+
+/* The program for the inputs set on s (wtw_session_set_input), or 0 (wtw_last_error says why). */
+wt_gpu_program *wtw_gpu_program_build(wt_session *s) {
+  const wt_graph *g = wt_session_graph(s);
+  wt_tensor *in = calloc((size_t)g->n_inputs + 1, sizeof *in);
+  if (!in) {
+    wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+    return NULL;
+  }
+  wt_gpu_program *p = NULL;
+  int rc = WT_OK;
+  for (int k = 0; k < g->n_inputs && rc == WT_OK; k++) {
+    const wt_tensor *t = wt_session_input(s, k);
+    if (!t) rc = wt_errorf(WT_ERR_INVALID_ARG, "input '%s' was not set", g->values[g->inputs[k]].name);
+    else in[k] = *t;
+  }
+  if (rc == WT_OK) rc = wt_check_inputs(g, g->n_inputs, in);
+  if (rc == WT_OK) wt_gpu_program_build(g, in, &p);
+  free(in);
+  return p;
+}
+
+void wtw_gpu_program_free(wt_gpu_program *p) { wt_gpu_program_free(p); }
+
+double wtw_gpu_buffer_bytes(const wt_gpu_program *p, int buffer) {
+  return (double)wt_gpu_program_buffer_bytes(p, buffer);
+}
+
+int wtw_gpu_upload_count(const wt_gpu_program *p) {
+  const wt_gpu_upload *u;
+  return wt_gpu_program_uploads(p, &u);
+}
+/* field 0: offset in the constant buffer, 1: bytes; the data: wtw_gpu_upload_data. */
+double wtw_gpu_upload(const wt_gpu_program *p, int i, int field) {
+  const wt_gpu_upload *u;
+  wt_gpu_program_uploads(p, &u);
+  return field == 0 ? (double)u[i].offset : (double)u[i].bytes;
+}
+const void *wtw_gpu_upload_data(const wt_gpu_program *p, int i) {
+  const wt_gpu_upload *u;
+  wt_gpu_program_uploads(p, &u);
+  return u[i].data;
+}
+
+int wtw_gpu_step_count(const wt_gpu_program *p) {
+  const wt_gpu_step *s;
+  return wt_gpu_program_steps(p, &s);
+}
+static const wt_gpu_step *step(const wt_gpu_program *p, int i) {
+  const wt_gpu_step *s;
+  wt_gpu_program_steps(p, &s);
+  return &s[i];
+}
+const char *wtw_gpu_step_program(const wt_gpu_program *p, int i) { return step(p, i)->d.program; }
+int wtw_gpu_step_groups(const wt_gpu_program *p, int i, int axis) { return (int)step(p, i)->d.groups[axis]; }
+const uint32_t *wtw_gpu_step_uniform(const wt_gpu_program *p, int i) { return step(p, i)->d.uniform; }
+int wtw_gpu_step_bind_count(const wt_gpu_program *p, int i) { return step(p, i)->d.n_bind; }
+
+/* A region's field (0: buffer, -1 for the placeholder; 1: offset; 2: bytes) of: what 0, step i's
+ * binding b; what 1, graph input i; what 2, graph output i. */
+double wtw_gpu_region(const wt_gpu_program *p, int what, int i, int b, int field) {
+  const wt_tensor *type;
+  wt_gpu_region r = what == 0 ? step(p, i)->regions[b]
+                    : what == 1 ? wt_gpu_program_input(p, i)
+                                : wt_gpu_program_output(p, i, &type);
+  return field == 0 ? (double)r.buffer : field == 1 ? (double)r.offset : (double)r.bytes;
+}
+
+/* Graph output i's dtype (field -1), rank (-2) or dim `field`. */
+double wtw_gpu_output_type(const wt_gpu_program *p, int i, int field) {
+  const wt_tensor *t;
+  wt_gpu_program_output(p, i, &t);
+  return field == -1 ? t->dtype : field == -2 ? t->rank : (double)t->dims[field];
+}

@@ -1,0 +1,115 @@
+/* The WebGPU backend's side in the core, which needs no GPU: every entry of its kernel tables
+ * runs a defined op; a GPU program places every value it binds inside its buffer, 256-byte
+ * aligned; a view shares its input's bytes; a dispatch that would bind one value twice reads a
+ * copy; an op without a GPU kernel is an error naming every such op and a node using it. (The
+ * programs themselves run in tests/js/webgpu.test.mjs.) */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/webgpu/kernel.h"
+#include "check.h"
+#include "runtime/gpu_program.h"
+
+static void check_key(const wt_kernel_key *key, void *user) {
+  int *n = user;
+  (*n)++;
+  if (!wt_op_find(key->domain, key->op_type)) {
+    fprintf(stderr, "the webgpu kernel of %s%s%s runs no defined op\n", key->domain, key->domain[0] ? "::" : "",
+            key->op_type);
+    wt_check_failures++;
+  }
+}
+
+static int input(wt_graph *g, const char *name, int rank, const int64_t *dims) {
+  int v = wt_graph_value(g, name);
+  g->values[v].dtype = WT_FLOAT;
+  wt_value_set_shape(g, v, rank, dims);
+  wt_graph_add_input(g, v);
+  return v;
+}
+
+static int initializer(wt_graph *g, const char *name, int dtype, int64_t n, const void *data, size_t bytes) {
+  int v = wt_graph_value(g, name);
+  g->values[v].flags |= WT_VALUE_INITIALIZER;
+  g->values[v].dtype = (int8_t)dtype;
+  wt_value_set_shape(g, v, 1, &n);
+  g->values[v].data = malloc(bytes);
+  memcpy(g->values[v].data, data, bytes);
+  g->values[v].nbytes = bytes;
+  return v;
+}
+
+static int aligned_inside(const wt_gpu_program *p, wt_gpu_region r) {
+  return r.buffer >= 0 && r.offset % 256 == 0 && r.bytes % 4 == 0 &&
+         r.offset + r.bytes <= wt_gpu_program_buffer_bytes(p, r.buffer);
+}
+
+/* y = Relu(Reshape(x * x, [2, 6])) + b: a copy, Mul, a view, Relu, Add. */
+static void test_program(void) {
+  wt_graph *g = wt_graph_new();
+  wt_graph_set_opset(g, "", 17);
+  int x = input(g, "x", 2, (const int64_t[]){3, 4});
+  static const float bias[6] = {1, 2, 3, 4, 5, 6};
+  static const int64_t to[2] = {2, 6};
+  int b = initializer(g, "b", WT_FLOAT, 6, bias, sizeof bias);
+  int shape = initializer(g, "shape", WT_INT64, 2, to, sizeof to);
+  int sq = wt_graph_value(g, "sq"), r = wt_graph_value(g, "r"), a = wt_graph_value(g, "a"), y = wt_graph_value(g, "y");
+  wt_graph_add_node(g, "Mul", "", "square", 2, (int[]){x, x}, 1, &sq);
+  wt_graph_add_node(g, "Reshape", "", "reshape", 2, (int[]){sq, shape}, 1, &r);
+  wt_graph_add_node(g, "Relu", "", "relu", 1, &r, 1, &a);
+  wt_graph_add_node(g, "Add", "", "bias", 2, (int[]){a, b}, 1, &y);
+  wt_graph_add_output(g, y);
+  wt_tensor in = {.dtype = WT_FLOAT, .rank = 2, .dims = {3, 4}};
+  wt_gpu_program *p = NULL;
+  CHECK_OK(wt_gpu_program_build(g, &in, &p));
+  if (p) {
+    const wt_gpu_step *st;
+    int n = wt_gpu_program_steps(p, &st);
+    CHECK(n == 4); /* copy, Mul, Relu, Add: the Reshape is a view */
+    CHECK(n == 4 && !strcmp(st[0].d.program, "unary") && !strcmp(st[1].d.program, "binary") &&
+          !strcmp(st[2].d.program, "unary") && !strcmp(st[3].d.program, "binary"));
+    if (n == 4) {
+      /* the copy reads x and Mul reads x and the copy: no two bindings overlap */
+      CHECK(st[0].regions[0].offset == wt_gpu_program_input(p, 0).offset);
+      CHECK(st[1].regions[0].offset == st[0].regions[0].offset && st[1].regions[1].offset == st[0].regions[1].offset);
+      /* Relu reads Mul's output through the view */
+      CHECK(st[2].regions[0].buffer == st[1].regions[2].buffer && st[2].regions[0].offset == st[1].regions[2].offset);
+      /* the bias is a constant, uploaded once */
+      CHECK(st[3].regions[1].buffer == WT_GPU_CONST);
+      for (int i = 0; i < n; i++)
+        for (int k = 0; k < st[i].d.n_bind; k++) CHECK(aligned_inside(p, st[i].regions[k]));
+    }
+    const wt_gpu_upload *u;
+    CHECK(wt_gpu_program_uploads(p, &u) == 1 && u[0].bytes == sizeof bias && !memcmp(u[0].data, bias, sizeof bias));
+    const wt_tensor *t;
+    wt_gpu_region out = wt_gpu_program_output(p, 0, &t);
+    CHECK(aligned_inside(p, out) && out.bytes == 12 * sizeof(float) && t->rank == 2 && t->dims[1] == 6);
+    wt_gpu_program_free(p);
+  }
+  wt_graph_free(g);
+}
+
+static void test_missing(void) {
+  wt_graph *g = wt_graph_new();
+  wt_graph_set_opset(g, "", 17);
+  int x = input(g, "x", 2, (const int64_t[]){2, 5});
+  int s = wt_graph_value(g, "s"), r = wt_graph_value(g, "r"), y = wt_graph_value(g, "y");
+  wt_graph_add_node(g, "Softmax", "", "sm", 1, &x, 1, &s);
+  wt_graph_add_node(g, "Relu", "", "relu", 1, &s, 1, &r);
+  wt_graph_add_node(g, "Softmax", "", "sm2", 1, &r, 1, &y);
+  wt_graph_add_output(g, y);
+  wt_tensor in = {.dtype = WT_FLOAT, .rank = 2, .dims = {2, 5}};
+  wt_gpu_program *p = NULL;
+  CHECK(wt_gpu_program_build(g, &in, &p) == WT_ERR_UNSUPPORTED && !p);
+  CHECK(strstr(wt_last_error(), "the webgpu backend has no kernel for 1 op of this model: Softmax (ai.onnx; node 'sm')"));
+  wt_graph_free(g);
+}
+
+int main(void) {
+  int n = 0;
+  wt_backend_webgpu.each(check_key, &n);
+  CHECK(n > 10);
+  test_program();
+  test_missing();
+  CHECK_DONE();
+}

@@ -1,0 +1,207 @@
+// The webgpu backend in Node (the `webgpu` package; SwiftShader where there is no GPU): each
+// kernel against the wasm backend's results under the tolerance policy of docs/architecture.md,
+// a model against PyTorch, the same bits run to run, ops without a kernel named (or run on
+// wasm with 'auto'), and a lost device.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { InferenceSession, Tensor, init, runtimeInfo, WebtrainError } from '../../js/index.js';
+import { decodeTensorProto } from '../tensor-proto.mjs';
+import { onnxModel } from './onnx-writer.mjs';
+import { gpu } from './webgpu-env.mjs';
+
+const EPS = 2 ** -24; // half an ulp of 1 in float32
+
+/** Deterministic values in [-1, 1) (not multiples of a power of two: products round). */
+const fill = (n, seed) => Float32Array.from({ length: n }, (_, i) => Math.sin(i * 12.9898 + seed * 78.233) * 0.999);
+
+/** outputs of `model` for `feeds` on both backends: { cpu, gpu } (each { name: Tensor }). */
+async function both(model, feeds) {
+  const c = await InferenceSession.create(model, { backend: 'wasm' });
+  const g = await InferenceSession.create(model, { backend: 'webgpu', gpu });
+  try {
+    assert.equal(g.backend, 'webgpu');
+    return { cpu: await c.run(feeds), gpu: await g.run(feeds) };
+  } finally {
+    c.release();
+    g.release();
+  }
+}
+
+const one = (op, inputs, attrs, extra = {}) =>
+  onnxModel({
+    nodes: [{ op, inputs: inputs.map((v) => v.name), outputs: ['y'], attrs, domain: extra.domain }],
+    inputs: inputs.filter((v) => !v.init).map(({ name, dims }) => ({ name, dims })),
+    initializers: inputs.filter((v) => v.init).map(({ name, dims, data }) => ({ name, dims, data })),
+    outputs: [{ name: 'y' }],
+    opset: extra.opset,
+  });
+
+const tensorOf = (v) => new Tensor('float32', v.data, v.dims);
+const feedsOf = (inputs) => Object.fromEntries(inputs.filter((v) => !v.init).map((v) => [v.name, tensorOf(v)]));
+const value = (name, dims, seed, init = false) => ({ name, dims, data: fill(dims.reduce((a, b) => a * b, 1), seed), init });
+
+/** Elements of op(A) op(B) with op(A) [M, K] read from a (transposed when ta). */
+function absProducts(a, b, M, N, K, ta, tb) {
+  const out = new Float64Array(M * N);
+  for (let i = 0; i < M; i++)
+    for (let j = 0; j < N; j++) {
+      let s = 0;
+      for (let k = 0; k < K; k++) s += Math.abs(a[ta ? k * M + i : i * K + k]) * Math.abs(b[tb ? j * K + k : k * N + j]);
+      out[i * N + j] = s;
+    }
+  return out;
+}
+
+test('MatMul and Gemm: within 4 K eps (|A| |B|) of the wasm backend', async () => {
+  const cases = [
+    // [M, K, N]: inside one tile, across tiles and K slices, thin
+    [7, 13, 5], [33, 65, 40], [1, 300, 3], [64, 16, 64],
+  ];
+  for (const [M, K, N] of cases) {
+    const a = value('a', [M, K], 1), b = value('b', [K, N], 2);
+    const r = await both(one('MatMul', [a, b]), feedsOf([a, b]));
+    const bound = absProducts(a.data, b.data, M, N, K, false, false);
+    const d = r.gpu.y.data, c = r.cpu.y.data;
+    assert.deepEqual(r.gpu.y.dims, [M, N]);
+    for (let i = 0; i < M * N; i++) assert.ok(Math.abs(d[i] - c[i]) <= 4 * K * EPS * bound[i], `MatMul ${M}x${K}x${N} [${i}]: ${d[i]} vs ${c[i]}`);
+  }
+  // batched: A [2, 3, 9, 17] by a weight [17, 6] (broadcast), and batch dims broadcast both ways
+  for (const [da, db] of [[[2, 3, 9, 17], [17, 6]], [[2, 1, 5, 8], [3, 8, 4]], [[17], [17, 5]], [[4, 6], [6]]]) {
+    const a = value('a', da, 3), b = value('b', db, 4);
+    const r = await both(one('MatMul', [a, b]), feedsOf([a, b]));
+    assert.deepEqual(r.gpu.y.dims, r.cpu.y.dims);
+    const K = da[da.length - 1];
+    r.gpu.y.data.forEach((v, i) => assert.ok(Math.abs(v - r.cpu.y.data[i]) <= 4 * K * EPS * K, `MatMul ${da} x ${db} [${i}]: ${v} vs ${r.cpu.y.data[i]}`));
+  }
+  // Gemm: transposes, alpha, beta and the bias broadcast along rows, columns, or a scalar
+  const M = 19, K = 23, N = 37;
+  for (const [ta, tb, cdims, alpha, beta] of [[0, 0, [N], 1, 1], [1, 0, [M, 1], 0.5, 2], [0, 1, [], 1, -1], [1, 1, [M, N], 1.5, 0.25], [0, 1, null, 1, 1]]) {
+    const a = value('a', ta ? [K, M] : [M, K], 5), b = value('b', tb ? [N, K] : [K, N], 6, true);
+    const inputs = cdims ? [a, b, value('c', cdims, 7, true)] : [a, b];
+    const r = await both(one('Gemm', inputs, { transA: ta, transB: tb, alpha: { float: alpha }, beta: { float: beta } }), feedsOf(inputs));
+    const bound = absProducts(a.data, b.data, M, N, K, ta, tb);
+    r.gpu.y.data.forEach((v, i) => {
+      const tol = 4 * K * EPS * Math.abs(alpha) * bound[i] + 2 * EPS * Math.abs(r.cpu.y.data[i]);
+      assert.ok(Math.abs(v - r.cpu.y.data[i]) <= tol, `Gemm ta=${ta} tb=${tb} c=${cdims} [${i}]: ${v} vs ${r.cpu.y.data[i]}`);
+    });
+  }
+});
+
+test('broadcast arithmetic: Add, Sub, Mul, PRelu exact; Div within 2.5 ulp', async () => {
+  const shapes = [[[2, 3, 4], [4]], [[2, 1, 4], [3, 1]], [[5], []], [[1, 3, 1, 2], [2, 1, 5, 1]]];
+  for (const op of ['Add', 'Sub', 'Mul', 'Div', 'PRelu']) {
+    for (const [da, db] of op === 'PRelu' ? [[[2, 3, 4, 4], [3, 1, 1]], [[6, 5], [5]]] : shapes) {
+      const a = value('a', da, 8), b = value('b', db, 9);
+      const r = await both(one(op, [a, b]), feedsOf([a, b]));
+      assert.deepEqual(r.gpu.y.dims, r.cpu.y.dims, `${op} ${da} ${db}`);
+      r.gpu.y.data.forEach((v, i) => {
+        const c = r.cpu.y.data[i];
+        const ok = op === 'Div' ? Math.abs(v - c) <= 2.5 * 2 * EPS * Math.abs(c) : Object.is(v, c);
+        assert.ok(ok, `${op} ${da} ${db} [${i}]: ${v} vs ${c}`);
+      });
+    }
+  }
+  // one value as both operands: the dispatch reads a copy (WebGPU refuses overlapping bindings)
+  const x = value('x', [3, 7], 10);
+  const model = onnxModel({ nodes: [{ op: 'Mul', inputs: ['x', 'x'], outputs: ['y'] }], inputs: [{ name: 'x', dims: [3, 7] }], outputs: [{ name: 'y' }] });
+  const r = await both(model, { x: tensorOf(x) });
+  assert.deepEqual(Array.from(r.gpu.y.data), Array.from(r.cpu.y.data));
+});
+
+// |gpu - cpu| <= abs + rel |cpu| per activation: WGSL's accuracy (exp 3 + 2|x| ulp, log 3 ulp or
+// 2^-21 absolute near 1, tanh from exp) and the backends' own erf approximations.
+const ACTIVATIONS = {
+  Neg: [0, 0], Abs: [0, 0], Relu: [0, 0], Sqrt: [0, 2 * EPS], Reciprocal: [0, 5 * EPS], LeakyRelu: [0, 0],
+  Exp: [0, 24 * EPS], Log: [2 ** -21, 8 * EPS], Tanh: [2e-7, 8 * EPS], Sigmoid: [2e-7, 8 * EPS],
+  Erf: [3e-7, 0], Gelu: [3e-7, 8 * EPS],
+};
+
+test('activations: within the per-op tolerance of the wasm backend', async () => {
+  for (const [op, [abs, rel]] of Object.entries(ACTIVATIONS)) {
+    const x = value('x', [4, 65], 11);
+    if (op === 'Sqrt' || op === 'Log') x.data = x.data.map((v) => Math.abs(v) * 4 + 1e-3);
+    if (op === 'Exp') x.data = x.data.map((v) => v * 8);
+    const r = await both(one(op, [x], op === 'LeakyRelu' ? { alpha: 0.1 } : undefined, { opset: op === 'Gelu' ? 20 : 17 }), feedsOf([x]));
+    r.gpu.y.data.forEach((v, i) => {
+      const c = r.cpu.y.data[i];
+      assert.ok(Math.abs(v - c) <= abs + rel * Math.abs(c), `${op}(${x.data[i]}): ${v} vs ${c}`);
+    });
+  }
+});
+
+const cases = new URL('../golden/cases/', import.meta.url);
+
+test('the MLP on webgpu gives PyTorch forward outputs, the same bits run to run', async () => {
+  const buf = await readFile(new URL('mlp_ce_adamw/eval__input.bin', cases));
+  const x = new Float32Array(buf.buffer, buf.byteOffset, buf.byteLength / 4);
+  const pb = await readFile(new URL('mlp_ce_adamw/forward/test_data_set_0/output_0.pb', cases));
+  const expected = (await decodeTensorProto(new Uint8Array(pb))).tensor;
+  const s = await InferenceSession.create(new URL('mlp_ce_adamw/model.onnx', cases).pathname, { backend: 'webgpu', gpu });
+  const n = x.length / 784;
+  const y = (await s.run({ input: new Tensor('float32', x, [n, 784]) })).output;
+  assert.deepEqual(y.dims, [n, 10]);
+  const want = expected.data;
+  y.data.forEach((v, i) => assert.ok(Math.abs(v - want[i]) <= 1e-5 + 1e-5 * Math.abs(want[i]), `[${i}] ${v} vs ${want[i]}`));
+  const again = (await s.run({ input: new Tensor('float32', x, [n, 784]) })).output;
+  assert.deepEqual(new Uint32Array(again.data.buffer), new Uint32Array(y.data.buffer));
+  // another batch size: another program, the first kept
+  const half = (await s.run({ input: new Tensor('float32', x.subarray(0, 784 * 2), [2, 784]) })).output;
+  assert.deepEqual(Array.from(half.data), Array.from(y.data.subarray(0, 20)));
+  assert.throws(() => s.runSync({ input: new Tensor('float32', x, [n, 784]) }), /runSync\(\) is not available on the webgpu backend/);
+  s.release();
+});
+
+test('ops without a webgpu kernel: named with their nodes; auto runs the model on wasm once warned', async () => {
+  const x = value('x', [2, 5], 12);
+  const model = onnxModel({
+    nodes: [{ op: 'Softmax', inputs: ['x'], outputs: ['s'] }, { op: 'Relu', inputs: ['s'], outputs: ['r'] }, { op: 'LogSoftmax', inputs: ['r'], outputs: ['y'] }],
+    inputs: [{ name: 'x', dims: [2, 5] }],
+    outputs: [{ name: 'y' }],
+  });
+  const g = await InferenceSession.create(model, { backend: 'webgpu', gpu });
+  await assert.rejects(g.run({ x: tensorOf(x) }), (e) => e instanceof WebtrainError && /the webgpu backend has no kernel for 2 ops of this model: Softmax \(ai\.onnx; node 'softmax_0'\), LogSoftmax \(ai\.onnx; node 'logsoftmax_2'\)/.test(e.message));
+  g.release();
+  const warnings = [];
+  const warn = console.warn;
+  console.warn = (m) => warnings.push(m);
+  try {
+    const a = await InferenceSession.create(model, { backend: 'auto', gpu });
+    const c = await InferenceSession.create(model, { backend: 'wasm' });
+    const [ya, yc] = [(await a.run({ x: tensorOf(x) })).y, (await c.run({ x: tensorOf(x) })).y];
+    assert.deepEqual(Array.from(ya.data), Array.from(yc.data));
+    assert.equal(a.backend, 'wasm');
+    await a.run({ x: tensorOf(x) });
+    a.release();
+    c.release();
+  } finally {
+    console.warn = warn;
+  }
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0], /backend 'auto' runs this model on wasm: .*Softmax/);
+});
+
+test('bad backend options are clear errors', async () => {
+  await assert.rejects(InferenceSession.create(onnxModel({ nodes: [{ op: 'Relu', inputs: ['x'], outputs: ['y'] }], inputs: [{ name: 'x', dims: [1] }], outputs: [{ name: 'y' }] }), { backend: 'gpu' }), /InferenceSession.create\(\{ backend \}\): expected 'wasm', 'webgpu' or 'auto', got 'gpu'/);
+  await assert.rejects(init({ backend: 'webgpu', gpu: { requestAdapter: async () => null } }), /the GPU object gave no adapter/);
+});
+
+// Last: it loses the process's device.
+test('init({ backend }) reports the adapter; a lost device fails the next run saying so', async () => {
+  await init({ backend: 'webgpu', gpu });
+  const info = runtimeInfo();
+  assert.equal(info.backend, 'webgpu');
+  assert.ok(info.adapter.description.length > 0 && info.adapter.limits.maxStorageBufferBindingSize > 0, JSON.stringify(info.adapter));
+  const model = onnxModel({ nodes: [{ op: 'Relu', inputs: ['x'], outputs: ['y'] }], inputs: [{ name: 'x', dims: [4] }], outputs: [{ name: 'y' }] });
+  const s = await InferenceSession.create(model);
+  assert.equal(s.backend, 'webgpu');
+  const x = new Tensor('float32', Float32Array.of(-1, 2, -3, 4), [4]);
+  assert.deepEqual(Array.from((await s.run({ x })).y.data), [0, 2, 0, 4]);
+  // the backend's own device, destroyed as a driver reset would lose it
+  const { gpuFor } = await import('../../js/core.js');
+  (await gpuFor({ backend: 'webgpu', gpu }, 'test')).device.destroy();
+  await new Promise((r) => setTimeout(r, 50));
+  await assert.rejects(s.run({ x }), /the WebGPU device was lost .*checkpoints saved before it are intact/);
+  s.release();
+  await init({ backend: 'wasm' });
+});
