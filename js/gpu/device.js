@@ -100,12 +100,18 @@ export class GpuDevice {
     return result;
   }
 
-  /** The pipeline of a WGSL program (built once per device). */
+  /** The pipeline of a WGSL program (built once per device); a program that does not compile is an error quoting the compiler. */
   pipeline(name, code) {
     let p = this.pipelines.get(name);
     if (!p) {
-      const module = this.device.createShaderModule({ code, label: name });
-      p = this.device.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'main' }, label: name });
+      p = (async () => {
+        const module = this.device.createShaderModule({ code, label: name });
+        const info = await module.getCompilationInfo();
+        const errors = info.messages.filter((m) => m.type === 'error');
+        if (errors.length) throw new WebtrainError(`WGSL program '${name}' does not compile: ${errors.map((m) => `${m.lineNum}:${m.linePos} ${m.message}`).join('; ')}`);
+        return this.device.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'main' }, label: name });
+      })();
+      p.catch(() => this.pipelines.delete(name));
       this.pipelines.set(name, p);
     }
     return p;

@@ -10,6 +10,7 @@ import { Usage, MAP_READ } from './device.js';
 
 const CONST = 0, ARENA = 1;
 const UNIFORM_BYTES = 256;
+const MAX_BINDS = 8; // WT_GPU_MAX_BINDS
 const TYPED = { [DType.FLOAT]: ['float32', Float32Array], [DType.INT32]: ['int32', Int32Array], [DType.BOOL]: ['bool', Uint8Array] };
 
 /** The program handle's description, read out of the core (the handle can be freed after). */
@@ -69,7 +70,8 @@ export class GpuProgram {
     const storage = Usage.STORAGE | Usage.COPY_DST | Usage.COPY_SRC;
     const buffer = (size, usage, label) => d.createBuffer({ size: Math.max(256, Math.ceil(size / 256) * 256), usage, label });
     const bufs = [buffer(desc.bytes[CONST], storage, 'webtrain constants'), buffer(desc.bytes[ARENA], storage, 'webtrain arena')];
-    const placeholder = buffer(256, storage, 'webtrain placeholder');
+    // one 256-byte placeholder per binding slot: two in one dispatch must not overlap
+    const placeholder = buffer(256 * MAX_BINDS, storage, 'webtrain placeholders');
     const uniforms = buffer(desc.steps.length * UNIFORM_BYTES, Usage.UNIFORM | Usage.COPY_DST, 'webtrain uniforms');
     this.#buffers = [...bufs, placeholder, uniforms];
     for (const u of desc.uploads) if (u.data.byteLength) d.queue.writeBuffer(bufs[CONST], u.offset, u.data);
@@ -87,7 +89,7 @@ export class GpuProgram {
         layout: this.#pipelines.get(s.program).getBindGroupLayout(0),
         entries: [
           { binding: 0, resource: { buffer: uniforms, offset: i * UNIFORM_BYTES, size: UNIFORM_BYTES } },
-          ...s.binds.map((r, b) => ({ binding: b + 1, resource: r.buffer < 0 ? { buffer: placeholder } : { buffer: bufs[r.buffer], offset: r.offset, size: r.bytes } })),
+          ...s.binds.map((r, b) => ({ binding: b + 1, resource: r.buffer < 0 ? { buffer: placeholder, offset: 256 * b, size: 256 } : { buffer: bufs[r.buffer], offset: r.offset, size: r.bytes } })),
         ],
       }),
     );

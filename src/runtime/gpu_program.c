@@ -70,12 +70,19 @@ static wt_gpu_step *add_step(wt_gpu_program *p) {
 /* A dispatch's bindings as regions. WebGPU refuses two bindings of one dispatch that overlap
  * (Mul(x, x) binds x twice): a later input that overlaps an earlier binding is read from a copy
  * made by a dispatch before it. */
-static int resolve(wt_gpu_program *p, const wt_shape_step *st, const wt_gpu_dispatch *d) {
+static int resolve(wt_gpu_program *p, const wt_shape_step *st, const wt_gpu_dispatch *d,
+                   const wt_gpu_region *scratch) {
   wt_gpu_region r[WT_GPU_MAX_BINDS];
   for (int b = 0; b < d->n_bind; b++) {
     int code = d->bind[b];
     if (code == WT_GPU_NONE) {
       r[b] = (wt_gpu_region){.buffer = -1, .bytes = 256};
+      continue;
+    }
+    if (code >= WT_GPU_SCRATCH(0)) {
+      if (code >= WT_GPU_SCRATCH(WT_GPU_SCRATCHES) || scratch[code - WT_GPU_SCRATCH(0)].buffer < 0)
+        return wt_errorf(WT_ERR_INTERNAL, "a webgpu kernel binds scratch it did not ask for");
+      r[b] = scratch[code - WT_GPU_SCRATCH(0)];
       continue;
     }
     int is_out = code >= WT_GPU_OUT(0);
@@ -148,6 +155,9 @@ static int plan_steps(wt_gpu_program *p) {
                            (int)wt_graph_opset(g, n->domain));
     for (int o = 0; o < n->n_outputs; o++)
       if (n->outputs[o] >= 0) p->at[n->outputs[o]] = take(p, WT_GPU_ARENA, wt_nbytes(&p->sp.vals[n->outputs[o]]));
+    /* An accumulator writes its buffer (input 0) in place; output 1 is that buffer. */
+    if ((st->op->flags & WT_OP_ACCUMULATOR) && n->n_outputs > 1 && n->outputs[1] >= 0)
+      WT_TRY(region_of(p, n->inputs[0], &p->at[n->outputs[1]]));
     wt_tensor in[WT_GPU_MAX_BINDS * 2], out[WT_GPU_MAX_BINDS];
     if (st->n_in > (int)(sizeof in / sizeof in[0]) || st->n_out > WT_GPU_MAX_BINDS)
       return wt_node_error(wt_errorf(WT_ERR_UNSUPPORTED, "has more inputs or outputs than the webgpu backend binds"),
@@ -158,8 +168,17 @@ static int plan_steps(wt_gpu_program *p) {
     wt_gpu_ctx ctx = {.node = n, .params = st->params, .n_in = st->n_in, .in = in, .n_out = st->n_out, .out = out};
     wt_gpu_dispatch d[WT_GPU_MAX_DISPATCHES];
     int nd = k->encode(&ctx, d, WT_GPU_MAX_DISPATCHES);
-    if (nd < 0) return wt_node_error(nd, n, (int)wt_graph_opset(g, n->domain));
-    for (int i = 0; i < nd; i++) WT_TRY(resolve(p, st, &d[i]));
+    if (nd < 0) return wt_node_error(-nd, n, (int)wt_graph_opset(g, n->domain));
+    if (nd == 0 || nd > WT_GPU_MAX_DISPATCHES)
+      return wt_node_error(wt_errorf(WT_ERR_INTERNAL, "a webgpu kernel gave %d dispatches", nd), n,
+                           (int)wt_graph_opset(g, n->domain));
+    wt_gpu_region scratch[WT_GPU_SCRATCHES];
+    for (int i = 0; i < WT_GPU_SCRATCHES; i++)
+      scratch[i] = ctx.scratch[i] ? take(p, WT_GPU_ARENA, ctx.scratch[i]) : (wt_gpu_region){.buffer = -1};
+    for (int i = 0; i < nd; i++) {
+      int rc = resolve(p, st, &d[i], scratch);
+      if (rc) return wt_node_error(rc, n, (int)wt_graph_opset(g, n->domain));
+    }
   }
   for (int k = 0; k < g->n_outputs; k++) {
     wt_gpu_region r;

@@ -1,5 +1,6 @@
 // A small ONNX model writer for tests that need one-node (or few-node) models: float32 inputs,
-// initializers and outputs, int / float / ints attributes. Not a test file itself.
+// initializers and outputs, int / float / ints / string attributes; and a model's bytes with more graph
+// outputs. Not a test file itself.
 const varint = (v) => {
   let n = BigInt.asUintN(64, BigInt(v));
   const out = [];
@@ -17,6 +18,7 @@ const str = (field, s) => len(field, [...new TextEncoder().encode(s)]);
 const f32 = (field, v) => [...varint((field << 3) | 5), ...new Uint8Array(Float32Array.of(v).buffer)];
 
 function attribute(name, v) {
+  if (typeof v === 'string') return [...str(1, name), ...str(4, v), ...int(20, 3)];
   if (Array.isArray(v)) return [...str(1, name), ...v.flatMap((x) => int(8, x)), ...int(20, 7)];
   if (Number.isInteger(v) && !(typeof v === 'object')) return [...str(1, name), ...int(3, v), ...int(20, 2)];
   return [...str(1, name), ...f32(2, v.float ?? v), ...int(20, 1)];
@@ -61,4 +63,51 @@ export function onnxModel({ nodes, inputs, outputs, initializers = [], opset = 1
     ...domains.flatMap((d) => len(8, [...str(1, d), ...int(2, d ? 1 : opset)])),
     ...len(7, graph),
   ]);
+}
+
+/** The top-level fields of a protobuf message: [{ field, wire, start, end }] (end: past the field). */
+function fields(b) {
+  const out = [];
+  let at = 0;
+  const read = () => {
+    let v = 0n, shift = 0n, byte;
+    do {
+      byte = b[at++];
+      v |= BigInt(byte & 0x7f) << shift;
+      shift += 7n;
+    } while (byte & 0x80);
+    return v;
+  };
+  while (at < b.length) {
+    const start = at;
+    const key = Number(read());
+    const wire = key & 7;
+    if (wire === 0) read();
+    else if (wire === 1) at += 8;
+    else if (wire === 5) at += 4;
+    else if (wire === 2) {
+      const n = Number(read()); // read first: it moves `at`
+      at += n;
+    }
+    else throw new Error(`onnx-writer: wire type ${wire} at ${start}`);
+    out.push({ field: key >> 3, wire, start, end: at });
+  }
+  return out;
+}
+
+/** model (ONNX bytes) with float32 graph outputs `names` added (values the graph computes). */
+export function withOutputs(model, names) {
+  const g = fields(model).find((f) => f.field === 7);
+  const field = model.subarray(g.start, g.end);
+  const graph = field.subarray(headerLength(field));
+  const added = names.flatMap((n) => len(12, valueInfo({ name: n })));
+  return Uint8Array.from([...model.subarray(0, g.start), ...len(7, [...graph, ...added]), ...model.subarray(g.end)]);
+}
+
+/** Bytes of a length-delimited field's key and length (before its payload). */
+function headerLength(field) {
+  let at = 0;
+  while (field[at++] & 0x80);
+  while (field[at++] & 0x80);
+  return at;
 }

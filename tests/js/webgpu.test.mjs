@@ -130,6 +130,89 @@ test('activations: within the per-op tolerance of the wasm backend', async () =>
   }
 });
 
+/** |gpu - cpu| <= atol + rtol |cpu| for every element of every output of `model`. */
+async function close(model, feeds, atol, rtol, what) {
+  const r = await both(model, feeds);
+  for (const name of Object.keys(r.cpu)) {
+    assert.deepEqual(r.gpu[name].dims, r.cpu[name].dims, `${what}: ${name} dims`);
+    r.gpu[name].data.forEach((v, i) => {
+      const c = r.cpu[name].data[i];
+      assert.ok(Object.is(v, c) || Math.abs(v - c) <= atol + rtol * Math.abs(c), `${what}: ${name}[${i}] ${v} vs ${c}`);
+    });
+  }
+}
+
+test('reductions, Expand, Pow, Sign, Softplus, variadic Sum/Min/Max: within the policy', async () => {
+  // sums in order over n terms: rtol n eps
+  for (const [op, dims, axes, keepdims] of [['ReduceSum', [3, 4, 5], [1], 1], ['ReduceSum', [3, 4, 5], [0, 2], 0], ['ReduceMean', [6, 7], [0], 1], ['ReduceMean', [2, 3, 4, 5], [1, 3], 0], ['ReduceSum', [9], [0], 0]]) {
+    const x = value('x', dims, 13);
+    const model = onnxModel({
+      nodes: [{ op, inputs: ['x', 'axes'], outputs: ['y'], attrs: { keepdims } }],
+      inputs: [{ name: 'x', dims }],
+      initializers: [{ name: 'axes', dims: [axes.length], data: BigInt64Array.from(axes, BigInt) }],
+      outputs: [{ name: 'y' }],
+      opset: 18,
+    });
+    await close(model, { x: tensorOf(x) }, 1e-7, 64 * EPS, `${op} ${dims} axes ${axes}`);
+  }
+  const e = value('x', [3, 1, 4], 14);
+  await close(onnxModel({ nodes: [{ op: 'Expand', inputs: ['x', 'shape'], outputs: ['y'] }], inputs: [{ name: 'x', dims: [3, 1, 4] }], initializers: [{ name: 'shape', dims: [4], data: BigInt64Array.of(2n, 3n, 5n, 4n) }], outputs: [{ name: 'y' }] }), { x: tensorOf(e) }, 0, 0, 'Expand');
+  for (const exponent of [2, 3, -1, 0.5]) {
+    const x = value('x', [5, 6], 15);
+    if (exponent === 0.5) x.data = x.data.map(Math.abs);
+    const y = { name: 'p', dims: [], data: Float32Array.of(exponent), init: true };
+    await close(one('Pow', [x, y]), feedsOf([x]), 0, 4 * EPS, `Pow ${exponent}`);
+  }
+  for (const op of ['Sign', 'Softplus']) {
+    const x = value('x', [4, 33], 16);
+    x.data = x.data.map((v, i) => (i % 7 === 0 ? 0 : v * 20));
+    await close(one(op, [x]), feedsOf([x]), op === 'Sign' ? 0 : 2e-7, op === 'Sign' ? 0 : 8 * EPS, op);
+  }
+  for (const op of ['Sum', 'Min', 'Max']) {
+    const xs = [value('a', [2, 3, 4], 17), value('b', [3, 1], 18), value('c', [4], 19), value('d', [2, 1, 4], 20)];
+    await close(one(op, xs), feedsOf(xs), 0, 0, `${op} of 4`);
+    await close(one(op, xs.slice(0, 1)), feedsOf(xs.slice(0, 1)), 0, 0, `${op} of 1`);
+  }
+});
+
+test('activation gradients, cross-entropy and its gradient, gradient accumulation: within the policy', async () => {
+  for (const op of ['ReluGrad', 'SigmoidGrad', 'TanhGrad', 'LeakyReluGrad']) {
+    const dy = value('dy', [5, 9], 21), t = value('t', [5, 9], 22);
+    await close(one(op, [dy, t], op === 'LeakyReluGrad' ? { alpha: 0.2 } : undefined, { domain: 'com.microsoft' }), feedsOf([dy, t]), 0, 2 * EPS, op);
+  }
+  // SoftmaxCrossEntropyLoss: reductions, ignore_index, int64 labels, a spatial axis
+  for (const [dims, reduction, ignore, int64] of [[[6, 5], 'mean', null, false], [[6, 5], 'sum', 2, true], [[3, 4, 2], 'none', null, false], [[4, 7, 3], 'mean', 1, true]]) {
+    const x = value('x', dims, 23);
+    const ldims = [dims[0], ...dims.slice(2)];
+    const n = ldims.reduce((a, b) => a * b, 1);
+    const labels = Array.from({ length: n }, (_, i) => (i * 3) % dims[1]);
+    const lt = int64 ? new Tensor('int64', BigInt64Array.from(labels, BigInt), ldims) : new Tensor('int32', Int32Array.from(labels), ldims);
+    const attrs = { reduction, ...(ignore === null ? {} : { ignore_index: ignore }) };
+    const model = onnxModel({
+      nodes: [
+        { op: 'SoftmaxCrossEntropyLoss', inputs: ['x', 'l'], outputs: ['loss', 'lp'], attrs },
+        { op: 'SoftmaxCrossEntropyLossGrad', domain: 'com.microsoft', inputs: ['g', 'lp', 'l'], outputs: ['dx'], attrs },
+      ],
+      inputs: [{ name: 'x', dims }, { name: 'l', dims: ldims, dtype: int64 ? 7 : 6 }, { name: 'g', dims: reduction === 'none' ? ldims : [] }],
+      outputs: [{ name: 'loss' }, { name: 'lp' }, { name: 'dx' }],
+    });
+    const g = reduction === 'none' ? new Tensor('float32', fill(n, 24), ldims) : new Tensor('float32', Float32Array.of(0.75), []);
+    await close(model, { x: tensorOf(x), l: lt, g }, 4e-7, 16 * EPS, `SoftmaxCrossEntropyLoss ${dims} ${reduction} ignore ${ignore}`);
+  }
+  // InPlaceAccumulatorV2: buffer + value, or value where overwrite is set; output 1 is the buffer
+  for (const overwrite of [0, 1]) {
+    const b = value('b', [3, 5], 25), v = value('v', [3, 5], 26);
+    const model = onnxModel({
+      nodes: [{ op: 'InPlaceAccumulatorV2', domain: 'com.microsoft', inputs: ['b', 'v', 'o'], outputs: ['updated', 'out'] }],
+      inputs: [{ name: 'b', dims: [3, 5] }, { name: 'v', dims: [3, 5] }, { name: 'o', dims: [1], dtype: 9 }],
+      outputs: [{ name: 'updated', dtype: 9 }, { name: 'out' }],
+    });
+    const r = await both(model, { ...feedsOf([b, v]), o: new Tensor('bool', Uint8Array.of(overwrite), [1]) });
+    assert.deepEqual(Array.from(r.gpu.updated.data), [1]);
+    assert.deepEqual(Array.from(r.gpu.out.data), Array.from(r.cpu.out.data), `overwrite ${overwrite}`);
+  }
+});
+
 const cases = new URL('../golden/cases/', import.meta.url);
 
 test('the MLP on webgpu gives PyTorch forward outputs, the same bits run to run', async () => {

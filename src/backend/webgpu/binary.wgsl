@@ -1,17 +1,42 @@
 // c = a op b with numpy broadcasting, over n output floats of rank <= 8. Strides are in
-// elements, 0 along a broadcast axis. The op codes are run_binary.c's gpu_binary enum.
+// elements, 0 along a broadcast axis. The op codes are kernel.h's wt_gpu_binop: arithmetic,
+// the activations' gradients (a = dy, b = the forward input or output), a copy of a (Expand).
 struct U {
   n: u32, gx: u32, op: u32, rank: u32,
   dims: array<vec4u, 2>,     // output dims, innermost last
   sa: array<vec4u, 2>,       // a's strides
   sb: array<vec4u, 2>,       // b's strides
+  alpha: f32,                // LeakyReluGrad's slope
 }
 @group(0) @binding(0) var<uniform> u: U;
 @group(0) @binding(1) var<storage, read_write> a: array<f32>;
 @group(0) @binding(2) var<storage, read_write> b: array<f32>;
 @group(0) @binding(3) var<storage, read_write> c: array<f32>;
 
+// a quiet NaN (a run-time value: WGSL refuses NaN in constant expressions)
+var<private> nan_bits: u32 = 0x7fc00000u;
+
 fn at(v: array<vec4u, 2>, i: u32) -> u32 { return v[i / 4u][i % 4u]; }
+
+// x^y: a whole exponent up to 64 in magnitude by repeated squaring (exact where the products
+// are: x^2 = x * x, as the CPU computes it), others through exp2 / log2 of |x| (a negative x
+// with a fractional y is NaN).
+fn pow_(x: f32, y: f32) -> f32 {
+  if (y == floor(y) && abs(y) <= 64.0) {
+    var e = u32(abs(y));
+    var b = x;
+    var r = 1.0;
+    loop {
+      if ((e & 1u) != 0u) { r = r * b; }
+      e = e >> 1u;
+      if (e == 0u) { break; }
+      b = b * b;
+    }
+    return select(r, 1.0 / r, y < 0.0);
+  }
+  if (x < 0.0) { return bitcast<f32>(nan_bits); }
+  return exp2(y * log2(x));
+}
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u32) {
@@ -38,7 +63,13 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u
     case 3u: { r = x / y; }
     case 4u: { r = min(x, y); }
     case 5u: { r = max(x, y); }
-    default: { r = select(x, x * y, x < 0.0); } // PRelu
+    case 6u: { r = select(x, x * y, x < 0.0); }             // PRelu
+    case 7u: { r = select(0.0, x, y > 0.0); }               // ReluGrad
+    case 8u: { r = x * y * (1.0 - y); }                     // SigmoidGrad
+    case 9u: { r = x * (1.0 - y * y); }                     // TanhGrad
+    case 10u: { r = select(u.alpha * x, x, y > 0.0); }      // LeakyReluGrad
+    case 11u: { r = x; }                                    // a copy of a, broadcast
+    default: { r = pow_(x, y); }                            // Pow
   }
   c[i] = r;
 }

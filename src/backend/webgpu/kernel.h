@@ -7,8 +7,9 @@
  *
  * encode: ctx carries the step's node, params (what the op's infer filled: the same struct the
  *   CPU kernels read) and its inputs' and outputs' dtypes and shapes (data NULL). It fills up to
- *   `cap` dispatches and returns how many, or a negative status (an error through wt_errorf
- *   naming what the kernel cannot run: an unsupported dtype, attribute or shape).
+ *   `cap` dispatches and returns how many, or a negated status (WT_GPU_FAIL: an error naming
+ *   what the kernel cannot run, an unsupported dtype, attribute or shape). It may ask
+ *   for scratch (ctx->scratch[k] bytes) that its dispatches bind as WT_GPU_SCRATCH(k).
  *
  * Binding convention of every program: @group(0) @binding(0) is the dispatch's uniform slot
  * (WT_GPU_UNIFORM_BYTES), then one storage buffer per entry of `bind`, in order, declared
@@ -32,11 +33,15 @@
 #define WT_GPU_WG 256
 #define WT_GPU_MAX_GROUPS 65535
 
-/* What a binding holds: input i of the step (WT_GPU_IN(i)), output j (WT_GPU_OUT(j)), or a
- * 256-byte placeholder (WT_GPU_NONE) for a program's optional operand the step lacks. */
+/* What a binding holds: input i of the step (WT_GPU_IN(i)), output j (WT_GPU_OUT(j)), scratch
+ * k of the step (WT_GPU_SCRATCH(k): room the encoder asked for in ctx->scratch[k], live for the
+ * step only), or a 256-byte placeholder (WT_GPU_NONE) for a program's optional operand the step
+ * lacks. */
 #define WT_GPU_IN(i) ((int8_t)(i))
 #define WT_GPU_OUT(j) ((int8_t)(64 + (j)))
+#define WT_GPU_SCRATCH(k) ((int8_t)(120 + (k)))
 #define WT_GPU_NONE ((int8_t)-1)
+#define WT_GPU_SCRATCHES 2
 
 typedef struct wt_gpu_dispatch {
   const char *program;          /* the WGSL file's name, without .wgsl */
@@ -53,14 +58,18 @@ typedef struct wt_gpu_ctx {
   const wt_tensor *in;
   int n_out;
   const wt_tensor *out;
+  uint64_t scratch[WT_GPU_SCRATCHES]; /* set by encode: bytes of each scratch it binds */
 } wt_gpu_ctx;
 
 typedef struct wt_gpu_kernel {
   wt_kernel_key key;
-  int (*encode)(const wt_gpu_ctx *ctx, wt_gpu_dispatch *d, int cap);
+  int (*encode)(wt_gpu_ctx *ctx, wt_gpu_dispatch *d, int cap);
 } wt_gpu_kernel;
 
 extern const wt_backend wt_backend_webgpu;
+
+/* An encoder's refusal: the error's status, negated (a count of dispatches is never negative). */
+#define WT_GPU_FAIL(...) (-wt_errorf(__VA_ARGS__))
 
 /* The kernel running op on the GPU, or NULL. */
 const wt_gpu_kernel *wt_gpu_kernel_find(const wt_op_def *op);
@@ -74,6 +83,17 @@ static inline void wt_gpu_grid_1d(wt_gpu_dispatch *d, int64_t n, int64_t per) {
   d->groups[1] = (uint32_t)((g + d->groups[0] - 1) / d->groups[0]);
   d->groups[2] = 1;
 }
+
+/* binary.wgsl's ops (c = a op b, broadcast) and its uniform words: n, gx, op, rank, then 8 words
+ * each of the output dims and a's and b's strides, then alpha. */
+enum wt_gpu_binop { WT_GB_ADD, WT_GB_SUB, WT_GB_MUL, WT_GB_DIV, WT_GB_MIN, WT_GB_MAX, WT_GB_PRELU,
+                    WT_GB_RELU_GRAD, WT_GB_SIGMOID_GRAD, WT_GB_TANH_GRAD, WT_GB_LEAKYRELU_GRAD,
+                    WT_GB_COPY_A, WT_GB_POW };
+/* The dispatch of binary.wgsl for c = a op b with a, b and c the step's bindings `ba`, `bb`, `bc`
+ * (b WT_GPU_NONE for a copy of a), shaped ta, tb (broadcast to) tc: 1, or WT_GPU_FAIL's value
+ * when c is too large. */
+int wt_gpu_binary_dispatch(wt_gpu_dispatch *d, int op, float alpha, int8_t ba, const wt_tensor *ta,
+                           int8_t bb, const wt_tensor *tb, int8_t bc, const wt_tensor *tc);
 
 /* A dispatch copying `words` 4-byte words from its input 0 to its output 0 (a value duplicated
  * where one dispatch would bind it twice). */

@@ -2,7 +2,8 @@
  * far; wt_plan_missing_kernels names the ops it lacks), looked up by op. */
 #include "backend/webgpu/kernel.h"
 
-#define GPU_FAMILIES(X) X(binary) X(gemm) X(shape) X(unary)
+#define GPU_FAMILIES(X) \
+  X(binary) X(gemm) X(reduce) X(shape) X(softmax) X(softmax_grad) X(training) X(unary) X(unary_grad)
 
 #define DECLARE(f) extern const wt_gpu_kernel wt_gpu_kernels_##f[];
 GPU_FAMILIES(DECLARE)
@@ -28,5 +29,5 @@ static void each(void (*fn)(const wt_kernel_key *key, void *user), void *user) {
   wt_kernel_tables_each(&g_kernels, fn, user);
 }
 
-/* No optimizer table yet: training on the GPU is not planned, only inference. */
+/* No optimizer table yet: the training graph runs, the optimizer step does not. */
 const wt_backend wt_backend_webgpu = {.name = "webgpu", .kernel = kernel, .each = each};

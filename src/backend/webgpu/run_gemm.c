@@ -21,16 +21,16 @@ static void grid(wt_gpu_dispatch *d, int64_t M, int64_t N, int64_t batches) {
   d->groups[2] = (uint32_t)batches;
 }
 
-static int matmul_encode(const wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
+static int matmul_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
   const mm_params *p = c->params;
   (void)cap;
   if (p->half)
-    return wt_errorf(WT_ERR_UNSUPPORTED, "float16 operands are not supported on the webgpu backend yet");
-  if (!fits_u32(c, wt_numel(&c->out[0]), "the output")) return WT_ERR_UNSUPPORTED;
+    return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "float16 operands are not supported on the webgpu backend yet");
+  if (!fits_u32(c, wt_numel(&c->out[0]), "the output")) return -WT_ERR_UNSUPPORTED;
   int64_t batches = 1;
   for (int i = 0; i < p->nb; i++) batches *= p->batch[i];
   if (batches > WT_GPU_MAX_GROUPS)
-    return wt_errorf(WT_ERR_UNSUPPORTED, "%lld matrices in one MatMul; the webgpu backend runs at most %d",
+    return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "%lld matrices in one MatMul; the webgpu backend runs at most %d",
                      (long long)batches, WT_GPU_MAX_GROUPS);
   *d = (wt_gpu_dispatch){.program = "gemm", .n_bind = 4,
                          .bind = {WT_GPU_IN(0), WT_GPU_IN(1), WT_GPU_NONE, WT_GPU_OUT(0)}};
@@ -49,14 +49,14 @@ static int matmul_encode(const wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
   return 1;
 }
 
-static int gemm_encode(const wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
+static int gemm_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
   const gemm_params *p = c->params;
   (void)cap;
   if (p->half)
-    return wt_errorf(WT_ERR_UNSUPPORTED, "float16 operands are not supported on the webgpu backend yet");
+    return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "float16 operands are not supported on the webgpu backend yet");
   if (p->trans_out)
-    return wt_errorf(WT_ERR_INTERNAL, "a transposed Gemm output is the CPU planner's fusion");
-  if (!fits_u32(c, wt_numel(&c->out[0]), "the output")) return WT_ERR_UNSUPPORTED;
+    return WT_GPU_FAIL(WT_ERR_INTERNAL, "a transposed Gemm output is the CPU planner's fusion");
+  if (!fits_u32(c, wt_numel(&c->out[0]), "the output")) return -WT_ERR_UNSUPPORTED;
   *d = (wt_gpu_dispatch){.program = "gemm", .n_bind = 4,
                          .bind = {WT_GPU_IN(0), WT_GPU_IN(1), p->has_c ? WT_GPU_IN(2) : WT_GPU_NONE,
                                   WT_GPU_OUT(0)}};

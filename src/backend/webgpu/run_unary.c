@@ -4,7 +4,7 @@
 
 /* unary.wgsl's op codes. */
 enum { GU_NEG, GU_ABS, GU_SQRT, GU_RELU, GU_RECIPROCAL, GU_LEAKYRELU, GU_EXP, GU_LOG, GU_TANH,
-       GU_SIGMOID, GU_ERF, GU_GELU, GU_COPY };
+       GU_SIGMOID, GU_ERF, GU_GELU, GU_COPY, GU_SIGN, GU_SOFTPLUS };
 /* Uniform words of unary.wgsl. */
 enum { U_N, U_GX, U_OP, U_ALPHA = 4, U_BETA };
 
@@ -22,20 +22,22 @@ static int gpu_op(int kind) {
   case WT_EW_SIGMOID: return GU_SIGMOID;
   case WT_EW_ERF: return GU_ERF;
   case WT_EW_GELU: return GU_GELU;
+  case WT_EW_SIGN: return GU_SIGN;
+  case WT_EW_SOFTPLUS: return GU_SOFTPLUS;
   default: return -1;
   }
 }
 
-static int encode(const wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
+static int encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
   const un_params *p = c->params;
   (void)cap;
   int op = gpu_op(p->kind);
   if (op < 0 || c->in[0].dtype != WT_FLOAT)
-    return wt_errorf(WT_ERR_UNSUPPORTED, "the webgpu backend runs this op on float32 only (got %s)",
+    return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "the webgpu backend runs this op on float32 only (got %s)",
                      wt_dtype_name(c->in[0].dtype));
   int64_t n = wt_numel(&c->out[0]);
   if (n > (int64_t)UINT32_MAX / 2)
-    return wt_errorf(WT_ERR_UNSUPPORTED, "the webgpu backend indexes with 32 bits; the output is %lld elements",
+    return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "the webgpu backend indexes with 32 bits; the output is %lld elements",
                      (long long)n);
   *d = (wt_gpu_dispatch){.program = "unary", .n_bind = 2, .bind = {WT_GPU_IN(0), WT_GPU_OUT(0)}};
   wt_gpu_grid_1d(d, n, WT_GPU_WG);
@@ -68,6 +70,8 @@ const wt_gpu_kernel wt_gpu_kernels_unary[] = {
     {.key = {"", "Sigmoid"}, .encode = encode},
     {.key = {"", "Erf"}, .encode = encode},
     {.key = {"", "Gelu"}, .encode = encode},
+    {.key = {"", "Sign"}, .encode = encode},
+    {.key = {"", "Softplus"}, .encode = encode},
     {.key = {"com.microsoft", "Gelu"}, .encode = encode},
     /* a view of its input (the plan shares the bytes): nothing runs */
     {.key = {"", "Identity"}},

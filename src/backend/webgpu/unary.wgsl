@@ -56,6 +56,8 @@ fn f(v: f32) -> f32 {
     case 10u: { return erf_(v); }                             // Erf
     case 11u: { return 0.5 * v * (1.0 + erf_(v * 0.70710678118654752)); } // Gelu
     case 12u: { return v; }                                   // a copy
+    case 13u: { return sign(v); }                             // Sign
+    case 14u: { return max(v, 0.0) + log(1.0 + exp(-abs(v))); } // Softplus
     default: { return v; }
   }
 }

@@ -1,0 +1,40 @@
+/* The reduce family on the GPU: ReduceSum and ReduceMean of floats, one reduce.wgsl pass per
+ * run of reduced axes (the passes the op's infer planned), through the step's scratch. */
+#include "backend/webgpu/kernel.h"
+#include "ops/reduce_params.h"
+
+enum { U_OUTER, U_N, U_INNER, U_GX, U_DIVIDE, U_COUNT };
+
+static int encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
+  const reduce_params *p = c->params;
+  if (c->in[0].dtype != WT_FLOAT || p->kind != WT_RED_SUM || (p->final != FINAL_NONE && p->final != FINAL_MEAN))
+    return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "the webgpu backend runs ReduceSum and ReduceMean of float32 only");
+  if (p->noop) return wt_gpu_binary_dispatch(d, WT_GB_COPY_A, 0.0f, WT_GPU_IN(0), &c->in[0], WT_GPU_NONE, NULL,
+                                             WT_GPU_OUT(0), &c->out[0]);
+  if (p->n_pass > cap) return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "%d reduction passes; the webgpu backend runs at most %d", p->n_pass, cap);
+  if (wt_numel(&c->in[0]) > (int64_t)UINT32_MAX / 2)
+    return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "the webgpu backend indexes with 32 bits; the input is %lld elements",
+                     (long long)wt_numel(&c->in[0]));
+  if (p->n_pass > 1) c->scratch[0] = (uint64_t)p->buf0 * sizeof(float);
+  if (p->n_pass > 2) c->scratch[1] = (uint64_t)p->buf1 * sizeof(float);
+  for (int k = 0; k < p->n_pass; k++) {
+    int last = k == p->n_pass - 1;
+    int8_t src = k == 0 ? WT_GPU_IN(0) : WT_GPU_SCRATCH((k - 1) % 2);
+    int8_t dst = last ? WT_GPU_OUT(0) : WT_GPU_SCRATCH(k % 2);
+    d[k] = (wt_gpu_dispatch){.program = "reduce", .n_bind = 2, .bind = {src, dst}};
+    wt_gpu_grid_1d(&d[k], p->outer[k] * p->inner[k], WT_GPU_WG);
+    d[k].uniform[U_OUTER] = (uint32_t)p->outer[k];
+    d[k].uniform[U_N] = (uint32_t)p->n[k];
+    d[k].uniform[U_INNER] = (uint32_t)p->inner[k];
+    d[k].uniform[U_GX] = d[k].groups[0];
+    d[k].uniform[U_DIVIDE] = last && p->final == FINAL_MEAN;
+    wt_gpu_f32(&d[k].uniform[U_COUNT], p->count ? (float)p->count : 0.0f);
+  }
+  return p->n_pass;
+}
+
+const wt_gpu_kernel wt_gpu_kernels_reduce[] = {
+    {.key = {"", "ReduceSum"}, .encode = encode},
+    {.key = {"", "ReduceMean"}, .encode = encode},
+    {.key = {0}},
+};

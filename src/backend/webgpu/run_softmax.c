@@ -1,0 +1,42 @@
+/* The softmax family on the GPU: SoftmaxCrossEntropyLoss (sce_rows.wgsl per row, then
+ * sce_sum.wgsl for the reduction). */
+#include "backend/webgpu/kernel.h"
+#include "ops/loss_reduction.h"
+#include "ops/softmax_params.h"
+
+static int sce_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
+  const sce_params *p = c->params;
+  (void)cap;
+  int labels = c->in[1].dtype;
+  if (p->nll || c->in[0].dtype != WT_FLOAT || wt_has_input(c->in, c->n_in, 2) || (labels != WT_INT32 && labels != WT_INT64))
+    return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "the webgpu backend runs SoftmaxCrossEntropyLoss of float32 scores with int32 or "
+                     "int64 labels and no class weights only");
+  int64_t rows = p->N * p->D;
+  if (wt_numel(&c->in[0]) > (int64_t)UINT32_MAX / 2)
+    return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "the webgpu backend indexes with 32 bits; the scores are %lld elements",
+                     (long long)wt_numel(&c->in[0]));
+  int lp = c->n_out > 1 && c->node->outputs[1] >= 0;
+  c->scratch[0] = (uint64_t)rows * 8;
+  d[0] = (wt_gpu_dispatch){.program = "sce_rows", .n_bind = 4,
+                           .bind = {WT_GPU_IN(0), WT_GPU_IN(1), lp ? WT_GPU_OUT(1) : WT_GPU_NONE, WT_GPU_SCRATCH(0)}};
+  wt_gpu_grid_1d(&d[0], rows, 64);
+  uint32_t *u = d[0].uniform;
+  u[0] = (uint32_t)rows;
+  u[1] = (uint32_t)p->C;
+  u[2] = (uint32_t)p->D;
+  u[3] = d[0].groups[0];
+  u[4] = labels == WT_INT64 ? 2 : 1;
+  u[5] = (uint32_t)p->has_ignore;
+  u[6] = (uint32_t)(int32_t)p->ignore_index;
+  u[7] = (uint32_t)lp;
+  d[1] = (wt_gpu_dispatch){.program = "sce_sum", .n_bind = 2, .bind = {WT_GPU_SCRATCH(0), WT_GPU_OUT(0)},
+                           .groups = {1, 1, 1}};
+  d[1].uniform[0] = (uint32_t)rows;
+  d[1].uniform[1] = p->reduction == WT_LOSS_NONE ? 0 : p->reduction == WT_LOSS_SUM ? 1 : 2;
+  return 2;
+}
+
+const wt_gpu_kernel wt_gpu_kernels_softmax[] = {
+    {.key = {"", "SoftmaxCrossEntropyLoss"}, .encode = sce_encode},
+    {.key = {0}},
+};
