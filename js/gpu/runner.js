@@ -33,7 +33,8 @@ export class GpuRunner {
     if (hit >= 0) {
       [entry] = this.#programs.splice(hit, 1);
     } else {
-      const p = m._wtw_gpu_program_build(this.handle);
+      const L = this.gpu.device.limits;
+      const p = m._wtw_gpu_program_build(this.handle, L.maxStorageBufferBindingSize, L.maxBufferSize);
       if (!p) {
         const why = this.core.lastError();
         if (this.auto && /webgpu backend/.test(why)) {

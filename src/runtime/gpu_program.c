@@ -2,15 +2,23 @@
  * kernels. */
 #include "runtime/gpu_program.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/gpu_arena.h"
 #include "shape/shape.h"
 
 struct wt_gpu_program {
   wt_shape_pass sp;              /* owns the folded constants the uploads point into */
   wt_gpu_region *at;             /* per value: where it lives (buffer -1: nowhere yet) */
+  int *root;                     /* per value: the value whose room it is (a view's, an
+                                    accumulator's buffer), else itself */
+  int *last;                     /* per root: the last step reading it (INT_MAX: an output) */
+  uint8_t *freed;                /* per root: its arena room was given back */
+  wt_gpu_arena arena;
+  wt_gpu_limits limits;
   uint64_t bytes[WT_GPU_BUFFERS];
   wt_gpu_upload *uploads;
   int n_uploads;
@@ -22,9 +30,50 @@ static uint64_t align256(uint64_t n) { return (n + 255) / 256 * 256; }
 static uint64_t round4(uint64_t n) { return n < 4 ? 4 : (n + 3) / 4 * 4; }
 
 static wt_gpu_region take(wt_gpu_program *p, int buffer, uint64_t bytes) {
-  wt_gpu_region r = {.buffer = buffer, .offset = p->bytes[buffer], .bytes = round4(bytes)};
-  p->bytes[buffer] = align256(r.offset + r.bytes);
+  wt_gpu_region r = {.buffer = buffer, .bytes = round4(bytes)};
+  if (buffer == WT_GPU_ARENA) {
+    r.offset = wt_gpu_arena_take(&p->arena, r.bytes);
+  } else {
+    r.offset = p->bytes[buffer];
+    p->bytes[buffer] = align256(r.offset + r.bytes);
+  }
   return r;
+}
+
+static int give(wt_gpu_program *p, wt_gpu_region r) {
+  return r.buffer == WT_GPU_ARENA ? wt_gpu_arena_give(&p->arena, r.offset, r.bytes) : WT_OK;
+}
+
+/* Gives back root value v's room once its last reader ran (step s), or at once when nothing
+ * reads it. */
+static int retire(wt_gpu_program *p, int v, int s) {
+  int r = p->root[v];
+  if (p->freed[r] || p->last[r] > s || p->at[r].buffer != WT_GPU_ARENA) return WT_OK;
+  p->freed[r] = 1;
+  return give(p, p->at[r]);
+}
+
+/* Each value's room and the last step that reads it. */
+static void lifetimes(wt_gpu_program *p) {
+  const wt_graph *g = p->sp.g;
+  for (int v = 0; v < g->n_values; v++) p->root[v] = v, p->last[v] = -1;
+  for (int s = 0; s < p->sp.n_steps; s++) {
+    const wt_shape_step *st = wt_shape_step_at(&p->sp, s);
+    const wt_node *n = st->node;
+    if (st->view) p->root[n->outputs[0]] = p->root[n->inputs[0]];
+    if ((st->op->flags & WT_OP_ACCUMULATOR) && n->n_outputs > 1 && n->outputs[1] >= 0)
+      p->root[n->outputs[1]] = p->root[n->inputs[0]];
+    for (int i = 0; i < n->n_inputs; i++)
+      if (n->inputs[i] >= 0) p->last[p->root[n->inputs[i]]] = s;
+  }
+  for (int k = 0; k < g->n_outputs; k++) p->last[p->root[g->outputs[k]]] = INT_MAX;
+}
+
+static int fits_binding(const wt_gpu_program *p, const wt_gpu_region *r, const char *what) {
+  if (!p->limits.max_binding || r->bytes <= p->limits.max_binding) return WT_OK;
+  return wt_errorf(WT_ERR_UNSUPPORTED, "%s is %llu bytes; this GPU binds at most %llu bytes to a dispatch "
+                   "(maxStorageBufferBindingSize): use a smaller batch or the wasm backend",
+                   what, (unsigned long long)r->bytes, (unsigned long long)p->limits.max_binding);
 }
 
 /* The region of value v for a dispatch to read: an initializer or folded constant gets its
@@ -72,7 +121,8 @@ static wt_gpu_step *add_step(wt_gpu_program *p) {
  * made by a dispatch before it. */
 static int resolve(wt_gpu_program *p, const wt_shape_step *st, const wt_gpu_dispatch *d,
                    const wt_gpu_region *scratch) {
-  wt_gpu_region r[WT_GPU_MAX_BINDS];
+  wt_gpu_region r[WT_GPU_MAX_BINDS], copies[WT_GPU_MAX_BINDS];
+  int n_copies = 0;
   for (int b = 0; b < d->n_bind; b++) {
     int code = d->bind[b];
     if (code == WT_GPU_NONE) {
@@ -83,6 +133,7 @@ static int resolve(wt_gpu_program *p, const wt_shape_step *st, const wt_gpu_disp
       if (code >= WT_GPU_SCRATCH(WT_GPU_SCRATCHES) || scratch[code - WT_GPU_SCRATCH(0)].buffer < 0)
         return wt_errorf(WT_ERR_INTERNAL, "a webgpu kernel binds scratch it did not ask for");
       r[b] = scratch[code - WT_GPU_SCRATCH(0)];
+      WT_TRY(fits_binding(p, &r[b], "the step's scratch"));
       continue;
     }
     int is_out = code >= WT_GPU_OUT(0);
@@ -91,6 +142,9 @@ static int resolve(wt_gpu_program *p, const wt_shape_step *st, const wt_gpu_disp
     if (idx >= (is_out ? st->n_out : st->n_in) || v < 0)
       return wt_errorf(WT_ERR_INTERNAL, "a webgpu kernel binds a missing %s %d", is_out ? "output" : "input", idx);
     WT_TRY(region_of(p, v, &r[b]));
+    char what[160];
+    snprintf(what, sizeof what, "value '%s'", p->sp.g->values[v].name);
+    WT_TRY(fits_binding(p, &r[b], what));
     for (int e = 0; e < b; e++) {
       if (!overlap(&r[b], &r[e])) continue;
       if (is_out) return wt_errorf(WT_ERR_INTERNAL, "a webgpu dispatch writes into a value it reads");
@@ -100,7 +154,7 @@ static int resolve(wt_gpu_program *p, const wt_shape_step *st, const wt_gpu_disp
       wt_gpu_copy_dispatch(&c->d, (int64_t)(r[b].bytes / 4));
       c->regions[0] = r[b];
       c->regions[1] = copy;
-      r[b] = copy;
+      r[b] = copies[n_copies++] = copy;
       break;
     }
   }
@@ -108,6 +162,7 @@ static int resolve(wt_gpu_program *p, const wt_shape_step *st, const wt_gpu_disp
   if (!s) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
   s->d = *d;
   memcpy(s->regions, r, sizeof r[0] * (size_t)d->n_bind);
+  for (int i = 0; i < n_copies; i++) WT_TRY(give(p, copies[i]));
   return WT_OK;
 }
 
@@ -153,9 +208,10 @@ static int plan_steps(wt_gpu_program *p) {
     if (!k->encode)
       return wt_node_error(wt_errorf(WT_ERR_INTERNAL, "the webgpu backend runs this op only as a view"), n,
                            (int)wt_graph_opset(g, n->domain));
-    for (int o = 0; o < n->n_outputs; o++)
-      if (n->outputs[o] >= 0) p->at[n->outputs[o]] = take(p, WT_GPU_ARENA, wt_nbytes(&p->sp.vals[n->outputs[o]]));
     /* An accumulator writes its buffer (input 0) in place; output 1 is that buffer. */
+    for (int o = 0; o < n->n_outputs; o++)
+      if (n->outputs[o] >= 0 && p->root[n->outputs[o]] == n->outputs[o])
+        p->at[n->outputs[o]] = take(p, WT_GPU_ARENA, wt_nbytes(&p->sp.vals[n->outputs[o]]));
     if ((st->op->flags & WT_OP_ACCUMULATOR) && n->n_outputs > 1 && n->outputs[1] >= 0)
       WT_TRY(region_of(p, n->inputs[0], &p->at[n->outputs[1]]));
     wt_tensor in[WT_GPU_MAX_BINDS * 2], out[WT_GPU_MAX_BINDS];
@@ -179,18 +235,32 @@ static int plan_steps(wt_gpu_program *p) {
       int rc = resolve(p, st, &d[i], scratch);
       if (rc) return wt_node_error(rc, n, (int)wt_graph_opset(g, n->domain));
     }
+    for (int i = 0; i < WT_GPU_SCRATCHES; i++) WT_TRY(give(p, scratch[i]));
+    for (int i = 0; i < n->n_inputs; i++)
+      if (n->inputs[i] >= 0) WT_TRY(retire(p, n->inputs[i], s));
+    for (int o = 0; o < n->n_outputs; o++)
+      if (n->outputs[o] >= 0) WT_TRY(retire(p, n->outputs[o], s));
   }
   for (int k = 0; k < g->n_outputs; k++) {
     wt_gpu_region r;
     WT_TRY(region_of(p, g->outputs[k], &r));
   }
+  p->bytes[WT_GPU_ARENA] = p->arena.peak;
+  static const char *const names[WT_GPU_BUFFERS] = {"a constant buffer", "an arena buffer"};
+  for (int b = 0; b < WT_GPU_BUFFERS; b++)
+    if (p->limits.max_buffer && p->bytes[b] > p->limits.max_buffer)
+      return wt_errorf(WT_ERR_UNSUPPORTED, "the model needs %s of %llu bytes on the GPU; this GPU's buffers "
+                       "hold at most %llu (maxBufferSize): use a smaller batch or the wasm backend",
+                       names[b], (unsigned long long)p->bytes[b], (unsigned long long)p->limits.max_buffer);
   return WT_OK;
 }
 
-int wt_gpu_program_build(const wt_graph *g, const wt_tensor *inputs, wt_gpu_program **out) {
+int wt_gpu_program_build(const wt_graph *g, const wt_tensor *inputs, const wt_gpu_limits *limits,
+                         wt_gpu_program **out) {
   *out = NULL;
   wt_gpu_program *p = calloc(1, sizeof *p);
   if (!p) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  if (limits) p->limits = *limits;
   int rc = wt_shape_pass_begin(&p->sp, g, inputs, sizeof(wt_shape_step));
   if (rc) {
     free(p);
@@ -199,13 +269,25 @@ int wt_gpu_program_build(const wt_graph *g, const wt_tensor *inputs, wt_gpu_prog
   rc = wt_shape_pass_walk(&p->sp);
   if (rc == WT_OK) rc = check_kernels(&p->sp);
   if (rc == WT_OK) {
-    p->at = malloc(sizeof *p->at * (size_t)(g->n_values + 1));
-    if (!p->at) rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+    size_t n = (size_t)g->n_values + 1;
+    p->at = malloc(sizeof *p->at * n);
+    p->root = malloc(sizeof *p->root * n);
+    p->last = malloc(sizeof *p->last * n);
+    p->freed = calloc(n, 1);
+    if (!p->at || !p->root || !p->last || !p->freed) rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
   }
   if (rc == WT_OK) {
     for (int v = 0; v < g->n_values; v++) p->at[v] = (wt_gpu_region){.buffer = -1};
+    lifetimes(p);
     rc = plan_steps(p);
   }
+  /* what a run reads of the build: the regions, steps and uploads */
+  free(p->root);
+  free(p->last);
+  free(p->freed);
+  p->root = p->last = NULL;
+  p->freed = NULL;
+  wt_gpu_arena_release(&p->arena);
   p->sp.inputs = NULL; /* the caller's */
   if (rc) {
     wt_gpu_program_free(p);

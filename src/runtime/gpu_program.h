@@ -7,7 +7,8 @@
  * (uploaded once, from `data` of its uploads); buffer WT_GPU_ARENA the graph inputs, every value
  * a dispatch writes and the outputs. Every region starts 256-byte aligned (a storage binding's
  * offset alignment) and its size is a multiple of 4 bytes. A view (Reshape ...) shares its
- * input's region. Values are not reused yet: the arena is the sum of the values' sizes. */
+ * input's region. A value's room in the arena is given back after its last reader (its views'
+ * readers included) and taken again by values written later; the graph's outputs keep theirs. */
 #ifndef WT_RUNTIME_GPU_PROGRAM_H
 #define WT_RUNTIME_GPU_PROGRAM_H
 
@@ -36,9 +37,17 @@ typedef struct wt_gpu_step {
 
 typedef struct wt_gpu_program wt_gpu_program;
 
+/* The device's limits a program must fit (0: none): the largest storage binding and buffer. */
+typedef struct wt_gpu_limits {
+  uint64_t max_binding, max_buffer;
+} wt_gpu_limits;
+
 /* Plans g for the given inputs (dtype, shape; data for the inputs that fix shapes or fold).
- * An op without a GPU kernel is WT_ERR_UNSUPPORTED naming every such op and a node using it. */
-int wt_gpu_program_build(const wt_graph *g, const wt_tensor *inputs, wt_gpu_program **out);
+ * An op without a GPU kernel is WT_ERR_UNSUPPORTED naming every such op and a node using it; a
+ * value or buffer over a limit is WT_ERR_UNSUPPORTED naming it, its size and the limit.
+ * limits may be NULL. */
+int wt_gpu_program_build(const wt_graph *g, const wt_tensor *inputs, const wt_gpu_limits *limits,
+                         wt_gpu_program **out);
 void wt_gpu_program_free(wt_gpu_program *p);
 
 uint64_t wt_gpu_program_buffer_bytes(const wt_gpu_program *p, int buffer);

@@ -7,8 +7,9 @@
 #include "shape/shape.h"
 #include "webtrain.h"
 
-/* The program for the inputs set on s (wtw_session_set_input), or 0 (wtw_last_error says why). */
-wt_gpu_program *wtw_gpu_program_build(wt_session *s) {
+/* The program for the inputs set on s (wtw_session_set_input), fitting the device's largest
+ * binding and buffer (bytes; 0: no limit), or 0 (wtw_last_error says why). */
+wt_gpu_program *wtw_gpu_program_build(wt_session *s, double max_binding, double max_buffer) {
   const wt_graph *g = wt_session_graph(s);
   wt_tensor *in = calloc((size_t)g->n_inputs + 1, sizeof *in);
   if (!in) {
@@ -23,7 +24,8 @@ wt_gpu_program *wtw_gpu_program_build(wt_session *s) {
     else in[k] = *t;
   }
   if (rc == WT_OK) rc = wt_check_inputs(g, g->n_inputs, in);
-  if (rc == WT_OK) wt_gpu_program_build(g, in, &p);
+  wt_gpu_limits limits = {.max_binding = (uint64_t)max_binding, .max_buffer = (uint64_t)max_buffer};
+  if (rc == WT_OK) wt_gpu_program_build(g, in, &limits, &p);
   free(in);
   return p;
 }

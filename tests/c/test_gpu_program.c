@@ -3,6 +3,7 @@
  * aligned; a view shares its input's bytes; a dispatch that would bind one value twice reads a
  * copy; an op without a GPU kernel is an error naming every such op and a node using it. (The
  * programs themselves run in tests/js/webgpu.test.mjs.) */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,7 +62,7 @@ static void test_program(void) {
   wt_graph_add_output(g, y);
   wt_tensor in = {.dtype = WT_FLOAT, .rank = 2, .dims = {3, 4}};
   wt_gpu_program *p = NULL;
-  CHECK_OK(wt_gpu_program_build(g, &in, &p));
+  CHECK_OK(wt_gpu_program_build(g, &in, NULL, &p));
   if (p) {
     const wt_gpu_step *st;
     int n = wt_gpu_program_steps(p, &st);
@@ -100,8 +101,43 @@ static void test_missing(void) {
   wt_graph_add_output(g, y);
   wt_tensor in = {.dtype = WT_FLOAT, .rank = 2, .dims = {2, 5}};
   wt_gpu_program *p = NULL;
-  CHECK(wt_gpu_program_build(g, &in, &p) == WT_ERR_UNSUPPORTED && !p);
+  CHECK(wt_gpu_program_build(g, &in, NULL, &p) == WT_ERR_UNSUPPORTED && !p);
   CHECK(strstr(wt_last_error(), "the webgpu backend has no kernel for 1 op of this model: Softmax (ai.onnx; node 'sm')"));
+  wt_graph_free(g);
+}
+
+/* A chain of 8 Relus over 1 MiB values: each value's room is taken again once read, so the
+ * arena holds two values at a time; a binding or buffer limit below what the program needs is
+ * an error naming it. */
+static void test_reuse_and_limits(void) {
+  enum { N = 1 << 18, STEPS = 8 };
+  wt_graph *g = wt_graph_new();
+  wt_graph_set_opset(g, "", 17);
+  int v = input(g, "x", 1, (const int64_t[]){N});
+  for (int i = 0; i < STEPS; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "r%d", i);
+    int y = wt_graph_value(g, name);
+    wt_graph_add_node(g, "Relu", "", name, 1, &v, 1, &y);
+    v = y;
+  }
+  wt_graph_add_output(g, v);
+  wt_tensor in = {.dtype = WT_FLOAT, .rank = 1, .dims = {N}};
+  wt_gpu_program *p = NULL;
+  CHECK_OK(wt_gpu_program_build(g, &in, NULL, &p));
+  if (p) {
+    CHECK(wt_gpu_program_buffer_bytes(p, WT_GPU_ARENA) == 2 * (uint64_t)N * 4);
+    const wt_gpu_step *st;
+    int n = wt_gpu_program_steps(p, &st);
+    for (int i = 0; i < n; i++) CHECK(st[i].regions[0].offset != st[i].regions[1].offset);
+    wt_gpu_program_free(p);
+  }
+  wt_gpu_limits binding = {.max_binding = N * 4 - 256};
+  CHECK(wt_gpu_program_build(g, &in, &binding, &p) == WT_ERR_UNSUPPORTED && !p);
+  CHECK(strstr(wt_last_error(), "value 'x' is 1048576 bytes; this GPU binds at most 1048320 bytes"));
+  wt_gpu_limits buffer = {.max_buffer = 2 * N * 4 - 256};
+  CHECK(wt_gpu_program_build(g, &in, &buffer, &p) == WT_ERR_UNSUPPORTED && !p);
+  CHECK(strstr(wt_last_error(), "an arena buffer of 2097152 bytes on the GPU; this GPU's buffers hold at most 2096896"));
   wt_graph_free(g);
 }
 
@@ -111,5 +147,6 @@ int main(void) {
   CHECK(n > 10);
   test_program();
   test_missing();
+  test_reuse_and_limits();
   CHECK_DONE();
 }

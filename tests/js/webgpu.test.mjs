@@ -235,6 +235,39 @@ test('the MLP on webgpu gives PyTorch forward outputs, the same bits run to run'
   s.release();
 });
 
+test('a run after the first creates nothing on the device: one submit, one readback', async () => {
+  const { gpuFor } = await import('../../js/core.js');
+  const device = (await gpuFor({ backend: 'webgpu', gpu }, 'test')).device;
+  const counts = {};
+  const count = (obj, name) => {
+    const had = Object.prototype.hasOwnProperty.call(obj, name);
+    const f = obj[name];
+    obj[name] = function (...a) {
+      counts[name] = (counts[name] ?? 0) + 1;
+      return f.apply(this, a);
+    };
+    return () => (had ? (obj[name] = f) : delete obj[name]);
+  };
+  const session = await InferenceSession.create(new URL('mlp_ce_adamw/model.onnx', cases).pathname, { backend: 'webgpu', gpu });
+  const x = new Tensor('float32', fill(4 * 784, 27), [4, 784]);
+  await session.run({ input: x }); // builds the program
+  const probe = device.createBuffer({ size: 4, usage: 0x8 }); // COPY_DST: its class, for mapAsync
+  const bufferClass = Object.getPrototypeOf(probe);
+  probe.destroy();
+  const creates = ['createBuffer', 'createBindGroup', 'createComputePipeline', 'createComputePipelineAsync', 'createShaderModule', 'createBindGroupLayout', 'createPipelineLayout'];
+  const restore = [...creates.map((n) => count(device, n)), count(device.queue, 'submit'), count(device.queue, 'writeBuffer'), count(bufferClass, 'mapAsync')];
+  try {
+    for (let i = 0; i < 3; i++) await session.run({ input: x });
+  } finally {
+    restore.forEach((r) => r());
+    session.release();
+  }
+  for (const n of creates) assert.equal(counts[n] ?? 0, 0, `${n} after the first run`);
+  assert.equal(counts.submit, 3);
+  assert.equal(counts.mapAsync, 3);
+  assert.equal(counts.writeBuffer, 3); // the input
+});
+
 test('ops without a webgpu kernel: named with their nodes; auto runs the model on wasm once warned', async () => {
   const x = value('x', [2, 5], 12);
   const model = onnxModel({
