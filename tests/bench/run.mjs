@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Speed and memory benchmark, not part of the test suite:
 //   node tests/bench/run.mjs [--quick] [--models a,b] [--runtimes webtrain,ort,tfjs] [--rounds N] [--no-gemm] [--tiering]
+//                            [--backend webgpu: tests/bench/webgpu.mjs instead, with the options it takes]
 //                            [--threads N | --threads 1,2,4] [--env node,chromium | --browser chromium] [--simd relaxed]
 // Trains each model with webtrain, onnxruntime-web 1.19.2's training build (webtrain's generated
 // artifacts; for the MNIST MLP also ONNX Runtime's own artifacts) and TensorFlow.js's wasm
@@ -20,6 +21,13 @@ const opt = (f) => {
   const i = argv.indexOf(f);
   return i >= 0 ? argv[i + 1] : undefined;
 };
+// --backend webgpu: the webgpu backend's benchmark (tests/bench/webgpu.mjs), with the options
+// after it passed on.
+if (opt('--backend') && opt('--backend') !== 'wasm') {
+  if (opt('--backend') !== 'webgpu') throw new Error(`--backend: expected wasm or webgpu, got ${opt('--backend')}`);
+  const rest = argv.filter((a, i) => a !== '--backend' && argv[i - 1] !== '--backend');
+  process.exit(spawnSync(process.execPath, [new URL('./webgpu.mjs', import.meta.url).pathname, ...rest], { stdio: 'inherit' }).status ?? 1);
+}
 const quick = flag('--quick');
 const onlyModels = opt('--models')?.split(',');
 const onlyRuntimes = opt('--runtimes')?.split(',');

@@ -1,0 +1,133 @@
+#!/usr/bin/env node
+// The webgpu backend's benchmark, not part of the test suite (node tests/bench/run.mjs --backend
+// webgpu runs it):
+//   node tests/bench/webgpu.mjs [--sizes 256,512,1024] [--chain 8] [--runs 10] [--json FILE]
+// On whatever adapter Dawn finds (the `webgpu` package; SwiftShader where there is no GPU, which
+// proves the path, not the speed: keep --sizes at 256 or below there), it prints the adapter,
+// then for the backend's own GEMM program (an InferenceSession over a chain of --chain n x n
+// MatMuls, so that compute outweighs the one upload and readback) GFLOP/s at each size, and for
+// the golden MLP's forward pass and its training graph (forward, loss, backward: the optimizer
+// step is not on the GPU yet) ms per run next to the wasm backend's, with the dispatches,
+// submits and bytes read back per run and the first run's time (with the program's build).
+import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { artifacts, CheckpointState, InferenceSession, Tensor } from '../../js/index.js';
+import { gpuFor } from '../../js/core.js';
+import { onnxModel } from '../js/onnx-writer.mjs';
+import { gpu } from '../js/webgpu-env.mjs';
+
+const argv = process.argv.slice(2);
+const opt = (f, d) => {
+  const i = argv.indexOf(f);
+  return i >= 0 ? argv[i + 1] : d;
+};
+const SIZES = opt('--sizes', '256,512,1024').split(',').map(Number);
+const CHAIN = Number(opt('--chain', '8'));
+const RUNS = Number(opt('--runs', '10'));
+if (SIZES.some((n) => !Number.isInteger(n) || n < 1) || !(CHAIN >= 1) || !(RUNS >= 1)) throw new Error('webgpu bench: --sizes, --chain and --runs take whole numbers >= 1');
+
+const device = (await gpuFor({ backend: 'webgpu', gpu }, 'bench')).device;
+const info = (await gpuFor({ backend: 'webgpu', gpu }, 'bench')).info();
+const fill = (n, s) => Float32Array.from({ length: n }, (_, i) => Math.sin(i * 12.9898 + s) * 0.5);
+
+/** Counts device calls while f runs: { dispatches, submits, readBytes }. */
+async function counted(f) {
+  const c = { dispatches: 0, submits: 0, readBytes: 0 };
+  const pass = Object.getPrototypeOf(device.createCommandEncoder().beginComputePass());
+  const dispatch = pass.dispatchWorkgroups;
+  pass.dispatchWorkgroups = function (...a) {
+    c.dispatches++;
+    return dispatch.apply(this, a);
+  };
+  const submit = device.queue.submit;
+  device.queue.submit = function (...a) {
+    c.submits++;
+    return submit.apply(this, a);
+  };
+  const probe = device.createBuffer({ size: 4, usage: 0x8 });
+  const proto = Object.getPrototypeOf(probe);
+  probe.destroy();
+  const map = proto.mapAsync;
+  proto.mapAsync = function (...a) {
+    c.readBytes += this.size;
+    return map.apply(this, a);
+  };
+  try {
+    await f();
+  } finally {
+    device.queue.submit = submit;
+    proto.mapAsync = map;
+    pass.dispatchWorkgroups = dispatch;
+  }
+  return c;
+}
+
+/** ms per run (median of RUNS after a first, timed apart: the build) of session on feeds. */
+async function time(session, feeds) {
+  let t = performance.now();
+  await session.run(feeds);
+  const first = performance.now() - t;
+  const ms = [];
+  for (let i = 0; i < RUNS; i++) {
+    t = performance.now();
+    await session.run(feeds);
+    ms.push(performance.now() - t);
+  }
+  ms.sort((a, b) => a - b);
+  return { first, ms: ms[ms.length >> 1] };
+}
+
+const out = { adapter: info, gemm: [], models: [] };
+console.log(`adapter: ${info.vendor} ${info.architecture} ${info.description} (maxStorageBufferBindingSize ${info.limits.maxStorageBufferBindingSize})`);
+
+for (const n of SIZES) {
+  const names = Array.from({ length: CHAIN + 1 }, (_, i) => `y${i}`);
+  const model = onnxModel({
+    nodes: names.slice(1).map((y, i) => ({ op: 'MatMul', inputs: [names[i], 'w'], outputs: [y] })),
+    inputs: [{ name: 'y0', dims: [n, n] }],
+    initializers: [{ name: 'w', dims: [n, n], data: fill(n * n, 2).map((v) => v / Math.sqrt(n)) }],
+    outputs: [{ name: names[CHAIN] }],
+  });
+  const s = await InferenceSession.create(model, { backend: 'webgpu', gpu });
+  const { first, ms } = await time(s, { y0: new Tensor('float32', fill(n * n, 1), [n, n]) });
+  s.release();
+  const gflops = (2 * n * n * n * CHAIN) / (ms * 1e6);
+  out.gemm.push({ n, chain: CHAIN, ms, gflops, firstMs: first });
+  console.log(`gemm n=${n} x${CHAIN}: ${ms.toFixed(2)} ms/run, ${gflops.toFixed(1)} GFLOP/s (first run, with the build: ${first.toFixed(0)} ms)`);
+}
+
+const dir = fileURLToPath(new URL('../golden/cases/mlp_ce_adamw/', import.meta.url));
+const art = await artifacts.generateArtifacts(`${dir}model.onnx`, { loss: 'CrossEntropyLoss', optimizer: 'AdamW' });
+const state = await CheckpointState.loadCheckpoint(art.checkpoint);
+for (const batch of [32, 256]) {
+  const x = new Tensor('float32', fill(batch * 784, 3).map(Math.abs), [batch, 784]);
+  const labels = new Tensor('int32', Int32Array.from({ length: batch }, (_, i) => i % 10), [batch]);
+  const training = {};
+  const probe = await InferenceSession.create(art.trainingModel, { backend: 'wasm' });
+  for (const name of probe.inputNames) {
+    const g = /^(.*)_grad\.accumulation\.buffer$/.exec(name);
+    const p = state.parameters.get(g ? g[1] : name);
+    if (name === 'lazy_reset_grad') training[name] = new Tensor('bool', Uint8Array.of(1), [1]);
+    else if (p) training[name] = new Tensor('float32', g ? new Float32Array(p.data.length) : p.data, p.dims);
+    else training[name] = name === 'input' ? x : labels;
+  }
+  probe.release();
+  for (const [what, model, feeds] of [['forward', `${dir}model.onnx`, { input: x }], ['training graph', art.trainingModel, training]]) {
+    const row = { model: `mlp_784_128_10 ${what}`, batch };
+    for (const backend of ['wasm', 'webgpu']) {
+      const s = await InferenceSession.create(model, { backend, gpu });
+      const t = await time(s, feeds);
+      row[backend] = t.ms;
+      if (backend === 'webgpu') {
+        row.firstMs = t.first;
+        Object.assign(row, await counted(() => s.run(feeds)));
+      }
+      s.release();
+    }
+    out.models.push(row);
+    console.log(`${row.model} b${batch}: wasm ${row.wasm.toFixed(2)} ms, webgpu ${row.webgpu.toFixed(2)} ms/run (${row.dispatches} dispatches, ${row.submits} submit, ${row.readBytes} bytes read back; the first run, with the build: ${row.firstMs.toFixed(0)} ms)`);
+  }
+}
+state.release();
+if (opt('--json')) writeFileSync(opt('--json'), JSON.stringify(out, null, 1));
+process.exit(0); // Dawn's instance would keep the process alive

@@ -1,0 +1,67 @@
+// The webgpu backend in Chromium (navigator.gpu: SwiftShader where there is no GPU): the golden
+// MLP's forward pass and its step-0 training graph (loss and backward) run on the page's GPU and
+// give the wasm backend's numbers.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { serve, launch, guard, openPage } from './harness.mjs';
+
+let server, browser;
+before(async () => {
+  server = await serve();
+  browser = await launch(['--enable-unsafe-webgpu']);
+});
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+test('the MLP and its training graph on WebGPU in a page give the wasm backend\'s numbers', async () => {
+  const ctx = await guard(await browser.newContext(), server.url);
+  try {
+    const page = await openPage(ctx, `${server.url}/tests/browser/pages/index.html`);
+    const r = await page.evaluate(async () => {
+      const { webtrain: wt, t } = window;
+      const g = await t.golden();
+      const [x, y] = g.steps[0];
+      const both = async (model, feeds) => {
+        const out = {};
+        for (const backend of ['wasm', 'webgpu']) {
+          const s = await wt.InferenceSession.create(model, { backend });
+          out[backend] = { backend: s.backend, y: await s.run(feeds) };
+          s.release();
+        }
+        return out;
+      };
+      const forward = await both(g.model, { input: x });
+      const art = await wt.artifacts.generateArtifacts(g.model, g.options);
+      const state = await wt.CheckpointState.loadCheckpoint(art.checkpoint);
+      const feeds = {};
+      const probe = await wt.InferenceSession.create(art.trainingModel, { backend: 'wasm' });
+      for (const n of probe.inputNames) {
+        const grad = /^(.*)_grad\.accumulation\.buffer$/.exec(n);
+        if (n === 'lazy_reset_grad') feeds[n] = new wt.Tensor('bool', Uint8Array.of(1), [1]);
+        else if (grad) feeds[n] = new wt.Tensor('float32', new Float32Array(state.parameters.get(grad[1]).data.length), state.parameters.get(grad[1]).dims);
+        else if (state.parameters.has(n)) feeds[n] = new wt.Tensor('float32', state.parameters.get(n).data, state.parameters.get(n).dims);
+        else feeds[n] = n === 'input' ? x : y;
+      }
+      probe.release();
+      state.release();
+      const training = await both(art.trainingModel, feeds);
+      const pick = (o, name) => ({ backend: o.backend, data: Array.from(o.y[name].data), dims: o.y[name].dims });
+      return {
+        forward: { wasm: pick(forward.wasm, 'output'), webgpu: pick(forward.webgpu, 'output') },
+        loss: { wasm: pick(training.wasm, 'loss'), webgpu: pick(training.webgpu, 'loss'), expected: g.c.steps[0].loss },
+        adapter: wt.runtimeInfo().adapter,
+      };
+    });
+    assert.equal(r.forward.webgpu.backend, 'webgpu');
+    assert.ok(r.adapter && r.adapter.limits.maxStorageBufferBindingSize > 0, JSON.stringify(r.adapter));
+    assert.deepEqual(r.forward.webgpu.dims, r.forward.wasm.dims);
+    r.forward.webgpu.data.forEach((v, i) => assert.ok(Math.abs(v - r.forward.wasm.data[i]) <= 1e-5 * (1 + Math.abs(r.forward.wasm.data[i])), `output[${i}] ${v} vs ${r.forward.wasm.data[i]}`));
+    assert.equal(r.loss.webgpu.backend, 'webgpu');
+    assert.ok(Math.abs(r.loss.webgpu.data[0] - r.loss.wasm.data[0]) <= 1e-6 * Math.abs(r.loss.wasm.data[0]), `loss ${r.loss.webgpu.data[0]} vs ${r.loss.wasm.data[0]}`);
+    assert.ok(Math.abs(r.loss.webgpu.data[0] - r.loss.expected) <= 1e-5 * Math.abs(r.loss.expected), `loss ${r.loss.webgpu.data[0]} vs PyTorch ${r.loss.expected}`);
+  } finally {
+    await ctx.close();
+  }
+});
