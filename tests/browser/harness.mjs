@@ -128,14 +128,15 @@ export async function openPage(context, url, page = null) {
 }
 
 /**
- * For a test file: before its tests, start the server (serve(options)) and Chromium; after
- * them, stop both. Returns an object whose `server` and `browser` are set once started.
+ * For a test file: before its tests, start the server (serve(options)) and Chromium (with
+ * launch's extraArgs); after them, stop both. Returns an object whose `server` and `browser`
+ * are set once started.
  */
-export function startBrowser(options) {
+export function startBrowser(options, extraArgs = []) {
   const env = { server: null, browser: null };
   before(async () => {
     env.server = await serve(options);
-    env.browser = await launch();
+    env.browser = await launch(extraArgs);
   });
   after(async () => {
     await env.browser?.close();

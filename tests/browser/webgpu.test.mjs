@@ -1,24 +1,14 @@
 // The webgpu backend in Chromium (navigator.gpu: SwiftShader where there is no GPU): the golden
 // MLP's forward pass and its step-0 training graph (loss and backward) run on the page's GPU and
 // give the wasm backend's numbers.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { serve, launch, guard, openPage } from './harness.mjs';
+import { startBrowser, onTestPage } from './harness.mjs';
 
-let server, browser;
-before(async () => {
-  server = await serve();
-  browser = await launch(['--enable-unsafe-webgpu']);
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const env = startBrowser(undefined, ['--enable-unsafe-webgpu']);
 
-test('the MLP and its training graph on WebGPU in a page give the wasm backend\'s numbers', async () => {
-  const ctx = await guard(await browser.newContext(), server.url);
-  try {
-    const page = await openPage(ctx, `${server.url}/tests/browser/pages/index.html`);
+test('the MLP and its training graph on WebGPU in a page give the wasm backend\'s numbers', () =>
+  onTestPage(env, async (page) => {
     const r = await page.evaluate(async () => {
       const { webtrain: wt, t } = window;
       const g = await t.golden();
@@ -61,7 +51,4 @@ test('the MLP and its training graph on WebGPU in a page give the wasm backend\'
     assert.equal(r.loss.webgpu.backend, 'webgpu');
     assert.ok(Math.abs(r.loss.webgpu.data[0] - r.loss.wasm.data[0]) <= 1e-6 * Math.abs(r.loss.wasm.data[0]), `loss ${r.loss.webgpu.data[0]} vs ${r.loss.wasm.data[0]}`);
     assert.ok(Math.abs(r.loss.webgpu.data[0] - r.loss.expected) <= 1e-5 * Math.abs(r.loss.expected), `loss ${r.loss.webgpu.data[0]} vs PyTorch ${r.loss.expected}`);
-  } finally {
-    await ctx.close();
-  }
-});
+  }));
