@@ -1,6 +1,6 @@
 // The webgpu backend in Chromium (navigator.gpu: SwiftShader where there is no GPU): the golden
 // MLP's forward pass and its step-0 training graph (loss and backward) run on the page's GPU and
-// give the wasm backend's numbers.
+// give the wasm backend's numbers; inside webtrain.worker() too.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startBrowser, onTestPage } from './harness.mjs';
@@ -51,4 +51,27 @@ test('the MLP and its training graph on WebGPU in a page give the wasm backend\'
     assert.equal(r.loss.webgpu.backend, 'webgpu');
     assert.ok(Math.abs(r.loss.webgpu.data[0] - r.loss.wasm.data[0]) <= 1e-6 * Math.abs(r.loss.wasm.data[0]), `loss ${r.loss.webgpu.data[0]} vs ${r.loss.wasm.data[0]}`);
     assert.ok(Math.abs(r.loss.webgpu.data[0] - r.loss.expected) <= 1e-5 * Math.abs(r.loss.expected), `loss ${r.loss.webgpu.data[0]} vs PyTorch ${r.loss.expected}`);
+  }));
+
+test('an InferenceSession on webgpu inside webtrain.worker() gives the page\'s outputs', () =>
+  onTestPage(env, async (page) => {
+    const r = await page.evaluate(async () => {
+      const { webtrain: wt, t } = window;
+      const g = await t.golden();
+      const [x] = g.steps[0];
+      const onPage = await wt.InferenceSession.create(g.model, { backend: 'webgpu' });
+      const a = (await onPage.run({ input: x })).output;
+      onPage.release();
+      const w = await wt.worker();
+      try {
+        const s = await w.InferenceSession.create(g.model, { backend: 'webgpu' });
+        const b = (await s.run({ input: x })).output;
+        await s.release();
+        return { page: Array.from(a.data), worker: Array.from(b.data), info: await w.runtimeInfo() };
+      } finally {
+        w.terminate();
+      }
+    });
+    assert.deepEqual(r.worker, r.page);
+    assert.ok(r.info.adapter, 'the worker opened a GPU device');
   }));
