@@ -20,6 +20,21 @@ typedef struct wt_adamw_params {
   int64_t t;                   /* 1-based step count of this update */
 } wt_adamw_params;
 
+/* AdamW's per-element constants for one update, computed once on the host (in double, then
+ * rounded, where ONNX Runtime computes them so) and read by every backend's update kernel:
+ *   kind 0 (adam_mode 0, PyTorch): f = {1 - lr wd, b1, 1 - b1, b2, 1 - b2, -lr / bc1, sqrt(bc2),
+ *     eps}: p = p f0; m = m f1 + f2 g; v = v f3 + (f4 g) g; p = p + (f5 m) / (sqrt(v) / f6 + f7)
+ *   kind 1 (adam_mode 1, HuggingFace): f = {b1, 1 - b1, b2, 1 - b2, -lr sqrt(bc2) / bc1, eps,
+ *     -lr wd}: m, v alike; p = p + (f4 m) / (sqrt(v) + f5), then p = p + f6 p where decay
+ * with bc1 = 1 - b1^t, bc2 = 1 - b2^t when correct_bias, else 1. */
+typedef struct wt_adamw_consts {
+  int kind;
+  int decay;                   /* kind 1: weight decay is not 0 */
+  float f[8];
+} wt_adamw_consts;
+
+void wt_adamw_consts_of(const wt_adamw_params *hp, wt_adamw_consts *c);
+
 typedef struct wt_backend_optim {
   /* p, g, m, v: n floats; p, m and v are updated in place. */
   void (*adamw_update)(float *p, const float *g, float *m, float *v, int64_t n,

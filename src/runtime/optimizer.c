@@ -13,6 +13,7 @@
 #include "io/onnx_io.h"
 #include "backend/cpu/kernel.h"
 #include "backend/optim.h"
+#include "runtime/optimizer.h"
 #include "runtime/state.h"
 
 #define WT_DEFAULT_LR 1e-3f     /* ONNX Runtime's default before set_learning_rate */
@@ -106,6 +107,26 @@ int wt_optimizer_create(wt_state *s, const uint8_t *model, size_t len, wt_optimi
 
 void wt_optimizer_free(wt_optimizer *o) { free(o); }
 
+/* The hyperparameters of the next update: the rate in force, the 1-based step it will be. */
+static wt_adamw_params next_params(const wt_optimizer *o) {
+  wt_adamw_params hp = o->hp;
+  hp.lr = o->fixed_lr ? o->fixed_lr_value : o->lr;
+  hp.t = o->s->step + 1;
+  return hp;
+}
+
+void wt_optimizer_next_update(const wt_optimizer *o, wt_adamw_consts *consts, float *sgd_lr) {
+  wt_adamw_params hp = next_params(o);
+  memset(consts, 0, sizeof *consts);
+  *sgd_lr = 0.0f;
+  if (o->adamw) {
+    wt_adamw_consts_of(&hp, consts);
+  } else {
+    consts->kind = -1;
+    *sgd_lr = hp.lr;
+  }
+}
+
 int wt_optimizer_step(wt_optimizer *o) {
   wt_state *s = o->s;
   if (s->bad_grads)
@@ -136,9 +157,7 @@ int wt_optimizer_step(wt_optimizer *o) {
     WT_TRY(alloc_moment(p, &p->m));
     WT_TRY(alloc_moment(p, &p->v));
   }
-  wt_adamw_params hp = o->hp;
-  hp.lr = o->fixed_lr ? o->fixed_lr_value : o->lr;
-  hp.t = s->step + 1;
+  wt_adamw_params hp = next_params(o);
   for (int i = 0; i < s->n_params; i++) {
     wt_param *p = &s->params[i];
     if (!p->requires_grad) continue;

@@ -117,28 +117,10 @@ static void adamw_mode1(float *p, const float *g, float *m, float *v, int64_t n,
 void wt_adamw_update_f32(float *p, const float *g, float *m, float *v, int64_t n,
                          const wt_adamw_params *hp) {
   if (n <= 0) return;
-  const double lr = hp->lr, wd = hp->weight_decay;
-  const double b1 = hp->beta1, b2 = hp->beta2;
-  double bc1 = 1.0, bc2 = 1.0;
-  if (hp->correct_bias) {
-    bc1 = 1.0 - pow(b1, (double)hp->t);
-    bc2 = 1.0 - pow(b2, (double)hp->t);
-  }
-  const float omb1 = (float)(1.0 - b1), omb2 = (float)(1.0 - b2);
-  optim_job j = {.p = p, .g = g, .m = m, .v = v, .n = n};
-  if (hp->adam_mode == 0) {
-    j.kind = 0;
-    float f[8] = {(float)(1.0 - lr * wd), hp->beta1, omb1, hp->beta2, omb2,
-                  (float)(-(lr / bc1)), (float)sqrt(bc2), hp->eps};
-    memcpy(j.f, f, sizeof f);
-  } else {
-    /* Weight decay 0 skips the decay term, so p stays exact even if it is not finite. */
-    j.kind = 1;
-    float f[8] = {hp->beta1, omb1, hp->beta2, omb2, -(float)(lr * sqrt(bc2) / bc1), hp->eps,
-                  (float)(-lr * wd), 0.0f};
-    memcpy(j.f, f, sizeof f);
-    j.decay = wd != 0.0;
-  }
+  wt_adamw_consts c;
+  wt_adamw_consts_of(hp, &c);
+  optim_job j = {.p = p, .g = g, .m = m, .v = v, .n = n, .kind = c.kind, .decay = c.decay};
+  memcpy(j.f, c.f, sizeof c.f);
   optim_run(&j);
 }
 

@@ -1,0 +1,69 @@
+// The optimizer's update on the GPU (optim.wgsl): AdamW or SGD over parameters, gradients and
+// moments held in GPU buffers, with the constants the core computes for the next step
+// (wtw_optimizer_update_consts: the same the CPU kernels use). Its pipeline and placeholders are
+// made once; a bind group and a uniform slot per set of buffers, once.
+import { Usage } from './device.js';
+import programs from '../../dist/webtrain-wgsl.js';
+
+const UNIFORM_BYTES = 256;
+
+export class GpuOptimizerUpdate {
+  #groups = new WeakMap(); // p buffer -> { key, group }
+
+  static async create(gpu) {
+    const u = new GpuOptimizerUpdate();
+    await gpu.scoped('building the webgpu optimizer update', async () => {
+      const d = gpu.device;
+      u.gpu = gpu;
+      u.pipeline = await gpu.pipeline('optim', programs.optim);
+      u.placeholder = d.createBuffer({ size: 512, usage: Usage.STORAGE, label: 'webtrain optimizer placeholders' });
+    });
+    return u;
+  }
+
+  /** The constants of the core's optimizer `h` for its next step (Float32Array(10)). */
+  static consts(core, h) {
+    const m = core.m;
+    const at = m._wtw_malloc(40);
+    try {
+      m._wtw_optimizer_update_consts(h, at);
+      return new Float32Array(m.HEAPU8.buffer, at, 10).slice();
+    } finally {
+      m._wtw_free(at);
+    }
+  }
+
+  /**
+   * Encodes into the command encoder `enc` the update of n floats of buffers { p, g, m, v } (m
+   * and v null for SGD) with the constants `consts`; the constants are written to the queue now.
+   */
+  encode(enc, { p, g, m, v }, n, consts) {
+    const d = this.gpu.device;
+    const gx = Math.min(65535, Math.max(1, Math.ceil(n / 256)));
+    const words = new Uint32Array(UNIFORM_BYTES / 4);
+    words.set([n, gx, consts[0], consts[1]]);
+    new Float32Array(words.buffer, 16, 8).set(consts.subarray(2));
+    let entry = this.#groups.get(p);
+    const key = [g, m, v];
+    if (!entry || entry.key.some((b, i) => b !== key[i])) {
+      const bind = (b, slot) => (b ? { buffer: b } : { buffer: this.placeholder, offset: 256 * slot, size: 256 });
+      const uniform = d.createBuffer({ size: UNIFORM_BYTES, usage: Usage.UNIFORM | Usage.COPY_DST, label: 'webtrain optimizer constants' });
+      entry = {
+        key,
+        uniform,
+        group: d.createBindGroup({
+          layout: this.pipeline.getBindGroupLayout(0),
+          entries: [{ binding: 0, resource: { buffer: uniform } }, { binding: 1, resource: { buffer: p } }, { binding: 2, resource: { buffer: g } },
+            { binding: 3, resource: bind(m, 0) }, { binding: 4, resource: bind(v, 1) }],
+        }),
+      };
+      this.#groups.set(p, entry);
+    }
+    d.queue.writeBuffer(entry.uniform, 0, words);
+    const pass = enc.beginComputePass();
+    pass.setPipeline(this.pipeline);
+    pass.setBindGroup(0, entry.group);
+    pass.dispatchWorkgroups(gx, Math.ceil(Math.ceil(n / 256) / gx));
+    pass.end();
+  }
+}

@@ -1,0 +1,14 @@
+/* What the optimizer's next update computes with, for a backend that runs the update itself
+ * (the WebGPU backend: its parameters live in GPU buffers). */
+#ifndef WT_RUNTIME_OPTIMIZER_H
+#define WT_RUNTIME_OPTIMIZER_H
+
+#include "backend/optim.h"
+#include "webtrain.h"
+
+/* The next step's update: AdamW's constants (consts, *sgd_lr 0) or SGD's learning rate
+ * (*sgd_lr, consts zeroed and kind -1), at the current learning rate and step count. Changes
+ * nothing. */
+void wt_optimizer_next_update(const wt_optimizer *o, wt_adamw_consts *consts, float *sgd_lr);
+
+#endif
