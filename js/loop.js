@@ -226,16 +226,16 @@ const NON_FINITE = /the loss is (NaN|infinite) at this train step/;
  * One training step: module.run, then (its loss finite, or onNonFinite 'throw') optimizer.step
  * and scheduler?.step; lazyResetGrad either way. -> run's outputs, or null for a skipped batch.
  */
-function trainStep(module, optimizer, scheduler, batch, onNonFinite) {
+async function trainStep(module, optimizer, scheduler, batch, onNonFinite) {
   let outs = null;
   try {
-    outs = outputsOf(module.run(...batch));
+    outs = outputsOf(await module.run(...batch)); // (a Promise on the webgpu backend)
   } catch (e) {
     if (onNonFinite === 'throw' || !NON_FINITE.test(e?.message)) throw e;
   }
   const apply = outs && (onNonFinite === 'throw' || Number.isFinite(scalar(outs[0])));
   if (apply) {
-    optimizer.step();
+    await optimizer.step();
     if (scheduler) scheduler.step();
   }
   module.lazyResetGrad();
@@ -336,7 +336,7 @@ async function runFit(module, optimizer, o, what) {
       const means = metrics.map(() => new Mean());
       for (const batch of validation) {
         // every output of the eval model: those after the loss are the model's outputs in webtrain's artifacts
-        const outs = module._evalOutputs(...batch);
+        const outs = await module._evalOutputs(...batch);
         const n = batch[batch.length - 1].dims?.[0] ?? 1;
         loss.add(scalar(outs[0]), n);
         addMetrics(what, metrics, means, outs, batch);
@@ -364,7 +364,7 @@ async function runFit(module, optimizer, o, what) {
       for (let b = 0; it ? !next.done : b < count; b++) {
         const batch = asBatch(it ? next.value : batches[b]);
         if (it) next = await it.next();
-        const outs = trainStep(module, optimizer, scheduler, batch, onNonFinite);
+        const outs = await trainStep(module, optimizer, scheduler, batch, onNonFinite);
         const loss = outs ? scalar(outs[0]) : NaN;
         const taken = !!outs; // else skipped: a non-finite loss
         if (taken) {
@@ -397,7 +397,7 @@ async function runFit(module, optimizer, o, what) {
       history.push(entry);
       if (stopper && stopped !== 'nonFinite') {
         const { improved, stop } = stopper.judge(entry);
-        if (improved && stopper.restoreBest) best = module.getContiguousParameters(false);
+        if (improved && stopper.restoreBest) best = await module.getContiguousParameters(false);
         if (stop) stopped ??= 'earlyStopping';
       }
       if (ckpt) await CheckpointState.saveCheckpoint(module.state, ckpt.path.replaceAll('{epoch}', String(epoch)), { includeOptimizerState: ckpt.includeOptimizerState });
@@ -410,7 +410,7 @@ async function runFit(module, optimizer, o, what) {
   }
   let restored = false;
   if (best && stopper.bestEpoch !== history.at(-1)?.epoch) {
-    module.copyBufferToParameters(best, false);
+    await module.copyBufferToParameters(best, false);
     restored = true;
     if (ckpt) await CheckpointState.saveCheckpoint(module.state, ckpt.path.replaceAll('{epoch}', String(stopper.bestEpoch)), { includeOptimizerState: ckpt.includeOptimizerState });
   }

@@ -188,6 +188,13 @@ export declare class Module<R extends Tensor | Tensor[] = RunResult, A extends T
   ): Promise<Module<RunResult<E>, AllOutputs<E>>>;
   /** The checkpoint state the module trains. */
   readonly state: CheckpointState;
+  /**
+   * Where the steps run: `'webgpu'` (Module.create's or init's `backend`) or `'wasm'`. On
+   * `'webgpu'`, run/runNamed/runAll/predict, `optimizer.step()`, `state.parameters.get()`,
+   * `state.toBytes()`, `getContiguousParameters()` and the exports return Promises (they read the
+   * parameters back from the GPU): write `await` and the same code runs on both backends.
+   */
+  readonly backend: 'wasm' | 'webgpu';
   /** True in training mode (the default), false in eval mode. */
   readonly isTraining: boolean;
   /** Switches to training mode; returns the module. */

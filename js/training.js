@@ -1,7 +1,7 @@
 // ONNX Runtime's on-device training API in JavaScript: CheckpointState, Module, Optimizer,
 // LinearLRScheduler. Parameters, gradients and optimizer state live in the wasm heap, owned by
 // the C core; JS holds handles. Inputs are copied in and outputs copied out per call.
-import { coreFor, WebtrainError } from './core.js';
+import { coreFor, gpuFor, chosenBackend, warnOnce, WebtrainError } from './core.js';
 import { checkOptions, INIT_OPTIONS, MODEL_OPTIONS } from './options.js';
 import { Tensor } from './tensor.js';
 import { readBytes, describe } from './bytes.js';
@@ -90,7 +90,13 @@ class Parameters {
   has(name) {
     return this.#index(name) >= 0;
   }
+  /** { name, dims, requiresGrad, data, grad }; a Promise of it while a module trains the state on the GPU (read back first). */
   get(name) {
+    const gpu = this.#s._gpu;
+    if (gpu) return gpu.sync().then(() => this.#get(name));
+    return this.#get(name);
+  }
+  #get(name) {
     const i = this.#index(name);
     return i < 0 ? undefined : this.#param(i);
   }
@@ -100,6 +106,7 @@ class Parameters {
     const core = this.#s.core;
     const data = values instanceof Float32Array ? values : Float32Array.from(values);
     core.check(core.withBytes(data, (p) => core.m._wtw_state_param_update(this.#s.h, i, p, data.length)));
+    this.#s._gpu?.markDirty();
   }
   *keys() {
     for (let i = 0; i < this.size; i++) yield this.#name(i);
@@ -183,6 +190,9 @@ export class CheckpointState extends Handle {
   // The C state, freed after the Modules and Optimizers built on it (js/lifetime.js).
   #life;
 
+  /** @internal The GPU trainer of the module training this state on the webgpu backend, or null. */
+  _gpu = null;
+
   constructor(core, h) {
     super(core, h, 'checkpoint state');
     this.#life = new StateLife(h, (raw) => core.m._wtw_state_free(raw)).watch(this);
@@ -230,6 +240,7 @@ export class CheckpointState extends Handle {
    */
   static async saveCheckpoint(state, destination, options = {}) {
     const { includeOptimizerState = false, externalData = 'auto', trainableOnly = false } = checkOptions(options, SAVE_OPTIONS, 'saveCheckpoint') ?? {};
+    if (state._gpu) await state._gpu.sync();
     if (trainableOnly) return saveTrainable(state, state.h, destination, includeOptimizerState);
     if (externalData !== true && externalData !== false && externalData !== 'auto') {
       throw new TypeError(`saveCheckpoint: externalData must be true, false or 'auto'; got ${describe(externalData)}`);
@@ -249,12 +260,17 @@ export class CheckpointState extends Handle {
    * that it was trained on the same frozen base.
    */
   async loadParameters(source) {
-    return loadParameters(this, this.h, source);
+    if (this._gpu) await this._gpu.sync();
+    const r = await loadParameters(this, this.h, source);
+    this._gpu?.markDirty();
+    return r;
   }
 
+  /** The checkpoint's bytes; a Promise of them while a module trains the state on the GPU. */
   toBytes(options = {}) {
     const { includeOptimizerState = false } = checkOptions(options, ['includeOptimizerState'], 'toBytes') ?? {};
-    return this.core.takeBuf(this.m._wtw_state_save(this.h, includeOptimizerState ? 1 : 0), 'cannot save checkpoint');
+    const bytes = () => this.core.takeBuf(this.m._wtw_state_save(this.h, includeOptimizerState ? 1 : 0), 'cannot save checkpoint');
+    return this._gpu ? this._gpu.sync().then(bytes) : bytes();
   }
 
   /**
@@ -278,6 +294,8 @@ export class Module extends Handle {
   #source = null; // where the training model's side files are (an export by reference refers to them)
   #life;
   #predictKey = null; // the outputs the core's predict graph computes, '\0'-joined
+  #gpu = null; // js/gpu/trainer.js on the webgpu backend
+  #auto = false; // backend 'auto': a model the GPU cannot run goes back to wasm
 
   constructor(core, h, state, hasEval, stateLife) {
     super(core, h, 'module');
@@ -330,7 +348,48 @@ export class Module extends Handle {
     }
     const module = new Module(core, h, state, !!ev, state._retain());
     module.#source = sourceOf(trainingModel, entries, train);
+    const gpu = await gpuFor(options, 'Module.create');
+    if (gpu) {
+      if (state._gpu) throw new WebtrainError('Module.create: another module trains this state on the GPU; release it first');
+      const { GpuTrainer } = await import('./gpu/trainer.js');
+      module.#gpu = await GpuTrainer.create(gpu, core, h, state._raw);
+      module.#auto = chosenBackend(options) === 'auto';
+      state._gpu = module.#gpu;
+    }
     return module;
+  }
+
+  /** 'webgpu' or 'wasm': where the steps run (on 'webgpu' run, step and what reads the state back return Promises). */
+  get backend() {
+    return this.#gpu ? 'webgpu' : 'wasm';
+  }
+
+  /** @internal the GPU trainer (Optimizer.create's), or null. */
+  get _gpu() {
+    return this.#gpu;
+  }
+
+  /** A step of `mode` on the GPU: the inputs set as for the CPU, then the trainer's program. */
+  #gpuStep(mode, args, context, count) {
+    const { m, h } = this;
+    this.#feed(mode, args);
+    const n = count ?? m._wtw_module_output_count(h, mode);
+    let pending;
+    try {
+      pending = this.#gpu.run(mode, n);
+    } catch (e) {
+      pending = Promise.reject(e);
+    }
+    return pending.catch(async (e) => {
+      if (!this.#auto || !/the webgpu backend has no kernel/.test(e.message)) throw new WebtrainError(`${context}: ${e.message.replace(/^(train|eval) step: /, '')}`);
+      // 'auto': this model trains on wasm from now on
+      warnOnce(`webtrain: backend 'auto' trains this model on wasm: ${e.message}`);
+      await this.#gpu.sync();
+      this.#gpu.release();
+      this.#gpu = null;
+      this.#state._gpu = null;
+      return this.#step(mode, args, context, count);
+    });
   }
 
   get state() {
@@ -388,6 +447,11 @@ export class Module extends Handle {
    * one input's tensor); `outputNames` default: the model's outputs. -> { name: Tensor }.
    */
   predict(inputs, outputNames) {
+    if (this.#gpu) return this.#gpu.sync().then(() => this.#predict(inputs, outputNames));
+    return this.#predict(inputs, outputNames);
+  }
+
+  #predict(inputs, outputNames) {
     const { m, h, core } = this;
     if (!this.#hasEval) throw new WebtrainError('predict needs the eval model: give one to Module.create');
     const names = outputNames ?? this.#forwardOutputs();
@@ -413,25 +477,30 @@ export class Module extends Handle {
    * state inside the step, not returned.
    */
   run(...args) {
+    const pick = (outs) => (outs.length === 1 ? outs[0] : outs);
     const outs = this.runAll(...args);
-    return outs.length === 1 ? outs[0] : outs;
+    return outs instanceof Promise ? outs.then(pick) : pick(outs);
   }
 
   /** Like run, always returning every output as { name: Tensor }. */
   runNamed(...args) {
     const names = this.outputNames();
+    const named = (outs) => Object.fromEntries(names.map((n, i) => [n, outs[i]]));
     const outs = this.runAll(...args);
-    return Object.fromEntries(names.map((n, i) => [n, outs[i]]));
+    return outs instanceof Promise ? outs.then(named) : named(outs);
   }
 
   runAll(...args) {
     const mode = this.#mode;
-    return this.#step(mode, args, `${mode === Mode.EVAL ? 'eval' : 'train'} step`, this.#outputCount(mode));
+    const context = `${mode === Mode.EVAL ? 'eval' : 'train'} step`;
+    if (this.#gpu) return this.#gpuStep(this.#checkMode(mode), args, context, this.#outputCount(mode));
+    return this.#step(mode, args, context, this.#outputCount(mode));
   }
 
   /** @internal An eval step's outputs, all of them: [loss, additional outputs, the model's outputs] (fit's metrics). */
   _evalOutputs(...args) {
     this.#checkMode(Mode.EVAL);
+    if (this.#gpu) return this.#gpuStep(Mode.EVAL, args, 'eval step');
     return this.#step(Mode.EVAL, args, 'eval step');
   }
 
@@ -441,6 +510,20 @@ export class Module extends Handle {
    * model's outputs (a language model's logits) where they are.
    */
   #step(mode, args, context, count) {
+    const { m, h, core } = this;
+    this.#feed(mode, args);
+    const status = mode === Mode.TRAIN ? m._wtw_module_train_step(h) : mode === Mode.EVAL ? m._wtw_module_eval_step(h) : m._wtw_module_predict_step(h);
+    if (status) throw new WebtrainError(`${context}: ${withLossHint(core.lastError())}`);
+    return readOutputs(core, count ?? m._wtw_module_output_count(h, mode), {
+      rank: (i) => m._wtw_module_output_rank(h, mode, i),
+      dim: (i, a) => m._wtw_module_output_dim(h, mode, i, a),
+      dtype: (i) => m._wtw_module_output_dtype(h, mode, i),
+      data: (i) => m._wtw_module_output_data(h, mode, i),
+    });
+  }
+
+  /** The step's inputs from run's or predict's args, set on the mode's model. */
+  #feed(mode, args) {
     const { m, h, core } = this;
     this.#checkMode(mode);
     let names = this.#inputNames.get(mode);
@@ -458,14 +541,6 @@ export class Module extends Handle {
       dtype: (i) => m._wtw_module_input_dtype(h, mode, i),
       set: (i, dtype, rank, dims, data) => m._wtw_module_set_input(h, mode, i, dtype, rank, dims, data),
       inputContext: (name) => `${model} model input '${name}'`,
-    });
-    const status = mode === Mode.TRAIN ? m._wtw_module_train_step(h) : mode === Mode.EVAL ? m._wtw_module_eval_step(h) : m._wtw_module_predict_step(h);
-    if (status) throw new WebtrainError(`${context}: ${withLossHint(core.lastError())}`);
-    return readOutputs(core, count ?? m._wtw_module_output_count(h, mode), {
-      rank: (i) => m._wtw_module_output_rank(h, mode, i),
-      dim: (i, a) => m._wtw_module_output_dim(h, mode, i, a),
-      dtype: (i) => m._wtw_module_output_dtype(h, mode, i),
-      data: (i) => m._wtw_module_output_data(h, mode, i),
     });
   }
 
@@ -491,6 +566,11 @@ export class Module extends Handle {
   }
 
   getContiguousParameters(trainableOnly = true) {
+    if (this.#gpu) return this.#gpu.sync().then(() => this.#contiguous(trainableOnly));
+    return this.#contiguous(trainableOnly);
+  }
+
+  #contiguous(trainableOnly) {
     const n = this.getParametersSize(trainableOnly);
     const core = this.core;
     const p = core.malloc(n * 4);
@@ -507,6 +587,7 @@ export class Module extends Handle {
     if (!(data instanceof Float32Array)) throw new WebtrainError('copyBufferToParameters: expected a Float32Array or a float32 Tensor');
     const core = this.core;
     core.check(core.withBytes(data, (p) => this.m._wtw_state_params_copy_from(this.#state._raw, trainableOnly ? 1 : 0, p, data.length)));
+    this.#gpu?.markDirty();
   }
 
   /**
@@ -523,6 +604,7 @@ export class Module extends Handle {
     }
     if (!Array.isArray(outputNames) || !outputNames.length) throw new WebtrainError('exportModelForInferencing: give the output names to keep, e.g. ["output"]');
     const { keepExternalData = false } = checkOptions(options, ['keepExternalData'], 'exportModelForInferencing') ?? {};
+    if (this.#gpu) await this.#gpu.sync();
     if (typeof keepExternalData !== 'boolean') throw new TypeError(`exportModelForInferencing: keepExternalData must be true or false; got ${describe(keepExternalData)}`);
     const core = this.core;
     const bytes = core.takeBuf(core.withStrings([outputNames.join('\0')], (p) => this.m._wtw_module_export(this.h, p, outputNames.length, keepExternalData ? 1 : 0)), 'cannot export the model');
@@ -538,17 +620,24 @@ export class Module extends Handle {
   }
 
   /** LoRA: the inference model with the adapters merged into the base weights (js/lora.js). */
-  exportMergedModel(destination, outputNames) {
+  async exportMergedModel(destination, outputNames) {
+    if (this.#gpu) await this.#gpu.sync();
     return exportMergedModel(this, destination, outputNames);
   }
 
   /** LoRA: { model, adapter }: the base model taking the adapters as inputs, and the .onnx_adapter file. */
-  exportLoraAdapter(destination, outputNames, options) {
+  async exportLoraAdapter(destination, outputNames, options) {
+    if (this.#gpu) await this.#gpu.sync();
     return exportLoraAdapter(this, this.#state._raw, destination, outputNames, options);
   }
 
-  /** Frees the module (its C object, plans and staging memory); idempotent. */
+  /** Frees the module (its C object, plans and staging memory, its GPU buffers); idempotent. */
   release() {
+    if (this.#gpu) {
+      this.#gpu.release();
+      if (this.#state._gpu === this.#gpu) this.#state._gpu = null;
+      this.#gpu = null;
+    }
     this.drop();
     this.#life.release();
   }
@@ -575,10 +664,13 @@ export class Optimizer extends Handle {
     return new Optimizer(core, h, module, module.state._retain());
   }
 
+  /** The update; on the webgpu backend a Promise (the update runs on the GPU). */
   step() {
     const h = this.h;
     // The core would update the state's parameters still (it lives on), for a module no one can run.
     if (!this.module.isLive) throw new WebtrainError('optimizer step: its module was released; step before releasing the module (or release the optimizer too)');
+    const gpu = this.module._gpu;
+    if (gpu) return gpu.step(h);
     this.core.check(this.m._wtw_optimizer_step(h), 'optimizer step');
   }
 

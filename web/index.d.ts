@@ -109,6 +109,8 @@ export declare class RemoteModule<R extends Tensor | Tensor[] = RunResult, A ext
   train(): Promise<void>;
   eval(): Promise<void>;
   isTraining(): Promise<boolean>;
+  /** Where the module's steps run in the worker: 'webgpu' or 'wasm'. */
+  backend(): Promise<'wasm' | 'webgpu'>;
   run(...inputs: unknown[]): Promise<R>;
   runNamed(...inputs: unknown[]): Promise<Record<string, Tensor>>;
   runAll(...inputs: unknown[]): Promise<A>;
@@ -147,6 +149,8 @@ export declare class RemoteInferenceSession extends RemoteObject {
   run(feeds: Record<string, Tensor>): Promise<Record<string, Tensor>>;
   /** Bytes of activation memory the session's cached plans hold. */
   arenaBytes(): Promise<number>;
+  /** Where run() computes in the worker: 'webgpu' or 'wasm'. */
+  backend(): Promise<'wasm' | 'webgpu'>;
 }
 
 /** The training API running in a Web Worker: every call returns a Promise. */

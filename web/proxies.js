@@ -11,13 +11,13 @@ export const PROXIED = {
   Properties: { methods: ['get', 'set', 'has', 'entries', 'size'] },
   Module: {
     methods: [
-      'train', 'eval', 'isTraining', 'inputNames', 'outputNames', 'run', 'runNamed', 'runAll', 'predict', 'lazyResetGrad', 'memoryStats', 'isLive',
+      'train', 'eval', 'isTraining', 'backend', 'inputNames', 'outputNames', 'run', 'runNamed', 'runAll', 'predict', 'lazyResetGrad', 'memoryStats', 'isLive',
       'getParametersSize', 'getContiguousParameters', 'copyBufferToParameters', 'exportModelForInferencing', 'exportMergedModel', 'exportLoraAdapter', 'release',
     ],
   },
   Optimizer: { methods: ['step', 'setLearningRate', 'getLearningRate', 'isLive', 'release'] },
   LinearLRScheduler: { methods: ['step', 'release'] },
-  InferenceSession: { methods: ['run', 'arenaBytes', 'release'] },
+  InferenceSession: { methods: ['run', 'arenaBytes', 'backend', 'release'] },
 };
 
 /** Class -> member -> why the proxy does not have it. */

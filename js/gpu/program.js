@@ -8,7 +8,7 @@ import { DType } from '../abi.js';
 import programs from '../../dist/webtrain-wgsl.js';
 import { Usage, MAP_READ } from './device.js';
 
-const CONST = 0, ARENA = 1;
+const CONST = 0, ARENA = 1; // the program's buffers; ids from 2 on are the caller's
 const UNIFORM_BYTES = 256;
 const MAX_BINDS = 8; // WT_GPU_MAX_BINDS
 const TYPED = { [DType.FLOAT]: ['float32', Float32Array], [DType.INT32]: ['int32', Int32Array], [DType.BOOL]: ['bool', Uint8Array] };
@@ -42,12 +42,15 @@ export class GpuProgram {
   #groups;
   #pipelines;
   #steps;
+  #extra; // the placeholders and uniform slots
+  #own; // how many of #buffers' first entries are the program's (the rest: the caller's)
 
   /**
    * Builds the program `p` (a wtw_gpu_program handle) on gpu (a GpuDevice): inputs[k] is graph
-   * input k's region, outputs[k] graph output k's region and type.
+   * input k's region, outputs[k] graph output k's region and type. external: the caller's
+   * buffers, by id from 2 on (the placed inputs': a module's parameters and gradients).
    */
-  static async build(gpu, core, p, nInputs, nOutputs) {
+  static async build(gpu, core, p, nInputs, nOutputs, external = []) {
     const m = core.m;
     const desc = describe(core, p);
     const inputs = Array.from({ length: nInputs }, (_, k) => desc.region(1, k, 0));
@@ -58,22 +61,24 @@ export class GpuProgram {
       return { ...desc.region(2, k, 0), dtype, dims };
     });
     const prog = new GpuProgram();
-    await gpu.scoped('building the webgpu program', async () => prog.#create(gpu, desc, inputs, outputs));
+    await gpu.scoped('building the webgpu program', async () => prog.#create(gpu, desc, inputs, outputs, external));
     return prog;
   }
 
-  async #create(gpu, desc, inputs, outputs) {
+  async #create(gpu, desc, inputs, outputs, external) {
     const d = gpu.device;
     this.#gpu = gpu;
     this.inputs = inputs;
     this.outputs = outputs;
     const storage = Usage.STORAGE | Usage.COPY_DST | Usage.COPY_SRC;
     const buffer = (size, usage, label) => d.createBuffer({ size: Math.max(256, Math.ceil(size / 256) * 256), usage, label });
-    const bufs = [buffer(desc.bytes[CONST], storage, 'webtrain constants'), buffer(desc.bytes[ARENA], storage, 'webtrain arena')];
+    const bufs = [buffer(desc.bytes[CONST], storage, 'webtrain constants'), buffer(desc.bytes[ARENA], storage, 'webtrain arena'), ...external];
+    this.#own = 2;
     // one 256-byte placeholder per binding slot: two in one dispatch must not overlap
     const placeholder = buffer(256 * MAX_BINDS, storage, 'webtrain placeholders');
     const uniforms = buffer(desc.steps.length * UNIFORM_BYTES, Usage.UNIFORM | Usage.COPY_DST, 'webtrain uniforms');
-    this.#buffers = [...bufs, placeholder, uniforms];
+    this.#buffers = bufs;
+    this.#extra = [placeholder, uniforms];
     for (const u of desc.uploads) if (u.data.byteLength) d.queue.writeBuffer(bufs[CONST], u.offset, u.data);
     const all = new Uint8Array(Math.max(1, desc.steps.length) * UNIFORM_BYTES);
     desc.steps.forEach((s, i) => all.set(s.uniform, i * UNIFORM_BYTES));
@@ -100,9 +105,8 @@ export class GpuProgram {
     const gpu = this.#gpu;
     return gpu.scoped('a webgpu run', async () => {
       const d = gpu.device;
-      const [, arena] = this.#buffers;
       this.inputs.forEach((r, k) => {
-        if (r.buffer < 0) return;
+        if (r.buffer < 0 || r.buffer >= this.#own) return; // not read, or the caller's (placed)
         const f = feeds[k];
         d.queue.writeBuffer(this.#buffers[r.buffer], r.offset, f.buffer, f.byteOffset, f.byteLength - (f.byteLength % 4));
         const tail = f.byteLength % 4;
@@ -123,7 +127,7 @@ export class GpuProgram {
       let at = 0;
       for (const o of this.outputs) {
         const n = Math.ceil(o.bytes / 4) * 4;
-        enc.copyBufferToBuffer(o.buffer === ARENA ? arena : this.#buffers[o.buffer], o.offset, this.#staging, at, n);
+        enc.copyBufferToBuffer(this.#buffers[o.buffer], o.offset, this.#staging, at, n);
         at += n;
       }
       d.queue.submit([enc.finish()]);
@@ -146,7 +150,7 @@ export class GpuProgram {
   }
 
   release() {
-    for (const b of this.#buffers ?? []) b.destroy();
+    for (const b of [...(this.#buffers ?? []).slice(0, this.#own), ...(this.#extra ?? [])]) b.destroy();
     this.#staging?.destroy();
     this.#buffers = null;
   }

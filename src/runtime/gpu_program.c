@@ -187,11 +187,22 @@ static int check_kernels(const wt_shape_pass *sp) {
                    count > 1 ? "s" : "", msg);
 }
 
-static int plan_steps(wt_gpu_program *p) {
+static int plan_steps(wt_gpu_program *p, const wt_gpu_region *placed) {
   const wt_graph *g = p->sp.g;
   for (int k = 0; k < g->n_inputs; k++) {
     int v = g->inputs[k];
-    if (p->sp.storage[v] == WT_ST_INPUT) p->at[v] = take(p, WT_GPU_ARENA, wt_nbytes(&p->sp.vals[v]));
+    if (p->sp.storage[v] != WT_ST_INPUT) continue;
+    if (placed && placed[k].buffer >= 0) {
+      if (placed[k].buffer < WT_GPU_BUFFERS || placed[k].offset % 256 || placed[k].bytes < wt_nbytes(&p->sp.vals[v]))
+        return wt_errorf(WT_ERR_INVALID_ARG, "input '%s': placed at buffer %d, offset %llu, %llu bytes; expected a "
+                         "caller's buffer, 256-byte aligned, of at least %llu bytes", g->values[v].name, placed[k].buffer,
+                         (unsigned long long)placed[k].offset, (unsigned long long)placed[k].bytes,
+                         (unsigned long long)wt_nbytes(&p->sp.vals[v]));
+      p->at[v] = placed[k];
+      p->at[v].bytes = round4(wt_nbytes(&p->sp.vals[v]));
+    } else {
+      p->at[v] = take(p, WT_GPU_ARENA, wt_nbytes(&p->sp.vals[v]));
+    }
   }
   for (int s = 0; s < p->sp.n_steps; s++) {
     const wt_shape_step *st = wt_shape_step_at(&p->sp, s);
@@ -256,7 +267,7 @@ static int plan_steps(wt_gpu_program *p) {
 }
 
 int wt_gpu_program_build(const wt_graph *g, const wt_tensor *inputs, const wt_gpu_limits *limits,
-                         wt_gpu_program **out) {
+                         const wt_gpu_region *placed, wt_gpu_program **out) {
   *out = NULL;
   wt_gpu_program *p = calloc(1, sizeof *p);
   if (!p) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
@@ -279,7 +290,7 @@ int wt_gpu_program_build(const wt_graph *g, const wt_tensor *inputs, const wt_gp
   if (rc == WT_OK) {
     for (int v = 0; v < g->n_values; v++) p->at[v] = (wt_gpu_region){.buffer = -1};
     lifetimes(p);
-    rc = plan_steps(p);
+    rc = plan_steps(p, placed);
   }
   /* what a run reads of the build: the regions, steps and uploads */
   free(p->root);

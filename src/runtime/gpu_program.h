@@ -17,6 +17,7 @@
 #include "backend/webgpu/kernel.h"
 #include "ir/ir.h"
 
+/* The program's own buffers; ids from WT_GPU_BUFFERS on are the caller's (placed inputs). */
 enum { WT_GPU_CONST, WT_GPU_ARENA, WT_GPU_BUFFERS };
 
 typedef struct wt_gpu_region {
@@ -43,11 +44,14 @@ typedef struct wt_gpu_limits {
 } wt_gpu_limits;
 
 /* Plans g for the given inputs (dtype, shape; data for the inputs that fix shapes or fold).
+ * placed (NULL, or one region per graph input, buffer -1 where not placed): inputs that live in
+ * the caller's buffers (a module's parameters and gradient buffers, which persist across runs),
+ * written in place where the graph writes them (gradient accumulation).
  * An op without a GPU kernel is WT_ERR_UNSUPPORTED naming every such op and a node using it; a
  * value or buffer over a limit is WT_ERR_UNSUPPORTED naming it, its size and the limit.
  * limits may be NULL. */
 int wt_gpu_program_build(const wt_graph *g, const wt_tensor *inputs, const wt_gpu_limits *limits,
-                         wt_gpu_program **out);
+                         const wt_gpu_region *placed, wt_gpu_program **out);
 void wt_gpu_program_free(wt_gpu_program *p);
 
 uint64_t wt_gpu_program_buffer_bytes(const wt_gpu_program *p, int buffer);

@@ -10,6 +10,7 @@
 #include "io/onnx_io.h"
 #include "backend/cpu/gemm_prepack.h"
 #include "ops/op.h"
+#include "runtime/module_external.h"
 #include "runtime/session.h"
 #include "runtime/state.h"
 
@@ -125,18 +126,33 @@ static int ends_with(const char *s, const char *suffix) {
   return a >= b && !strcmp(s + a - b, suffix);
 }
 
+/* What graph input k of a mode's model is bound to (WT_MODULE_INPUT_*), and its parameter. */
+static int classify(const wt_module *mod, const wt_graph *g, int k, int train, wt_param **param) {
+  const wt_value *v = &g->values[g->inputs[k]];
+  *param = wt_state_find(mod->s, v->name);
+  if (*param) return WT_MODULE_INPUT_PARAM;
+  if (train && ends_with(v->name, SUFFIX_BUF)) {
+    char name[512];
+    snprintf(name, sizeof name, "%.*s", (int)(strlen(v->name) - strlen(SUFFIX_BUF)), v->name);
+    *param = wt_state_find(mod->s, name);
+    return WT_MODULE_INPUT_GRAD;
+  }
+  if (train && !strcmp(v->name, "lazy_reset_grad")) return WT_MODULE_INPUT_RESET;
+  return WT_MODULE_INPUT_USER;
+}
+
 /* Binds parameters, gradient buffers and lazy_reset_grad; the rest are user inputs. */
 static int bind_inputs(wt_module *mod, mode *md, int train) {
   const wt_graph *g = wt_session_graph(md->sess);
   md->in = calloc((size_t)g->n_inputs + 1, sizeof(int));
   md->out = calloc((size_t)g->n_outputs + 1, sizeof(int));
   if (!md->in || !md->out) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
-  char name[512];
   int marked = wt_graph_lora_marked(g);
   for (int k = 0; k < g->n_inputs; k++) {
     const wt_value *v = &g->values[g->inputs[k]];
-    wt_param *p = wt_state_find(mod->s, v->name);
-    if (p) {
+    wt_param *p;
+    int kind = classify(mod, g, k, train, &p);
+    if (kind == WT_MODULE_INPUT_PARAM) {
       int same = p->t.dtype == v->dtype && (v->rank < 0 || v->rank == p->t.rank);
       for (int d = 0; same && v->rank >= 0 && d < v->rank; d++)
         same = v->dims[d] < 0 || v->dims[d] == p->t.dims[d];
@@ -152,16 +168,14 @@ static int bind_inputs(wt_module *mod, mode *md, int train) {
       if (train) p->lora = (uint8_t)wt_value_lora_role(g, g->inputs[k], marked);
       continue;
     }
-    if (train && ends_with(v->name, SUFFIX_BUF)) {
-      snprintf(name, sizeof name, "%.*s", (int)(strlen(v->name) - strlen(SUFFIX_BUF)), v->name);
-      p = wt_state_find(mod->s, name);
+    if (kind == WT_MODULE_INPUT_GRAD) {
       if (!p || !p->requires_grad)
-        return wt_errorf(WT_ERR_INVALID_ARG, "input '%s': '%s' is not a trainable "
-                         "parameter of the checkpoint", v->name, name);
+        return wt_errorf(WT_ERR_INVALID_ARG, "input '%s': '%.*s' is not a trainable parameter of the checkpoint",
+                         v->name, (int)(strlen(v->name) - strlen(SUFFIX_BUF)), v->name);
       WT_TRY(wt_session_set_input(md->sess, k, WT_FLOAT, p->t.rank, p->t.dims, p->grad));
       continue;
     }
-    if (train && !strcmp(v->name, "lazy_reset_grad")) {
+    if (kind == WT_MODULE_INPUT_RESET) {
       int64_t one = 1;
       WT_TRY(wt_session_set_input(md->sess, k, WT_BOOL, 1, &one, &mod->reset));
       continue;
@@ -559,6 +573,42 @@ void wt_module_memory(const wt_module *m, wt_module_mem *out) {
     out->moments += (p->m ? nb : 0) + (p->v ? nb : 0);
   }
   out->packed = (size_t)m->packed_bytes;
+}
+
+/* ---- a backend that runs the module's graphs itself (runtime/module_external.h) ---------- */
+
+wt_session *wt_module_session(wt_module *m, int32_t eval) {
+  const mode *md = get_mode(m, eval);
+  return md ? md->sess : NULL;
+}
+
+int wt_module_input_binding(const wt_module *m, int32_t eval, int k, int *param) {
+  const mode *md = get_mode(m, eval);
+  *param = -1;
+  if (!md || k < 0 || k >= wt_session_input_count(md->sess)) return -1;
+  wt_param *p;
+  int kind = classify(m, wt_session_graph(md->sess), k, eval == WT_MODE_TRAIN, &p);
+  if (p) *param = wt_state_param_index(m->s, p->name); /* the state API's index */
+  return kind;
+}
+
+int wt_module_output_graph_index(const wt_module *m, int32_t eval, int i) {
+  const mode *md = get_mode(m, eval);
+  return md && i >= 0 && i < md->n_out ? md->out[i] : -1;
+}
+
+int wt_module_external_train_step(wt_module *m, int loss_finite) {
+  m->m[0].ran = 0;
+  if (!loss_finite) {
+    m->s->bad_grads = 1;
+    m->reset = 1;
+    return wt_errorf(WT_ERR_RUNTIME, "the loss is not finite at this train step (a bad batch, or a learning rate "
+                     "too high); its gradients are discarded and the optimizer will not apply them");
+  }
+  m->s->bad_grads = 0;
+  m->reset = 0;
+  m->s->grad_pending = 1;
+  return WT_OK;
 }
 
 int wt_module_lazy_reset_grad(wt_module *m) {

@@ -127,8 +127,9 @@ void wt_optimizer_next_update(const wt_optimizer *o, wt_adamw_consts *consts, fl
   }
 }
 
-int wt_optimizer_step(wt_optimizer *o) {
-  wt_state *s = o->s;
+/* Whether a step may apply the gradients. */
+static int check_step(const wt_optimizer *o) {
+  const wt_state *s = o->s;
   if (s->bad_grads)
     return wt_errorf(WT_ERR_RUNTIME, "optimizer step refused: the last train step's loss was not finite, "
                      "so its gradients were discarded; run a train step on a good batch first");
@@ -137,6 +138,31 @@ int wt_optimizer_step(wt_optimizer *o) {
     return wt_errorf(WT_ERR_INVALID_ARG, "no gradients to apply: no train step ran since the "
                      "last optimizer step or lazy gradient reset (an eval step computes none); run a train "
                      "step (module.train(), then module.run(inputs, labels)) first");
+  return WT_OK;
+}
+
+int wt_optimizer_step_external(wt_optimizer *o, wt_adamw_consts *consts, float *sgd_lr) {
+  WT_TRY(check_step(o));
+  if (o->clip_max_norm > 0)
+    return wt_errorf(WT_ERR_UNSUPPORTED, "optimizer step: gradient clipping (InplaceClipGradNorm) is not on the "
+                     "webgpu backend yet; train this model with backend 'wasm'");
+  wt_state *s = o->s;
+  /* The moments a later checkpoint reads back into */
+  for (int i = 0; i < s->n_params && o->adamw; i++) {
+    wt_param *p = &s->params[i];
+    if (!p->requires_grad) continue;
+    WT_TRY(alloc_moment(p, &p->m));
+    WT_TRY(alloc_moment(p, &p->v));
+  }
+  wt_optimizer_next_update(o, consts, sgd_lr);
+  s->step++;
+  s->grad_pending = 0;
+  return WT_OK;
+}
+
+int wt_optimizer_step(wt_optimizer *o) {
+  wt_state *s = o->s;
+  WT_TRY(check_step(o));
   if (o->clip_max_norm > 0) {
     double sq = 0;
     for (int i = 0; i < s->n_params; i++)

@@ -11,4 +11,9 @@
  * nothing. */
 void wt_optimizer_next_update(const wt_optimizer *o, wt_adamw_consts *consts, float *sgd_lr);
 
+/* A step whose update runs elsewhere: the checks of wt_optimizer_step (gradients pending and
+ * finite), the moments made for a later checkpoint, the update's constants as above, and the
+ * step counted. Gradient clipping is refused. */
+int wt_optimizer_step_external(wt_optimizer *o, wt_adamw_consts *consts, float *sgd_lr);
+
 #endif

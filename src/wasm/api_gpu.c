@@ -3,13 +3,18 @@
 #include <stdlib.h>
 
 #include "runtime/gpu_program.h"
+#include "runtime/module_external.h"
+#include "runtime/optimizer.h"
+#include "runtime/state.h"
 #include "runtime/session.h"
 #include "shape/shape.h"
 #include "webtrain.h"
 
 /* The program for the inputs set on s (wtw_session_set_input), fitting the device's largest
- * binding and buffer (bytes; 0: no limit), or 0 (wtw_last_error says why). */
-wt_gpu_program *wtw_gpu_program_build(wt_session *s, double max_binding, double max_buffer) {
+ * binding and buffer (bytes; 0: no limit), with the inputs `placed` names (NULL, or per graph
+ * input its buffer (-1: not placed), offset and bytes) in the caller's buffers; or 0
+ * (wtw_last_error says why). */
+wt_gpu_program *wtw_gpu_program_build(wt_session *s, double max_binding, double max_buffer, const double *placed) {
   const wt_graph *g = wt_session_graph(s);
   wt_tensor *in = calloc((size_t)g->n_inputs + 1, sizeof *in);
   if (!in) {
@@ -25,12 +30,61 @@ wt_gpu_program *wtw_gpu_program_build(wt_session *s, double max_binding, double 
   }
   if (rc == WT_OK) rc = wt_check_inputs(g, g->n_inputs, in);
   wt_gpu_limits limits = {.max_binding = (uint64_t)max_binding, .max_buffer = (uint64_t)max_buffer};
-  if (rc == WT_OK) wt_gpu_program_build(g, in, &limits, &p);
+  wt_gpu_region *at = placed ? calloc((size_t)g->n_inputs + 1, sizeof *at) : NULL;
+  if (placed && !at) rc = wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  for (int k = 0; at && k < g->n_inputs; k++)
+    at[k] = (wt_gpu_region){.buffer = (int)placed[3 * k], .offset = (uint64_t)placed[3 * k + 1], .bytes = (uint64_t)placed[3 * k + 2]};
+  if (rc == WT_OK) wt_gpu_program_build(g, in, &limits, at, &p);
+  free(at);
   free(in);
   return p;
 }
 
 void wtw_gpu_program_free(wt_gpu_program *p) { wt_gpu_program_free(p); }
+
+/* ---- a module's graphs on the GPU (runtime/module_external.h) ---- */
+
+wt_session *wtw_module_session(wt_module *m, int eval) { return wt_module_session(m, eval); }
+/* Graph input k of the mode's model: kind (WT_MODULE_INPUT_*) * 65536 + parameter index + 1 (0:
+ * none), or -1. */
+int wtw_module_input_binding(const wt_module *m, int eval, int k) {
+  int param;
+  int kind = wt_module_input_binding(m, eval, k, &param);
+  return kind < 0 ? -1 : kind * 65536 + param + 1;
+}
+int wtw_module_output_graph_index(const wt_module *m, int eval, int i) { return wt_module_output_graph_index(m, eval, i); }
+int wtw_module_external_train_step(wt_module *m, int finite) { return wt_module_external_train_step(m, finite); }
+/* The optimizer's step whose update the caller runs: out[10] as wtw_optimizer_update_consts. */
+int wtw_optimizer_step_external(wt_optimizer *o, float *out) {
+  wt_adamw_consts c;
+  float lr;
+  int rc = wt_optimizer_step_external(o, &c, &lr);
+  out[0] = c.kind < 0 ? 2.0f : (float)c.kind;
+  out[1] = (float)c.decay;
+  for (int i = 0; i < 8; i++) out[2 + i] = c.kind < 0 ? (i == 0 ? lr : 0.0f) : c.f[i];
+  return rc;
+}
+/* Graph input k as set on s: its data's address and bytes (0 when not set). */
+const void *wtw_session_input_data(const wt_session *s, int k) {
+  const wt_tensor *t = wt_session_input(s, k);
+  return t ? t->data : NULL;
+}
+double wtw_session_input_bytes(const wt_session *s, int k) {
+  const wt_tensor *t = wt_session_input(s, k);
+  return t ? (double)wt_nbytes(t) : 0;
+}
+/* Its dtype (axis -2), rank (-1) or dim `axis`, as set (-1 when not set). */
+double wtw_session_input_set(const wt_session *s, int k, int axis) {
+  const wt_tensor *t = wt_session_input(s, k);
+  if (!t) return -1;
+  return axis == -2 ? t->dtype : axis == -1 ? t->rank : (double)t->dims[axis];
+}
+/* A parameter's optimizer moment k (0: m, 1: v), or 0 when it has none. */
+const float *wtw_state_param_moment(const wt_state *s, int i, int k) {
+  const char *name = wt_state_param_name(s, i);
+  const wt_param *p = name ? wt_state_find(s, name) : NULL;
+  return p ? (k ? p->v : p->m) : NULL;
+}
 
 double wtw_gpu_buffer_bytes(const wt_gpu_program *p, int buffer) {
   return (double)wt_gpu_program_buffer_bytes(p, buffer);

@@ -6,12 +6,12 @@
 // proves the path, not the speed: keep --sizes at 256 or below there), it prints the adapter,
 // then for the backend's own GEMM program (an InferenceSession over a chain of --chain n x n
 // MatMuls, so that compute outweighs the one upload and readback) GFLOP/s at each size, and for
-// the golden MLP's forward pass and its training graph (forward, loss, backward: the optimizer
-// step is not on the GPU yet) ms per run next to the wasm backend's, with the dispatches,
-// submits and bytes read back per run and the first run's time (with the program's build).
+// the golden MLP's forward pass (an InferenceSession) and its training step (Module.run, then
+// Optimizer.step: AdamW) in ms next to the wasm backend's, with the dispatches, submits and
+// bytes read back per step and the first step's time (with the program's build).
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { artifacts, CheckpointState, InferenceSession, Tensor } from '../../js/index.js';
+import { artifacts, CheckpointState, InferenceSession, Module, Optimizer, Tensor } from '../../js/index.js';
 import { gpuFor } from '../../js/core.js';
 import { onnxModel } from '../js/onnx-writer.mjs';
 import { gpu } from '../js/webgpu-env.mjs';
@@ -62,15 +62,15 @@ async function counted(f) {
   return c;
 }
 
-/** ms per run (median of RUNS after a first, timed apart: the build) of session on feeds. */
-async function time(session, feeds) {
+/** ms of f (median of RUNS after a first, timed apart: the build). */
+async function time(f) {
   let t = performance.now();
-  await session.run(feeds);
+  await f();
   const first = performance.now() - t;
   const ms = [];
   for (let i = 0; i < RUNS; i++) {
     t = performance.now();
-    await session.run(feeds);
+    await f();
     ms.push(performance.now() - t);
   }
   ms.sort((a, b) => a - b);
@@ -89,7 +89,8 @@ for (const n of SIZES) {
     outputs: [{ name: names[CHAIN] }],
   });
   const s = await InferenceSession.create(model, { backend: 'webgpu', gpu });
-  const { first, ms } = await time(s, { y0: new Tensor('float32', fill(n * n, 1), [n, n]) });
+  const y0 = new Tensor('float32', fill(n * n, 1), [n, n]);
+  const { first, ms } = await time(() => s.run({ y0 }));
   s.release();
   const gflops = (2 * n * n * n * CHAIN) / (ms * 1e6);
   out.gemm.push({ n, chain: CHAIN, ms, gflops, firstMs: first });
@@ -98,36 +99,37 @@ for (const n of SIZES) {
 
 const dir = fileURLToPath(new URL('../golden/cases/mlp_ce_adamw/', import.meta.url));
 const art = await artifacts.generateArtifacts(`${dir}model.onnx`, { loss: 'CrossEntropyLoss', optimizer: 'AdamW' });
-const state = await CheckpointState.loadCheckpoint(art.checkpoint);
 for (const batch of [32, 256]) {
   const x = new Tensor('float32', fill(batch * 784, 3).map(Math.abs), [batch, 784]);
   const labels = new Tensor('int32', Int32Array.from({ length: batch }, (_, i) => i % 10), [batch]);
-  const training = {};
-  const probe = await InferenceSession.create(art.trainingModel, { backend: 'wasm' });
-  for (const name of probe.inputNames) {
-    const g = /^(.*)_grad\.accumulation\.buffer$/.exec(name);
-    const p = state.parameters.get(g ? g[1] : name);
-    if (name === 'lazy_reset_grad') training[name] = new Tensor('bool', Uint8Array.of(1), [1]);
-    else if (p) training[name] = new Tensor('float32', g ? new Float32Array(p.data.length) : p.data, p.dims);
-    else training[name] = name === 'input' ? x : labels;
+  const forward = { model: 'mlp_784_128_10 forward', batch };
+  const training = { model: 'mlp_784_128_10 training step', batch };
+  for (const backend of ['wasm', 'webgpu']) {
+    const s = await InferenceSession.create(`${dir}model.onnx`, { backend, gpu });
+    const run = () => s.run({ input: x });
+    const t = await time(run);
+    forward[backend] = t.ms;
+    if (backend === 'webgpu') Object.assign(forward, { firstMs: t.first }, await counted(run));
+    s.release();
+    const state = await CheckpointState.loadCheckpoint(art.checkpoint);
+    const module = await Module.create(art.trainingModel, state, art.evalModel, { backend, gpu });
+    const optimizer = await Optimizer.create(art.optimizerModel, module);
+    const step = async () => {
+      await module.run(x, labels);
+      await optimizer.step();
+      module.lazyResetGrad();
+    };
+    const u = await time(step);
+    training[backend] = u.ms;
+    if (backend === 'webgpu') Object.assign(training, { firstMs: u.first }, await counted(step));
+    optimizer.release();
+    module.release();
+    state.release();
   }
-  probe.release();
-  for (const [what, model, feeds] of [['forward', `${dir}model.onnx`, { input: x }], ['training graph', art.trainingModel, training]]) {
-    const row = { model: `mlp_784_128_10 ${what}`, batch };
-    for (const backend of ['wasm', 'webgpu']) {
-      const s = await InferenceSession.create(model, { backend, gpu });
-      const t = await time(s, feeds);
-      row[backend] = t.ms;
-      if (backend === 'webgpu') {
-        row.firstMs = t.first;
-        Object.assign(row, await counted(() => s.run(feeds)));
-      }
-      s.release();
-    }
+  for (const row of [forward, training]) {
     out.models.push(row);
-    console.log(`${row.model} b${batch}: wasm ${row.wasm.toFixed(2)} ms, webgpu ${row.webgpu.toFixed(2)} ms/run (${row.dispatches} dispatches, ${row.submits} submit, ${row.readBytes} bytes read back; the first run, with the build: ${row.firstMs.toFixed(0)} ms)`);
+    console.log(`${row.model} b${batch}: wasm ${row.wasm.toFixed(2)} ms, webgpu ${row.webgpu.toFixed(2)} ms (${row.dispatches} dispatches, ${row.submits} submit${row.submits > 1 ? 's' : ''}, ${row.readBytes} bytes read back; the first, with the build: ${row.firstMs.toFixed(0)} ms)`);
   }
 }
-state.release();
 if (opt('--json')) writeFileSync(opt('--json'), JSON.stringify(out, null, 1));
 process.exit(0); // Dawn's instance would keep the process alive

@@ -62,7 +62,7 @@ static void test_program(void) {
   wt_graph_add_output(g, y);
   wt_tensor in = {.dtype = WT_FLOAT, .rank = 2, .dims = {3, 4}};
   wt_gpu_program *p = NULL;
-  CHECK_OK(wt_gpu_program_build(g, &in, NULL, &p));
+  CHECK_OK(wt_gpu_program_build(g, &in, NULL, NULL, &p));
   if (p) {
     const wt_gpu_step *st;
     int n = wt_gpu_program_steps(p, &st);
@@ -101,7 +101,7 @@ static void test_missing(void) {
   wt_graph_add_output(g, y);
   wt_tensor in = {.dtype = WT_FLOAT, .rank = 2, .dims = {2, 5}};
   wt_gpu_program *p = NULL;
-  CHECK(wt_gpu_program_build(g, &in, NULL, &p) == WT_ERR_UNSUPPORTED && !p);
+  CHECK(wt_gpu_program_build(g, &in, NULL, NULL, &p) == WT_ERR_UNSUPPORTED && !p);
   CHECK(strstr(wt_last_error(), "the webgpu backend has no kernel for 1 op of this model: Softmax (ai.onnx; node 'sm')"));
   wt_graph_free(g);
 }
@@ -124,7 +124,7 @@ static void test_reuse_and_limits(void) {
   wt_graph_add_output(g, v);
   wt_tensor in = {.dtype = WT_FLOAT, .rank = 1, .dims = {N}};
   wt_gpu_program *p = NULL;
-  CHECK_OK(wt_gpu_program_build(g, &in, NULL, &p));
+  CHECK_OK(wt_gpu_program_build(g, &in, NULL, NULL, &p));
   if (p) {
     CHECK(wt_gpu_program_buffer_bytes(p, WT_GPU_ARENA) == 2 * (uint64_t)N * 4);
     const wt_gpu_step *st;
@@ -133,10 +133,10 @@ static void test_reuse_and_limits(void) {
     wt_gpu_program_free(p);
   }
   wt_gpu_limits binding = {.max_binding = N * 4 - 256};
-  CHECK(wt_gpu_program_build(g, &in, &binding, &p) == WT_ERR_UNSUPPORTED && !p);
+  CHECK(wt_gpu_program_build(g, &in, &binding, NULL, &p) == WT_ERR_UNSUPPORTED && !p);
   CHECK(strstr(wt_last_error(), "value 'x' is 1048576 bytes; this GPU binds at most 1048320 bytes"));
   wt_gpu_limits buffer = {.max_buffer = 2 * N * 4 - 256};
-  CHECK(wt_gpu_program_build(g, &in, &buffer, &p) == WT_ERR_UNSUPPORTED && !p);
+  CHECK(wt_gpu_program_build(g, &in, &buffer, NULL, &p) == WT_ERR_UNSUPPORTED && !p);
   CHECK(strstr(wt_last_error(), "an arena buffer of 2097152 bytes on the GPU; this GPU's buffers hold at most 2096896"));
   wt_graph_free(g);
 }

@@ -53,7 +53,7 @@ static void gpu_program(const wt_session *s, const wt_tensor *in) {
   wt_gpu_program *p = NULL;
   /* small limits now and then: a value over them is refused, never laid out */
   wt_gpu_limits small = {.max_binding = 1 << 16, .max_buffer = 1 << 20};
-  if (wt_gpu_program_build(g, in, (g->n_values & 3) == 0 ? &small : NULL, &p) != WT_OK) return;
+  if (wt_gpu_program_build(g, in, (g->n_values & 3) == 0 ? &small : NULL, NULL, &p) != WT_OK) return;
   const wt_gpu_step *st;
   int n = wt_gpu_program_steps(p, &st);
   for (int i = 0; i < n; i++) {

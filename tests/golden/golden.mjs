@@ -104,13 +104,14 @@ export async function inputsOf(dir, refs, names) {
   return out;
 }
 
-export async function setup(c, art, dir) {
+/** backend: Module.create's { backend, gpu } (default: the wasm backend). */
+export async function setup(c, art, dir, backend = {}) {
   if (c.lora && !dir) throw new Error(`setup: case ${c.name} has LoRA adapters; give its directory (their initial values)`);
   const state = await CheckpointState.loadCheckpoint(art.checkpoint);
   // LoRA: the adapters' initial values are the case's (webtrain draws its own at generation)
   for (const [name, ref] of Object.entries(c.lora ? c.initial_params : {}))
     if (/\.lora_[AB]$/.test(name)) state.parameters.set(name, (await loadRef(dir, ref)).data);
-  const module = await Module.create(art.trainingModel, state, art.evalModel);
+  const module = await Module.create(art.trainingModel, state, art.evalModel, backend);
   const optimizer = await Optimizer.create(art.optimizerModel, module);
   let scheduler = null;
   if (c.lr_schedule) {
@@ -128,11 +129,12 @@ export async function setup(c, art, dir) {
  * Float32Array + dims, every parameter after training), evalLoss, exported (inference model
  * bytes), inference ({ name: Tensor } from the exported model on the eval batch) }.
  */
-export async function runCase(dir) {
+export async function runCase(dir, backend = {}) {
   const c = await readCase(dir);
   const tol = c.tolerance;
   const art = await artifacts.generateArtifacts(join(dir, c.model), artifactOptions(c));
-  const { state, module, optimizer, scheduler } = await setup(c, art, dir);
+  // every call awaited: on the webgpu backend steps and reads of the state are Promises
+  const { state, module, optimizer, scheduler } = await setup(c, art, dir, backend);
   const result = { case: c, artifacts: art };
   try {
     const trainNames = module.inputNames();
@@ -141,20 +143,21 @@ export async function runCase(dir) {
       if (Math.abs(optimizer.getLearningRate() - step.lr) > 1e-9 + 1e-6 * step.lr)
         throw new Mismatch(`step ${k}: learning rate ${optimizer.getLearningRate()}, expected ${step.lr}`);
       module.train();
-      const out = module.runAll(...(await inputsOf(dir, step.inputs, trainNames)));
+      const out = await module.runAll(...(await inputsOf(dir, step.inputs, trainNames)));
       compare(`step ${k} loss`, [step.loss], out[0].data, tol.loss);
-      for (const [name, ref] of Object.entries(step.grads)) compare(`step ${k} grad ${name}`, await loadRef(dir, ref), state.parameters.get(name).grad, tol.grads);
-      optimizer.step();
+      for (const [name, ref] of Object.entries(step.grads)) compare(`step ${k} grad ${name}`, await loadRef(dir, ref), (await state.parameters.get(name)).grad, tol.grads);
+      await optimizer.step();
       module.lazyResetGrad();
       if (scheduler) scheduler.step();
-      for (const [name, ref] of Object.entries(step.params_after)) compare(`step ${k} param ${name}`, await loadRef(dir, ref), state.parameters.get(name).data, tol.params);
-      for (const [name, ref] of Object.entries(step.buffers_after ?? {})) compare(`step ${k} buffer ${name}`, await loadRef(dir, ref), state.parameters.get(name).data, tol.buffers);
+      for (const [name, ref] of Object.entries(step.params_after)) compare(`step ${k} param ${name}`, await loadRef(dir, ref), (await state.parameters.get(name)).data, tol.params);
+      for (const [name, ref] of Object.entries(step.buffers_after ?? {})) compare(`step ${k} buffer ${name}`, await loadRef(dir, ref), (await state.parameters.get(name)).data, tol.buffers);
     }
-    for (const name of c.frozen_params) compare(`frozen ${name}`, await loadRef(dir, c.initial_params[name]), state.parameters.get(name).data, { rtol: 0, atol: 0 });
+    for (const name of c.frozen_params) compare(`frozen ${name}`, await loadRef(dir, c.initial_params[name]), (await state.parameters.get(name)).data, { rtol: 0, atol: 0 });
     module.eval();
-    const evalOut = module.runAll(...(await inputsOf(dir, c.eval.inputs, module.inputNames())));
+    const evalOut = await module.runAll(...(await inputsOf(dir, c.eval.inputs, module.inputNames())));
     compare('eval loss', [c.eval.loss], evalOut[0].data, tol.loss);
     result.evalLoss = evalOut[0].data[0];
+    await state.parameters.get(c.frozen_params[0] ?? [...state.parameters.keys()][0]); // read back from the GPU, if there
     result.params = new Map([...state.parameters].map(([n, p]) => [n, { data: p.data, dims: p.dims }]));
     const outputNames = Object.keys(c.inference.outputs);
     const exported = await module.exportModelForInferencing(outputNames);
@@ -174,22 +177,22 @@ export async function runCase(dir) {
     module.release();
     state.release();
   }
-  if (c.grad_accumulation) await gradAccumulation(dir, c, art);
+  if (c.grad_accumulation) await gradAccumulation(dir, c, art, backend);
   return result;
 }
 
-async function gradAccumulation(dir, c, art) {
+async function gradAccumulation(dir, c, art, backend) {
   const ga = c.grad_accumulation;
-  const { state, module, optimizer } = await setup({ ...c, lr_schedule: null }, art, dir);
+  const { state, module, optimizer } = await setup({ ...c, lr_schedule: null }, art, dir, backend);
   try {
     module.train();
     for (const b of ga.batches) {
-      const out = module.runAll(...(await inputsOf(dir, b.inputs, module.inputNames())));
+      const out = await module.runAll(...(await inputsOf(dir, b.inputs, module.inputNames())));
       compare(`accumulation batch ${b.name} loss`, [b.loss], out[0].data, c.tolerance.loss);
     }
-    for (const [name, ref] of Object.entries(ga.grads_accumulated)) compare(`accumulated grad ${name}`, await loadRef(dir, ref), state.parameters.get(name).grad, c.tolerance.grads);
-    optimizer.step();
-    for (const [name, ref] of Object.entries(ga.params_after)) compare(`accumulation param ${name}`, await loadRef(dir, ref), state.parameters.get(name).data, c.tolerance.params);
+    for (const [name, ref] of Object.entries(ga.grads_accumulated)) compare(`accumulated grad ${name}`, await loadRef(dir, ref), (await state.parameters.get(name)).grad, c.tolerance.grads);
+    await optimizer.step();
+    for (const [name, ref] of Object.entries(ga.params_after)) compare(`accumulation param ${name}`, await loadRef(dir, ref), (await state.parameters.get(name)).data, c.tolerance.params);
   } finally {
     optimizer.release();
     module.release();

@@ -1,0 +1,108 @@
+// Training on the webgpu backend (Module.create(..., { backend: 'webgpu' })): the golden cases
+// whose ops all have webgpu kernels train every step to PyTorch's losses, gradients and
+// parameters, evaluate and export as on wasm (tests/golden/golden.mjs, as `node
+// tests/golden/run.mjs --backend webgpu` runs it); the others are refused naming every op the
+// backend lacks (printed: the gap to a complete backend), and with 'auto' train on wasm after a
+// warning. A lost device fails the next step saying so, and a checkpoint saved before it resumes
+// on wasm.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { create } from 'webgpu';
+import { artifacts, CheckpointState, Module, Optimizer, fit } from '../../js/index.js';
+import { runCase } from '../golden/golden.mjs';
+import { gpu } from './webgpu-env.mjs';
+import { mlpInputs, mlpLabels, mlpModel } from './mlp.mjs';
+
+const cases = fileURLToPath(new URL('../golden/cases/', import.meta.url));
+const ON_GPU = ['mlp_ce_adamw', 'mlp_adamw_ort_defaults', 'regression_mse_adamw', 'regression_l1_sgd', 'multilabel_bce', 'two_output_custom_loss'];
+const NOT_YET = ['cnn_bn_ce_sgd', 'lora_bert_classifier_adamw', 'lora_tiny_llama_adamw', 'tiny_transformer_frozen_adamw'];
+
+for (const name of ON_GPU) {
+  test(`${name} trains on webgpu to PyTorch's numbers`, async () => {
+    const r = await runCase(join(cases, name), { backend: 'webgpu', gpu });
+    assert.ok(Number.isFinite(r.evalLoss));
+  });
+}
+
+test('the golden cases the webgpu backend cannot train yet: refused naming the ops it lacks; auto trains them on wasm', async (t) => {
+  const missing = new Set();
+  for (const name of NOT_YET) {
+    await assert.rejects(runCase(join(cases, name), { backend: 'webgpu', gpu }), (e) => {
+      const m = /the webgpu backend has no kernel for \d+ ops? of this model: (.*)$/.exec(e.message);
+      if (!m) return false;
+      for (const op of m[1].matchAll(/(\w+) \(([\w.]+); node/g)) missing.add(`${op[1]} (${op[2]})`);
+      return true;
+    });
+  }
+  t.diagnostic(`ops the golden cases need that have no webgpu kernel yet (${missing.size}): ${[...missing].sort().join(', ')}`);
+  assert.ok(missing.has('Conv (ai.onnx)') && missing.has('Softmax (ai.onnx)'));
+  const warnings = [];
+  const warn = console.warn;
+  console.warn = (m) => warnings.push(m);
+  try {
+    await runCase(join(cases, 'cnn_bn_ce_sgd'), { backend: 'auto', gpu });
+  } finally {
+    console.warn = warn;
+  }
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0], /backend 'auto' trains this model on wasm: .*Conv/);
+});
+
+test('fit on webgpu: the loop awaits each step; its losses are the wasm backend\'s', async () => {
+  const art = await artifacts.generateArtifacts(mlpModel, { loss: 'CrossEntropyLoss', optimizer: 'AdamW' });
+  const x = mlpInputs(64, 3), y = mlpLabels(64);
+  const losses = {};
+  for (const backend of ['wasm', 'webgpu']) {
+    const state = await CheckpointState.loadCheckpoint(art.checkpoint);
+    const module = await Module.create(art.trainingModel, state, art.evalModel, { backend, gpu });
+    const optimizer = await Optimizer.create(art.optimizerModel, module);
+    const { history } = await fit(module, optimizer, { x, y, batchSize: 16, epochs: 2, validation: { x, y }, metrics: ['accuracy'], progress: false });
+    losses[backend] = history.map((h) => [h.loss, h.valLoss, h.valAccuracy]);
+    optimizer.release();
+    module.release();
+    state.release();
+  }
+  losses.webgpu.flat().forEach((v, i) => assert.ok(Math.abs(v - losses.wasm.flat()[i]) <= 1e-5 * (1 + Math.abs(v)), `${v} vs ${losses.wasm.flat()[i]}`));
+});
+
+test('a lost device fails the next step saying so; the checkpoint saved before it resumes on wasm', async () => {
+  const own = create([]); // a device of its own, to lose
+  const art = await artifacts.generateArtifacts(mlpModel, { loss: 'CrossEntropyLoss', optimizer: 'AdamW' });
+  const state = await CheckpointState.loadCheckpoint(art.checkpoint);
+  const module = await Module.create(art.trainingModel, state, art.evalModel, { backend: 'webgpu', gpu: own });
+  const optimizer = await Optimizer.create(art.optimizerModel, module);
+  for (let i = 0; i < 2; i++) {
+    await module.run(mlpInputs(8, i), mlpLabels(8));
+    await optimizer.step();
+    module.lazyResetGrad();
+  }
+  const saved = await CheckpointState.saveCheckpoint(state, null, { includeOptimizerState: true });
+  const { gpuFor } = await import('../../js/core.js');
+  (await gpuFor({ backend: 'webgpu', gpu: own }, 'test')).device.destroy();
+  await new Promise((r) => setTimeout(r, 50));
+  await assert.rejects(module.run(mlpInputs(8, 2), mlpLabels(8)), /the WebGPU device was lost .*load one with backend 'wasm'/);
+  optimizer.release();
+  module.release();
+  state.release();
+  // on wasm from the checkpoint: the same third step as an uninterrupted wasm run's
+  const resumed = await CheckpointState.loadCheckpoint(saved);
+  const m2 = await Module.create(art.trainingModel, resumed, art.evalModel, { backend: 'wasm' });
+  const o2 = await Optimizer.create(art.optimizerModel, m2);
+  const third = m2.run(mlpInputs(8, 2), mlpLabels(8)).data[0];
+  const ref = await CheckpointState.loadCheckpoint(art.checkpoint);
+  const m3 = await Module.create(art.trainingModel, ref, art.evalModel, { backend: 'wasm' });
+  const o3 = await Optimizer.create(art.optimizerModel, m3);
+  let refThird;
+  for (let i = 0; i < 3; i++) {
+    const l = m3.run(mlpInputs(8, i), mlpLabels(8)).data[0];
+    if (i === 2) refThird = l;
+    else {
+      o3.step();
+      m3.lazyResetGrad();
+    }
+  }
+  assert.ok(Math.abs(third - refThird) <= 1e-5 * Math.abs(refThird), `${third} vs ${refThird}`);
+  for (const o of [o2, m2, resumed, o3, m3, ref]) o.release();
+});
