@@ -67,6 +67,47 @@ test('fit on webgpu: the loop awaits each step; its losses are the wasm backend\
   losses.webgpu.flat().forEach((v, i) => assert.ok(Math.abs(v - losses.wasm.flat()[i]) <= 1e-5 * (1 + Math.abs(v)), `${v} vs ${losses.wasm.flat()[i]}`));
 });
 
+test('training steps after the first create nothing on the device: two submits and one readback each', async () => {
+  const { gpuFor } = await import('../../js/core.js');
+  const device = (await gpuFor({ backend: 'webgpu', gpu }, 'test')).device;
+  const art = await artifacts.generateArtifacts(mlpModel, { loss: 'CrossEntropyLoss', optimizer: 'AdamW' });
+  const state = await CheckpointState.loadCheckpoint(art.checkpoint);
+  const module = await Module.create(art.trainingModel, state, art.evalModel, { backend: 'webgpu', gpu });
+  const optimizer = await Optimizer.create(art.optimizerModel, module);
+  const step = async (i) => {
+    await module.run(mlpInputs(8, i), mlpLabels(8));
+    await optimizer.step();
+    module.lazyResetGrad();
+  };
+  await step(0); // builds the program, the optimizer's pipeline and moments
+  const counts = {};
+  const count = (obj, name) => {
+    const had = Object.prototype.hasOwnProperty.call(obj, name);
+    const f = obj[name];
+    obj[name] = function (...a) {
+      counts[name] = (counts[name] ?? 0) + 1;
+      return f.apply(this, a);
+    };
+    return () => (had ? (obj[name] = f) : delete obj[name]);
+  };
+  const probe = device.createBuffer({ size: 4, usage: 0x8 });
+  const bufferClass = Object.getPrototypeOf(probe);
+  probe.destroy();
+  const creates = ['createBuffer', 'createBindGroup', 'createComputePipeline', 'createComputePipelineAsync', 'createShaderModule'];
+  const restore = [...creates.map((n) => count(device, n)), count(device.queue, 'submit'), count(bufferClass, 'mapAsync')];
+  try {
+    for (let i = 1; i <= 3; i++) await step(i);
+  } finally {
+    restore.forEach((r) => r());
+    optimizer.release();
+    module.release();
+    state.release();
+  }
+  for (const n of creates) assert.equal(counts[n] ?? 0, 0, `${n} after the first step`);
+  assert.equal(counts.submit, 6);
+  assert.equal(counts.mapAsync, 3);
+});
+
 test('a lost device fails the next step saying so; the checkpoint saved before it resumes on wasm', async () => {
   const own = create([]); // a device of its own, to lose
   const art = await artifacts.generateArtifacts(mlpModel, { loss: 'CrossEntropyLoss', optimizer: 'AdamW' });
