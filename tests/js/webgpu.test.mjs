@@ -175,7 +175,7 @@ test('reductions, Expand, Pow, Sign, Softplus, variadic Sum/Min/Max: within the 
   }
 });
 
-test('activation gradients, cross-entropy and its gradient, gradient accumulation: within the policy', async () => {
+test('activation gradients, cross-entropy, (Log)Softmax, Transpose, gradient accumulation: within the policy', async () => {
   for (const op of ['ReluGrad', 'SigmoidGrad', 'TanhGrad', 'LeakyReluGrad']) {
     const dy = value('dy', [5, 9], 21), t = value('t', [5, 9], 22);
     await close(one(op, [dy, t], op === 'LeakyReluGrad' ? { alpha: 0.2 } : undefined, { domain: 'com.microsoft' }), feedsOf([dy, t]), 0, 2 * EPS, op);
@@ -198,6 +198,23 @@ test('activation gradients, cross-entropy and its gradient, gradient accumulatio
     });
     const g = reduction === 'none' ? new Tensor('float32', fill(n, 24), ldims) : new Tensor('float32', Float32Array.of(0.75), []);
     await close(model, { x: tensorOf(x), l: lt, g }, 4e-7, 16 * EPS, `SoftmaxCrossEntropyLoss ${dims} ${reduction} ignore ${ignore}`);
+  }
+  // (Log)Softmax along each axis, and their gradients (opset 13 SoftmaxGrad_13 / LogSoftmaxGrad_13)
+  for (const [op, grad] of [['Softmax', 'SoftmaxGrad_13'], ['LogSoftmax', 'LogSoftmaxGrad_13']]) {
+    for (const axis of [-1, 1, 0]) {
+      const x = value('x', [3, 5, 4], 28), dy = value('dy', [3, 5, 4], 29);
+      const model = onnxModel({
+        nodes: [{ op, inputs: ['x'], outputs: ['y'], attrs: { axis } }, { op: grad, domain: 'com.microsoft', inputs: ['dy', 'y'], outputs: ['dx'], attrs: { axis } }],
+        inputs: [{ name: 'x', dims: [3, 5, 4] }, { name: 'dy', dims: [3, 5, 4] }],
+        outputs: [{ name: 'y' }, { name: 'dx' }],
+      });
+      await close(model, feedsOf([x, dy]), 3e-7, 16 * EPS, `${op} axis ${axis}`);
+    }
+  }
+  // Transpose: bit for bit
+  for (const perm of [[1, 0, 2], [2, 0, 1], [0, 2, 1]]) {
+    const x = value('x', [3, 4, 5], 30);
+    await close(one('Transpose', [x], { perm }), feedsOf([x]), 0, 0, `Transpose ${perm}`);
   }
   // InPlaceAccumulatorV2: buffer + value, or value where overwrite is set; output 1 is the buffer
   for (const overwrite of [0, 1]) {
@@ -271,12 +288,12 @@ test('a run after the first creates nothing on the device: one submit, one readb
 test('ops without a webgpu kernel: named with their nodes; auto runs the model on wasm once warned', async () => {
   const x = value('x', [2, 5], 12);
   const model = onnxModel({
-    nodes: [{ op: 'Softmax', inputs: ['x'], outputs: ['s'] }, { op: 'Relu', inputs: ['s'], outputs: ['r'] }, { op: 'LogSoftmax', inputs: ['r'], outputs: ['y'] }],
+    nodes: [{ op: 'Cos', inputs: ['x'], outputs: ['s'] }, { op: 'Relu', inputs: ['s'], outputs: ['r'] }, { op: 'Sin', inputs: ['r'], outputs: ['y'] }],
     inputs: [{ name: 'x', dims: [2, 5] }],
     outputs: [{ name: 'y' }],
   });
   const g = await InferenceSession.create(model, { backend: 'webgpu', gpu });
-  await assert.rejects(g.run({ x: tensorOf(x) }), (e) => e instanceof WebtrainError && /the webgpu backend has no kernel for 2 ops of this model: Softmax \(ai\.onnx; node 'softmax_0'\), LogSoftmax \(ai\.onnx; node 'logsoftmax_2'\)/.test(e.message));
+  await assert.rejects(g.run({ x: tensorOf(x) }), (e) => e instanceof WebtrainError && /the webgpu backend has no kernel for 2 ops of this model: Cos \(ai\.onnx; node 'cos_0'\), Sin \(ai\.onnx; node 'sin_2'\)/.test(e.message));
   g.release();
   const warnings = [];
   const warn = console.warn;
@@ -294,7 +311,7 @@ test('ops without a webgpu kernel: named with their nodes; auto runs the model o
     console.warn = warn;
   }
   assert.equal(warnings.length, 1);
-  assert.match(warnings[0], /backend 'auto' runs this model on wasm: .*Softmax/);
+  assert.match(warnings[0], /backend 'auto' runs this model on wasm: .*Cos/);
 });
 
 test('bad backend options are clear errors', async () => {

@@ -95,6 +95,16 @@ enum wt_gpu_binop { WT_GB_ADD, WT_GB_SUB, WT_GB_MUL, WT_GB_DIV, WT_GB_MIN, WT_GB
 int wt_gpu_binary_dispatch(wt_gpu_dispatch *d, int op, float alpha, int8_t ba, const wt_tensor *ta,
                            int8_t bb, const wt_tensor *tb, int8_t bc, const wt_tensor *tc);
 
+/* The dispatch of softmax.wgsl (mode 0 softmax, 1 log-softmax of a; 2, 3 their gradients with
+ * a = dy, b = the forward output) over params' [outer, n, inner] layout. */
+struct wt_softmax_params;
+int wt_gpu_softmax_dispatch(wt_gpu_dispatch *d, int mode, const struct wt_softmax_params *p, int8_t a, int8_t b,
+                            int8_t y);
+
+/* binary.wgsl as a gather: y[i] = a[sum of i's coordinates times strides[axis]] over tc's shape
+ * (Transpose: the input's strides in the output's axis order). */
+int wt_gpu_gather_dispatch(wt_gpu_dispatch *d, int8_t ba, int8_t bc, const wt_tensor *tc, const uint32_t *strides);
+
 /* A dispatch copying `words` 4-byte words from its input 0 to its output 0 (a value duplicated
  * where one dispatch would bind it twice). */
 void wt_gpu_copy_dispatch(wt_gpu_dispatch *d, int64_t words);

@@ -1,8 +1,31 @@
-/* The softmax family on the GPU: SoftmaxCrossEntropyLoss (sce_rows.wgsl per row, then
- * sce_sum.wgsl for the reduction). */
+/* The softmax family on the GPU: (Log)Softmax (softmax.wgsl) and SoftmaxCrossEntropyLoss
+ * (sce_rows.wgsl per row, then sce_sum.wgsl for the reduction). */
 #include "backend/webgpu/kernel.h"
 #include "ops/loss_reduction.h"
+#include "ops/softmax_layout.h"
 #include "ops/softmax_params.h"
+
+int wt_gpu_softmax_dispatch(wt_gpu_dispatch *d, int mode, const wt_softmax_params *p, int8_t a, int8_t b,
+                            int8_t y) {
+  if (p->outer * p->n * p->inner > (int64_t)UINT32_MAX / 2)
+    return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "the webgpu backend indexes with 32 bits; the input is %lld elements",
+                       (long long)(p->outer * p->n * p->inner));
+  *d = (wt_gpu_dispatch){.program = "softmax", .n_bind = 3, .bind = {a, b, y}};
+  wt_gpu_grid_1d(d, p->outer * p->inner, 64);
+  d->uniform[0] = (uint32_t)p->outer;
+  d->uniform[1] = (uint32_t)p->n;
+  d->uniform[2] = (uint32_t)p->inner;
+  d->uniform[3] = d->groups[0];
+  d->uniform[4] = (uint32_t)mode;
+  return 1;
+}
+
+static int softmax_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
+  const wt_softmax_params *p = c->params;
+  (void)cap;
+  if (c->in[0].dtype != WT_FLOAT) return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "the webgpu backend runs (Log)Softmax on float32 only");
+  return wt_gpu_softmax_dispatch(d, p->log_out ? 1 : 0, p, WT_GPU_IN(0), WT_GPU_NONE, WT_GPU_OUT(0));
+}
 
 static int sce_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
   const sce_params *p = c->params;
@@ -37,6 +60,8 @@ static int sce_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
 }
 
 const wt_gpu_kernel wt_gpu_kernels_softmax[] = {
+    {.key = {"", "Softmax"}, .encode = softmax_encode},
+    {.key = {"", "LogSoftmax"}, .encode = softmax_encode},
     {.key = {"", "SoftmaxCrossEntropyLoss"}, .encode = sce_encode},
     {.key = {0}},
 };

@@ -1,7 +1,15 @@
-/* The softmax_grad family on the GPU: SoftmaxCrossEntropyLossGrad (sce_grad.wgsl). */
+/* The softmax_grad family on the GPU: the (Log)Softmax gradients (softmax.wgsl) and
+ * SoftmaxCrossEntropyLossGrad (sce_grad.wgsl). */
 #include "backend/webgpu/kernel.h"
 #include "ops/loss_reduction.h"
 #include "ops/softmax_grad_params.h"
+#include "ops/softmax_layout.h"
+
+static int smg_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
+  const wt_softmax_params *p = c->params;
+  (void)cap;
+  return wt_gpu_softmax_dispatch(d, p->log_out ? 3 : 2, p, WT_GPU_IN(0), WT_GPU_IN(1), WT_GPU_OUT(0));
+}
 
 static int sceg_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
   const sceg_params *p = c->params;
@@ -30,6 +38,10 @@ static int sceg_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
 }
 
 const wt_gpu_kernel wt_gpu_kernels_softmax_grad[] = {
+    {.key = {"com.microsoft", "SoftmaxGrad"}, .encode = smg_encode},
+    {.key = {"com.microsoft", "SoftmaxGrad_13"}, .encode = smg_encode},
+    {.key = {"com.microsoft", "LogSoftmaxGrad"}, .encode = smg_encode},
+    {.key = {"com.microsoft", "LogSoftmaxGrad_13"}, .encode = smg_encode},
     {.key = {"com.microsoft", "SoftmaxCrossEntropyLossGrad"}, .encode = sceg_encode},
     {.key = {0}},
 };
