@@ -34,7 +34,7 @@ int32_t wt_pool_thread_index(void) { return t_index; }
 #include <emscripten/threading.h>
 #endif
 
-static struct {
+struct wt_pool {
   pthread_mutex_t mu; /* for sleeping and waking only */
   pthread_cond_t work_cv;
   /* The job: written by the caller before it publishes the ticket, read after a claim. */
@@ -51,12 +51,20 @@ static struct {
   atomic_int busy; /* a job is running: a nested or concurrent call runs inline */
   pthread_mutex_t hold_mu; /* held by the thread that holds the pool (wt_pool_hold) */
   void *caller_scratch;    /* thread 0's inner scratch, the holder's */
-} g_pool = {.mu = PTHREAD_MUTEX_INITIALIZER,
-            .work_cv = PTHREAD_COND_INITIALIZER,
-            .hold_mu = PTHREAD_MUTEX_INITIALIZER,
-            .nthreads = 1};
+};
+
+/* The process's pool (pool.h says why there is one). */
+static wt_pool g_pool = {.mu = PTHREAD_MUTEX_INITIALIZER,
+                         .work_cv = PTHREAD_COND_INITIALIZER,
+                         .hold_mu = PTHREAD_MUTEX_INITIALIZER,
+                         .nthreads = 1};
 
 static _Thread_local int t_holds; /* this thread's nested holds */
+static _Thread_local wt_pool *t_pool; /* the pool this thread holds or works for; NULL: none */
+
+/* The pool a kernel on this thread splits its work over: the one its runner holds (or that the
+ * thread works for), else the process's. */
+static wt_pool *current(void) { return t_pool ? t_pool : &g_pool; }
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
@@ -82,15 +90,15 @@ static double now_ns(void) {
 static inline int has_work(uint64_t t) { return (uint32_t)t < (uint32_t)(t >> 32); }
 
 /* Claims and runs blocks of the current job until none is left. */
-static void run_blocks(int32_t self) {
-  uint64_t t = atomic_load_explicit(&g_pool.ticket, memory_order_relaxed);
+static void run_blocks(wt_pool *P, int32_t self) {
+  uint64_t t = atomic_load_explicit(&P->ticket, memory_order_relaxed);
   while (has_work(t)) {
-    if (!atomic_compare_exchange_weak_explicit(&g_pool.ticket, &t, t + 1, memory_order_acquire,
+    if (!atomic_compare_exchange_weak_explicit(&P->ticket, &t, t + 1, memory_order_acquire,
                                                memory_order_relaxed))
       continue; /* t now holds the current ticket */
-    g_pool.fn(g_pool.ctx, (int64_t)(uint32_t)t, self);
-    atomic_fetch_add_explicit(&g_pool.done, 1, memory_order_release);
-    t = atomic_load_explicit(&g_pool.ticket, memory_order_relaxed);
+    P->fn(P->ctx, (int64_t)(uint32_t)t, self);
+    atomic_fetch_add_explicit(&P->done, 1, memory_order_release);
+    t = atomic_load_explicit(&P->ticket, memory_order_relaxed);
   }
 }
 
@@ -119,7 +127,8 @@ static int wait_work(void) {
 
 static void *worker(void *arg) {
   t_index = (int32_t)(intptr_t)arg;
-  while (wait_work()) run_blocks(t_index);
+  t_pool = &g_pool;
+  while (wait_work()) run_blocks(&g_pool, t_index);
   return NULL;
 }
 
@@ -181,17 +190,21 @@ int32_t wt_set_threads(int32_t n) {
   return start_workers(n);
 }
 
+wt_pool *wt_pool_default(void) {
+  pthread_once(&g_once, start_default);
+  return &g_pool;
+}
+
 int32_t wt_pool_threads(void) {
   pthread_once(&g_once, start_default);
-  return g_pool.nthreads;
+  return current()->nthreads;
 }
 
 void *wt_pool_scratch(int32_t thread) {
-  if (thread == 0) {
-    pthread_once(&g_once, start_default);
-    return g_pool.caller_scratch;
-  }
-  return thread > 0 && thread < WT_POOL_MAX_THREADS ? g_pool.scratch[thread] : NULL;
+  pthread_once(&g_once, start_default);
+  wt_pool *P = current();
+  if (thread == 0) return P->caller_scratch;
+  return thread > 0 && thread < WT_POOL_MAX_THREADS ? P->scratch[thread] : NULL;
 }
 
 void *wt_pool_scratch_outer(int32_t thread) {
@@ -199,54 +212,69 @@ void *wt_pool_scratch_outer(int32_t thread) {
   return s ? s + WT_POOL_SCRATCH_BYTES : NULL;
 }
 
-int wt_pool_hold(void) {
+int wt_pool_hold(wt_pool *pool) {
   pthread_once(&g_once, start_default);
-  if (!g_pool.caller_scratch) return -1;
-  if (t_holds++ == 0) pthread_mutex_lock(&g_pool.hold_mu);
+  wt_pool *P = pool ? pool : &g_pool;
+  if (!P->caller_scratch) return -1;
+  if (t_holds > 0 && t_pool != P) return -1; /* holds nest on one pool */
+  if (t_holds++ == 0) {
+    pthread_mutex_lock(&P->hold_mu);
+    t_pool = P;
+  }
   return 0;
 }
 
-void wt_pool_release(void) {
-  if (--t_holds == 0) pthread_mutex_unlock(&g_pool.hold_mu);
+void wt_pool_release(wt_pool *pool) {
+  (void)pool;
+  if (--t_holds == 0) {
+    pthread_mutex_unlock(&t_pool->hold_mu);
+    t_pool = NULL;
+  }
 }
 
 void wt_parallel_for(int64_t n_blocks, wt_block_fn fn, void *ctx) {
   if (n_blocks <= 0) return;
   int32_t threads = n_blocks > 1 ? wt_pool_threads() : 1;
-  if (threads <= 1 || n_blocks > UINT32_MAX || atomic_exchange(&g_pool.busy, 1)) {
+  wt_pool *P = current();
+  if (threads <= 1 || n_blocks > UINT32_MAX || atomic_exchange(&P->busy, 1)) {
     int32_t self = t_index;
     for (int64_t b = 0; b < n_blocks; b++) fn(ctx, b, self);
     return;
   }
-  g_pool.fn = fn;
-  g_pool.ctx = ctx;
-  atomic_store_explicit(&g_pool.done, 0, memory_order_relaxed);
-  atomic_store(&g_pool.ticket, (uint64_t)n_blocks << 32); /* seq_cst: before reading sleepers */
-  if (atomic_load(&g_pool.sleepers) > 0) {
-    pthread_mutex_lock(&g_pool.mu);
-    pthread_cond_broadcast(&g_pool.work_cv);
-    pthread_mutex_unlock(&g_pool.mu);
+  P->fn = fn;
+  P->ctx = ctx;
+  atomic_store_explicit(&P->done, 0, memory_order_relaxed);
+  atomic_store(&P->ticket, (uint64_t)n_blocks << 32); /* seq_cst: before reading sleepers */
+  if (atomic_load(&P->sleepers) > 0) {
+    pthread_mutex_lock(&P->mu);
+    pthread_cond_broadcast(&P->work_cv);
+    pthread_mutex_unlock(&P->mu);
   }
-  run_blocks(t_index);
+  run_blocks(P, t_index);
   /* The last blocks run on workers: wait for them (yielding now and then, for the case of more
    * threads than cores). */
-  for (uint32_t i = 1; atomic_load_explicit(&g_pool.done, memory_order_acquire) < n_blocks; i++) {
+  for (uint32_t i = 1; atomic_load_explicit(&P->done, memory_order_acquire) < n_blocks; i++) {
     cpu_relax();
     if ((i & 4095) == 0) sched_yield();
   }
-  atomic_store(&g_pool.busy, 0);
+  atomic_store(&P->busy, 0);
 }
 
 #else /* a single-threaded build: a pool of one */
 
 /* The one thread's inner scratch, made when the pool is sized (wt_set_threads, at load) or at
  * its first use, as a threaded build makes it when its pool starts. */
-static void *g_caller_scratch;
+struct wt_pool {
+  void *caller_scratch;
+};
+static wt_pool g_pool;
+
+wt_pool *wt_pool_default(void) { return &g_pool; }
 
 void *wt_pool_scratch(int32_t thread) {
   if (thread != 0) return NULL;
-  if (!g_caller_scratch) g_caller_scratch = aligned_alloc(64, WT_POOL_SCRATCH_BYTES);
-  return g_caller_scratch;
+  if (!g_pool.caller_scratch) g_pool.caller_scratch = aligned_alloc(64, WT_POOL_SCRATCH_BYTES);
+  return g_pool.caller_scratch;
 }
 
 int32_t wt_set_threads(int32_t n) {
@@ -257,8 +285,11 @@ int32_t wt_set_threads(int32_t n) {
 
 int32_t wt_pool_threads(void) { return 1; }
 
-int wt_pool_hold(void) { return wt_pool_scratch(0) ? 0 : -1; }
-void wt_pool_release(void) {}
+int wt_pool_hold(wt_pool *pool) {
+  (void)pool;
+  return wt_pool_scratch(0) ? 0 : -1;
+}
+void wt_pool_release(wt_pool *pool) { (void)pool; }
 
 void *wt_pool_scratch_outer(int32_t thread) {
   (void)thread;

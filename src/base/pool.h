@@ -6,8 +6,11 @@
  * WT_THREADS natively), never inside a step: wt_parallel_for neither creates threads nor
  * allocates.
  *
- * The pool is the one piece of state below the runtime that belongs to the process, not to a
- * module (what a module owns travels in ops/exec.h): in the browser a thread is a Web Worker
+ * A pool is a handle (wt_pool): the runner holds the one its kernels split their work over
+ * (wt_pool_hold; a session's is in its ops/exec.h wt_exec), and a kernel runs on the pool its
+ * thread holds, or the process's outside any hold (an op's unit test). There is one pool, the
+ * process's (wt_pool_default), the one piece of state below the runtime that is not a module's:
+ * in the browser a thread is a Web Worker
  * that Emscripten starts once, with its own instance of the module, from a fixed set sized at
  * load (PTHREAD_POOL_SIZE), so a pool per module would take its workers from the same set and
  * starve another module's, and natively the cores are the process's too: two modules stepping
@@ -61,11 +64,17 @@ int32_t wt_pool_thread_index(void);
 void *wt_pool_scratch(int32_t thread);
 void *wt_pool_scratch_outer(int32_t thread);
 
-/* Makes the calling thread the pool's caller until the matching release, waiting while another
- * thread holds it; holds nest. The runtime's part (a plan's run, constant folding), not a
- * kernel's. Returns 0, or -1 (and holds nothing) when the pool could not make its buffers. */
-int wt_pool_hold(void);
-void wt_pool_release(void);
+typedef struct wt_pool wt_pool;
+
+/* The process's pool (started on first use). */
+wt_pool *wt_pool_default(void);
+
+/* Makes the calling thread `pool`'s caller (NULL: the process's) until the matching release,
+ * waiting while another thread holds it; holds nest, on one pool. The runtime's part (a plan's
+ * run, constant folding), not a kernel's. Returns 0, or -1 (and holds nothing) when the pool
+ * could not make its buffers or the thread holds another pool. */
+int wt_pool_hold(wt_pool *pool);
+void wt_pool_release(wt_pool *pool);
 
 /* n items in blocks of `block` (a multiple of the kernel's vector width, so every item takes
  * the path it takes in one pass): fn(ctx, i0, count) per block on the pool when n >= min_n (or

@@ -3,9 +3,8 @@
  * or a test beside a module, cannot reach each other's. Kernels take what they need of it as
  * arguments; an op finds it in ctx->exec (infer and run), which is NULL where no session runs
  * the op (the shape inference of a model, constant folding, op unit tests): then nothing is
- * prepacked and every setting has its default.
- *
- * The thread pool is not here: it is one per process (base/pool.h says why). */
+ * prepacked and every setting has its default. The thread pool is a handle here too; the pool
+ * itself is the process's (base/pool.h says why). */
 #ifndef WT_OPS_EXEC_H
 #define WT_OPS_EXEC_H
 
@@ -14,6 +13,7 @@
 
 /* The settings are the CPU backend's; the ops layer carries them without knowing their types. */
 struct wt_prepack;
+struct wt_pool;
 
 typedef struct wt_exec {
   /* Frozen weights packed once, of the module running the plan (backend/cpu/gemm_prepack.h);
@@ -27,6 +27,9 @@ typedef struct wt_exec {
    * runner's sequence, from its start, reproduces exactly whatever else the process runs.
    * NULL: every call draws as the first. */
   uint64_t *draws;
+  /* The thread pool the steps' kernels split their work over (base/pool.h): the runner holds it
+   * while its plan runs. NULL: the process's. */
+  struct wt_pool *pool;
 } wt_exec;
 
 static inline int wt_exec_winograd(const wt_exec *e) { return e ? e->winograd : 0; }

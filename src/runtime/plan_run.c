@@ -36,16 +36,18 @@ void wt_plan_bind_arena(wt_plan *p, void *arena) { p->arena = arena; }
 
 static int run_steps(wt_plan *p);
 
-/* The steps run holding the thread pool (base/pool.h): the calling thread's GEMM buffers are
- * the pool's, and a plan run on another thread at the same time waits for this one. */
+/* The steps run holding the runner's thread pool (base/pool.h): their kernels split their work
+ * over it, the calling thread's GEMM buffers are its, and a plan run on another thread with the
+ * same pool waits for this one. */
 int wt_plan_run(wt_plan *p, const wt_tensor *inputs) {
   const wt_graph *g = p->sp.g;
   if (!p->arena && p->arena_bytes)
     return wt_errorf(WT_ERR_INTERNAL, "the plan has no arena bound (wt_plan_bind_arena)");
   for (int k = 0; k < g->n_inputs; k++) p->pv[g->inputs[k]].at.ptr = inputs[k].data;
-  if (wt_pool_hold() != 0) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory starting the thread pool");
+  struct wt_pool *pool = p->sp.exec ? p->sp.exec->pool : NULL;
+  if (wt_pool_hold(pool) != 0) return wt_errorf(WT_ERR_NO_MEMORY, "out of memory starting the thread pool");
   int rc = run_steps(p);
-  wt_pool_release();
+  wt_pool_release(pool);
   return rc;
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/pool.h"
 #include "io/onnx_io.h"
 #include "backend/cpu/conv_winograd.h"
 #include "backend/cpu/simd.h"
@@ -71,6 +72,7 @@ int wt_session_create_from_graph(wt_graph *g, wt_session **out) {
   /* The one place the setting is read: kernels take it from the plan (benchmarks set it). */
   s->exec.winograd = wt_conv_winograd_mode(getenv("WT_WINOGRAD"));
   s->exec.draws = &s->draws;
+  s->exec.pool = wt_pool_default();
   s->inputs = calloc((size_t)g->n_inputs + 1, sizeof *s->inputs);
   s->input_set = calloc((size_t)g->n_inputs + 1, 1);
   s->arena = calloc(1, sizeof *s->arena);

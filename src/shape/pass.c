@@ -318,9 +318,10 @@ static int fold_node(wt_shape_pass *sp, wt_shape_step *st, wt_tensor *in, wt_ten
                    .n_out = st->n_out, .out = out, .scratch = scratch};
   /* Run holding the pool, as a plan's run does (runtime/plan_run.c). */
   int r;
-  if (wt_pool_hold() == 0) {
+  struct wt_pool *pool = sp->exec ? sp->exec->pool : NULL;
+  if (wt_pool_hold(pool) == 0) {
     r = st->kernel->run(&rc);
-    wt_pool_release();
+    wt_pool_release(pool);
   } else {
     r = wt_errorf(WT_ERR_NO_MEMORY, "out of memory starting the thread pool");
   }
