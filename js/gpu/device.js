@@ -10,7 +10,7 @@ import { importPackage, isNode } from '../node-builtin.js';
 // The WebGPU flags this backend uses (the globals GPUBufferUsage / GPUMapMode are not defined
 // in Node unless the `webgpu` package's globals are installed).
 export const Usage = Object.freeze({ MAP_READ: 0x1, COPY_SRC: 0x4, COPY_DST: 0x8, UNIFORM: 0x40, STORAGE: 0x80 });
-export const MAP_READ = 0x1;
+export const MapMode = Object.freeze({ READ: 0x1 });
 
 async function findGpu(gpu) {
   if (gpu) return gpu;

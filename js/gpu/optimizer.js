@@ -7,6 +7,18 @@ import programs from '../../dist/webtrain-wgsl.js';
 
 const UNIFORM_BYTES = 256;
 
+/** The 10 floats `fill(address)` writes in the heap (wtw_optimizer_update_consts' layout). */
+function readConsts(core, fill) {
+  const m = core.m;
+  const at = m._wtw_malloc(40);
+  try {
+    fill(at);
+    return new Float32Array(m.HEAPU8.buffer, at, 10).slice();
+  } finally {
+    m._wtw_free(at);
+  }
+}
+
 export class GpuOptimizerUpdate {
   #groups = new WeakMap(); // p buffer -> { key, group }
 
@@ -21,16 +33,14 @@ export class GpuOptimizerUpdate {
     return u;
   }
 
-  /** The constants of the core's optimizer `h` for its next step (Float32Array(10)). */
+  /** The constants of the core's optimizer `h` for its next step (Float32Array(10)); changes nothing. */
   static consts(core, h) {
-    const m = core.m;
-    const at = m._wtw_malloc(40);
-    try {
-      m._wtw_optimizer_update_consts(h, at);
-      return new Float32Array(m.HEAPU8.buffer, at, 10).slice();
-    } finally {
-      m._wtw_free(at);
-    }
+    return readConsts(core, (at) => core.m._wtw_optimizer_update_consts(h, at));
+  }
+
+  /** The core's optimizer `h` takes a step whose update runs here: its checks and count, then its constants. */
+  static step(core, h) {
+    return readConsts(core, (at) => core.check(core.m._wtw_optimizer_step_external(h, at), 'optimizer step'));
   }
 
   /**

@@ -6,7 +6,7 @@ import { WebtrainError } from '../core.js';
 import { Tensor } from '../tensor.js';
 import { DType } from '../abi.js';
 import programs from '../../dist/webtrain-wgsl.js';
-import { Usage, MAP_READ } from './device.js';
+import { Usage, MapMode } from './device.js';
 
 const CONST = 0, ARENA = 1; // the program's buffers; ids from 2 on are the caller's
 const UNIFORM_BYTES = 256;
@@ -84,7 +84,7 @@ export class GpuProgram {
     desc.steps.forEach((s, i) => all.set(s.uniform, i * UNIFORM_BYTES));
     d.queue.writeBuffer(uniforms, 0, all);
     const readBytes = outputs.reduce((a, o) => a + Math.ceil(o.bytes / 4) * 4, 0);
-    this.#staging = d.createBuffer({ size: Math.max(4, readBytes), usage: MAP_READ | Usage.COPY_DST, label: 'webtrain readback' });
+    this.#staging = d.createBuffer({ size: Math.max(4, readBytes), usage: Usage.MAP_READ | Usage.COPY_DST, label: 'webtrain readback' });
     const names = [...new Set(desc.steps.map((s) => s.program))];
     for (const n of names) if (!programs[n]) throw new WebtrainError(`the webgpu backend has no WGSL program '${n}'`);
     this.#pipelines = new Map(await Promise.all(names.map(async (n) => [n, await gpu.pipeline(n, programs[n])])));
@@ -131,7 +131,7 @@ export class GpuProgram {
         at += n;
       }
       d.queue.submit([enc.finish()]);
-      await this.#staging.mapAsync(1 /* GPUMapMode.READ */);
+      await this.#staging.mapAsync(MapMode.READ);
       try {
         const bytes = new Uint8Array(this.#staging.getMappedRange());
         let off = 0;

@@ -9,7 +9,7 @@
 import { WebtrainError } from '../core.js';
 import { GpuProgram } from './program.js';
 import { GpuOptimizerUpdate } from './optimizer.js';
-import { Usage } from './device.js';
+import { Usage, MapMode } from './device.js';
 
 const PARAMS = 2, GRADS = 3; // the program's external buffer ids (gpu_program.h)
 const KIND = { USER: 0, PARAM: 1, GRAD: 2, RESET: 3 }; // WT_MODULE_INPUT_*
@@ -143,15 +143,7 @@ export class GpuTrainer {
 
   /** The optimizer `o`'s step (a core handle): the core's checks and count, then the update. */
   async step(o) {
-    const m = this.core.m;
-    const at = m._wtw_malloc(40);
-    let consts;
-    try {
-      this.core.check(m._wtw_optimizer_step_external(o, at), 'optimizer step');
-      consts = new Float32Array(m.HEAPU8.buffer, at, 10).slice();
-    } finally {
-      m._wtw_free(at);
-    }
+    const consts = GpuOptimizerUpdate.step(this.core, o);
     const d = this.gpu.device;
     const adamw = consts[0] !== 2;
     await this.gpu.scoped('optimizer step', async () => {
@@ -194,7 +186,7 @@ export class GpuTrainer {
         return s;
       });
       d.queue.submit([enc.finish()]);
-      await Promise.all(staged.map((s) => s.mapAsync(1)));
+      await Promise.all(staged.map((s) => s.mapAsync(MapMode.READ)));
       const heap = this.core.m.HEAPU8;
       staged.forEach((s, j) => {
         const bytes = new Uint8Array(s.getMappedRange());

@@ -212,19 +212,20 @@ static int plan_steps(wt_gpu_program *p, const wt_gpu_region *placed) {
       if (p->sp.vals[in].dtype != p->sp.vals[out].dtype)
         return wt_node_error(wt_errorf(WT_ERR_UNSUPPORTED, "float16 weights are not on the webgpu backend yet"), n,
                              (int)wt_graph_opset(g, n->domain));
-      WT_TRY(region_of(p, in, &p->at[out]));
+      WT_TRY(region_of(p, p->root[out], &p->at[out]));
       continue;
     }
     const wt_gpu_kernel *k = wt_gpu_kernel_find(st->op);
     if (!k->encode)
       return wt_node_error(wt_errorf(WT_ERR_INTERNAL, "the webgpu backend runs this op only as a view"), n,
                            (int)wt_graph_opset(g, n->domain));
-    /* An accumulator writes its buffer (input 0) in place; output 1 is that buffer. */
-    for (int o = 0; o < n->n_outputs; o++)
-      if (n->outputs[o] >= 0 && p->root[n->outputs[o]] == n->outputs[o])
-        p->at[n->outputs[o]] = take(p, WT_GPU_ARENA, wt_nbytes(&p->sp.vals[n->outputs[o]]));
-    if ((st->op->flags & WT_OP_ACCUMULATOR) && n->n_outputs > 1 && n->outputs[1] >= 0)
-      WT_TRY(region_of(p, n->inputs[0], &p->at[n->outputs[1]]));
+    /* Room for each output, or its root's (an accumulator's output 1 is its buffer, input 0). */
+    for (int o = 0; o < n->n_outputs; o++) {
+      int v = n->outputs[o];
+      if (v < 0) continue;
+      if (p->root[v] == v) p->at[v] = take(p, WT_GPU_ARENA, wt_nbytes(&p->sp.vals[v]));
+      else WT_TRY(region_of(p, p->root[v], &p->at[v]));
+    }
     wt_tensor in[WT_GPU_MAX_BINDS * 2], out[WT_GPU_MAX_BINDS];
     if (st->n_in > (int)(sizeof in / sizeof in[0]) || st->n_out > WT_GPU_MAX_BINDS)
       return wt_node_error(wt_errorf(WT_ERR_UNSUPPORTED, "has more inputs or outputs than the webgpu backend binds"),

@@ -45,6 +45,23 @@ static int alloc_moment(wt_param *p, float **slot) {
   return *slot ? WT_OK : wt_errorf(WT_ERR_NO_MEMORY, "out of memory for the optimizer state of '%s'", p->name);
 }
 
+/* AdamW's moments not loaded from a checkpoint start at zero, allocated at the first step: by
+ * then the module's plans and activation arena exist, and the moments fill the room their
+ * building left below the arena instead of sitting under it (a checkpoint saved before writes
+ * zeros for them). SGD reads none: ONNX Runtime's SGD checkpoints carry a momentum0 per
+ * parameter, which a save writes as zeros without holding them (a parameter's worth of memory
+ * per trained parameter: 45 MB for resnet18, 112 MB for ConvNeXt-tiny). */
+static int alloc_moments(const wt_optimizer *o) {
+  wt_state *s = o->s;
+  for (int i = 0; i < s->n_params && o->adamw; i++) {
+    wt_param *p = &s->params[i];
+    if (!p->requires_grad) continue;
+    WT_TRY(alloc_moment(p, &p->m));
+    WT_TRY(alloc_moment(p, &p->v));
+  }
+  return WT_OK;
+}
+
 int wt_optimizer_create(wt_state *s, const uint8_t *model, size_t len, wt_optimizer **out) {
   *out = NULL;
   wt_graph *g;
@@ -147,13 +164,7 @@ int wt_optimizer_step_external(wt_optimizer *o, wt_adamw_consts *consts, float *
     return wt_errorf(WT_ERR_UNSUPPORTED, "optimizer step: gradient clipping (InplaceClipGradNorm) is not on the "
                      "webgpu backend yet; train this model with backend 'wasm'");
   wt_state *s = o->s;
-  /* The moments a later checkpoint reads back into */
-  for (int i = 0; i < s->n_params && o->adamw; i++) {
-    wt_param *p = &s->params[i];
-    if (!p->requires_grad) continue;
-    WT_TRY(alloc_moment(p, &p->m));
-    WT_TRY(alloc_moment(p, &p->v));
-  }
+  WT_TRY(alloc_moments(o)); /* what a later checkpoint reads the GPU's moments back into */
   wt_optimizer_next_update(o, consts, sgd_lr);
   s->step++;
   s->grad_pending = 0;
@@ -171,18 +182,7 @@ int wt_optimizer_step(wt_optimizer *o) {
     for (int i = 0; i < s->n_params; i++)
       if (s->params[i].requires_grad) o->be->scale(s->params[i].grad, wt_numel(&s->params[i].t), coef);
   }
-  /* AdamW's moments not loaded from a checkpoint start at zero, allocated at the first step: by
-   * then the module's plans and activation arena exist, and the moments fill the room their
-   * building left below the arena instead of sitting under it (a checkpoint saved before writes
-   * zeros for them). SGD reads none: ONNX Runtime's SGD checkpoints carry a momentum0 per
-   * parameter, which a save writes as zeros without holding them (a parameter's worth of memory
-   * per trained parameter: 45 MB for resnet18, 112 MB for ConvNeXt-tiny). */
-  for (int i = 0; i < s->n_params && o->adamw; i++) {
-    wt_param *p = &s->params[i];
-    if (!p->requires_grad) continue;
-    WT_TRY(alloc_moment(p, &p->m));
-    WT_TRY(alloc_moment(p, &p->v));
-  }
+  WT_TRY(alloc_moments(o));
   wt_adamw_params hp = next_params(o);
   for (int i = 0; i < s->n_params; i++) {
     wt_param *p = &s->params[i];

@@ -54,14 +54,28 @@ int wtw_module_input_binding(const wt_module *m, int eval, int k) {
 }
 int wtw_module_output_graph_index(const wt_module *m, int eval, int i) { return wt_module_output_graph_index(m, eval, i); }
 int wtw_module_external_train_step(wt_module *m, int finite) { return wt_module_external_train_step(m, finite); }
-/* The optimizer's step whose update the caller runs: out[10] as wtw_optimizer_update_consts. */
-int wtw_optimizer_step_external(wt_optimizer *o, float *out) {
+/* An update's constants (runtime/optimizer.h) as optim.wgsl reads them, into out[10]: kind (0,
+ * 1: AdamW's modes; 2: SGD), decay, then AdamW's f[8] or SGD's learning rate. */
+static void pack_consts(const wt_adamw_consts *c, float lr, float *out) {
+  out[0] = c->kind < 0 ? 2.0f : (float)c->kind;
+  out[1] = (float)c->decay;
+  for (int i = 0; i < 8; i++) out[2 + i] = c->kind < 0 ? (i == 0 ? lr : 0.0f) : c->f[i];
+}
+
+/* The next update's constants, changing nothing. */
+void wtw_optimizer_update_consts(const wt_optimizer *o, float *out) {
   wt_adamw_consts c;
   float lr;
+  wt_optimizer_next_update(o, &c, &lr);
+  pack_consts(&c, lr, out);
+}
+
+/* The optimizer's step whose update the caller runs: its constants into out[10]. */
+int wtw_optimizer_step_external(wt_optimizer *o, float *out) {
+  wt_adamw_consts c = {0};
+  float lr = 0.0f;
   int rc = wt_optimizer_step_external(o, &c, &lr);
-  out[0] = c.kind < 0 ? 2.0f : (float)c.kind;
-  out[1] = (float)c.decay;
-  for (int i = 0; i < 8; i++) out[2 + i] = c.kind < 0 ? (i == 0 ? lr : 0.0f) : c.f[i];
+  pack_consts(&c, lr, out);
   return rc;
 }
 /* Graph input k as set on s: its data's address and bytes (0 when not set). */

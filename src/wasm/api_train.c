@@ -8,7 +8,6 @@
 #include "base/status.h"
 #include "io/onnx_io.h"
 #include "shape/shape.h"
-#include "runtime/optimizer.h"
 #include "runtime/state.h"
 #include "wasm/abi.h"
 #include "webtrain.h"
@@ -527,16 +526,6 @@ void wtw_optimizer_free(wt_optimizer *o) { wt_optimizer_free(o); }
 int wtw_optimizer_step(wt_optimizer *o) { return wt_optimizer_step(o); }
 int wtw_optimizer_set_lr(wt_optimizer *o, double lr) { return wt_optimizer_set_lr(o, (float)lr); }
 double wtw_optimizer_get_lr(const wt_optimizer *o) { return wt_optimizer_get_lr(o); }
-/* The next update's constants (runtime/optimizer.h) into out[10]: kind (0, 1: AdamW's modes; 2:
- * SGD), decay, then AdamW's f[8] or SGD's learning rate. */
-void wtw_optimizer_update_consts(const wt_optimizer *o, float *out) {
-  wt_adamw_consts c;
-  float lr;
-  wt_optimizer_next_update(o, &c, &lr);
-  out[0] = c.kind < 0 ? 2.0f : (float)c.kind;
-  out[1] = (float)c.decay;
-  for (int i = 0; i < 8; i++) out[2 + i] = c.kind < 0 ? (i == 0 ? lr : 0.0f) : c.f[i];
-}
 int wtw_optimizer_set_linear_scheduler(wt_optimizer *o, double warmup, double total, double initial_lr) {
   return wt_optimizer_set_linear_scheduler(o, (int64_t)warmup, (int64_t)total, (float)initial_lr);
 }

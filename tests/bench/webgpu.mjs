@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { artifacts, CheckpointState, InferenceSession, Module, Optimizer, Tensor } from '../../js/index.js';
 import { gpuFor } from '../../js/core.js';
 import { onnxModel } from '../js/onnx-writer.mjs';
-import { gpu } from '../js/webgpu-env.mjs';
+import { gpu, countCalls } from '../js/webgpu-env.mjs';
 
 const argv = process.argv.slice(2);
 const opt = (f, d) => {
@@ -32,34 +32,13 @@ const fill = (n, s) => Float32Array.from({ length: n }, (_, i) => Math.sin(i * 1
 
 /** Counts device calls while f runs: { dispatches, submits, readBytes }. */
 async function counted(f) {
-  const c = { dispatches: 0, submits: 0, readBytes: 0 };
-  const pass = Object.getPrototypeOf(device.createCommandEncoder().beginComputePass());
-  const dispatch = pass.dispatchWorkgroups;
-  pass.dispatchWorkgroups = function (...a) {
-    c.dispatches++;
-    return dispatch.apply(this, a);
-  };
-  const submit = device.queue.submit;
-  device.queue.submit = function (...a) {
-    c.submits++;
-    return submit.apply(this, a);
-  };
-  const probe = device.createBuffer({ size: 4, usage: 0x8 });
-  const proto = Object.getPrototypeOf(probe);
-  probe.destroy();
-  const map = proto.mapAsync;
-  proto.mapAsync = function (...a) {
-    c.readBytes += this.size;
-    return map.apply(this, a);
-  };
+  const { counts, restore } = countCalls(device);
   try {
     await f();
   } finally {
-    device.queue.submit = submit;
-    proto.mapAsync = map;
-    pass.dispatchWorkgroups = dispatch;
+    restore();
   }
-  return c;
+  return { dispatches: counts.dispatchWorkgroups, submits: counts.submit, readBytes: counts.readBytes };
 }
 
 /** ms of f (median of RUNS after a first, timed apart: the build). */

@@ -12,3 +12,33 @@ const { create } = await import('webgpu');
 
 /** A GPU object (Dawn's navigator.gpu) for init({ backend: 'webgpu', gpu }). */
 export const gpu = create([]);
+
+/**
+ * Counts, until restore(), calls of the device's methods `names` ('queue.writeBuffer': its
+ * queue's), queue.submit, buffers' mapAsync (readBytes: the mapped buffers' sizes) and compute
+ * passes' dispatchWorkgroups: { counts, restore }.
+ */
+export function countCalls(device, names = []) {
+  const counts = { submit: 0, mapAsync: 0, readBytes: 0, dispatchWorkgroups: 0 };
+  const probe = device.createBuffer({ size: 4, usage: 0x8 }); // COPY_DST: its class, for mapAsync
+  const bufferClass = Object.getPrototypeOf(probe);
+  probe.destroy();
+  const passClass = Object.getPrototypeOf(device.createCommandEncoder().beginComputePass());
+  const wrap = (obj, name, also) => {
+    const had = Object.prototype.hasOwnProperty.call(obj, name);
+    const f = obj[name];
+    obj[name] = function (...a) {
+      counts[name] = (counts[name] ?? 0) + 1; // (a queue method counts under its own name)
+      also?.(this);
+      return f.apply(this, a);
+    };
+    return () => (had ? (obj[name] = f) : delete obj[name]);
+  };
+  const restores = [
+    ...names.map((n) => (n.startsWith('queue.') ? wrap(device.queue, n.slice(6)) : wrap(device, n))),
+    wrap(device.queue, 'submit'),
+    wrap(bufferClass, 'mapAsync', (buffer) => (counts.readBytes += buffer.size)),
+    wrap(passClass, 'dispatchWorkgroups'),
+  ];
+  return { counts, restore: () => restores.forEach((r) => r()) };
+}

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { create } from 'webgpu';
 import { artifacts, CheckpointState, Module, Optimizer, fit } from '../../js/index.js';
 import { runCase } from '../golden/golden.mjs';
-import { gpu } from './webgpu-env.mjs';
+import { gpu, countCalls } from './webgpu-env.mjs';
 import { mlpInputs, mlpLabels, mlpModel } from './mlp.mjs';
 
 const cases = fileURLToPath(new URL('../golden/cases/', import.meta.url));
@@ -80,25 +80,12 @@ test('training steps after the first create nothing on the device: two submits a
     module.lazyResetGrad();
   };
   await step(0); // builds the program, the optimizer's pipeline and moments
-  const counts = {};
-  const count = (obj, name) => {
-    const had = Object.prototype.hasOwnProperty.call(obj, name);
-    const f = obj[name];
-    obj[name] = function (...a) {
-      counts[name] = (counts[name] ?? 0) + 1;
-      return f.apply(this, a);
-    };
-    return () => (had ? (obj[name] = f) : delete obj[name]);
-  };
-  const probe = device.createBuffer({ size: 4, usage: 0x8 });
-  const bufferClass = Object.getPrototypeOf(probe);
-  probe.destroy();
   const creates = ['createBuffer', 'createBindGroup', 'createComputePipeline', 'createComputePipelineAsync', 'createShaderModule'];
-  const restore = [...creates.map((n) => count(device, n)), count(device.queue, 'submit'), count(bufferClass, 'mapAsync')];
+  const { counts, restore } = countCalls(device, creates);
   try {
     for (let i = 1; i <= 3; i++) await step(i);
   } finally {
-    restore.forEach((r) => r());
+    restore();
     optimizer.release();
     module.release();
     state.release();

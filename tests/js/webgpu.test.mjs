@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { InferenceSession, Tensor, init, runtimeInfo, WebtrainError } from '../../js/index.js';
 import { decodeTensorProto } from '../tensor-proto.mjs';
 import { onnxModel } from './onnx-writer.mjs';
-import { gpu } from './webgpu-env.mjs';
+import { gpu, countCalls } from './webgpu-env.mjs';
 
 const EPS = 2 ** -24; // half an ulp of 1 in float32
 
@@ -255,28 +255,15 @@ test('the MLP on webgpu gives PyTorch forward outputs, the same bits run to run'
 test('a run after the first creates nothing on the device: one submit, one readback', async () => {
   const { gpuFor } = await import('../../js/core.js');
   const device = (await gpuFor({ backend: 'webgpu', gpu }, 'test')).device;
-  const counts = {};
-  const count = (obj, name) => {
-    const had = Object.prototype.hasOwnProperty.call(obj, name);
-    const f = obj[name];
-    obj[name] = function (...a) {
-      counts[name] = (counts[name] ?? 0) + 1;
-      return f.apply(this, a);
-    };
-    return () => (had ? (obj[name] = f) : delete obj[name]);
-  };
   const session = await InferenceSession.create(new URL('mlp_ce_adamw/model.onnx', cases).pathname, { backend: 'webgpu', gpu });
   const x = new Tensor('float32', fill(4 * 784, 27), [4, 784]);
   await session.run({ input: x }); // builds the program
-  const probe = device.createBuffer({ size: 4, usage: 0x8 }); // COPY_DST: its class, for mapAsync
-  const bufferClass = Object.getPrototypeOf(probe);
-  probe.destroy();
   const creates = ['createBuffer', 'createBindGroup', 'createComputePipeline', 'createComputePipelineAsync', 'createShaderModule', 'createBindGroupLayout', 'createPipelineLayout'];
-  const restore = [...creates.map((n) => count(device, n)), count(device.queue, 'submit'), count(device.queue, 'writeBuffer'), count(bufferClass, 'mapAsync')];
+  const { counts, restore } = countCalls(device, [...creates, 'queue.writeBuffer']);
   try {
     for (let i = 0; i < 3; i++) await session.run({ input: x });
   } finally {
-    restore.forEach((r) => r());
+    restore();
     session.release();
   }
   for (const n of creates) assert.equal(counts[n] ?? 0, 0, `${n} after the first run`);

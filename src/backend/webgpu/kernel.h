@@ -71,6 +71,14 @@ extern const wt_backend wt_backend_webgpu;
 /* An encoder's refusal: the error's status, negated (a count of dispatches is never negative). */
 #define WT_GPU_FAIL(...) (-wt_errorf(__VA_ARGS__))
 
+/* 0 when `n` elements of `what` ("the output") can be indexed with 32 bits, else WT_GPU_FAIL's
+ * value saying so. */
+static inline int wt_gpu_check_elems(int64_t n, const char *what) {
+  if (n <= (int64_t)UINT32_MAX / 2) return 0;
+  return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "the webgpu backend indexes with 32 bits; %s is %lld elements", what,
+                     (long long)n);
+}
+
 /* The kernel running op on the GPU, or NULL. */
 const wt_gpu_kernel *wt_gpu_kernel_find(const wt_op_def *op);
 

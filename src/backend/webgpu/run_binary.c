@@ -21,9 +21,11 @@ static void strides(const wt_tensor *t, const wt_tensor *y, uint32_t *s) {
 int wt_gpu_binary_dispatch(wt_gpu_dispatch *d, int op, float alpha, int8_t ba, const wt_tensor *ta,
                            int8_t bb, const wt_tensor *tb, int8_t bc, const wt_tensor *tc) {
   int64_t n = wt_numel(tc);
-  if (n > (int64_t)UINT32_MAX / 2 || tc->rank > GPU_BIN_RANK)
-    return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "the webgpu backend indexes with 32 bits; the output is %lld elements",
-                     (long long)n);
+  int r = wt_gpu_check_elems(n, "the output");
+  if (r) return r;
+  if (tc->rank > GPU_BIN_RANK)
+    return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "the webgpu backend maps tensors of rank %d at most (got %d)", GPU_BIN_RANK,
+                       tc->rank);
   *d = (wt_gpu_dispatch){.program = "binary", .n_bind = 3, .bind = {ba, bb, bc}};
   wt_gpu_grid_1d(d, n, WT_GPU_WG);
   d->uniform[U_N] = (uint32_t)n;

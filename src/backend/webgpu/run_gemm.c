@@ -7,14 +7,6 @@ enum { U_M, U_N, U_K, U_FLAGS, U_ALPHA, U_BETA, U_BIAS_RS, U_BIAS_CS, U_NB, U_BA
        U_A_STRIDE = 20, U_B_STRIDE = 28 };
 enum { F_TA = 1, F_TB = 2, F_BIAS = 4, F_RELU = 8 };
 
-static int fits_u32(const wt_gpu_ctx *c, int64_t n, const char *what) {
-  if (n >= 0 && n <= (int64_t)UINT32_MAX / 2) return 1;
-  wt_errorf(WT_ERR_UNSUPPORTED, "the webgpu backend indexes with 32 bits; %s is %lld elements", what,
-            (long long)n);
-  (void)c;
-  return 0;
-}
-
 static void grid(wt_gpu_dispatch *d, int64_t M, int64_t N, int64_t batches) {
   d->groups[0] = (uint32_t)((N + 31) / 32);
   d->groups[1] = (uint32_t)((M + 31) / 32);
@@ -26,7 +18,8 @@ static int matmul_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
   (void)cap;
   if (p->half)
     return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "float16 operands are not supported on the webgpu backend yet");
-  if (!fits_u32(c, wt_numel(&c->out[0]), "the output")) return -WT_ERR_UNSUPPORTED;
+  int r = wt_gpu_check_elems(wt_numel(&c->out[0]), "the output");
+  if (r) return r;
   int64_t batches = 1;
   for (int i = 0; i < p->nb; i++) batches *= p->batch[i];
   if (batches > WT_GPU_MAX_GROUPS)
@@ -56,7 +49,8 @@ static int gemm_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
     return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "float16 operands are not supported on the webgpu backend yet");
   if (p->trans_out)
     return WT_GPU_FAIL(WT_ERR_INTERNAL, "a transposed Gemm output is the CPU planner's fusion");
-  if (!fits_u32(c, wt_numel(&c->out[0]), "the output")) return -WT_ERR_UNSUPPORTED;
+  int r = wt_gpu_check_elems(wt_numel(&c->out[0]), "the output");
+  if (r) return r;
   *d = (wt_gpu_dispatch){.program = "gemm", .n_bind = 4,
                          .bind = {WT_GPU_IN(0), WT_GPU_IN(1), p->has_c ? WT_GPU_IN(2) : WT_GPU_NONE,
                                   WT_GPU_OUT(0)}};

@@ -12,9 +12,8 @@ static int encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
   if (p->noop) return wt_gpu_binary_dispatch(d, WT_GB_COPY_A, 0.0f, WT_GPU_IN(0), &c->in[0], WT_GPU_NONE, NULL,
                                              WT_GPU_OUT(0), &c->out[0]);
   if (p->n_pass > cap) return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "%d reduction passes; the webgpu backend runs at most %d", p->n_pass, cap);
-  if (wt_numel(&c->in[0]) > (int64_t)UINT32_MAX / 2)
-    return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "the webgpu backend indexes with 32 bits; the input is %lld elements",
-                     (long long)wt_numel(&c->in[0]));
+  int r = wt_gpu_check_elems(wt_numel(&c->in[0]), "the input");
+  if (r) return r;
   if (p->n_pass > 1) c->scratch[0] = (uint64_t)p->buf0 * sizeof(float);
   if (p->n_pass > 2) c->scratch[1] = (uint64_t)p->buf1 * sizeof(float);
   for (int k = 0; k < p->n_pass; k++) {

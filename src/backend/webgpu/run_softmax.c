@@ -7,9 +7,8 @@
 
 int wt_gpu_softmax_dispatch(wt_gpu_dispatch *d, int mode, const wt_softmax_params *p, int8_t a, int8_t b,
                             int8_t y) {
-  if (p->outer * p->n * p->inner > (int64_t)UINT32_MAX / 2)
-    return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "the webgpu backend indexes with 32 bits; the input is %lld elements",
-                       (long long)(p->outer * p->n * p->inner));
+  int r = wt_gpu_check_elems(p->outer * p->n * p->inner, "the input");
+  if (r) return r;
   *d = (wt_gpu_dispatch){.program = "softmax", .n_bind = 3, .bind = {a, b, y}};
   wt_gpu_grid_1d(d, p->outer * p->inner, 64);
   d->uniform[0] = (uint32_t)p->outer;
@@ -35,9 +34,8 @@ static int sce_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
     return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "the webgpu backend runs SoftmaxCrossEntropyLoss of float32 scores with int32 or "
                      "int64 labels and no class weights only");
   int64_t rows = p->N * p->D;
-  if (wt_numel(&c->in[0]) > (int64_t)UINT32_MAX / 2)
-    return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "the webgpu backend indexes with 32 bits; the scores are %lld elements",
-                     (long long)wt_numel(&c->in[0]));
+  int r = wt_gpu_check_elems(wt_numel(&c->in[0]), "the scores");
+  if (r) return r;
   int lp = c->n_out > 1 && c->node->outputs[1] >= 0;
   c->scratch[0] = (uint64_t)rows * 8;
   d[0] = (wt_gpu_dispatch){.program = "sce_rows", .n_bind = 4,

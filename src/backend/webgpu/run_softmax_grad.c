@@ -19,8 +19,8 @@ static int sceg_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
     return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "the webgpu backend runs SoftmaxCrossEntropyLossGrad with int32 or int64 labels "
                      "and no class weights or ignore_index input only");
   int64_t n = wt_numel(&c->out[0]);
-  if (n > (int64_t)UINT32_MAX / 2)
-    return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "the webgpu backend indexes with 32 bits; dX is %lld elements", (long long)n);
+  int r = wt_gpu_check_elems(n, "dX");
+  if (r) return r;
   *d = (wt_gpu_dispatch){.program = "sce_grad", .n_bind = 4,
                          .bind = {WT_GPU_IN(0), WT_GPU_IN(1), WT_GPU_IN(2), WT_GPU_OUT(0)}};
   wt_gpu_grid_1d(d, n, WT_GPU_WG);

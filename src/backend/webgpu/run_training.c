@@ -4,9 +4,8 @@
 static int accumulate_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
   (void)cap;
   int64_t n = wt_numel(&c->in[0]);
-  if (n > (int64_t)UINT32_MAX / 2)
-    return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "the webgpu backend indexes with 32 bits; the buffer is %lld elements",
-                     (long long)n);
+  int r = wt_gpu_check_elems(n, "the buffer");
+  if (r) return r;
   int has_flag = wt_has_input(c->in, c->n_in, 2);
   *d = (wt_gpu_dispatch){.program = "accumulate", .n_bind = 4,
                          .bind = {WT_GPU_IN(0), WT_GPU_IN(1), has_flag ? WT_GPU_IN(2) : WT_GPU_NONE, WT_GPU_OUT(0)}};

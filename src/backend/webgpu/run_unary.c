@@ -36,9 +36,8 @@ static int encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
     return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "the webgpu backend runs this op on float32 only (got %s)",
                      wt_dtype_name(c->in[0].dtype));
   int64_t n = wt_numel(&c->out[0]);
-  if (n > (int64_t)UINT32_MAX / 2)
-    return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "the webgpu backend indexes with 32 bits; the output is %lld elements",
-                     (long long)n);
+  int r = wt_gpu_check_elems(n, "the output");
+  if (r) return r;
   *d = (wt_gpu_dispatch){.program = "unary", .n_bind = 2, .bind = {WT_GPU_IN(0), WT_GPU_OUT(0)}};
   wt_gpu_grid_1d(d, n, WT_GPU_WG);
   d->uniform[U_N] = (uint32_t)n;
