@@ -95,6 +95,36 @@ test('training steps after the first create nothing on the device: two submits a
   assert.equal(counts.mapAsync, 3);
 });
 
+test('the GPU bytes a module holds stay within 1.2x of the wasm backend\'s bytes for the same model; memoryStats reports them', async (t) => {
+  const art = await artifacts.generateArtifacts(mlpModel, { loss: 'CrossEntropyLoss', optimizer: 'AdamW' });
+  const held = {};
+  for (const backend of ['wasm', 'webgpu']) {
+    const state = await CheckpointState.loadCheckpoint(art.checkpoint);
+    const module = await Module.create(art.trainingModel, state, art.evalModel, { backend, gpu });
+    const optimizer = await Optimizer.create(art.optimizerModel, module);
+    // eval first (a smaller program), then training at two batch sizes: one arena serves all
+    await module.eval().run(mlpInputs(8, 0), mlpLabels(8));
+    for (const batch of [64, 16]) {
+      await module.train().run(mlpInputs(batch, 1), mlpLabels(batch));
+      await optimizer.step();
+      module.lazyResetGrad();
+    }
+    await module.eval().run(mlpInputs(64, 2), mlpLabels(64));
+    held[backend] = module.memoryStats();
+    optimizer.release();
+    module.release();
+    state.release();
+  }
+  const cpu = held.wasm, g = held.webgpu.gpu;
+  assert.equal(held.wasm.gpu, undefined);
+  // the wasm backend's bytes: its arena, the forward values kept for the backward pass, the state
+  const bound = cpu.arena + cpu.saved + cpu.params + cpu.grads + cpu.moments + cpu.packed;
+  t.diagnostic(`wasm: ${bound} bytes (arena ${cpu.arena}); webgpu: ${JSON.stringify(g)}`);
+  assert.equal(g.total, g.params + g.grads + g.moments + g.arena + g.constants + g.other);
+  assert.ok(g.params >= cpu.params && g.moments >= cpu.moments && g.arena > 0);
+  assert.ok(g.total <= 1.2 * bound, `${g.total} GPU bytes > 1.2 x ${bound}`);
+});
+
 test('a lost device fails the next step saying so; the checkpoint saved before it resumes on wasm', async () => {
   const own = create([]); // a device of its own, to lose
   const art = await artifacts.generateArtifacts(mlpModel, { loss: 'CrossEntropyLoss', optimizer: 'AdamW' });

@@ -59,6 +59,9 @@ typedef struct wt_gpu_ctx {
   int n_out;
   const wt_tensor *out;
   uint64_t scratch[WT_GPU_SCRATCHES]; /* set by encode: bytes of each scratch it binds */
+  /* bit i: input i lies in input 0's room (the program had an accumulator's value written
+   * straight into its buffer): there is nothing to copy or add */
+  uint32_t same_room;
 } wt_gpu_ctx;
 
 typedef struct wt_gpu_kernel {
