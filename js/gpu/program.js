@@ -10,6 +10,7 @@ import { Usage, MapMode } from './device.js';
 
 const CONST = 0, ARENA = 1; // the program's buffers; ids from 2 on are the caller's
 const UNIFORM_BYTES = 256;
+const KEY_WORD = 4; // WT_GPU_KEY_WORD: where a drawing dispatch's per-run Dropout key goes
 const MAX_BINDS = 8; // WT_GPU_MAX_BINDS
 const TYPED = { [DType.FLOAT]: ['float32', Float32Array], [DType.INT32]: ['int32', Int32Array], [DType.INT64]: ['int64', BigInt64Array], [DType.BOOL]: ['bool', Uint8Array] };
 
@@ -27,12 +28,26 @@ function describe(core, p) {
     const u = m._wtw_gpu_step_uniform(p, i);
     return {
       program: core.string(m._wtw_gpu_step_program(p, i)),
+      draws: m._wtw_gpu_step_draws(p, i) === 1,
       groups: [0, 1, 2].map((a) => m._wtw_gpu_step_groups(p, i, a)),
       uniform: heap().slice(u, u + UNIFORM_BYTES),
       binds: Array.from({ length: m._wtw_gpu_step_bind_count(p, i) }, (_, b) => region(0, i, b)),
     };
   });
   return { bytes: [m._wtw_gpu_buffer_bytes(p, CONST), m._wtw_gpu_buffer_bytes(p, ARENA)], uploads, steps, region };
+}
+
+/** GpuProgram.run's `draw` for runs of the core's session `session`: its draws, counted there. */
+export function sessionDraws(core, session) {
+  return (seedLow, seedHigh) => {
+    const at = core.malloc(8);
+    try {
+      core.m._wtw_session_dropout_key(session, seedLow, seedHigh, at);
+      return new Uint32Array(core.m.HEAPU8.slice(at, at + 8).buffer);
+    } finally {
+      core.free(at);
+    }
+  };
 }
 
 export class GpuProgram {
@@ -43,6 +58,7 @@ export class GpuProgram {
   #pipelines;
   #steps;
   #owned; // the buffers the program created (the rest of #buffers are the caller's)
+  #extra; // { uniforms }: the dispatches' uniform slots (a drawing one's key is written per run)
 
   /**
    * Builds the program `p` (a wtw_gpu_program handle) on gpu (a GpuDevice): inputs[k] is graph
@@ -81,6 +97,7 @@ export class GpuProgram {
     const uniforms = buffer(desc.steps.length * UNIFORM_BYTES, Usage.UNIFORM | Usage.COPY_DST, 'webtrain uniforms');
     this.#buffers = bufs;
     this.#owned = [constants, ...(own ? [own] : []), placeholder, uniforms];
+    this.#extra = { uniforms };
     // writes are whole words: a float16 or bool constant of an odd length is padded
     const words = (a) => (a.byteLength % 4 ? Uint8Array.from({ length: a.byteLength + 4 - (a.byteLength % 4) }, (_, i) => a[i] ?? 0) : a);
     for (const u of desc.uploads) if (u.data.byteLength) d.queue.writeBuffer(bufs[CONST], u.offset, words(u.data));
@@ -105,11 +122,21 @@ export class GpuProgram {
     );
   }
 
-  /** feeds[k]: graph input k's bytes (a typed array). Returns the outputs as Tensors. */
-  async run(feeds) {
+  /**
+   * feeds[k]: graph input k's bytes (a typed array). draw(seedLow, seedHigh): the run's Dropout
+   * key for a dispatch that draws (a Uint32Array(2) from the core, which counts the draw), asked
+   * in step order. Returns the outputs as Tensors.
+   */
+  async run(feeds, draw = null) {
     const gpu = this.#gpu;
     return gpu.scoped('a webgpu run', async () => {
       const d = gpu.device;
+      this.#steps.forEach((s, i) => {
+        if (!s.draws) return;
+        if (!draw) throw new WebtrainError(`a ${s.program} dispatch draws, and this run has no draws to give`);
+        const seed = new Uint32Array(s.uniform.buffer, s.uniform.byteOffset + (KEY_WORD + 2) * 4, 2);
+        d.queue.writeBuffer(this.#extra.uniforms, i * UNIFORM_BYTES + KEY_WORD * 4, draw(seed[0], seed[1]));
+      });
       this.inputs.forEach((r, k) => {
         if (r.buffer < 0 || r.buffer > ARENA) return; // not read, or the caller's (placed)
         const f = feeds[k];

@@ -2,7 +2,7 @@
 // run with those shapes, kept for later ones), fed from the inputs the core was given.
 import { WebtrainError, warnOnce } from '../core.js';
 import { DType } from '../abi.js';
-import { GpuProgram } from './program.js';
+import { GpuProgram, sessionDraws } from './program.js';
 
 const SIZE = { [DType.FLOAT]: 4, [DType.INT32]: 4, [DType.INT64]: 8, [DType.BOOL]: 1, [DType.FLOAT16]: 2 };
 const KEEP = 4; // programs kept per session, most recently used first
@@ -51,7 +51,7 @@ export class GpuRunner {
     }
     this.#programs.unshift(entry);
     while (this.#programs.length > KEEP) this.#programs.pop().program.release();
-    return entry.program.run(bytes);
+    return entry.program.run(bytes, sessionDraws(this.core, this.handle));
   }
 
   release() {

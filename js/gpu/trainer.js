@@ -9,7 +9,7 @@
 // The module's programs (each mode's, for each set of shapes) run one at a time on one queue, so
 // they share one arena buffer, as the CPU backend's training and eval plans share one arena.
 import { WebtrainError } from '../core.js';
-import { GpuProgram } from './program.js';
+import { GpuProgram, sessionDraws } from './program.js';
 import { GpuOptimizerUpdate } from './optimizer.js';
 import { Usage, MapMode } from './device.js';
 import { DType } from '../abi.js';
@@ -139,7 +139,7 @@ export class GpuTrainer {
     list.unshift(entry);
     while (list.length > KEEP) list.pop().program.release();
     if (this.#dirty) this.upload();
-    const outs = await entry.program.run(bytes);
+    const outs = await entry.program.run(bytes, sessionDraws(this.core, m._wtw_module_session(this.module, mode)));
     const picked = Array.from({ length: count }, (_, i) => outs[m._wtw_module_output_graph_index(this.module, mode, i)]);
     if (mode === 0) {
       const loss = picked[0]?.data ?? [];

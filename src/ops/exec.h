@@ -37,4 +37,16 @@ static inline struct wt_prepack *wt_exec_prepack(const wt_exec *e) { return e ? 
 /* The runner's next draw number (and counts it). */
 static inline uint64_t wt_exec_draw(const wt_exec *e) { return e && e->draws ? (*e->draws)++ : 0; }
 
+static inline uint64_t wt_splitmix64(uint64_t z) {
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/* Dropout's key for a draw: element i of the mask keeps when the top 24 bits of
+ * wt_splitmix64(key + i), as a fraction of 2^24, are at least the ratio. Every backend draws
+ * through this (the WebGPU one hashes on the GPU with the key the core gives each run). */
+static inline uint64_t wt_dropout_key(uint64_t seed, uint64_t draw) { return wt_splitmix64(seed ^ wt_splitmix64(draw)); }
+
 #endif

@@ -72,6 +72,17 @@ static int overwritten_by(wt_gpu_program *p, const wt_node *n, const int *reader
   return v;
 }
 
+/* Value v's bytes where the build knows them: an initializer or folded constant, or a small
+ * integer or bool graph input (the callers key their programs on those: js/gpu/); else NULL. */
+static void *known(wt_gpu_program *p, int v) {
+  int st = p->sp.storage[v];
+  const wt_tensor *t = &p->sp.vals[v];
+  if (st == WT_ST_INPUT && (t->dtype == WT_FLOAT || t->dtype == WT_FLOAT16 || wt_numel(t) > 64)) return NULL;
+  if (st != WT_ST_INIT && st != WT_ST_STATIC && st != WT_ST_INPUT) return NULL;
+  t = wt_shape_value(&p->sp, v);
+  return t ? t->data : NULL;
+}
+
 /* Each value's room and the last step that reads it. */
 static int lifetimes(wt_gpu_program *p) {
   const wt_graph *g = p->sp.g;
@@ -272,8 +283,10 @@ static int plan_steps(wt_gpu_program *p, const wt_gpu_region *placed) {
     if (st->n_in > (int)(sizeof in / sizeof in[0]) || st->n_out > WT_GPU_MAX_BINDS)
       return wt_node_error(wt_errorf(WT_ERR_UNSUPPORTED, "has more inputs or outputs than the webgpu backend binds"),
                            n, (int)wt_graph_opset(g, n->domain));
-    for (int i = 0; i < st->n_in; i++)
+    for (int i = 0; i < st->n_in; i++) {
       in[i] = n->inputs[i] >= 0 ? p->sp.vals[n->inputs[i]] : (wt_tensor){.dtype = WT_UNDEFINED};
+      in[i].data = n->inputs[i] >= 0 ? known(p, n->inputs[i]) : NULL;
+    }
     for (int o = 0; o < st->n_out; o++) out[o] = n->outputs[o] >= 0 ? p->sp.vals[n->outputs[o]] : st->out[o];
     wt_gpu_ctx ctx = {.node = n, .params = st->params, .n_in = st->n_in, .in = in, .n_out = st->n_out, .out = out};
     for (int i = 1; i < st->n_in && i < 32; i++)

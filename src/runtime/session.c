@@ -435,4 +435,6 @@ int wt_session_share_arena(wt_session *dst, wt_session *src) {
 
 const wt_graph *wt_session_graph(const wt_session *s) { return s->g; }
 
+uint64_t wt_session_next_draw(wt_session *s) { return wt_exec_draw(&s->exec); }
+
 void wt_session_set_prepack(wt_session *s, wt_prepack *t) { s->exec.prepack = t; }

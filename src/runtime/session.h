@@ -22,6 +22,9 @@ static inline uint64_t wt_mallinfo_bytes(int field) { return (uint64_t)(unsigned
 /* A session over g, which it takes ownership of (freed even on error). */
 int wt_session_create_from_graph(wt_graph *g, wt_session **out);
 const wt_graph *wt_session_graph(const wt_session *s);
+/* The session's next random draw number, counted (ops/exec.h): a run made elsewhere (on the GPU)
+ * draws its Dropout masks in step order through this, as the session's own runs do. */
+uint64_t wt_session_next_draw(wt_session *s);
 /* The table of frozen weights packed once that the session's runs read (backend/cpu/
  * gemm_prepack.h; its owner's, which outlives the session); NULL: none. */
 void wt_session_set_prepack(wt_session *s, wt_prepack *t);

@@ -7,6 +7,7 @@
 #include "runtime/optimizer.h"
 #include "runtime/state.h"
 #include "runtime/session.h"
+#include "ops/exec.h"
 #include "shape/shape.h"
 #include "webtrain.h"
 
@@ -143,6 +144,15 @@ const char *wtw_gpu_step_program(const wt_gpu_program *p, int i) { return step(p
 int wtw_gpu_step_groups(const wt_gpu_program *p, int i, int axis) { return (int)step(p, i)->d.groups[axis]; }
 const uint32_t *wtw_gpu_step_uniform(const wt_gpu_program *p, int i) { return step(p, i)->d.uniform; }
 int wtw_gpu_step_bind_count(const wt_gpu_program *p, int i) { return step(p, i)->d.n_bind; }
+int wtw_gpu_step_draws(const wt_gpu_program *p, int i) { return step(p, i)->d.draws; }
+
+/* A run's Dropout key for a dispatch that draws (kernel.h): wt_dropout_key(seed, the session's
+ * next draw) into out[2], low word first. */
+void wtw_session_dropout_key(wt_session *s, uint32_t seed_lo, uint32_t seed_hi, uint32_t *out) {
+  uint64_t key = wt_dropout_key((uint64_t)seed_hi << 32 | seed_lo, wt_session_next_draw(s));
+  out[0] = (uint32_t)key;
+  out[1] = (uint32_t)(key >> 32);
+}
 
 /* A region's field (0: buffer, -1 for the placeholder; 1: offset; 2: bytes) of: what 0, step i's
  * binding b; what 1, graph input i; what 2, graph output i. */

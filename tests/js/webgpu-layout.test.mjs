@@ -1,11 +1,14 @@
-// The webgpu backend's comparisons, Where, DivGrad and layout ops (Slice, SliceGrad, Concat,
-// Split, Gather, GatherGrad) against the wasm backend, op by op with small shapes, under the
+// The webgpu backend's comparisons, Where, Cast, DivGrad, Dropout and layout ops (Slice,
+// SliceGrad, Concat, Split, Gather, GatherGrad) against the wasm backend, op by op with small
+// shapes, under the
 // tolerance policy of docs/architecture.md: the moves and comparisons bit for bit, GatherGrad
 // bit for bit too (each row's terms added in the CPU's order), DivGrad within its sums' rounding.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Tensor } from '../../js/index.js';
 import { onnxModel } from './onnx-writer.mjs';
+import { InferenceSession } from '../../js/index.js';
+import { gpu } from './webgpu-env.mjs';
 import { EPS, fill, both, tensorOf, value, close } from './webgpu-check.mjs';
 
 const DT = { float32: 1, int32: 6, int64: 7, bool: 9 };
@@ -194,4 +197,33 @@ test('Cast between float32, int32, int64 and bool: bit for bit', async () => {
       });
       await same(model, { x: feeds[from] }, `Cast ${from} to ${to}`);
     }
+});
+
+test('Dropout draws the wasm backend\'s masks, fresh each run; DropoutGrad scales by them; not training, a copy', async () => {
+  const dims = [3, 37];
+  const x = value('x', dims, 40), dy = value('dy', dims, 41);
+  for (const [ratio, training] of [[0.3, true], [0.75, true], [0.3, false], [0, true]]) {
+    const model = onnxModel({
+      nodes: [
+        { op: 'Dropout', inputs: ['x', 'ratio', 'training'], outputs: ['y', 'mask'], attrs: { seed: 7 } },
+        { op: 'DropoutGrad', domain: 'com.microsoft', inputs: ['dy', 'mask', 'ratio', 'training'], outputs: ['dx'] },
+      ],
+      inputs: [{ name: 'x', dims }, { name: 'dy', dims }],
+      initializers: [{ name: 'ratio', dims: [], data: Float32Array.of(ratio) }, { name: 'training', dims: [], data: Uint8Array.of(training ? 1 : 0) }],
+      outputs: [{ name: 'y' }, { name: 'mask', dtype: DT.bool }, { name: 'dx' }],
+      opset: 13,
+    });
+    // one session per backend: each counts its own draws from the first run
+    const c = await InferenceSession.create(model, { backend: 'wasm' });
+    const g = await InferenceSession.create(model, { backend: 'webgpu', gpu });
+    const masks = new Set();
+    for (let run = 0; run < 3; run++) {
+      const [rc, rg] = [await c.run({ x: tensorOf(x), dy: tensorOf(dy) }), await g.run({ x: tensorOf(x), dy: tensorOf(dy) })];
+      for (const name of ['y', 'mask', 'dx']) assert.deepEqual(Array.from(rg[name].data), Array.from(rc[name].data), `ratio ${ratio} training ${training} run ${run}: ${name}`);
+      masks.add(Array.from(rg.mask.data).join(''));
+    }
+    assert.equal(masks.size, training && ratio > 0 ? 3 : 1, `ratio ${ratio} training ${training}: masks across runs`);
+    c.release();
+    g.release();
+  }
 });

@@ -74,13 +74,6 @@ static void cast(const wt_tensor *x, wt_tensor *y) {
 
 /* ---- Dropout ------------------------------------------------------------------------------- */
 
-static uint64_t splitmix64(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 /* Training-mode PRNG: a counter-based hash, element i keeps when hash(key + i) >= ratio.
  * key mixes the seed with the runner's draw count (ops/exec.h), so successive training steps
  * draw fresh masks while a given seed and a runner's call sequence reproduce exactly. */
@@ -106,10 +99,10 @@ static int run_dropout(const wt_run_ctx *ctx, const un_params *p) {
   }
   if (!(ratio >= 0.0f && ratio <= 1.0f))
     return wt_errorf(WT_ERR_RUNTIME, "input 'ratio' is %g; expected a value in [0, 1]", (double)ratio);
-  uint64_t key = splitmix64(p->seed ^ splitmix64(wt_exec_draw(ctx->exec)));
+  uint64_t key = wt_dropout_key(p->seed, wt_exec_draw(ctx->exec));
   float scale = ratio < 1.0f ? 1.0f / (1.0f - ratio) : 0.0f;
   for (int64_t i = 0; i < n; i++) {
-    float u = (float)(splitmix64(key + (uint64_t)i) >> 40) * (1.0f / 16777216.0f);
+    float u = (float)(wt_splitmix64(key + (uint64_t)i) >> 40) * (1.0f / 16777216.0f);
     int keep = u >= ratio;
     yd[i] = keep ? xd[i] * scale : 0.0f;
     if (mask && mask_bool) ((uint8_t *)mask)[i] = (uint8_t)keep;

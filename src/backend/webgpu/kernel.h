@@ -42,10 +42,15 @@
 #define WT_GPU_SCRATCH(k) ((int8_t)(120 + (k)))
 #define WT_GPU_NONE ((int8_t)-1)
 #define WT_GPU_SCRATCHES 2
+#define WT_GPU_KEY_WORD 4
 
 typedef struct wt_gpu_dispatch {
   const char *program;          /* the WGSL file's name, without .wgsl */
   uint32_t groups[3];
+  /* 1: each run writes a Dropout key into uniform words WT_GPU_KEY_WORD and the next (low word
+   * first): wt_dropout_key(seed, the session's next draw), the seed read from the two words
+   * after them. Dispatches that draw take their draws in step order, as the CPU's steps do. */
+  int draws;
   int n_bind;
   int8_t bind[WT_GPU_MAX_BINDS];
   uint32_t uniform[WT_GPU_UNIFORM_WORDS];
@@ -55,7 +60,9 @@ typedef struct wt_gpu_ctx {
   const wt_node *node;
   const void *params;
   int n_in;
-  const wt_tensor *in;
+  const wt_tensor *in;           /* data: the value's bytes where the build knows them (an
+                                  * initializer, a folded constant, an input the program is
+                                  * keyed on), else NULL */
   int n_out;
   const wt_tensor *out;
   uint64_t scratch[WT_GPU_SCRATCHES]; /* set by encode: bytes of each scratch it binds */
@@ -134,6 +141,18 @@ int wt_gpu_gather_dispatch(wt_gpu_dispatch *d, int8_t ba, int8_t bc, const wt_te
 /* A dispatch copying `words` 4-byte words from its input 0 to its output 0 (a value duplicated
  * where one dispatch would bind it twice). */
 void wt_gpu_copy_dispatch(wt_gpu_dispatch *d, int64_t words);
+
+/* dropout.wgsl (mode 0 draw, 1 pass, 2 gradient, 3 gradient pass) over n elements from binding
+ * bx to by, the mask binding bm of kind mask_kind (0 none, 1 bool, 2 float); ratio and seed for
+ * the draw. */
+void wt_gpu_dropout_dispatch(wt_gpu_dispatch *d, int mode, int64_t n, int8_t bx, int8_t bm, int mask_kind, int8_t by,
+                             float ratio, uint64_t seed);
+
+/* Dropout's ratio and training flag where the build knows them: the attributes before opset
+ * 12, else inputs `ri` and `ti` (absent: 0.5 and false). A ratio or flag only a run knows (a
+ * float graph input) is refused naming it; a ratio outside [0, 1] too. */
+int wt_gpu_dropout_mode(const wt_gpu_ctx *c, int opset_attrs, float attr_ratio, int attr_training, int ri, int ti,
+                        float *ratio, int *training);
 
 static inline void wt_gpu_f32(uint32_t *w, float v) {
   union { float f; uint32_t u; } c = {.f = v};

@@ -66,6 +66,62 @@ void wt_gpu_copy_dispatch(wt_gpu_dispatch *d, int64_t words) {
   d->uniform[U_OP] = GU_COPY;
 }
 
+/* dropout.wgsl's uniform words. */
+enum { D_N, D_GX, D_MODE, D_MASK, D_SEED = WT_GPU_KEY_WORD + 2, D_RATIO = WT_GPU_KEY_WORD + 4, D_SCALE };
+
+void wt_gpu_dropout_dispatch(wt_gpu_dispatch *d, int mode, int64_t n, int8_t bx, int8_t bm, int mask_kind, int8_t by,
+                             float ratio, uint64_t seed) {
+  *d = (wt_gpu_dispatch){.program = "dropout", .draws = mode == 0, .n_bind = 3, .bind = {bx, bm, by}};
+  wt_gpu_grid_1d(d, (n + 3) / 4, WT_GPU_WG);
+  d->uniform[D_N] = (uint32_t)n;
+  d->uniform[D_GX] = d->groups[0];
+  d->uniform[D_MODE] = (uint32_t)mode;
+  d->uniform[D_MASK] = (uint32_t)mask_kind;
+  d->uniform[D_SEED] = (uint32_t)seed;
+  d->uniform[D_SEED + 1] = (uint32_t)(seed >> 32);
+  wt_gpu_f32(&d->uniform[D_RATIO], ratio);
+  wt_gpu_f32(&d->uniform[D_SCALE], ratio < 1.0f ? 1.0f / (1.0f - ratio) : 0.0f); /* the CPU's scale */
+}
+
+int wt_gpu_dropout_mode(const wt_gpu_ctx *c, int opset_attrs, float attr_ratio, int attr_training, int ri, int ti,
+                        float *ratio, int *training) {
+  *ratio = attr_ratio;
+  *training = attr_training;
+  if (!opset_attrs) {
+    int has_r = wt_has_input(c->in, c->n_in, ri), has_t = wt_has_input(c->in, c->n_in, ti);
+    if ((has_r && (!c->in[ri].data || c->in[ri].dtype != WT_FLOAT)) || (has_t && !c->in[ti].data))
+      return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "the webgpu backend runs %s with a constant ratio and training_mode "
+                         "(an initializer, or a bool graph input for training_mode); make the ratio an initializer",
+                         c->node->op_type);
+    *ratio = has_r ? *(const float *)c->in[ri].data : 0.5f;
+    *training = has_t && *(const uint8_t *)c->in[ti].data != 0;
+  }
+  if (*training && !(*ratio >= 0.0f && *ratio <= 1.0f))
+    return WT_GPU_FAIL(WT_ERR_INVALID_ARG, "input 'ratio' is %g; expected a value in [0, 1]", (double)*ratio);
+  return 0;
+}
+
+/* Dropout: the mask drawn on the GPU from the session's draw, the CPU's masks bit for bit. */
+static int dropout_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
+  const un_params *p = c->params;
+  float ratio;
+  int training;
+  (void)cap;
+  if (c->in[0].dtype != WT_FLOAT)
+    return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "the webgpu backend runs Dropout on float32 only (got %s)",
+                       wt_dtype_name(c->in[0].dtype));
+  int r = wt_gpu_dropout_mode(c, p->opset < 12, p->ratio, p->training, 1, 2, &ratio, &training);
+  if (r) return r;
+  int64_t n = wt_numel(&c->in[0]);
+  r = wt_gpu_check_elems(n + 3, "the input");
+  if (r) return r;
+  int has_mask = c->n_out > 1 && c->node->outputs[1] >= 0;
+  int kind = !has_mask ? 0 : c->out[1].dtype == WT_BOOL ? 1 : 2;
+  wt_gpu_dropout_dispatch(d, training && ratio != 0.0f ? 0 : 1, n, WT_GPU_IN(0), has_mask ? WT_GPU_OUT(1) : WT_GPU_NONE,
+                          kind, WT_GPU_OUT(0), ratio, p->seed);
+  return 1;
+}
+
 /* cast.wgsl's kinds. */
 static int cast_kind(int dtype) {
   switch (dtype) {
@@ -124,6 +180,7 @@ const wt_gpu_kernel wt_gpu_kernels_unary[] = {
     {.key = {"com.microsoft", "QuickGelu"}, .encode = encode},
     {.key = {"com.microsoft", "Gelu"}, .encode = encode},
     {.key = {"", "Cast"}, .encode = cast_encode},
+    {.key = {"", "Dropout"}, .encode = dropout_encode},
     {.key = {"", "CastLike"}, .encode = cast_encode},
     /* a view of its input (the plan shares the bytes): nothing runs */
     {.key = {"", "Identity"}},

@@ -3,9 +3,26 @@
 #include "backend/webgpu/kernel.h"
 #include "ops/unary_ops.h"
 
+/* DropoutGrad(dY, mask[, ratio[, training_mode]]): the forward's bool mask, scaled. */
+static int dropout_grad_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d) {
+  float ratio;
+  int training;
+  if (c->in[0].dtype != WT_FLOAT || c->in[1].dtype != WT_BOOL)
+    return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "the webgpu backend runs DropoutGrad of float32 by a bool mask only");
+  int r = wt_gpu_dropout_mode(c, 0, 0.5f, 0, 2, 3, &ratio, &training);
+  if (r) return r;
+  int64_t n = wt_numel(&c->in[0]);
+  r = wt_gpu_check_elems(n + 3, "the gradient");
+  if (r) return r;
+  int pass = !training || ratio == 0.0f;
+  wt_gpu_dropout_dispatch(d, pass ? 3 : 2, n, WT_GPU_IN(0), pass ? WT_GPU_NONE : WT_GPU_IN(1), 0, WT_GPU_OUT(0), ratio, 0);
+  return 1;
+}
+
 static int encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
   const gop_params *p = c->params;
   (void)cap;
+  if (p->form == G_DROPOUT) return dropout_grad_encode(c, d);
   int op = -1;
   if (p->form == G_ACT) {
     switch (p->kind) {
@@ -33,5 +50,6 @@ const wt_gpu_kernel wt_gpu_kernels_unary_grad[] = {
     {.key = {"com.microsoft", "GeluGrad"}, .encode = encode},
     {.key = {"com.microsoft", "QuickGeluGrad"}, .encode = encode},
     {.key = {"com.microsoft", "FastGeluGrad"}, .encode = encode},
+    {.key = {"com.microsoft", "DropoutGrad"}, .encode = encode},
     {.key = {0}},
 };
