@@ -11,7 +11,7 @@ import { Usage, MapMode } from './device.js';
 const CONST = 0, ARENA = 1; // the program's buffers; ids from 2 on are the caller's
 const UNIFORM_BYTES = 256;
 const MAX_BINDS = 8; // WT_GPU_MAX_BINDS
-const TYPED = { [DType.FLOAT]: ['float32', Float32Array], [DType.INT32]: ['int32', Int32Array], [DType.BOOL]: ['bool', Uint8Array] };
+const TYPED = { [DType.FLOAT]: ['float32', Float32Array], [DType.INT32]: ['int32', Int32Array], [DType.INT64]: ['int64', BigInt64Array], [DType.BOOL]: ['bool', Uint8Array] };
 
 /** The program handle's description, read out of the core (the handle can be freed after). */
 function describe(core, p) {
