@@ -3,20 +3,18 @@
 // 3-D; groups, depthwise, strides, pads, dilations, bias), ConvTranspose, ConvGrad and
 // ConvTransposeGrad; MaxPool (and its Indices), AveragePool, the global pools, MaxPoolGrad and
 // AveragePoolGrad; BatchNormalization, BatchNormInternal, BatchNormalizationGrad,
-// LayerNormalization and LayerNormalizationGrad; Resize and ResizeGrad; and refusals that name
-// what is unsupported.
+// LayerNormalization and LayerNormalizationGrad; Resize, Upsample and ResizeGrad; the same bits
+// run to run; and refusals that name what is unsupported.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { InferenceSession, Tensor } from '../../js/index.js';
 import { onnxModel } from './onnx-writer.mjs';
-import { gpu } from './webgpu-env.mjs';
+import { gpu, fill, both } from './webgpu-env.mjs';
 
 const EPS = 2 ** -24; // half an ulp of 1 in float32
 const MS = 'com.microsoft';
 // (Graphs of com.microsoft ops alone carry an Identity too: it imports the ai.onnx opset.)
 
-/** Deterministic values in [-1, 1) (not multiples of a power of two: products round). */
-const fill = (n, seed) => Float32Array.from({ length: n }, (_, i) => Math.sin(i * 12.9898 + seed * 78.233) * 0.999);
 const numel = (dims) => dims.reduce((a, b) => a * b, 1);
 const value = (name, dims, seed, init = false) => ({ name, dims, data: fill(numel(dims), seed), init });
 
@@ -30,19 +28,6 @@ const graph = (nodes, inputs, outputs, opset) =>
     opset,
   });
 const feedsOf = (inputs) => Object.fromEntries(inputs.filter((v) => !v.init).map((v) => [v.name, new Tensor('float32', v.data, v.dims)]));
-
-/** outputs of `model` for `feeds` on both backends: { cpu, gpu } (each { name: Tensor }). */
-async function both(model, feeds) {
-  const c = await InferenceSession.create(model, { backend: 'wasm' });
-  const g = await InferenceSession.create(model, { backend: 'webgpu', gpu });
-  try {
-    assert.equal(g.backend, 'webgpu');
-    return { cpu: await c.run(feeds), gpu: await g.run(feeds) };
-  } finally {
-    c.release();
-    g.release();
-  }
-}
 
 /** Output `name` on both backends: same dims, each element within tol(i, ref) of the wasm one. */
 function near(r, name, tol, what) {
@@ -235,7 +220,7 @@ test('LayerNormalization (with Mean and InvStdDev) and LayerNormalizationGrad wi
 
 const f32s = (name, v) => ({ name, dims: [v.length], data: Float32Array.from(v), init: true });
 
-test('Resize (nearest, linear, cubic; the coordinate modes) and ResizeGrad within 32 T eps of the wasm backend', async () => {
+test('Resize (nearest, linear, cubic; the coordinate modes), Upsample and ResizeGrad within 32 T eps of the wasm backend', async () => {
   const x = value('x', [1, 2, 4, 5], 29);
   const cases = [
     // [attrs, scales (or null), sizes (or null)]: the U-Net's two, then the other modes
@@ -260,6 +245,33 @@ test('Resize (nearest, linear, cubic; the coordinate modes) and ResizeGrad withi
     const g = await both(graph([{ op: 'ResizeGrad', domain: MS, inputs: ['dy', 'x', '', 'scales'], outputs: ['dx'], attrs }, { op: 'Identity', inputs: ['x'], outputs: ['xx'] }], gin, ['dx']), feedsOf(gin));
     const Tg = T * Math.ceil(Math.max(...scales) + 1) ** 2;
     near(g, 'dx', () => 32 * Tg * EPS, `ResizeGrad ${JSON.stringify(attrs)} ${scales}`);
+  }
+  // Upsample (opset 9: scales an input)
+  const sc = f32s('scales', [1, 1, 2, 3]);
+  const r = await both(graph([{ op: 'Upsample', inputs: ['x', 'scales'], outputs: ['y'], attrs: { mode: 'linear' } }], [x, sc], ['y'], 9), feedsOf([x]));
+  near(r, 'y', () => 32 * 4 * EPS, 'Upsample');
+});
+
+test('the reductions (weight and bias gradients, norm statistics) give the same bits run to run', async () => {
+  const x = value('x', [4, 6, 9, 9], 32), w = value('w', [8, 6, 3, 3], 33), dy = value('dy', [4, 8, 9, 9], 34);
+  const s = value('s', [6], 35), b = value('b', [6], 36), m = value('m', [6], 37), v = { name: 'v', dims: [6], data: fill(6, 38).map((e) => 1 + e * e) };
+  const ln = value('lns', [81], 39);
+  const inputs = [x, w, dy, s, b, m, v, ln];
+  const model = graph([
+    { op: 'ConvGrad', domain: MS, inputs: ['dy', 'x', 'w'], outputs: ['dx', 'dw', 'db'], attrs: { pads: [1, 1, 1, 1] } },
+    { op: 'BatchNormInternal', domain: MS, inputs: ['x', 's', 'b', 'm', 'v'], outputs: ['y', 'rm', 'rv', 'sm', 'si'] },
+    { op: 'BatchNormalizationGrad', domain: MS, inputs: ['x', 'x', 's', 'sm', 'si'], outputs: ['bdx', 'bds', 'bdb'] },
+    { op: 'Reshape', inputs: ['x', 'shape'], outputs: ['rows'] },
+    { op: 'LayerNormalization', inputs: ['rows', 'lns'], outputs: ['lny', 'lnm', 'lni'] },
+    { op: 'LayerNormalizationGrad', domain: MS, inputs: ['rows', 'rows', 'lns', 'lnm', 'lni'], outputs: ['ldx', 'lds', 'ldb'] },
+  ], [...inputs, { name: 'shape', dims: [2], data: BigInt64Array.of(24n, 81n), init: true }], ['dx', 'dw', 'db', 'y', 'rm', 'rv', 'bdx', 'bds', 'bdb', 'lny', 'ldx', 'lds', 'ldb']);
+  const session = await InferenceSession.create(model, { backend: 'webgpu', gpu });
+  try {
+    const feeds = feedsOf(inputs);
+    const first = await session.run(feeds), second = await session.run(feeds);
+    for (const [k, t] of Object.entries(first)) assert.deepEqual(new Uint32Array(second[k].data.buffer), new Uint32Array(t.data.buffer), k);
+  } finally {
+    session.release();
   }
 });
 

@@ -8,25 +8,9 @@ import { readFile } from 'node:fs/promises';
 import { InferenceSession, Tensor, init, runtimeInfo, WebtrainError } from '../../js/index.js';
 import { decodeTensorProto } from '../tensor-proto.mjs';
 import { onnxModel } from './onnx-writer.mjs';
-import { gpu, countCalls } from './webgpu-env.mjs';
+import { gpu, countCalls, fill, both } from './webgpu-env.mjs';
 
 const EPS = 2 ** -24; // half an ulp of 1 in float32
-
-/** Deterministic values in [-1, 1) (not multiples of a power of two: products round). */
-const fill = (n, seed) => Float32Array.from({ length: n }, (_, i) => Math.sin(i * 12.9898 + seed * 78.233) * 0.999);
-
-/** outputs of `model` for `feeds` on both backends: { cpu, gpu } (each { name: Tensor }). */
-async function both(model, feeds) {
-  const c = await InferenceSession.create(model, { backend: 'wasm' });
-  const g = await InferenceSession.create(model, { backend: 'webgpu', gpu });
-  try {
-    assert.equal(g.backend, 'webgpu');
-    return { cpu: await c.run(feeds), gpu: await g.run(feeds) };
-  } finally {
-    c.release();
-    g.release();
-  }
-}
 
 const one = (op, inputs, attrs, extra = {}) =>
   onnxModel({

@@ -84,6 +84,8 @@ static int encode_passes(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap, const rs_pa
     for (int k = 0; k < p->rank; k++) elems *= cur[k];
     if (i < n - 1 && elems > most) most = elems;
   }
+  r = wt_gpu_check_elems(most, "a resize's intermediate");
+  if (r) return r;
   if (n > 1) c->scratch[0] = (uint64_t)most * sizeof(float);
   if (n > 2) c->scratch[1] = (uint64_t)most * sizeof(float);
   return n;
