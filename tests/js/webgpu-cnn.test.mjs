@@ -51,6 +51,7 @@ function convCases() {
     [[2, 3, 11], [5, 3, 4], { strides: [3], pads: [2, 1], dilations: [2] }, true], // 1-D
     [[1, 2, 4, 5, 3], [3, 2, 2, 3, 2], { pads: [1, 0, 1, 0, 1, 1] }, true], // 3-D
     [[3, 5, 4, 4], [2, 5, 1, 1], {}, true], // pointwise
+    [[2, 2, 48, 48], [3, 2, 3, 3], { pads: [1, 1, 1, 1] }, true], // dW, dB over > 4096 terms: a workgroup each
   ];
 }
 
@@ -93,13 +94,18 @@ test('ConvGrad and ConvTransposeGrad: dX, dW, dB (all or some) within 4 T eps T 
       if (outs[2]) near(r, 'db', sumTol(xd[0] * G), what);
     }
   }
-  // ConvTransposeGrad (with auto_pad: the form the gradient rule emits it in)
-  const x = value('x', [2, 4, 3, 3], 10), w = value('w', [4, 3, 3, 2], 11), dy = value('dy', [2, 6, 6, 6], 12);
-  const attrs = { group: 2, strides: [2, 2], auto_pad: 'SAME_UPPER' };
-  const r = await both(graph([{ op: 'ConvTransposeGrad', domain: MS, inputs: ['dy', 'x', 'w'], outputs: ['dx', 'dw', 'db'], attrs }], [dy, x, w], ['dx', 'dw', 'db']), feedsOf([dy, x, w]));
-  near(r, 'dx', sumTol(3 * 6), 'ConvTransposeGrad');
-  near(r, 'dw', sumTol(2 * 9), 'ConvTransposeGrad');
-  near(r, 'db', sumTol(2 * 36), 'ConvTransposeGrad');
+  // ConvTransposeGrad (with auto_pad: the form the gradient rule emits it in); the second's dB
+  // sums 2 x 48 x 48 terms (a workgroup each)
+  for (const [xd, wd, group] of [[[2, 4, 3, 3], [4, 3, 3, 2], 2], [[2, 2, 24, 24], [2, 2, 3, 3], 1]]) {
+    const x = value('x', xd, 10), w = value('w', wd, 11);
+    const yd = [xd[0], wd[1] * group, 2 * xd[2], 2 * xd[3]], dy = value('dy', yd, 12);
+    const attrs = { group, strides: [2, 2], auto_pad: 'SAME_UPPER' };
+    const r = await both(graph([{ op: 'ConvTransposeGrad', domain: MS, inputs: ['dy', 'x', 'w'], outputs: ['dx', 'dw', 'db'], attrs }], [dy, x, w], ['dx', 'dw', 'db']), feedsOf([dy, x, w]));
+    const what = `ConvTransposeGrad ${xd} * ${wd}`;
+    near(r, 'dx', sumTol(wd[1] * numel(wd.slice(2))), what);
+    near(r, 'dw', sumTol(xd[0] * numel(xd.slice(2))), what);
+    near(r, 'db', sumTol(numel(yd) / yd[1]), what);
+  }
 });
 
 test('MaxPool (with and without Indices), AveragePool, the global pools: the wasm backend\'s values', async () => {
@@ -253,9 +259,10 @@ test('Resize (nearest, linear, cubic; the coordinate modes), Upsample and Resize
 });
 
 test('the reductions (weight and bias gradients, norm statistics) give the same bits run to run', async () => {
-  const x = value('x', [4, 6, 9, 9], 32), w = value('w', [8, 6, 3, 3], 33), dy = value('dy', [4, 8, 9, 9], 34);
+  // ConvGrad's dW and dB over 4 x 33 x 33 terms: one workgroup each
+  const x = value('x', [4, 6, 33, 33], 32), w = value('w', [8, 6, 3, 3], 33), dy = value('dy', [4, 8, 33, 33], 34);
   const s = value('s', [6], 35), b = value('b', [6], 36), m = value('m', [6], 37), v = { name: 'v', dims: [6], data: fill(6, 38).map((e) => 1 + e * e) };
-  const ln = value('lns', [81], 39);
+  const ln = value('lns', [1089], 39);
   const inputs = [x, w, dy, s, b, m, v, ln];
   const model = graph([
     { op: 'ConvGrad', domain: MS, inputs: ['dy', 'x', 'w'], outputs: ['dx', 'dw', 'db'], attrs: { pads: [1, 1, 1, 1] } },
@@ -264,7 +271,7 @@ test('the reductions (weight and bias gradients, norm statistics) give the same 
     { op: 'Reshape', inputs: ['x', 'shape'], outputs: ['rows'] },
     { op: 'LayerNormalization', inputs: ['rows', 'lns'], outputs: ['lny', 'lnm', 'lni'] },
     { op: 'LayerNormalizationGrad', domain: MS, inputs: ['rows', 'rows', 'lns', 'lnm', 'lni'], outputs: ['ldx', 'lds', 'ldb'] },
-  ], [...inputs, { name: 'shape', dims: [2], data: BigInt64Array.of(24n, 81n), init: true }], ['dx', 'dw', 'db', 'y', 'rm', 'rv', 'bdx', 'bds', 'bdb', 'lny', 'ldx', 'lds', 'ldb']);
+  ], [...inputs, { name: 'shape', dims: [2], data: BigInt64Array.of(24n, 1089n), init: true }], ['dx', 'dw', 'db', 'y', 'rm', 'rv', 'bdx', 'bds', 'bdb', 'lny', 'ldx', 'lds', 'ldb']);
   const session = await InferenceSession.create(model, { backend: 'webgpu', gpu });
   try {
     const feeds = feedsOf(inputs);

@@ -1,7 +1,7 @@
 // Direct convolution, grid side from image side (Conv; ConvTransposeGrad's dX): one thread per
-// output y[n, m, o] over the 3-D-normalized grid, its sum over the group's img channels and
-// the kernel taps in order (the same bits at any grid), the bias added last. Taps that fall
-// in the padding are skipped.
+// output y[n, m, o] over the 3-D-normalized grid, its sum over the kernel taps and the group's
+// img channels in order (the same bits at any grid), the bias added last. Taps that fall in the
+// padding are skipped.
 struct U {
   n: u32, gx: u32, flags: u32, group: u32,  // flags: 1 bias
   batch: u32, gch: u32, ich: u32, pad_: u32,
@@ -31,23 +31,22 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u
   let s0 = i32(o0 * u.stride.x) - u.pad.x;
   let s1 = i32(o1 * u.stride.y) - u.pad.y;
   let s2 = i32(o2 * u.stride.z) - u.pad.z;
+  let xb = (b * u.ich + gi * cg) * I;
+  let wb = m * cg * K;
   var s = 0.0;
-  for (var c = 0u; c < cg; c++) {
-    let xb = (b * u.ich + gi * cg + c) * I;
-    let wb = (m * cg + c) * K;
-    for (var k0 = 0u; k0 < u.k.x; k0++) {
-      let i0 = s0 + i32(k0 * u.dil.x);
-      if (i0 < 0 || i0 >= i32(u.img.x)) { continue; }
-      for (var k1 = 0u; k1 < u.k.y; k1++) {
-        let i1 = s1 + i32(k1 * u.dil.y);
-        if (i1 < 0 || i1 >= i32(u.img.y)) { continue; }
-        let xr = xb + (u32(i0) * u.img.y + u32(i1)) * u.img.z;
-        let wr = wb + (k0 * u.k.y + k1) * u.k.z;
-        for (var k2 = 0u; k2 < u.k.z; k2++) {
-          let i2 = s2 + i32(k2 * u.dil.z);
-          if (i2 < 0 || i2 >= i32(u.img.z)) { continue; }
-          s = fma(x[xr + u32(i2)], w[wr + k2], s);
-        }
+  // taps outer, channels inner: each tap's bounds are checked once
+  for (var k0 = 0u; k0 < u.k.x; k0++) {
+    let i0 = s0 + i32(k0 * u.dil.x);
+    if (i0 < 0 || i0 >= i32(u.img.x)) { continue; }
+    for (var k1 = 0u; k1 < u.k.y; k1++) {
+      let i1 = s1 + i32(k1 * u.dil.y);
+      if (i1 < 0 || i1 >= i32(u.img.y)) { continue; }
+      for (var k2 = 0u; k2 < u.k.z; k2++) {
+        let i2 = s2 + i32(k2 * u.dil.z);
+        if (i2 < 0 || i2 >= i32(u.img.z)) { continue; }
+        let xa = xb + (u32(i0) * u.img.y + u32(i1)) * u.img.z + u32(i2);
+        let wa = wb + (k0 * u.k.y + k1) * u.k.z + k2;
+        for (var c = 0u; c < cg; c++) { s = fma(x[xa + c * I], w[wa + c * K], s); }
       }
     }
   }

@@ -1,5 +1,5 @@
 // Direct transposed convolution, image side from grid side (ConvTranspose; ConvGrad's dX): one
-// thread per image element y[n, c, p], gathering every (grid channel of its group, tap) whose
+// thread per image element y[n, c, p], gathering every (tap, grid channel of its group) whose
 // window position o * stride - pad + k * dil lands on p, in order (no scatter, no atomics: the
 // same bits at any grid). The bias is added last.
 struct U {
@@ -37,23 +37,22 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u
   let gi = c / ig;
   let K = u.k.x * u.k.y * u.k.z;
   let G = u.grid.x * u.grid.y * u.grid.z;
+  let sb = (b * u.gch + gi * gg) * G;
+  let wb = (gi * gg * ig + c % ig) * K;
   var s = 0.0;
-  for (var j = 0u; j < gg; j++) {
-    let m = gi * gg + j;
-    let sb = (b * u.gch + m) * G;
-    let wb = (m * ig + c % ig) * K;
-    for (var k0 = 0u; k0 < u.k.x; k0++) {
-      let o0 = source(p0, k0, u.stride.x, u.dil.x, u.pad.x, u.grid.x);
-      if (o0 < 0) { continue; }
-      for (var k1 = 0u; k1 < u.k.y; k1++) {
-        let o1 = source(p1, k1, u.stride.y, u.dil.y, u.pad.y, u.grid.y);
-        if (o1 < 0) { continue; }
-        for (var k2 = 0u; k2 < u.k.z; k2++) {
-          let o2 = source(p2, k2, u.stride.z, u.dil.z, u.pad.z, u.grid.z);
-          if (o2 < 0) { continue; }
-          let o = (u32(o0) * u.grid.y + u32(o1)) * u.grid.z + u32(o2);
-          s = fma(src[sb + o], w[wb + (k0 * u.k.y + k1) * u.k.z + k2], s);
-        }
+  // taps outer (each axis's source position found once), the group's grid channels inner
+  for (var k0 = 0u; k0 < u.k.x; k0++) {
+    let o0 = source(p0, k0, u.stride.x, u.dil.x, u.pad.x, u.grid.x);
+    if (o0 < 0) { continue; }
+    for (var k1 = 0u; k1 < u.k.y; k1++) {
+      let o1 = source(p1, k1, u.stride.y, u.dil.y, u.pad.y, u.grid.y);
+      if (o1 < 0) { continue; }
+      for (var k2 = 0u; k2 < u.k.z; k2++) {
+        let o2 = source(p2, k2, u.stride.z, u.dil.z, u.pad.z, u.grid.z);
+        if (o2 < 0) { continue; }
+        let sa = sb + (u32(o0) * u.grid.y + u32(o1)) * u.grid.z + u32(o2);
+        let wa = wb + (k0 * u.k.y + k1) * u.k.z + k2;
+        for (var j = 0u; j < gg; j++) { s = fma(src[sa + j * G], w[wa + j * ig * K], s); }
       }
     }
   }

@@ -1,10 +1,12 @@
-// Convolution weight and bias gradients, one workgroup per output element: its 64 threads each
-// sum a fixed, strided share of the batch-and-grid terms in order, then a tree reduction in
-// workgroup memory adds the 64 partial sums in a fixed order (the same bits run to run).
+// Convolution weight and bias gradients, each output a sum over the batch and the grid:
 //   weight: dW[m, c, k] = sum over n, o of g[n, m, o] * x[n, group's c, o * stride - pad + k * dil]
 //     (g the grid-side tensor with gch channels, x the image-side one with ich)
 //   bias (flags 2): db[m] = sum over n and the plane of g[n, m, :], g grid-side, or image-side
 //     with flags 4
+// Either one workgroup per output, its 64 threads each summing a fixed strided share of the
+// terms in order and a tree reduction in workgroup memory adding the shares in a fixed order;
+// or (flags 8, for short sums over many outputs) one thread per output summing its terms in
+// order. Either way the same bits run to run.
 struct U {
   n: u32, gx: u32, flags: u32, group: u32,
   batch: u32, gch: u32, ich: u32, pad_: u32,
@@ -17,8 +19,10 @@ struct U {
 
 var<workgroup> part: array<f32, 64>;
 
-fn weight_share(e: u32, li: u32) -> f32 {
-  let G = u.grid.x * u.grid.y * u.grid.z;
+// Output e of dW: where its grid-side and image-side channels start, and its tap's offsets.
+struct Weight { gb: u32, xb: u32, d0: i32, d1: i32, d2: i32 }
+
+fn weight(e: u32) -> Weight {
   let I = u.img.x * u.img.y * u.img.z;
   let K = u.k.x * u.k.y * u.k.z;
   let cg = u.ich / u.group;
@@ -29,43 +33,87 @@ fn weight_share(e: u32, li: u32) -> f32 {
   let k2 = kk % u.k.z;
   let k1 = (kk / u.k.z) % u.k.y;
   let k0 = kk / (u.k.z * u.k.y);
-  let d0 = i32(k0 * u.dil.x) - u.pad.x;
-  let d1 = i32(k1 * u.dil.y) - u.pad.y;
-  let d2 = i32(k2 * u.dil.z) - u.pad.z;
+  return Weight(m * u.grid.x * u.grid.y * u.grid.z, (gi * cg + c) * I, i32(k0 * u.dil.x) - u.pad.x,
+                i32(k1 * u.dil.y) - u.pad.y, i32(k2 * u.dil.z) - u.pad.z);
+}
+
+// Term (b, o) of weight t, or 0 where its tap falls in the padding.
+fn term(t: Weight, b: u32, o0: u32, o1: u32, o2: u32) -> f32 {
+  let i0 = i32(o0 * u.stride.x) + t.d0;
+  let i1 = i32(o1 * u.stride.y) + t.d1;
+  let i2 = i32(o2 * u.stride.z) + t.d2;
+  if (i0 < 0 || i0 >= i32(u.img.x) || i1 < 0 || i1 >= i32(u.img.y) || i2 < 0 || i2 >= i32(u.img.z)) { return 0.0; }
+  let G = u.grid.x * u.grid.y * u.grid.z;
+  let I = u.img.x * u.img.y * u.img.z;
+  let gi = b * u.gch * G + t.gb + (o0 * u.grid.y + o1) * u.grid.z + o2;
+  let xi = b * u.ich * I + t.xb + (u32(i0) * u.img.y + u32(i1)) * u.img.z + u32(i2);
+  return g[gi] * x[xi];
+}
+
+// The terms j = first, first + step, ... (j = (n, o) over batch and grid) of weight e, in order.
+fn weight_share(e: u32, first: u32, step: u32) -> f32 {
+  let t = weight(e);
+  let G = u.grid.x * u.grid.y * u.grid.z;
   var s = 0.0;
-  for (var j = li; j < u.batch * G; j += 64u) {
-    let b = j / G;
+  for (var j = first; j < u.batch * G; j += step) {
     let o = j % G;
-    let o2 = o % u.grid.z;
-    let o1 = (o / u.grid.z) % u.grid.y;
-    let o0 = o / (u.grid.z * u.grid.y);
-    let i0 = i32(o0 * u.stride.x) + d0;
-    let i1 = i32(o1 * u.stride.y) + d1;
-    let i2 = i32(o2 * u.stride.z) + d2;
-    if (i0 < 0 || i0 >= i32(u.img.x) || i1 < 0 || i1 >= i32(u.img.y) || i2 < 0 || i2 >= i32(u.img.z)) { continue; }
-    let xi = (b * u.ich + gi * cg + c) * I + (u32(i0) * u.img.y + u32(i1)) * u.img.z + u32(i2);
-    s = fma(g[(b * u.gch + m) * G + o], x[xi], s);
+    s += term(t, j / G, o / (u.grid.z * u.grid.y), (o / u.grid.z) % u.grid.y, o % u.grid.z);
   }
   return s;
 }
 
-fn bias_share(m: u32, li: u32) -> f32 {
-  let img_side = (u.flags & 4u) != 0u;
-  let P = select(u.grid.x * u.grid.y * u.grid.z, u.img.x * u.img.y * u.img.z, img_side);
-  let ch = select(u.gch, u.ich, img_side);
+// All the terms of weight e in the same order, by nested loops (no divisions per term).
+fn weight_all(e: u32) -> f32 {
+  let t = weight(e);
   var s = 0.0;
-  for (var j = li; j < u.batch * P; j += 64u) { s += g[((j / P) * ch + m) * P + j % P]; }
+  for (var b = 0u; b < u.batch; b++) {
+    for (var o0 = 0u; o0 < u.grid.x; o0++) {
+      for (var o1 = 0u; o1 < u.grid.y; o1++) {
+        for (var o2 = 0u; o2 < u.grid.z; o2++) { s += term(t, b, o0, o1, o2); }
+      }
+    }
+  }
+  return s;
+}
+
+// The bias's operand: dY grid-side, or image-side (flags 4): its channels and plane.
+fn plane() -> u32 {
+  return select(u.grid.x * u.grid.y * u.grid.z, u.img.x * u.img.y * u.img.z, (u.flags & 4u) != 0u);
+}
+fn channels() -> u32 { return select(u.gch, u.ich, (u.flags & 4u) != 0u); }
+
+fn bias_share(m: u32, first: u32, step: u32) -> f32 {
+  let P = plane();
+  var s = 0.0;
+  for (var j = first; j < u.batch * P; j += step) { s += g[((j / P) * channels() + m) * P + j % P]; }
+  return s;
+}
+
+fn bias_all(m: u32) -> f32 {
+  let P = plane();
+  var s = 0.0;
+  for (var b = 0u; b < u.batch; b++) {
+    let base = (b * channels() + m) * P;
+    for (var p = 0u; p < P; p++) { s += g[base + p]; }
+  }
   return s;
 }
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u32) {
+  let bias = (u.flags & 2u) != 0u;
+  if ((u.flags & 8u) != 0u) {
+    let t = (wg.y * u.gx + wg.x) * 64u + li;
+    if (t < u.n && bias) { out[t] = bias_all(t); }
+    if (t < u.n && !bias) { out[t] = weight_all(t); }
+    return;
+  }
   let e = wg.y * u.gx + wg.x;
   if (e >= u.n) { return; }
-  if ((u.flags & 2u) != 0u) {
-    part[li] = bias_share(e, li);
+  if (bias) {
+    part[li] = bias_share(e, li, 64u);
   } else {
-    part[li] = weight_share(e, li);
+    part[li] = weight_share(e, li, 64u);
   }
   workgroupBarrier();
   for (var h = 32u; h > 0u; h = h >> 1u) {

@@ -4,8 +4,8 @@
  * is the window positions and "img" side the dense image:
  *   conv.wgsl            grid from img: Conv; ConvTransposeGrad's dX
  *   conv_transpose.wgsl  img from grid (the adjoint): ConvTranspose; ConvGrad's dX
- *   conv_wgrad.wgsl      the weight gradient (one workgroup per weight, a fixed-order tree
- *                        reduction over batch and grid) and the bias gradient
+ *   conv_wgrad.wgsl      the weight and bias gradients (one thread per output for short sums
+ *                        over batch and grid, else one workgroup with a fixed-order tree)
  * In each, the weight is indexed [grid channel, img channel within its group, kernel]: Conv's
  * W [M, C/group, k] and ConvTranspose's W [C, M/group, k] alike. */
 #include "backend/webgpu/kernel.h"
@@ -13,7 +13,10 @@
 
 /* Uniform words shared by the three programs (the geometry: wt_gpu_geom_words). */
 enum { U_N, U_GX, U_FLAGS, U_GROUP, U_BATCH, U_GCH, U_ICH, U_GEOM = 8 };
-enum { F_BIAS = 1, F_BIAS_GRAD = 2, F_IMG_SIDE = 4 };
+enum { F_BIAS = 1, F_BIAS_GRAD = 2, F_IMG_SIDE = 4, F_SERIAL = 8 };
+/* The longest sum conv_wgrad.wgsl adds in one thread (F_SERIAL); longer ones take a workgroup,
+ * whose tree reduction costs barriers (dearest on a software adapter). */
+#define SERIAL_TERMS 4096
 
 /* A dispatch of `program` over `count` threads (wgrad: workgroups) with the geometry, `batch`
  * images of gch grid-side and ich img-side channels. */
@@ -94,13 +97,18 @@ static int grad_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int transpose) {
     if (r < 0) return r;
     bind(&d[nd++], 4, (int8_t[]){WT_GPU_IN(0), WT_GPU_IN(2), WT_GPU_NONE, WT_GPU_OUT(0)});
   }
+  /* the weight gradient's terms: batch times grid; the bias's: batch times dY's plane */
+  int64_t wterms = N * wt_conv_grid_size(&p->g), bterms = N * (transpose ? wt_conv_img_size(&p->g) : wt_conv_grid_size(&p->g));
   if (p->want[1]) {
-    r = conv_dispatch(&d[nd], "conv_wgrad", wt_numel(&c->out[1]), 1, p, N, gch, ich, 0);
+    int serial = wterms <= SERIAL_TERMS;
+    r = conv_dispatch(&d[nd], "conv_wgrad", wt_numel(&c->out[1]), serial ? 64 : 1, p, N, gch, ich, serial ? F_SERIAL : 0);
     if (r < 0) return r;
     bind(&d[nd++], 3, (int8_t[]){grid_v, img_v, WT_GPU_OUT(1)});
   }
   if (p->want[2]) {
-    r = conv_dispatch(&d[nd], "conv_wgrad", p->M, 1, p, N, gch, ich, F_BIAS_GRAD | (transpose ? F_IMG_SIDE : 0));
+    int serial = bterms <= SERIAL_TERMS;
+    r = conv_dispatch(&d[nd], "conv_wgrad", p->M, serial ? 64 : 1, p, N, gch, ich,
+                      F_BIAS_GRAD | (transpose ? F_IMG_SIDE : 0) | (serial ? F_SERIAL : 0));
     if (r < 0) return r;
     /* dB sums dY: bound as the program's grid-side operand, the img-side one unused */
     bind(&d[nd++], 3, (int8_t[]){WT_GPU_IN(0), WT_GPU_NONE, WT_GPU_OUT(2)});
