@@ -14,10 +14,15 @@ struct U {
 @group(0) @binding(4) var<storage, read_write> y: array<f32>;
 
 // The grid position whose tap k reaches image position p along one axis, or -1.
+// (Stride 1 skips the division: integer division is dear on some adapters.)
 fn source(p: u32, k: u32, stride: u32, dil: u32, pad: i32, n: u32) -> i32 {
   let t = i32(p) + pad - i32(k * dil);
-  if (t < 0 || t % i32(stride) != 0) { return -1; }
-  let o = t / i32(stride);
+  if (t < 0) { return -1; }
+  var o = t;
+  if (stride != 1u) {
+    if (t % i32(stride) != 0) { return -1; }
+    o = t / i32(stride);
+  }
   return select(-1, o, o < i32(n));
 }
 

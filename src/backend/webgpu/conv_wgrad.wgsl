@@ -62,14 +62,36 @@ fn weight_share(e: u32, first: u32, step: u32) -> f32 {
   return s;
 }
 
-// All the terms of weight e in the same order, by nested loops (no divisions per term).
+// The grid positions [lo, hi) along one axis whose tap (offset d) lands inside the image.
+fn valid(d: i32, stride: u32, img: u32, grid: u32) -> vec2u {
+  let s = i32(stride);
+  let lo = select(0, (-d + s - 1) / s, d < 0);
+  let hi = select(0, (i32(img) - d + s - 1) / s, i32(img) > d);
+  return vec2u(u32(lo), u32(clamp(hi, lo, i32(grid))));
+}
+
+// All the terms of weight e in the same order (those in the padding are zeros: left out), by
+// nested loops over the valid positions only (no division or bounds check per term).
 fn weight_all(e: u32) -> f32 {
   let t = weight(e);
+  let r0 = valid(t.d0, u.stride.x, u.img.x, u.grid.x);
+  let r1 = valid(t.d1, u.stride.y, u.img.y, u.grid.y);
+  let r2 = valid(t.d2, u.stride.z, u.img.z, u.grid.z);
+  let G = u.grid.x * u.grid.y * u.grid.z;
+  let I = u.img.x * u.img.y * u.img.z;
   var s = 0.0;
   for (var b = 0u; b < u.batch; b++) {
-    for (var o0 = 0u; o0 < u.grid.x; o0++) {
-      for (var o1 = 0u; o1 < u.grid.y; o1++) {
-        for (var o2 = 0u; o2 < u.grid.z; o2++) { s += term(t, b, o0, o1, o2); }
+    let gb = b * u.gch * G + t.gb;
+    let xb = b * u.ich * I + t.xb;
+    for (var o0 = r0.x; o0 < r0.y; o0++) {
+      let i0 = u32(i32(o0 * u.stride.x) + t.d0);
+      for (var o1 = r1.x; o1 < r1.y; o1++) {
+        let i1 = u32(i32(o1 * u.stride.y) + t.d1);
+        let gr = gb + (o0 * u.grid.y + o1) * u.grid.z;
+        let xr = xb + (i0 * u.img.y + i1) * u.img.z;
+        for (var o2 = r2.x; o2 < r2.y; o2++) {
+          s += g[gr + o2] * x[xr + u32(i32(o2 * u.stride.z) + t.d2)];
+        }
       }
     }
   }
