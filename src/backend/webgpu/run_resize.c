@@ -58,8 +58,8 @@ static int encode_passes(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap, const rs_pa
     int a = grad ? k : p->rank - 1 - k;
     if (!identity(p, a, scale[a])) axes[n++] = a;
   }
-  const wt_tensor *big = grad ? &c->in[0] : &c->out[0];
-  int r = wt_gpu_check_elems(wt_numel(big), "the resized tensor");
+  int r = wt_gpu_check_elems(wt_numel(&c->in[0]), "the input");
+  if (!r) r = wt_gpu_check_elems(wt_numel(&c->out[0]), "the output");
   if (r) return r;
   if (n > cap)
     return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "%d resized axes; the webgpu backend resizes at most %d", n, cap);
