@@ -4,10 +4,11 @@
 // ConvTransposeGrad; MaxPool (and its Indices), AveragePool, the global pools, MaxPoolGrad and
 // AveragePoolGrad; BatchNormalization, BatchNormInternal, BatchNormalizationGrad,
 // LayerNormalization and LayerNormalizationGrad; Resize, Upsample and ResizeGrad; the same bits
-// run to run; and refusals that name what is unsupported.
+// run to run; a U-Net-style model training as on wasm (with its BatchNorm running statistics);
+// and refusals that name what is unsupported.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { InferenceSession, Tensor } from '../../js/index.js';
+import { artifacts, CheckpointState, InferenceSession, Module, Optimizer, Tensor } from '../../js/index.js';
 import { onnxModel } from './onnx-writer.mjs';
 import { gpu, fill, both } from './webgpu-env.mjs';
 
@@ -280,6 +281,55 @@ test('the reductions (weight and bias gradients, norm statistics) give the same 
   } finally {
     session.release();
   }
+});
+
+test('a U-Net-style model (BatchNorm, MaxPool, ConvTranspose k2 s2, bilinear and nearest Resize) trains on webgpu as on wasm', async () => {
+  const init = (name, dims, seed, f = (e) => e * 0.5) => ({ name, dims, data: fill(numel(dims), seed).map(f), init: true });
+  const weights = [init('w1', [4, 2, 3, 3], 40), init('b1', [4], 41), init('g', [4], 42, (e) => 1 + e * 0.1), init('bb', [4], 43),
+    init('w2', [4, 3, 2, 2], 44), init('b2', [3], 45), init('w3', [1, 3, 1, 1], 46), init('w4', [1, 2, 1, 1], 47)];
+  const model = onnxModel({
+    nodes: [
+      { op: 'Conv', inputs: ['x', 'w1', 'b1'], outputs: ['c1'], attrs: { pads: [1, 1, 1, 1] } },
+      { op: 'BatchNormalization', inputs: ['c1', 'g', 'bb', 'rm', 'rv'], outputs: ['n1'], attrs: { training_mode: 1 } },
+      { op: 'Relu', inputs: ['n1'], outputs: ['r1'] },
+      { op: 'MaxPool', inputs: ['r1'], outputs: ['p1'], attrs: { kernel_shape: [2, 2], strides: [2, 2] } },
+      { op: 'ConvTranspose', inputs: ['p1', 'w2', 'b2'], outputs: ['u1'], attrs: { kernel_shape: [2, 2], strides: [2, 2] } },
+      { op: 'Resize', inputs: ['u1', '', 'sc'], outputs: ['u2'], attrs: { mode: 'linear' } },
+      { op: 'Conv', inputs: ['u2', 'w3'], outputs: ['o1'] },
+      { op: 'Resize', inputs: ['x', '', 'sc'], outputs: ['side'], attrs: { mode: 'nearest' } },
+      { op: 'Conv', inputs: ['side', 'w4'], outputs: ['o2'] },
+      { op: 'Add', inputs: ['o1', 'o2'], outputs: ['y'] },
+    ],
+    inputs: [{ name: 'x', dims: ['n', 2, 8, 8] }],
+    initializers: [...weights, init('rm', [4], 48, () => 0), init('rv', [4], 49, () => 1), f32s('sc', [1, 1, 2, 2])],
+    outputs: [{ name: 'y', dims: ['n', 1, 16, 16] }],
+    opset: 15,
+  });
+  const art = await artifacts.generateArtifacts(model, { loss: 'MSELoss', optimizer: 'SGD', requiresGrad: weights.map((w) => w.name) });
+  const runs = {};
+  for (const backend of ['wasm', 'webgpu']) {
+    const state = await CheckpointState.loadCheckpoint(art.checkpoint);
+    const module = await Module.create(art.trainingModel, state, art.evalModel, { backend, gpu });
+    const optimizer = await Optimizer.create(art.optimizerModel, module);
+    try {
+      const losses = [];
+      for (let i = 0; i < 3; i++) {
+        const x = new Tensor('float32', fill(2 * 2 * 64, 50 + i), [2, 2, 8, 8]), t = new Tensor('float32', fill(2 * 256, 60 + i), [2, 1, 16, 16]);
+        losses.push((await module.run(x, t)).data[0]);
+        await optimizer.step();
+        module.lazyResetGrad();
+      }
+      const values = [];
+      for (const p of ['rm', 'rv', ...weights.map((w) => w.name)]) values.push(...(await state.parameters.get(p)).data);
+      runs[backend] = [...losses, ...values];
+    } finally {
+      optimizer.release();
+      module.release();
+      state.release();
+    }
+  }
+  // losses, running statistics and parameters after three steps
+  runs.webgpu.forEach((v, i) => assert.ok(Math.abs(v - runs.wasm[i]) <= 1e-5 * (1 + Math.abs(runs.wasm[i])), `[${i}] ${v} vs ${runs.wasm[i]}`));
 });
 
 test('refusals name what the webgpu backend does not run', async () => {
