@@ -6,7 +6,8 @@
  * here touches a GPU, and C never waits on one.
  *
  * encode: ctx carries the step's node, params (what the op's infer filled: the same struct the
- *   CPU kernels read) and its inputs' and outputs' dtypes and shapes (data NULL). It fills up to
+ *   CPU kernels read) and its inputs' and outputs' dtypes and shapes (data NULL but for constants:
+ *   initializers and folded values). It fills up to
  *   `cap` dispatches and returns how many, or a negated status (WT_GPU_FAIL: an error naming
  *   what the kernel cannot run, an unsupported dtype, attribute or shape). It may ask
  *   for scratch (ctx->scratch[k] bytes) that its dispatches bind as WT_GPU_SCRATCH(k).

@@ -1,7 +1,7 @@
 // MaxPool / AveragePool over the 3-D-normalized window geometry, one thread per output y[nc, o]
-// over its window's taps in order. Max (mode 0): the first maximum wins (strict >), an empty
-// window gives -FLT_MAX and index -1; with flags 1 also the int64 Indices (two words each: the
-// flat row-major input index). Average (mode 1):
+// over its window's taps in order. Max (mode 0): the first maximum wins (strict >, from -FLT_MAX,
+// or with flags 1 from the first tap, as the CPU's two paths), an empty window gives -FLT_MAX and
+// index -1; with flags 1 also the int64 Indices (two words each: the flat row-major input index). Average (mode 1):
 // the taps summed column by column (each kernel column's rows, then the columns, as the CPU
 // does), divided by the window's tap count inside the input, or inside the padded extent with
 // flags 2 (count_include_pad); a window with no input tap gives 0.
@@ -41,6 +41,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u
   let s2 = i32(o2 * u.stride.z) - u.pad.z;
   let xb = nc * I;
   if (u.mode == 0u) {
+    let indices = (u.flags & 1u) != 0u;
     var best = -3.402823466e38;
     var bi = -1;
     for (var k0 = 0u; k0 < u.k.x; k0++) {
@@ -54,7 +55,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u
           if (i2 < 0 || i2 >= i32(u.img.z)) { continue; }
           let at = (u32(i0) * u.img.y + u32(i1)) * u.img.z + u32(i2);
           let v = x[xb + at];
-          if (bi < 0 || v > best) {
+          if ((bi < 0 && indices) || v > best) {
             best = v;
             bi = i32(at);
           }
@@ -62,14 +63,14 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u
       }
     }
     y[i] = best;
-    if ((u.flags & 1u) != 0u) {
+    if (indices) {
       ind[2u * i] = select(xb + u32(bi), 0xffffffffu, bi < 0);
       ind[2u * i + 1u] = select(0u, 0xffffffffu, bi < 0);
     }
     return;
   }
   var s = 0.0;
-  var any = false;
+  var inside = false;
   for (var k2 = 0u; k2 < u.k.z; k2++) {
     let i2 = s2 + i32(k2 * u.dil.z);
     if (i2 < 0 || i2 >= i32(u.img.z)) { continue; }
@@ -81,7 +82,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u
         let i1 = s1 + i32(k1 * u.dil.y);
         if (i1 < 0 || i1 >= i32(u.img.y)) { continue; }
         col += x[xb + (u32(i0) * u.img.y + u32(i1)) * u.img.z + u32(i2)];
-        any = true;
+        inside = true;
       }
     }
     s += col;
@@ -93,5 +94,5 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u
           taps(s1, u.k.y, u.dil.y, -u.pad.y, i32(u.img.y) + u.pad_end.y) *
           taps(s2, u.k.z, u.dil.z, -u.pad.z, i32(u.img.z) + u.pad_end.z);
   }
-  y[i] = select(0.0, s / f32(div), any);
+  y[i] = select(0.0, s / f32(div), inside);
 }
