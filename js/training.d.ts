@@ -239,9 +239,14 @@ export declare class Module<R extends Tensor | Tensor[] = RunResult, A extends T
    * Memory held for this module, in bytes: the activation arena its training and eval models
    * share, the activations live at the busiest step of each (plans built so far), the forward
    * activations (and batch inputs) the backward pass reads, and its state's parameters,
-   * gradients and moments.
+   * gradients and moments. On the webgpu backend, `gpu`: the bytes of the GPU buffers it holds
+   * (parameters, gradients, moments, the arena its programs share, their constants, and the rest:
+   * uniforms, placeholders, readback), with their `total`.
    */
-  memoryStats(): { arena: number; livePeakTrain: number; livePeakEval: number; saved: number; params: number; grads: number; moments: number; packed: number };
+  memoryStats(): {
+    arena: number; livePeakTrain: number; livePeakEval: number; saved: number; params: number; grads: number; moments: number; packed: number;
+    gpu?: { params: number; grads: number; moments: number; arena: number; constants: number; other: number; total: number };
+  };
   /** The number of parameter elements (trainable ones only by default). */
   getParametersSize(trainableOnly?: boolean): number;
   /** Every parameter (trainable ones only by default), flattened into one float32 tensor. */

@@ -557,7 +557,8 @@ export class Module extends Handle {
    * the GEMM after the first train step (all of them or none: at most 64 MiB per module).
    */
   memoryStats() {
-    return this.core.record(ModuleMem, (p) => this.m._wtw_module_memory(this.h, p));
+    const stats = this.core.record(ModuleMem, (p) => this.m._wtw_module_memory(this.h, p));
+    return this.#gpu ? { ...stats, gpu: this.#gpu.memory() } : stats;
   }
 
   getParametersSize(trainableOnly = true) {

@@ -1,14 +1,26 @@
 // Writes dist/webtrain-wgsl.js: the WebGPU backend's WGSL programs (src/backend/webgpu/*.wgsl)
 // as strings, by file name, for js/gpu/program.js (the core names the program each dispatch
-// runs). Run by scripts/build.sh.
+// runs). A line `// include: NAME` of a program is replaced by src/backend/webgpu/lib/NAME.wgsl
+// (functions several programs share; WGSL has no imports). Run by scripts/build.sh.
 import { readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dir = join(root, 'src/backend/webgpu');
+const expand = (file, text) =>
+  text.replace(/^\/\/ include: (\w+)$/gm, (_, name) => {
+    try {
+      return readFileSync(join(dir, 'lib', `${name}.wgsl`), 'utf8');
+    } catch {
+      throw new Error(`${file}: '// include: ${name}' names no file src/backend/webgpu/lib/${name}.wgsl`);
+    }
+  });
 const programs = Object.fromEntries(
-  readdirSync(dir).filter((f) => f.endsWith('.wgsl')).sort().map((f) => [f.slice(0, -5), readFileSync(join(dir, f), 'utf8')]),
+  readdirSync(dir)
+    .filter((f) => f.endsWith('.wgsl'))
+    .sort()
+    .map((f) => [f.slice(0, -5), expand(f, readFileSync(join(dir, f), 'utf8'))]),
 );
 mkdirSync(join(root, 'dist'), { recursive: true });
 writeFileSync(

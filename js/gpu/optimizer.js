@@ -33,6 +33,11 @@ export class GpuOptimizerUpdate {
     return u;
   }
 
+  /** Bytes of the GPU buffers it holds (the placeholders, and the constants of a module's one parameter buffer). */
+  get bytes() {
+    return this.placeholder.size + UNIFORM_BYTES;
+  }
+
   /** The constants of the core's optimizer `h` for its next step (Float32Array(10)); changes nothing. */
   static consts(core, h) {
     return readConsts(core, (at) => core.m._wtw_optimizer_update_consts(h, at));

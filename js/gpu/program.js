@@ -42,15 +42,16 @@ export class GpuProgram {
   #groups;
   #pipelines;
   #steps;
-  #extra; // the placeholders and uniform slots
-  #own; // how many of #buffers' first entries are the program's (the rest: the caller's)
+  #owned; // the buffers the program created (the rest of #buffers are the caller's)
 
   /**
    * Builds the program `p` (a wtw_gpu_program handle) on gpu (a GpuDevice): inputs[k] is graph
    * input k's region, outputs[k] graph output k's region and type. external: the caller's
-   * buffers, by id from 2 on (the placed inputs': a module's parameters and gradients).
+   * buffers, by id from 2 on (the placed inputs': a module's parameters and gradients). arena:
+   * the caller's arena, shared by programs that never run at once (a module's), as
+   * { fit(bytes) -> a GPUBuffer of at least that many bytes }; by default the program makes one.
    */
-  static async build(gpu, core, p, nInputs, nOutputs, external = []) {
+  static async build(gpu, core, p, nInputs, nOutputs, external = [], arena = null) {
     const m = core.m;
     const desc = describe(core, p);
     const inputs = Array.from({ length: nInputs }, (_, k) => desc.region(1, k, 0));
@@ -61,30 +62,32 @@ export class GpuProgram {
       return { ...desc.region(2, k, 0), dtype, dims };
     });
     const prog = new GpuProgram();
-    await gpu.scoped('building the webgpu program', async () => prog.#create(gpu, desc, inputs, outputs, external));
+    await gpu.scoped('building the webgpu program', async () => prog.#create(gpu, desc, inputs, outputs, external, arena));
     return prog;
   }
 
-  async #create(gpu, desc, inputs, outputs, external) {
+  async #create(gpu, desc, inputs, outputs, external, arena) {
     const d = gpu.device;
     this.#gpu = gpu;
     this.inputs = inputs;
     this.outputs = outputs;
     const storage = Usage.STORAGE | Usage.COPY_DST | Usage.COPY_SRC;
     const buffer = (size, usage, label) => d.createBuffer({ size: Math.max(256, Math.ceil(size / 256) * 256), usage, label });
-    const bufs = [buffer(desc.bytes[CONST], storage, 'webtrain constants'), buffer(desc.bytes[ARENA], storage, 'webtrain arena'), ...external];
-    this.#own = 2;
+    const constants = buffer(desc.bytes[CONST], storage, 'webtrain constants');
+    const own = arena ? null : buffer(desc.bytes[ARENA], storage, 'webtrain arena');
+    const bufs = [constants, own ?? arena.fit(desc.bytes[ARENA]), ...external];
     // one 256-byte placeholder per binding slot: two in one dispatch must not overlap
     const placeholder = buffer(256 * MAX_BINDS, storage, 'webtrain placeholders');
     const uniforms = buffer(desc.steps.length * UNIFORM_BYTES, Usage.UNIFORM | Usage.COPY_DST, 'webtrain uniforms');
     this.#buffers = bufs;
-    this.#extra = [placeholder, uniforms];
+    this.#owned = [constants, ...(own ? [own] : []), placeholder, uniforms];
     for (const u of desc.uploads) if (u.data.byteLength) d.queue.writeBuffer(bufs[CONST], u.offset, u.data);
     const all = new Uint8Array(Math.max(1, desc.steps.length) * UNIFORM_BYTES);
     desc.steps.forEach((s, i) => all.set(s.uniform, i * UNIFORM_BYTES));
     d.queue.writeBuffer(uniforms, 0, all);
     const readBytes = outputs.reduce((a, o) => a + Math.ceil(o.bytes / 4) * 4, 0);
     this.#staging = d.createBuffer({ size: Math.max(4, readBytes), usage: Usage.MAP_READ | Usage.COPY_DST, label: 'webtrain readback' });
+    this.#owned.push(this.#staging);
     const names = [...new Set(desc.steps.map((s) => s.program))];
     for (const n of names) if (!programs[n]) throw new WebtrainError(`the webgpu backend has no WGSL program '${n}'`);
     this.#pipelines = new Map(await Promise.all(names.map(async (n) => [n, await gpu.pipeline(n, programs[n])])));
@@ -106,7 +109,7 @@ export class GpuProgram {
     return gpu.scoped('a webgpu run', async () => {
       const d = gpu.device;
       this.inputs.forEach((r, k) => {
-        if (r.buffer < 0 || r.buffer >= this.#own) return; // not read, or the caller's (placed)
+        if (r.buffer < 0 || r.buffer > ARENA) return; // not read, or the caller's (placed)
         const f = feeds[k];
         d.queue.writeBuffer(this.#buffers[r.buffer], r.offset, f.buffer, f.byteOffset, f.byteLength - (f.byteLength % 4));
         const tail = f.byteLength % 4;
@@ -149,9 +152,17 @@ export class GpuProgram {
     });
   }
 
+  /** Bytes of the GPU buffers the program made: { constants, arena (0 when the caller's), other }. */
+  get bytes() {
+    const [constants, arena] = this.#buffers;
+    const all = this.#owned.reduce((a, b) => a + b.size, 0);
+    const own = this.#owned.includes(arena) ? arena.size : 0;
+    return { constants: constants.size, arena: own, other: all - constants.size - own };
+  }
+
   release() {
-    for (const b of [...(this.#buffers ?? []).slice(0, this.#own), ...(this.#extra ?? [])]) b.destroy();
-    this.#staging?.destroy();
+    for (const b of this.#owned ?? []) b.destroy();
+    this.#owned = null;
     this.#buffers = null;
   }
 }

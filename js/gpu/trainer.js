@@ -6,6 +6,8 @@
 // the other inputs (the batch, the lazy-reset flag) written from where the module set them. The
 // optimizer's update runs over all trainable parameters in one dispatch (js/gpu/optimizer.js):
 // trainable parameters, their gradients and moments share one layout, one after the other.
+// The module's programs (each mode's, for each set of shapes) run one at a time on one queue, so
+// they share one arena buffer, as the CPU backend's training and eval plans share one arena.
 import { WebtrainError } from '../core.js';
 import { GpuProgram } from './program.js';
 import { GpuOptimizerUpdate } from './optimizer.js';
@@ -21,6 +23,7 @@ export class GpuTrainer {
   #programs = new Map(); // mode -> [{ key, program, session }]
   #dirty = false; // the state's parameters changed on the CPU side: upload before the next run
   #update = null;
+  #arena = null; // the programs' shared arena buffer
 
   static async create(gpu, core, module, state) {
     const t = new GpuTrainer();
@@ -123,7 +126,8 @@ export class GpuTrainer {
       [entry] = list.splice(hit, 1);
     } else {
       try {
-        entry = { key, program: await GpuProgram.build(this.gpu, this.core, handle, nIn, nOut, [this.paramsBuf, this.gradsBuf]) };
+        const arena = { fit: (bytes) => this.#fitArena(bytes) };
+        entry = { key, program: await GpuProgram.build(this.gpu, this.core, handle, nIn, nOut, [this.paramsBuf, this.gradsBuf], arena) };
       } finally {
         m._wtw_gpu_program_free(handle);
       }
@@ -161,6 +165,34 @@ export class GpuTrainer {
         this.gpu.device.queue.writeBuffer(this.paramsBuf, p.offset, m.HEAPU8.slice(at, at + p.bytes));
       }
     }
+  }
+
+  /**
+   * The shared arena, at least `bytes` long. Growing it drops the programs bound to the old one
+   * (each is built again when next run): a program sized first for a small batch or for eval.
+   */
+  #fitArena(bytes) {
+    const size = Math.max(256, Math.ceil(bytes / 256) * 256);
+    if (this.#arena && this.#arena.size >= size) return this.#arena;
+    for (const list of this.#programs.values()) for (const e of list.splice(0)) e.program.release();
+    this.#arena?.destroy();
+    this.#arena = this.gpu.device.createBuffer({ size, usage: STORAGE, label: 'webtrain module arena' });
+    return this.#arena;
+  }
+
+  /** Bytes of GPU memory the module holds, by what they hold. */
+  memory() {
+    const programs = [...this.#programs.values()].flat().map((e) => e.program.bytes);
+    const sum = (f) => programs.reduce((a, b) => a + f(b), 0);
+    const r = {
+      params: this.paramsBuf.size,
+      grads: this.gradsBuf.size,
+      moments: (this.mBuf?.size ?? 0) + (this.vBuf?.size ?? 0),
+      arena: this.#arena?.size ?? 0,
+      constants: sum((b) => b.constants),
+      other: sum((b) => b.other + b.arena) + (this.#update?.bytes ?? 0),
+    };
+    return { ...r, total: Object.values(r).reduce((a, b) => a + b, 0) };
   }
 
   /** The optimizer `o`'s step (a core handle): the core's checks and count, then the update. */
@@ -226,6 +258,6 @@ export class GpuTrainer {
   release() {
     for (const list of this.#programs.values()) for (const e of list) e.program.release();
     this.#programs.clear();
-    for (const b of [this.paramsBuf, this.gradsBuf, this.mBuf, this.vBuf]) b?.destroy();
+    for (const b of [this.paramsBuf, this.gradsBuf, this.mBuf, this.vBuf, this.#arena]) b?.destroy();
   }
 }

@@ -53,10 +53,48 @@ static int retire(wt_gpu_program *p, int v, int s) {
   return give(p, p->at[r]);
 }
 
+/* The value whose bytes an accumulator step overwrites its buffer with, when its producer can
+ * write them into the buffer's room instead (as the CPU plan aliases them, plan_fuse.c): the
+ * overwrite flag is true in this program (programs are keyed on it), the buffer is read by this
+ * step alone, and the value (back through views read once) is computed by a step, read once, no
+ * graph output, and as large as the buffer. Else -1. */
+static int overwritten_by(wt_gpu_program *p, const wt_node *n, const int *readers, const int *prod) {
+  if (n->n_inputs < 3 || n->inputs[0] < 0 || n->inputs[1] < 0 || n->inputs[2] < 0) return -1;
+  int buf = n->inputs[0], v = n->inputs[1];
+  const wt_tensor *f = wt_shape_value(&p->sp, n->inputs[2]);
+  if (!f || f->dtype != WT_BOOL || wt_numel(f) != 1 || !f->data || !*(const uint8_t *)f->data) return -1;
+  if (p->sp.storage[buf] != WT_ST_INPUT || readers[buf] != 1) return -1;
+  while (p->sp.storage[v] == WT_ST_VIEW && readers[v] == 1 && prod[v] >= 0)
+    v = wt_shape_step_at(&p->sp, prod[v])->node->inputs[0];
+  if (p->sp.storage[v] != WT_ST_ARENA || readers[v] != 1 || (p->sp.g->values[v].flags & WT_VALUE_GRAPH_OUTPUT) ||
+      p->sp.vals[v].dtype != p->sp.vals[buf].dtype || wt_nbytes(&p->sp.vals[v]) != wt_nbytes(&p->sp.vals[buf]))
+    return -1;
+  return v;
+}
+
 /* Each value's room and the last step that reads it. */
-static void lifetimes(wt_gpu_program *p) {
+static int lifetimes(wt_gpu_program *p) {
   const wt_graph *g = p->sp.g;
-  for (int v = 0; v < g->n_values; v++) p->root[v] = v, p->last[v] = -1;
+  int *readers = calloc((size_t)g->n_values + 1, sizeof *readers);
+  int *prod = malloc(((size_t)g->n_values + 1) * sizeof *prod);
+  if (!readers || !prod) {
+    free(readers);
+    free(prod);
+    return wt_errorf(WT_ERR_NO_MEMORY, "out of memory");
+  }
+  for (int v = 0; v < g->n_values; v++) p->root[v] = v, p->last[v] = -1, prod[v] = -1;
+  for (int s = 0; s < p->sp.n_steps; s++) {
+    const wt_node *n = wt_shape_step_at(&p->sp, s)->node;
+    for (int i = 0; i < n->n_inputs; i++)
+      if (n->inputs[i] >= 0) readers[n->inputs[i]]++;
+    for (int o = 0; o < n->n_outputs; o++)
+      if (n->outputs[o] >= 0) prod[n->outputs[o]] = s;
+  }
+  for (int s = 0; s < p->sp.n_steps; s++) {
+    const wt_shape_step *st = wt_shape_step_at(&p->sp, s);
+    int v = (st->op->flags & WT_OP_ACCUMULATOR) ? overwritten_by(p, st->node, readers, prod) : -1;
+    if (v >= 0) p->root[v] = st->node->inputs[0]; /* a graph input: its own root */
+  }
   for (int s = 0; s < p->sp.n_steps; s++) {
     const wt_shape_step *st = wt_shape_step_at(&p->sp, s);
     const wt_node *n = st->node;
@@ -67,6 +105,9 @@ static void lifetimes(wt_gpu_program *p) {
       if (n->inputs[i] >= 0) p->last[p->root[n->inputs[i]]] = s;
   }
   for (int k = 0; k < g->n_outputs; k++) p->last[p->root[g->outputs[k]]] = INT_MAX;
+  free(readers);
+  free(prod);
+  return WT_OK;
 }
 
 static int fits_binding(const wt_gpu_program *p, const wt_gpu_region *r, const char *what) {
@@ -234,6 +275,9 @@ static int plan_steps(wt_gpu_program *p, const wt_gpu_region *placed) {
       in[i] = n->inputs[i] >= 0 ? p->sp.vals[n->inputs[i]] : (wt_tensor){.dtype = WT_UNDEFINED};
     for (int o = 0; o < st->n_out; o++) out[o] = n->outputs[o] >= 0 ? p->sp.vals[n->outputs[o]] : st->out[o];
     wt_gpu_ctx ctx = {.node = n, .params = st->params, .n_in = st->n_in, .in = in, .n_out = st->n_out, .out = out};
+    for (int i = 1; i < st->n_in && i < 32; i++)
+      if (n->inputs[0] >= 0 && n->inputs[i] >= 0 && p->root[n->inputs[i]] == p->root[n->inputs[0]])
+        ctx.same_room |= 1u << i;
     wt_gpu_dispatch d[WT_GPU_MAX_DISPATCHES];
     int nd = k->encode(&ctx, d, WT_GPU_MAX_DISPATCHES);
     if (nd < 0) return wt_node_error(-nd, n, (int)wt_graph_opset(g, n->domain));
@@ -290,8 +334,8 @@ int wt_gpu_program_build(const wt_graph *g, const wt_tensor *inputs, const wt_gp
   }
   if (rc == WT_OK) {
     for (int v = 0; v < g->n_values; v++) p->at[v] = (wt_gpu_region){.buffer = -1};
-    lifetimes(p);
-    rc = plan_steps(p, placed);
+    rc = lifetimes(p);
+    if (rc == WT_OK) rc = plan_steps(p, placed);
   }
   /* what a run reads of the build: the regions, steps and uploads */
   free(p->root);

@@ -1,7 +1,8 @@
 /* The WebGPU backend's side in the core, which needs no GPU: every entry of its kernel tables
  * runs a defined op; a GPU program places every value it binds inside its buffer, 256-byte
  * aligned; a view shares its input's bytes; a dispatch that would bind one value twice reads a
- * copy; an op without a GPU kernel is an error naming every such op and a node using it; optional
+ * copy; an accumulator's value is written straight into its buffer when the overwrite flag is
+ * set; an op without a GPU kernel is an error naming every such op and a node using it; optional
  * outputs a node omits are not bound. (The programs themselves run in tests/js/webgpu*.test.mjs.) */
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,6 +191,43 @@ static void test_optional_outputs(void) {
   wt_graph_free(g);
 }
 
+/* InPlaceAccumulatorV2(buf, Relu(x), flag): with the overwrite flag true the Relu writes into
+ * the buffer's room and the accumulator only sets its flag; with it false the Relu's output has
+ * its own room and is added. */
+static void test_gradient_into_buffer(void) {
+  enum { N = 64 };
+  for (int overwrite = 0; overwrite <= 1; overwrite++) {
+    wt_graph *g = wt_graph_new();
+    wt_graph_set_opset(g, "", 17);
+    wt_graph_set_opset(g, "com.microsoft", 1);
+    int buf = input(g, "buf", 1, (const int64_t[]){N}), x = input(g, "x", 1, (const int64_t[]){N});
+    int flag = input(g, "flag", 1, (const int64_t[]){1});
+    g->values[flag].dtype = WT_BOOL;
+    int r = wt_graph_value(g, "r"), updated = wt_graph_value(g, "updated"), out = wt_graph_value(g, "out");
+    wt_graph_add_node(g, "Relu", "", "relu", 1, &x, 1, &r);
+    wt_graph_add_node(g, "InPlaceAccumulatorV2", "com.microsoft", "acc", 3, (int[]){buf, r, flag}, 2, (int[]){updated, out});
+    wt_graph_add_output(g, updated);
+    uint8_t value = (uint8_t)overwrite;
+    wt_tensor in[3] = {{.dtype = WT_FLOAT, .rank = 1, .dims = {N}}, {.dtype = WT_FLOAT, .rank = 1, .dims = {N}},
+                       {.dtype = WT_BOOL, .rank = 1, .dims = {1}, .data = &value}};
+    wt_gpu_program *p = NULL;
+    CHECK_OK(wt_gpu_program_build(g, in, NULL, NULL, &p));
+    if (p) {
+      const wt_gpu_step *st;
+      int n = wt_gpu_program_steps(p, &st);
+      wt_gpu_region b = wt_gpu_program_input(p, 0);
+      CHECK(n == 2 && !strcmp(st[1].d.program, "accumulate"));
+      if (n == 2) {
+        int into = st[0].regions[1].buffer == b.buffer && st[0].regions[1].offset == b.offset;
+        CHECK(into == overwrite);
+        CHECK((st[1].regions[1].buffer < 0) == overwrite); /* the value is not bound again */
+      }
+      wt_gpu_program_free(p);
+    }
+    wt_graph_free(g);
+  }
+}
+
 int main(void) {
   int n = 0;
   wt_backend_webgpu.each(check_key, &n);
@@ -198,5 +236,6 @@ int main(void) {
   test_missing();
   test_reuse_and_limits();
   test_optional_outputs();
+  test_gradient_into_buffer();
   CHECK_DONE();
 }

@@ -1,6 +1,7 @@
-// A small ONNX model writer for tests that need one-node (or few-node) models: float32 inputs,
-// initializers and outputs, int / float / ints / string attributes; and a model's bytes with more graph
-// outputs. Not a test file itself.
+// A small ONNX model writer for tests that need one-node (or few-node) models: inputs and
+// outputs of any dtype, float32 / int32 / int64 / float16 (Uint16Array) initializers, int /
+// float / ints / string attributes; and a model's bytes with more graph outputs. Not a test
+// file itself.
 const varint = (v) => {
   let n = BigInt.asUintN(64, BigInt(v));
   const out = [];
@@ -31,7 +32,7 @@ function valueInfo({ name, dims, dtype = 1 }) {
 
 function tensor({ name, dims, data }) {
   const raw = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-  const dtype = data instanceof Float32Array ? 1 : data instanceof BigInt64Array ? 7 : data instanceof Int32Array ? 6 : 0;
+  const dtype = data instanceof Float32Array ? 1 : data instanceof BigInt64Array ? 7 : data instanceof Int32Array ? 6 : data instanceof Uint16Array ? 10 : 0;
   return [...dims.flatMap((d) => int(1, d)), ...int(2, dtype), ...str(8, name), ...len(9, [...raw])];
 }
 

@@ -10,14 +10,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { artifacts, CheckpointState, InferenceSession, Module, Optimizer, Tensor } from '../../js/index.js';
 import { onnxModel } from './onnx-writer.mjs';
-import { gpu, fill, both } from './webgpu-env.mjs';
+import { gpu } from './webgpu-env.mjs';
+import { EPS, fill, both, feedsOf, value } from './webgpu-check.mjs';
 
-const EPS = 2 ** -24; // half an ulp of 1 in float32
 const MS = 'com.microsoft';
 // (Graphs of com.microsoft ops alone carry an Identity too: it imports the ai.onnx opset.)
 
 const numel = (dims) => dims.reduce((a, b) => a * b, 1);
-const value = (name, dims, seed, init = false) => ({ name, dims, data: fill(numel(dims), seed), init });
 
 /** A model of `nodes` over float inputs (`init` ones as initializers) with the named outputs. */
 const graph = (nodes, inputs, outputs, opset) =>
@@ -28,7 +27,6 @@ const graph = (nodes, inputs, outputs, opset) =>
     outputs: outputs.map((o) => (typeof o === 'string' ? { name: o } : o)),
     opset,
   });
-const feedsOf = (inputs) => Object.fromEntries(inputs.filter((v) => !v.init).map((v) => [v.name, new Tensor('float32', v.data, v.dims)]));
 
 /** Output `name` on both backends: same dims, each element within tol(i, ref) of the wasm one. */
 function near(r, name, tol, what) {

@@ -1,10 +1,8 @@
 // The WebGPU the webgpu backend's tests run on: the `webgpu` package's Dawn, which finds a real
 // GPU through Vulkan where there is one, else Chromium's SwiftShader (a CPU Vulkan driver that
-// Debian's chromium package ships); and what the op-by-op tests share. Not a test file itself.
-import assert from 'node:assert/strict';
+// Debian's chromium package ships). Not a test file itself.
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { InferenceSession } from '../../js/index.js';
 
 const SWIFTSHADER = '/usr/lib/chromium/vk_swiftshader_icd.json';
 if (!process.env.VK_ICD_FILENAMES && !process.env.VK_DRIVER_FILES && existsSync(SWIFTSHADER)) process.env.VK_ICD_FILENAMES = SWIFTSHADER;
@@ -14,22 +12,6 @@ const { create } = await import('webgpu');
 
 /** A GPU object (Dawn's navigator.gpu) for init({ backend: 'webgpu', gpu }). */
 export const gpu = create([]);
-
-/** Deterministic values in [-1, 1) (not multiples of a power of two: products round). */
-export const fill = (n, seed) => Float32Array.from({ length: n }, (_, i) => Math.sin(i * 12.9898 + seed * 78.233) * 0.999);
-
-/** outputs of `model` for `feeds` on both backends: { cpu, gpu } (each { name: Tensor }). */
-export async function both(model, feeds) {
-  const c = await InferenceSession.create(model, { backend: 'wasm' });
-  const g = await InferenceSession.create(model, { backend: 'webgpu', gpu });
-  try {
-    assert.equal(g.backend, 'webgpu');
-    return { cpu: await c.run(feeds), gpu: await g.run(feeds) };
-  } finally {
-    c.release();
-    g.release();
-  }
-}
 
 /**
  * Counts, until restore(), calls of the device's methods `names` ('queue.writeBuffer': its

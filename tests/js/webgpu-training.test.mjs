@@ -7,7 +7,7 @@
 // on wasm.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { create } from 'webgpu';
 import { artifacts, CheckpointState, Module, Optimizer, fit } from '../../js/index.js';
@@ -17,13 +17,16 @@ import { mlpInputs, mlpLabels, mlpModel } from './mlp.mjs';
 
 const cases = fileURLToPath(new URL('../golden/cases/', import.meta.url));
 const models = fileURLToPath(new URL('../golden/cases-models/', import.meta.url));
-const ON_GPU = ['mlp_ce_adamw', 'mlp_adamw_ort_defaults', 'regression_mse_adamw', 'regression_l1_sgd', 'multilabel_bce', 'two_output_custom_loss', 'cnn_bn_ce_sgd'];
-// paths below tests/golden/cases/ (or the model cases': the LSTM's ops have no kernel yet)
-const NOT_YET = ['lora_bert_classifier_adamw', 'lora_tiny_llama_adamw', 'tiny_transformer_frozen_adamw', join(models, 'lstm_classifier')];
+// paths below tests/golden/cases/, and model cases'
+const ON_GPU = ['mlp_ce_adamw', 'mlp_adamw_ort_defaults', 'regression_mse_adamw', 'regression_l1_sgd', 'multilabel_bce', 'two_output_custom_loss',
+  'lora_tiny_llama_adamw', 'cnn_bn_ce_sgd', 'lora_bert_classifier_adamw', 'tiny_transformer_frozen_adamw',
+  ...['resnet_style', 'mobilenet_style', 'small_unet', 'gpt_style_decoder'].map((m) => join(models, m))];
+// (the LSTM's ops have no kernel yet)
+const NOT_YET = [join(models, 'lstm_classifier')];
 
 for (const name of ON_GPU) {
-  test(`${name} trains on webgpu to PyTorch's numbers`, async () => {
-    const r = await runCase(join(cases, name), { backend: 'webgpu', gpu });
+  test(`${basename(name)} trains on webgpu to PyTorch's numbers`, async () => {
+    const r = await runCase(resolve(cases, name), { backend: 'webgpu', gpu });
     assert.ok(Number.isFinite(r.evalLoss));
   });
 }
@@ -95,6 +98,36 @@ test('training steps after the first create nothing on the device: two submits a
   for (const n of creates) assert.equal(counts[n] ?? 0, 0, `${n} after the first step`);
   assert.equal(counts.submit, 6);
   assert.equal(counts.mapAsync, 3);
+});
+
+test('the GPU bytes a module holds stay within 1.2x of the wasm backend\'s bytes for the same model; memoryStats reports them', async (t) => {
+  const art = await artifacts.generateArtifacts(mlpModel, { loss: 'CrossEntropyLoss', optimizer: 'AdamW' });
+  const held = {};
+  for (const backend of ['wasm', 'webgpu']) {
+    const state = await CheckpointState.loadCheckpoint(art.checkpoint);
+    const module = await Module.create(art.trainingModel, state, art.evalModel, { backend, gpu });
+    const optimizer = await Optimizer.create(art.optimizerModel, module);
+    // eval first (a smaller program), then training at two batch sizes: one arena serves all
+    await module.eval().run(mlpInputs(8, 0), mlpLabels(8));
+    for (const batch of [64, 16]) {
+      await module.train().run(mlpInputs(batch, 1), mlpLabels(batch));
+      await optimizer.step();
+      module.lazyResetGrad();
+    }
+    await module.eval().run(mlpInputs(64, 2), mlpLabels(64));
+    held[backend] = module.memoryStats();
+    optimizer.release();
+    module.release();
+    state.release();
+  }
+  const cpu = held.wasm, g = held.webgpu.gpu;
+  assert.equal(held.wasm.gpu, undefined);
+  // the wasm backend's bytes: its arena, the forward values kept for the backward pass, the state
+  const bound = cpu.arena + cpu.saved + cpu.params + cpu.grads + cpu.moments + cpu.packed;
+  t.diagnostic(`wasm: ${bound} bytes (arena ${cpu.arena}); webgpu: ${JSON.stringify(g)}`);
+  assert.equal(g.total, g.params + g.grads + g.moments + g.arena + g.constants + g.other);
+  assert.ok(g.params >= cpu.params && g.moments >= cpu.moments && g.arena > 0);
+  assert.ok(g.total <= 1.2 * bound, `${g.total} GPU bytes > 1.2 x ${bound}`);
 });
 
 test('a lost device fails the next step saying so; the checkpoint saved before it resumes on wasm', async () => {

@@ -8,22 +8,8 @@ import { readFile } from 'node:fs/promises';
 import { InferenceSession, Tensor, init, runtimeInfo, WebtrainError } from '../../js/index.js';
 import { decodeTensorProto } from '../tensor-proto.mjs';
 import { onnxModel } from './onnx-writer.mjs';
-import { gpu, countCalls, fill, both } from './webgpu-env.mjs';
-
-const EPS = 2 ** -24; // half an ulp of 1 in float32
-
-const one = (op, inputs, attrs, extra = {}) =>
-  onnxModel({
-    nodes: [{ op, inputs: inputs.map((v) => v.name), outputs: ['y'], attrs, domain: extra.domain }],
-    inputs: inputs.filter((v) => !v.init).map(({ name, dims }) => ({ name, dims })),
-    initializers: inputs.filter((v) => v.init).map(({ name, dims, data }) => ({ name, dims, data })),
-    outputs: [{ name: 'y' }],
-    opset: extra.opset,
-  });
-
-const tensorOf = (v) => new Tensor('float32', v.data, v.dims);
-const feedsOf = (inputs) => Object.fromEntries(inputs.filter((v) => !v.init).map((v) => [v.name, tensorOf(v)]));
-const value = (name, dims, seed, init = false) => ({ name, dims, data: fill(dims.reduce((a, b) => a * b, 1), seed), init });
+import { gpu, countCalls } from './webgpu-env.mjs';
+import { EPS, fill, both, one, tensorOf, feedsOf, value, close } from './webgpu-check.mjs';
 
 /** Elements of op(A) op(B) with op(A) [M, K] read from a (transposed when ta). */
 function absProducts(a, b, M, N, K, ta, tb) {
@@ -94,37 +80,36 @@ test('broadcast arithmetic: Add, Sub, Mul, PRelu exact; Div within 2.5 ulp', asy
 });
 
 // |gpu - cpu| <= abs + rel |cpu| per activation: WGSL's accuracy (exp 3 + 2|x| ulp, log 3 ulp or
-// 2^-21 absolute near 1, tanh from exp) and the backends' own erf approximations.
+// 2^-21 absolute near 1, tanh from exp) and the backends' own erf approximations; a product or
+// sum the GPU's compiler may fuse, within a few ulp.
 const ACTIVATIONS = {
   Neg: [0, 0], Abs: [0, 0], Relu: [0, 0], Sqrt: [0, 2 * EPS], Reciprocal: [0, 5 * EPS], LeakyRelu: [0, 0],
   Exp: [0, 24 * EPS], Log: [2 ** -21, 8 * EPS], Tanh: [2e-7, 8 * EPS], Sigmoid: [2e-7, 8 * EPS],
-  Erf: [3e-7, 0], Gelu: [3e-7, 8 * EPS],
+  Erf: [3e-7, 0], Gelu: [3e-7, 8 * EPS], HardSwish: [EPS, 4 * EPS], HardSigmoid: [2 * EPS, 0], Softsign: [0, 4 * EPS],
+  Floor: [0, 0], Ceil: [0, 0], Round: [0, 0], Elu: [3e-7, 8 * EPS], GeluTanh: [3e-7, 8 * EPS], QuickGelu: [3e-7, 8 * EPS],
+  Swish: [3e-7, 8 * EPS],
+};
+// how each is written, where not a plain ai.onnx node of opset 17
+const ACTIVATION_NODES = {
+  LeakyRelu: { attrs: { alpha: 0.1 } }, Gelu: { opset: 20 }, GeluTanh: { op: 'Gelu', opset: 20, attrs: { approximate: 'tanh' } },
+  HardSigmoid: { attrs: { alpha: 0.3, beta: 0.4 } }, Elu: { attrs: { alpha: 0.7 } },
+  QuickGelu: { domain: 'com.microsoft', attrs: { alpha: 1.5 } }, Swish: { opset: 24, attrs: { alpha: 1.25 } },
 };
 
 test('activations: within the per-op tolerance of the wasm backend', async () => {
-  for (const [op, [abs, rel]] of Object.entries(ACTIVATIONS)) {
+  for (const [name, [abs, rel]] of Object.entries(ACTIVATIONS)) {
+    const { op = name, attrs, opset = 17, domain } = ACTIVATION_NODES[name] ?? {};
     const x = value('x', [4, 65], 11);
     if (op === 'Sqrt' || op === 'Log') x.data = x.data.map((v) => Math.abs(v) * 4 + 1e-3);
-    if (op === 'Exp') x.data = x.data.map((v) => v * 8);
-    const r = await both(one(op, [x], op === 'LeakyRelu' ? { alpha: 0.1 } : undefined, { opset: op === 'Gelu' ? 20 : 17 }), feedsOf([x]));
+    if (op === 'Exp' || op === 'HardSwish' || op === 'HardSigmoid') x.data = x.data.map((v) => v * 8);
+    if (op === 'Round' || op === 'Floor' || op === 'Ceil') x.data = x.data.map((v, i) => (i % 5 === 0 ? Math.round(v * 8) + 0.5 : v * 8));
+    const r = await both(one(op, [x], attrs, { opset, domain }), feedsOf([x]));
     r.gpu.y.data.forEach((v, i) => {
       const c = r.cpu.y.data[i];
-      assert.ok(Math.abs(v - c) <= abs + rel * Math.abs(c), `${op}(${x.data[i]}): ${v} vs ${c}`);
+      assert.ok(Math.abs(v - c) <= abs + rel * Math.abs(c), `${name}(${x.data[i]}): ${v} vs ${c}`);
     });
   }
 });
-
-/** |gpu - cpu| <= atol + rtol |cpu| for every element of every output of `model`. */
-async function close(model, feeds, atol, rtol, what) {
-  const r = await both(model, feeds);
-  for (const name of Object.keys(r.cpu)) {
-    assert.deepEqual(r.gpu[name].dims, r.cpu[name].dims, `${what}: ${name} dims`);
-    r.gpu[name].data.forEach((v, i) => {
-      const c = r.cpu[name].data[i];
-      assert.ok(Object.is(v, c) || Math.abs(v - c) <= atol + rtol * Math.abs(c), `${what}: ${name}[${i}] ${v} vs ${c}`);
-    });
-  }
-}
 
 test('reductions, Expand, Pow, Sign, Softplus, variadic Sum/Min/Max: within the policy', async () => {
   // sums in order over n terms: rtol n eps
@@ -163,6 +148,13 @@ test('activation gradients, cross-entropy, (Log)Softmax, Transpose, gradient acc
   for (const op of ['ReluGrad', 'SigmoidGrad', 'TanhGrad', 'LeakyReluGrad']) {
     const dy = value('dy', [5, 9], 21), t = value('t', [5, 9], 22);
     await close(one(op, [dy, t], op === 'LeakyReluGrad' ? { alpha: 0.2 } : undefined, { domain: 'com.microsoft' }), feedsOf([dy, t]), 0, 2 * EPS, op);
+  }
+  // the Gelu family's gradients: erf, exp, tanh and sigmoid within WGSL's accuracy; where the
+  // derivative cancels (1 + tanh near -1) each backend is within 3e-7 |dy| of the exact value
+  for (const op of ['GeluGrad', 'FastGeluGrad', 'QuickGeluGrad']) {
+    const dy = value('dy', [5, 9], 21), t = value('t', [5, 9], 22);
+    t.data = t.data.map((v) => v * 4);
+    await close(one(op, [dy, t], op === 'QuickGeluGrad' ? { alpha: 1.5 } : undefined, { domain: 'com.microsoft' }), feedsOf([dy, t]), 6e-7, 8 * EPS, op);
   }
   // SoftmaxCrossEntropyLoss: reductions, ignore_index, int64 labels, a spatial axis
   for (const [dims, reduction, ignore, int64] of [[[6, 5], 'mean', null, false], [[6, 5], 'sum', 2, true], [[3, 4, 2], 'none', null, false], [[4, 7, 3], 'mean', 1, true]]) {

@@ -14,19 +14,7 @@ struct U { C: u32, gx: u32, batch: u32, S: u32, flags: u32 }
 @group(0) @binding(7) var<storage, read_write> dscale: array<f32>;
 @group(0) @binding(8) var<storage, read_write> dbias: array<f32>;
 
-var<workgroup> part: array<f32, 64>;
-
-fn total(li: u32, v: f32) -> f32 {
-  part[li] = v;
-  workgroupBarrier();
-  for (var h = 32u; h > 0u; h = h >> 1u) {
-    if (li < h) { part[li] += part[li + h]; }
-    workgroupBarrier();
-  }
-  let t = part[0];
-  workgroupBarrier();
-  return t;
-}
+// include: tree
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u32) {
@@ -42,8 +30,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u
     sb += dy[i];
     sx = fma(dy[i], x[i] - mu, sx);
   }
-  let db = total(li, sb);
-  let ds = total(li, sx) * inv;
+  let db = tree_sum(li, sb);
+  let ds = tree_sum(li, sx) * inv;
   if (li == 0u) {
     if ((u.flags & 4u) != 0u) { dbias[c] = db; }
     if ((u.flags & 2u) != 0u) { dscale[c] = ds; }

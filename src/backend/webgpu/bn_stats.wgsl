@@ -8,19 +8,7 @@ struct U { n: u32, gx: u32, C: u32, S: u32, eps: f32, momentum: f32, flags: u32,
 @group(0) @binding(2) var<storage, read_write> mean: array<f32>;
 @group(0) @binding(3) var<storage, read_write> vars: array<f32>;
 
-var<workgroup> part: array<f32, 64>;
-
-fn total(li: u32, v: f32) -> f32 {
-  part[li] = v;
-  workgroupBarrier();
-  for (var h = 32u; h > 0u; h = h >> 1u) {
-    if (li < h) { part[li] += part[li + h]; }
-    workgroupBarrier();
-  }
-  let t = part[0];
-  workgroupBarrier();
-  return t;
-}
+// include: tree
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u32) {
@@ -29,13 +17,13 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u
   let m = u.batch * u.S;
   var s = 0.0;
   for (var j = li; j < m; j += 64u) { s += x[((j / u.S) * u.C + c) * u.S + j % u.S]; }
-  let mu = select(0.0, total(li, s) / f32(m), m > 0u);
+  let mu = select(0.0, tree_sum(li, s) / f32(m), m > 0u);
   var q = 0.0;
   for (var j = li; j < m; j += 64u) {
     let d = x[((j / u.S) * u.C + c) * u.S + j % u.S] - mu;
     q = fma(d, d, q);
   }
-  let v = select(0.0, total(li, q) / f32(m), m > 0u);
+  let v = select(0.0, tree_sum(li, q) / f32(m), m > 0u);
   if (li == 0u) {
     mean[c] = mu;
     vars[c] = v;

@@ -1,17 +1,14 @@
 // Direct convolution, grid side from image side (Conv; ConvTransposeGrad's dX): one thread per
 // output y[n, m, o] over the 3-D-normalized grid, its sum over the kernel taps and the group's
-// img channels in order (the same bits at any grid), the bias added last. Taps that fall in the
+// img channels in order (the same bits at any grid), the bias (flags 1) added last. Taps in the
 // padding are skipped.
-struct U {
-  n: u32, gx: u32, flags: u32, group: u32,  // flags: 1 bias
-  batch: u32, gch: u32, ich: u32, pad_: u32,
-  img: vec4u, grid: vec4u, k: vec4u, stride: vec4u, dil: vec4u, pad: vec4i,
-}
-@group(0) @binding(0) var<uniform> u: U;
+// include: conv_uniform
 @group(0) @binding(1) var<storage, read_write> x: array<f32>;
 @group(0) @binding(2) var<storage, read_write> w: array<f32>;
 @group(0) @binding(3) var<storage, read_write> bias: array<f32>;
 @group(0) @binding(4) var<storage, read_write> y: array<f32>;
+
+// include: window
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u32) {
@@ -21,28 +18,23 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u
   let o = i % G;
   let m = (i / G) % u.gch;
   let b = i / G / u.gch;
-  let o2 = o % u.grid.z;
-  let o1 = (o / u.grid.z) % u.grid.y;
-  let o0 = o / (u.grid.z * u.grid.y);
   let cg = u.ich / u.group;
   let gi = m / (u.gch / u.group);
   let K = u.k.x * u.k.y * u.k.z;
   let I = u.img.x * u.img.y * u.img.z;
-  let s0 = i32(o0 * u.stride.x) - u.pad.x;
-  let s1 = i32(o1 * u.stride.y) - u.pad.y;
-  let s2 = i32(o2 * u.stride.z) - u.pad.z;
+  let st = window_start(coords3(o, u.grid));
   let xb = (b * u.ich + gi * cg) * I;
   let wb = m * cg * K;
   var s = 0.0;
   // taps outer, channels inner: each tap's bounds are checked once
   for (var k0 = 0u; k0 < u.k.x; k0++) {
-    let i0 = s0 + i32(k0 * u.dil.x);
+    let i0 = st.x + i32(k0 * u.dil.x);
     if (i0 < 0 || i0 >= i32(u.img.x)) { continue; }
     for (var k1 = 0u; k1 < u.k.y; k1++) {
-      let i1 = s1 + i32(k1 * u.dil.y);
+      let i1 = st.y + i32(k1 * u.dil.y);
       if (i1 < 0 || i1 >= i32(u.img.y)) { continue; }
       for (var k2 = 0u; k2 < u.k.z; k2++) {
-        let i2 = s2 + i32(k2 * u.dil.z);
+        let i2 = st.z + i32(k2 * u.dil.z);
         if (i2 < 0 || i2 >= i32(u.img.z)) { continue; }
         let xa = xb + (u32(i0) * u.img.y + u32(i1)) * u.img.z + u32(i2);
         let wa = wb + (k0 * u.k.y + k1) * u.k.z + k2;

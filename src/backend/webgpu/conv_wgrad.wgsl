@@ -7,17 +7,12 @@
 // terms in order and a tree reduction in workgroup memory adding the shares in a fixed order;
 // or (flags 8, for short sums over many outputs) one thread per output summing its terms in
 // order. Either way the same bits run to run.
-struct U {
-  n: u32, gx: u32, flags: u32, group: u32,
-  batch: u32, gch: u32, ich: u32, pad_: u32,
-  img: vec4u, grid: vec4u, k: vec4u, stride: vec4u, dil: vec4u, pad: vec4i,
-}
-@group(0) @binding(0) var<uniform> u: U;
+// include: conv_uniform
 @group(0) @binding(1) var<storage, read_write> g: array<f32>;
 @group(0) @binding(2) var<storage, read_write> x: array<f32>;
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
 
-var<workgroup> part: array<f32, 64>;
+// include: tree
 
 // Output e of dW: where its grid-side and image-side channels start, and its tap's offsets.
 struct Weight { gb: u32, xb: u32, d0: i32, d1: i32, d2: i32 }
@@ -132,15 +127,12 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u
   }
   let e = wg.y * u.gx + wg.x;
   if (e >= u.n) { return; }
+  var v = 0.0;
   if (bias) {
-    part[li] = bias_share(e, li, 64u);
+    v = bias_share(e, li, 64u);
   } else {
-    part[li] = weight_share(e, li, 64u);
+    v = weight_share(e, li, 64u);
   }
-  workgroupBarrier();
-  for (var h = 32u; h > 0u; h = h >> 1u) {
-    if (li < h) { part[li] += part[li + h]; }
-    workgroupBarrier();
-  }
-  if (li == 0u) { out[e] = part[0]; }
+  let s = tree_sum(li, v);
+  if (li == 0u) { out[e] = s; }
 }

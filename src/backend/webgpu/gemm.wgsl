@@ -23,7 +23,7 @@ const TK = 16u;
 var<workgroup> As: array<f32, 512>;  // TK x TM
 var<workgroup> Bs: array<f32, 512>;  // TK x TN
 
-fn at(v: array<vec4u, 2>, i: u32) -> u32 { return v[i / 4u][i % 4u]; }
+// include: bcast
 
 @compute @workgroup_size(8, 8)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u,

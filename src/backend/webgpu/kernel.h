@@ -29,7 +29,7 @@
 #define WT_GPU_UNIFORM_BYTES 256
 #define WT_GPU_UNIFORM_WORDS (WT_GPU_UNIFORM_BYTES / 4)
 #define WT_GPU_MAX_BINDS 8
-#define WT_GPU_MAX_DISPATCHES 4
+#define WT_GPU_MAX_DISPATCHES 16
 /* Threads per workgroup of the elementwise programs, and the most workgroups along x (a grid
  * longer than that wraps into y). */
 #define WT_GPU_WG 256
@@ -61,6 +61,9 @@ typedef struct wt_gpu_ctx {
   int n_out;
   const wt_tensor *out;
   uint64_t scratch[WT_GPU_SCRATCHES]; /* set by encode: bytes of each scratch it binds */
+  /* bit i: input i lies in input 0's room (the program had an accumulator's value written
+   * straight into its buffer): there is nothing to copy or add */
+  uint32_t same_room;
 } wt_gpu_ctx;
 
 typedef struct wt_gpu_kernel {
@@ -98,12 +101,27 @@ static inline void wt_gpu_grid_1d(wt_gpu_dispatch *d, int64_t n, int64_t per) {
  * each of the output dims and a's and b's strides, then alpha. */
 enum wt_gpu_binop { WT_GB_ADD, WT_GB_SUB, WT_GB_MUL, WT_GB_DIV, WT_GB_MIN, WT_GB_MAX, WT_GB_PRELU,
                     WT_GB_RELU_GRAD, WT_GB_SIGMOID_GRAD, WT_GB_TANH_GRAD, WT_GB_LEAKYRELU_GRAD,
-                    WT_GB_COPY_A, WT_GB_POW };
+                    WT_GB_COPY_A, WT_GB_POW, WT_GB_GELU_GRAD, WT_GB_QUICKGELU_GRAD, WT_GB_FASTGELU_GRAD };
 /* The dispatch of binary.wgsl for c = a op b with a, b and c the step's bindings `ba`, `bb`, `bc`
  * (b WT_GPU_NONE for a copy of a), shaped ta, tb (broadcast to) tc: 1, or WT_GPU_FAIL's value
  * when c is too large. */
 int wt_gpu_binary_dispatch(wt_gpu_dispatch *d, int op, float alpha, int8_t ba, const wt_tensor *ta,
                            int8_t bb, const wt_tensor *tb, int8_t bc, const wt_tensor *tc);
+
+/* Element strides of t read at y's coordinates (t aligned to y's innermost axes, 0 along an
+ * axis t is broadcast along), for y's rank. */
+void wt_gpu_bcast_strides(const wt_tensor *t, const wt_tensor *y, uint32_t *s);
+
+/* 4-byte words an element of dtype takes on the GPU (float32, int32: 1; int64: 2), or 0 for
+ * the dtypes the layout programs do not move (bool, float16: less than a word). */
+int wt_gpu_words(int dtype);
+
+/* strided.wgsl: y[yoff + sum k ys] = x[xoff + sum k xs] over the coordinates k of dims[rank]
+ * (elements of `width` words; strides may be negative), x and y the step's bindings bx, by. */
+int wt_gpu_strided_dispatch(wt_gpu_dispatch *d, int8_t bx, int8_t by, int rank, const int64_t *dims,
+                            int64_t xoff, const int64_t *xs, int64_t yoff, const int64_t *ys, int width);
+/* strided.wgsl filling the first n elements of binding by with zeros. */
+int wt_gpu_zero_dispatch(wt_gpu_dispatch *d, int8_t by, int64_t n, int width);
 
 /* The dispatch of softmax.wgsl (mode 0 softmax, 1 log-softmax of a; 2, 3 their gradients with
  * a = dy, b = the forward output) over params' [outer, n, inner] layout. */

@@ -11,19 +11,7 @@ struct U { rows: u32, gx: u32, n: u32, eps: f32, flags: u32 }
 @group(0) @binding(5) var<storage, read_write> mean: array<f32>;
 @group(0) @binding(6) var<storage, read_write> inv_std: array<f32>;
 
-var<workgroup> part: array<f32, 64>;
-
-fn total(li: u32, v: f32) -> f32 {
-  part[li] = v;
-  workgroupBarrier();
-  for (var h = 32u; h > 0u; h = h >> 1u) {
-    if (li < h) { part[li] += part[li + h]; }
-    workgroupBarrier();
-  }
-  let t = part[0];
-  workgroupBarrier();
-  return t;
-}
+// include: tree
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u32) {
@@ -32,13 +20,13 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u
   let base = r * u.n;
   var s = 0.0;
   for (var j = li; j < u.n; j += 64u) { s += x[base + j]; }
-  let mu = select(0.0, total(li, s) / f32(u.n), u.n > 0u);
+  let mu = select(0.0, tree_sum(li, s) / f32(u.n), u.n > 0u);
   var q = 0.0;
   for (var j = li; j < u.n; j += 64u) {
     let d = x[base + j] - mu;
     q = fma(d, d, q);
   }
-  let inv = 1.0 / sqrt(select(0.0, total(li, q) / f32(u.n), u.n > 0u) + u.eps);
+  let inv = 1.0 / sqrt(select(0.0, tree_sum(li, q) / f32(u.n), u.n > 0u) + u.eps);
   for (var j = li; j < u.n; j += 64u) {
     var v = (x[base + j] - mu) * inv * scale[j];
     if ((u.flags & 1u) != 0u) { v += bias[j]; }

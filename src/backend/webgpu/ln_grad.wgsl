@@ -16,19 +16,7 @@ struct U { rows: u32, gx: u32, n: u32, mode: u32, flags: u32 }
 @group(0) @binding(7) var<storage, read_write> dscale: array<f32>;
 @group(0) @binding(8) var<storage, read_write> dbias: array<f32>;
 
-var<workgroup> part: array<f32, 64>;
-
-fn total(li: u32, v: f32) -> f32 {
-  part[li] = v;
-  workgroupBarrier();
-  for (var h = 32u; h > 0u; h = h >> 1u) {
-    if (li < h) { part[li] += part[li + h]; }
-    workgroupBarrier();
-  }
-  let t = part[0];
-  workgroupBarrier();
-  return t;
-}
+// include: tree
 
 fn columns(j: u32) {
   if (j >= u.n) { return; }
@@ -61,8 +49,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u
     sa += gs;
     sb = fma(gs, (x[base + j] - mu) * inv, sb);
   }
-  let a = total(li, sa);
-  let b = total(li, sb);
+  let a = tree_sum(li, sa);
+  let b = tree_sum(li, sb);
   let ma = select(0.0, a / f32(u.n), u.n > 0u);
   let mb = select(0.0, b / f32(u.n), u.n > 0u);
   for (var j = li; j < u.n; j += 64u) {

@@ -5,25 +5,13 @@
 // the taps summed column by column (each kernel column's rows, then the columns, as the CPU
 // does), divided by the window's tap count inside the input, or inside the padded extent with
 // flags 2 (count_include_pad); a window with no input tap gives 0.
-struct U {
-  n: u32, gx: u32, mode: u32, flags: u32,
-  planes: u32, p0: u32, p1: u32, p2: u32,
-  img: vec4u, grid: vec4u, k: vec4u, stride: vec4u, dil: vec4u, pad: vec4i, pad_end: vec4i,
-}
-@group(0) @binding(0) var<uniform> u: U;
+// include: pool_uniform
 @group(0) @binding(1) var<storage, read_write> x: array<f32>;
 @group(0) @binding(2) var<storage, read_write> y: array<f32>;
 @group(0) @binding(3) var<storage, read_write> ind: array<u32>;
 
-// Taps of one axis's window starting at `start` inside [lo, hi).
-fn taps(start: i32, k: u32, dil: u32, lo: i32, hi: i32) -> u32 {
-  var n = 0u;
-  for (var j = 0u; j < k; j++) {
-    let i = start + i32(j * dil);
-    if (i >= lo && i < hi) { n++; }
-  }
-  return n;
-}
+// include: window
+// include: pool_divisor
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u32) {
@@ -33,25 +21,20 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u
   let I = u.img.x * u.img.y * u.img.z;
   let nc = i / G;
   let o = i % G;
-  let o2 = o % u.grid.z;
-  let o1 = (o / u.grid.z) % u.grid.y;
-  let o0 = o / (u.grid.z * u.grid.y);
-  let s0 = i32(o0 * u.stride.x) - u.pad.x;
-  let s1 = i32(o1 * u.stride.y) - u.pad.y;
-  let s2 = i32(o2 * u.stride.z) - u.pad.z;
+  let st = window_start(coords3(o, u.grid));
   let xb = nc * I;
   if (u.mode == 0u) {
     let indices = (u.flags & 1u) != 0u;
     var best = -3.402823466e38;
     var bi = -1;
     for (var k0 = 0u; k0 < u.k.x; k0++) {
-      let i0 = s0 + i32(k0 * u.dil.x);
+      let i0 = st.x + i32(k0 * u.dil.x);
       if (i0 < 0 || i0 >= i32(u.img.x)) { continue; }
       for (var k1 = 0u; k1 < u.k.y; k1++) {
-        let i1 = s1 + i32(k1 * u.dil.y);
+        let i1 = st.y + i32(k1 * u.dil.y);
         if (i1 < 0 || i1 >= i32(u.img.y)) { continue; }
         for (var k2 = 0u; k2 < u.k.z; k2++) {
-          let i2 = s2 + i32(k2 * u.dil.z);
+          let i2 = st.z + i32(k2 * u.dil.z);
           if (i2 < 0 || i2 >= i32(u.img.z)) { continue; }
           let at = (u32(i0) * u.img.y + u32(i1)) * u.img.z + u32(i2);
           let v = x[xb + at];
@@ -72,14 +55,14 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u
   var s = 0.0;
   var inside = false;
   for (var k2 = 0u; k2 < u.k.z; k2++) {
-    let i2 = s2 + i32(k2 * u.dil.z);
+    let i2 = st.z + i32(k2 * u.dil.z);
     if (i2 < 0 || i2 >= i32(u.img.z)) { continue; }
     var col = 0.0;
     for (var k0 = 0u; k0 < u.k.x; k0++) {
-      let i0 = s0 + i32(k0 * u.dil.x);
+      let i0 = st.x + i32(k0 * u.dil.x);
       if (i0 < 0 || i0 >= i32(u.img.x)) { continue; }
       for (var k1 = 0u; k1 < u.k.y; k1++) {
-        let i1 = s1 + i32(k1 * u.dil.y);
+        let i1 = st.y + i32(k1 * u.dil.y);
         if (i1 < 0 || i1 >= i32(u.img.y)) { continue; }
         col += x[xb + (u32(i0) * u.img.y + u32(i1)) * u.img.z + u32(i2)];
         inside = true;
@@ -87,12 +70,5 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u
     }
     s += col;
   }
-  var div = taps(s0, u.k.x, u.dil.x, 0, i32(u.img.x)) * taps(s1, u.k.y, u.dil.y, 0, i32(u.img.y)) *
-            taps(s2, u.k.z, u.dil.z, 0, i32(u.img.z));
-  if ((u.flags & 2u) != 0u) {
-    div = taps(s0, u.k.x, u.dil.x, -u.pad.x, i32(u.img.x) + u.pad_end.x) *
-          taps(s1, u.k.y, u.dil.y, -u.pad.y, i32(u.img.y) + u.pad_end.y) *
-          taps(s2, u.k.z, u.dil.z, -u.pad.z, i32(u.img.z) + u.pad_end.z);
-  }
-  y[i] = select(0.0, s / f32(div), inside);
+  y[i] = select(0.0, s / f32(pool_divisor(st)), inside);
 }

@@ -4,7 +4,8 @@
 
 /* unary.wgsl's op codes. */
 enum { GU_NEG, GU_ABS, GU_SQRT, GU_RELU, GU_RECIPROCAL, GU_LEAKYRELU, GU_EXP, GU_LOG, GU_TANH,
-       GU_SIGMOID, GU_ERF, GU_GELU, GU_COPY, GU_SIGN, GU_SOFTPLUS };
+       GU_SIGMOID, GU_ERF, GU_GELU, GU_COPY, GU_SIGN, GU_SOFTPLUS, GU_HARDSWISH, GU_QUICKGELU,
+       GU_HARDSIGMOID, GU_SOFTSIGN, GU_FLOOR, GU_CEIL, GU_ROUND, GU_ELU, GU_GELU_TANH };
 /* Uniform words of unary.wgsl. */
 enum { U_N, U_GX, U_OP, U_ALPHA = 4, U_BETA };
 
@@ -24,6 +25,15 @@ static int gpu_op(int kind) {
   case WT_EW_GELU: return GU_GELU;
   case WT_EW_SIGN: return GU_SIGN;
   case WT_EW_SOFTPLUS: return GU_SOFTPLUS;
+  case WT_EW_HARDSWISH: return GU_HARDSWISH;
+  case WT_EW_QUICKGELU: return GU_QUICKGELU;
+  case WT_EW_HARDSIGMOID: return GU_HARDSIGMOID;
+  case WT_EW_SOFTSIGN: return GU_SOFTSIGN;
+  case WT_EW_FLOOR: return GU_FLOOR;
+  case WT_EW_CEIL: return GU_CEIL;
+  case WT_EW_ROUND: return GU_ROUND;
+  case WT_EW_ELU: return GU_ELU;
+  case WT_EW_GELU_TANH: return GU_GELU_TANH;
   default: return -1;
   }
 }
@@ -56,6 +66,38 @@ void wt_gpu_copy_dispatch(wt_gpu_dispatch *d, int64_t words) {
   d->uniform[U_OP] = GU_COPY;
 }
 
+/* cast.wgsl's kinds. */
+static int cast_kind(int dtype) {
+  switch (dtype) {
+  case WT_FLOAT: return 0;
+  case WT_INT32: return 1;
+  case WT_INT64: return 2;
+  case WT_BOOL: return 3;
+  default: return -1;
+  }
+}
+
+/* Cast and CastLike between float32, int32, int64 and bool. (A float16 weight's Cast to float
+ * whose readers widen it is a view: the plan leaves it no step to encode.) */
+static int cast_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
+  const wt_tensor *x = &c->in[0], *y = &c->out[0];
+  int from = cast_kind(x->dtype), to = cast_kind(y->dtype);
+  (void)cap;
+  if (from < 0 || to < 0)
+    return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "the webgpu backend casts between float32, int32, int64 and bool only "
+                       "(got %s to %s)", wt_dtype_name(x->dtype), wt_dtype_name(y->dtype));
+  int64_t n = wt_numel(y);
+  int r = wt_gpu_check_elems(n * 2, "the output");
+  if (r) return r;
+  *d = (wt_gpu_dispatch){.program = "cast", .n_bind = 2, .bind = {WT_GPU_IN(0), WT_GPU_OUT(0)}};
+  wt_gpu_grid_1d(d, to == 3 ? (n + 3) / 4 : n, WT_GPU_WG);
+  d->uniform[0] = (uint32_t)n;
+  d->uniform[1] = d->groups[0];
+  d->uniform[2] = (uint32_t)from;
+  d->uniform[3] = (uint32_t)to;
+  return 1;
+}
+
 const wt_gpu_kernel wt_gpu_kernels_unary[] = {
     {.key = {"", "Neg"}, .encode = encode},
     {.key = {"", "Abs"}, .encode = encode},
@@ -71,7 +113,18 @@ const wt_gpu_kernel wt_gpu_kernels_unary[] = {
     {.key = {"", "Gelu"}, .encode = encode},
     {.key = {"", "Sign"}, .encode = encode},
     {.key = {"", "Softplus"}, .encode = encode},
+    {.key = {"", "HardSwish"}, .encode = encode},
+    {.key = {"", "HardSigmoid"}, .encode = encode},
+    {.key = {"", "Softsign"}, .encode = encode},
+    {.key = {"", "Floor"}, .encode = encode},
+    {.key = {"", "Ceil"}, .encode = encode},
+    {.key = {"", "Round"}, .encode = encode},
+    {.key = {"", "Elu"}, .encode = encode},
+    {.key = {"", "Swish"}, .encode = encode},
+    {.key = {"com.microsoft", "QuickGelu"}, .encode = encode},
     {.key = {"com.microsoft", "Gelu"}, .encode = encode},
+    {.key = {"", "Cast"}, .encode = cast_encode},
+    {.key = {"", "CastLike"}, .encode = cast_encode},
     /* a view of its input (the plan shares the bytes): nothing runs */
     {.key = {"", "Identity"}},
     {.key = {0}},

@@ -13,6 +13,9 @@ static int encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
     case WT_EW_SIGMOID_GRAD: op = WT_GB_SIGMOID_GRAD; break;
     case WT_EW_TANH_GRAD: op = WT_GB_TANH_GRAD; break;
     case WT_EW_LEAKYRELU_GRAD: op = WT_GB_LEAKYRELU_GRAD; break;
+    case WT_EW_GELU_GRAD: op = WT_GB_GELU_GRAD; break;
+    case WT_EW_QUICKGELU_GRAD: op = WT_GB_QUICKGELU_GRAD; break;
+    case WT_EW_FASTGELU_GRAD: op = WT_GB_FASTGELU_GRAD; break;
     default: break;
     }
   }
@@ -27,5 +30,8 @@ const wt_gpu_kernel wt_gpu_kernels_unary_grad[] = {
     {.key = {"com.microsoft", "SigmoidGrad"}, .encode = encode},
     {.key = {"com.microsoft", "TanhGrad"}, .encode = encode},
     {.key = {"com.microsoft", "LeakyReluGrad"}, .encode = encode},
+    {.key = {"com.microsoft", "GeluGrad"}, .encode = encode},
+    {.key = {"com.microsoft", "QuickGeluGrad"}, .encode = encode},
+    {.key = {"com.microsoft", "FastGeluGrad"}, .encode = encode},
     {.key = {0}},
 };
