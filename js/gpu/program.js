@@ -81,7 +81,9 @@ export class GpuProgram {
     const uniforms = buffer(desc.steps.length * UNIFORM_BYTES, Usage.UNIFORM | Usage.COPY_DST, 'webtrain uniforms');
     this.#buffers = bufs;
     this.#owned = [constants, ...(own ? [own] : []), placeholder, uniforms];
-    for (const u of desc.uploads) if (u.data.byteLength) d.queue.writeBuffer(bufs[CONST], u.offset, u.data);
+    // writes are whole words: a float16 or bool constant of an odd length is padded
+    const words = (a) => (a.byteLength % 4 ? Uint8Array.from({ length: a.byteLength + 4 - (a.byteLength % 4) }, (_, i) => a[i] ?? 0) : a);
+    for (const u of desc.uploads) if (u.data.byteLength) d.queue.writeBuffer(bufs[CONST], u.offset, words(u.data));
     const all = new Uint8Array(Math.max(1, desc.steps.length) * UNIFORM_BYTES);
     desc.steps.forEach((s, i) => all.set(s.uniform, i * UNIFORM_BYTES));
     d.queue.writeBuffer(uniforms, 0, all);

@@ -12,6 +12,7 @@ import { WebtrainError } from '../core.js';
 import { GpuProgram } from './program.js';
 import { GpuOptimizerUpdate } from './optimizer.js';
 import { Usage, MapMode } from './device.js';
+import { DType } from '../abi.js';
 
 const PARAMS = 2, GRADS = 3; // the program's external buffer ids (gpu_program.h)
 const KIND = { USER: 0, PARAM: 1, GRAD: 2, RESET: 3 }; // WT_MODULE_INPUT_*
@@ -32,7 +33,9 @@ export class GpuTrainer {
     const n = m._wtw_state_param_count(state);
     t.params = Array.from({ length: n }, (_, i) => {
       const dims = Array.from({ length: m._wtw_state_param_rank(state, i) }, (_, a) => m._wtw_state_param_dim(state, i, a));
-      return { i, bytes: dims.reduce((a, b) => a * b, 1) * 4, trainable: m._wtw_state_param_requires_grad(state, i) === 1 };
+      // float32, or a float16 frozen weight (it stays float16 on the GPU: the kernels widen it)
+      const size = m._wtw_state_param_dtype(state, i) === DType.FLOAT16 ? 2 : 4;
+      return { i, bytes: dims.reduce((a, b) => a * b, 1) * size, trainable: m._wtw_state_param_requires_grad(state, i) === 1 };
     });
     // trainable first: the optimizer's one dispatch covers [0, trainableBytes)
     let at = 0;
@@ -55,9 +58,10 @@ export class GpuTrainer {
   upload() {
     const m = this.core.m;
     for (const p of this.params) {
-      const at = m._wtw_state_param_data(this.state, p.i);
+      const at = m._wtw_state_param_raw(this.state, p.i);
       // a copy: the heap may be a SharedArrayBuffer (the threaded build), which WebGPU does not take
-      if (at && p.bytes) this.gpu.device.queue.writeBuffer(this.paramsBuf, p.offset, m.HEAPU8.slice(at, at + p.bytes));
+      // whole words: a float16 weight of an odd length brings the next two bytes along
+      if (at && p.bytes) this.gpu.device.queue.writeBuffer(this.paramsBuf, p.offset, m.HEAPU8.slice(at, at + Math.ceil(p.bytes / 4) * 4));
     }
     this.#dirty = false;
   }

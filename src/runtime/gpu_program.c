@@ -251,8 +251,9 @@ static int plan_steps(wt_gpu_program *p, const wt_gpu_region *placed) {
     if (st->view) {
       int in = n->inputs[0], out = n->outputs[0];
       if (p->sp.vals[in].dtype != p->sp.vals[out].dtype)
-        return wt_node_error(wt_errorf(WT_ERR_UNSUPPORTED, "float16 weights are not on the webgpu backend yet"), n,
-                             (int)wt_graph_opset(g, n->domain));
+        return wt_node_error(wt_errorf(WT_ERR_UNSUPPORTED, "a view from %s to %s: the webgpu backend has none",
+                                       wt_dtype_name(p->sp.vals[in].dtype), wt_dtype_name(p->sp.vals[out].dtype)),
+                             n, (int)wt_graph_opset(g, n->domain));
       WT_TRY(region_of(p, p->root[out], &p->at[out]));
       continue;
     }

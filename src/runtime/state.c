@@ -294,6 +294,7 @@ int64_t wt_state_param_dim(const wt_state *s, int32_t i, int32_t axis) {
   const wt_param *p = param(s, i);
   return p && axis >= 0 && axis < p->t.rank ? p->t.dims[axis] : -1;
 }
+const wt_tensor *wt_state_param_tensor(const wt_state *s, int32_t i) { return param(s, i) ? &param(s, i)->t : NULL; }
 float *wt_state_param_data(const wt_state *s, int32_t i) {
   const wt_param *p = param(s, i);
   return p && p->t.dtype == WT_FLOAT ? p->t.data : NULL;

@@ -61,6 +61,9 @@ struct wt_state {
 };
 
 wt_param *wt_state_find(const wt_state *s, const char *name);
+/* Parameter i (in the state's logical order) as a tensor of any dtype (a float16 frozen weight
+ * too, which wt_state_param_data does not give), or NULL. */
+const wt_tensor *wt_state_param_tensor(const wt_state *s, int32_t i);
 /* wt_state_load that takes `bytes` (malloc'd): the parameters (and moments) stay in it, read in
  * place where aligned, and it is kept as their storage (freed at once when nothing lies in it):
  * loading holds them once, no checkpoint-sized hole in the heap. */

@@ -52,6 +52,16 @@ int wtw_module_input_binding(const wt_module *m, int eval, int k) {
   int kind = wt_module_input_binding(m, eval, k, &param);
   return kind < 0 ? -1 : kind * 65536 + param + 1;
 }
+/* Parameter i's dtype and bytes, whatever its dtype (a float16 frozen weight lives on the GPU
+ * as float16): the trainer places and uploads them. */
+int wtw_state_param_dtype(const wt_state *s, int i) {
+  const wt_tensor *t = wt_state_param_tensor(s, i);
+  return t ? t->dtype : -1;
+}
+const void *wtw_state_param_raw(const wt_state *s, int i) {
+  const wt_tensor *t = wt_state_param_tensor(s, i);
+  return t ? t->data : NULL;
+}
 int wtw_module_output_graph_index(const wt_module *m, int eval, int i) { return wt_module_output_graph_index(m, eval, i); }
 int wtw_module_external_train_step(wt_module *m, int finite) { return wt_module_external_train_step(m, finite); }
 /* The BatchNormalization running statistics of a train step (runtime/module_external.h): how

@@ -11,7 +11,7 @@ import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { create } from 'webgpu';
 import { artifacts, CheckpointState, Module, Optimizer, fit } from '../../js/index.js';
-import { runCase } from '../golden/golden.mjs';
+import { runCase, readCase, artifactOptions, setup, inputsOf } from '../golden/golden.mjs';
 import { gpu, countCalls } from './webgpu-env.mjs';
 import { mlpInputs, mlpLabels, mlpModel } from './mlp.mjs';
 
@@ -128,6 +128,35 @@ test('the GPU bytes a module holds stay within 1.2x of the wasm backend\'s bytes
   assert.equal(g.total, g.params + g.grads + g.moments + g.arena + g.constants + g.other);
   assert.ok(g.params >= cpu.params && g.moments >= cpu.moments && g.arena > 0);
   assert.ok(g.total <= 1.2 * bound, `${g.total} GPU bytes > 1.2 x ${bound}`);
+});
+
+test('float16 frozen weights stay float16 on the GPU: a LoRA decoder trains to the wasm backend\'s numbers', async (t) => {
+  const dir = join(cases, 'lora_tiny_llama_adamw');
+  const c = await readCase(dir);
+  const results = {};
+  for (const frozenDtype of ['float16', undefined]) {
+    const art = await artifacts.generateArtifacts(join(dir, c.model), { ...artifactOptions(c), frozenDtype });
+    for (const backend of frozenDtype ? ['wasm', 'webgpu'] : ['webgpu']) {
+      const { state, module, optimizer } = await setup(c, art, dir, { backend, gpu });
+      const losses = [];
+      for (const step of c.steps) {
+        const out = await module.run(...(await inputsOf(dir, step.inputs, module.inputNames())));
+        losses.push((Array.isArray(out) ? out[0] : out).data[0]);
+        await optimizer.step();
+        module.lazyResetGrad();
+      }
+      results[`${backend} ${frozenDtype ?? 'float32'}`] = { losses, gpu: module.memoryStats().gpu, adapter: Array.from((await state.parameters.get('layers.0.q_proj.weight.lora_A')).data) };
+      optimizer.release();
+      module.release();
+      state.release();
+    }
+  }
+  const cpu = results['wasm float16'], g = results['webgpu float16'], full = results['webgpu float32'];
+  assert.ok(cpu.adapter.length > 0 && cpu.adapter.length === g.adapter.length);
+  t.diagnostic(`losses wasm ${cpu.losses}, webgpu ${g.losses}; GPU parameter bytes ${g.gpu.params} (float32 weights: ${full.gpu.params})`);
+  g.losses.forEach((v, i) => assert.ok(Math.abs(v - cpu.losses[i]) <= 1e-6 * Math.abs(cpu.losses[i]), `loss ${i}: ${v} vs ${cpu.losses[i]}`));
+  g.adapter.forEach((v, i) => assert.ok(Math.abs(v - cpu.adapter[i]) <= 1e-5 * (1 + Math.abs(cpu.adapter[i])), `lora_A[${i}]: ${v} vs ${cpu.adapter[i]}`));
+  assert.ok(g.gpu.params < full.gpu.params, 'the float16 weights take fewer GPU bytes');
 });
 
 test('a lost device fails the next step saying so; the checkpoint saved before it resumes on wasm', async () => {

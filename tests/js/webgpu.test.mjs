@@ -58,6 +58,27 @@ test('MatMul and Gemm: within 4 K eps (|A| |B|) of the wasm backend', async () =
   }
 });
 
+test('MatMul and Gemm of float16 weights (read through a Cast): widened as read, bit for bit the wasm backend\'s', async () => {
+  const half = (n) => Uint16Array.from({ length: n }, (_, i) => 0x3800 + ((i * 97) % 1024) + (i % 3 ? 0 : 0x8000));
+  const cases = [
+    // [op, x dims, w dims, attrs, w first]: odd element counts, transB, batches, a float16 A
+    ['MatMul', [3, 4], [4, 5]], ['Gemm', [2, 7], [3, 7], { transB: 1 }], ['Gemm', [2, 7], [7, 3]],
+    ['MatMul', [2, 3, 5], [2, 5, 3]], ['MatMul', [3, 4], [2, 4, 3]], ['MatMul', [5, 3], [2, 4, 5], undefined, true],
+  ];
+  for (const [op, xd, wd, attrs, wFirst] of cases) {
+    const model = onnxModel({
+      nodes: [{ op: 'Cast', inputs: ['w'], outputs: ['wf'], attrs: { to: 1 } }, { op, inputs: wFirst ? ['wf', 'x'] : ['x', 'wf'], outputs: ['y'], attrs }],
+      inputs: [{ name: 'x', dims: xd }],
+      initializers: [{ name: 'w', dims: wd, data: half(wd.reduce((a, b) => a * b, 1)) }],
+      outputs: [{ name: 'y' }],
+    });
+    const x = value('x', xd, 31);
+    const r = await both(model, feedsOf([x]));
+    assert.deepEqual(r.gpu.y.dims, r.cpu.y.dims);
+    assert.deepEqual(Array.from(r.gpu.y.data), Array.from(r.cpu.y.data), `${op} ${xd} x ${wd} float16`);
+  }
+});
+
 test('broadcast arithmetic: Add, Sub, Mul, PRelu exact; Div within 2.5 ulp', async () => {
   const shapes = [[[2, 3, 4], [4]], [[2, 1, 4], [3, 1]], [[5], []], [[1, 3, 1, 2], [2, 1, 5, 1]]];
   for (const op of ['Add', 'Sub', 'Mul', 'Div', 'PRelu']) {

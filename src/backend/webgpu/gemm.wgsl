@@ -2,9 +2,10 @@
 // read transposed or not in place (the tile loads do it). A workgroup computes a 32 x 32 tile
 // of one matrix of the batch (workgroup z), its 8 x 8 threads 4 x 4 outputs each, over slices of
 // 16 along K staged in workgroup memory. Each output sums its K products in order, in one
-// thread: the bits do not depend on the grid.
+// thread: the bits do not depend on the grid. A float16 operand (a frozen weight, flag 16 for
+// a, 32 for b) is two to a word, widened as the tiles load it.
 struct U {
-  M: u32, N: u32, K: u32, flags: u32,  // flags: 1 trans a, 2 trans b, 4 bias, 8 relu
+  M: u32, N: u32, K: u32, flags: u32,  // flags: 1 trans a, 2 trans b, 4 bias, 8 relu, 16/32 a/b float16
   alpha: f32, beta: f32, bias_rs: u32, bias_cs: u32,
   nb: u32, pad0: u32, pad1: u32, pad2: u32,
   batch: array<vec4u, 2>,              // the output's batch dims, outermost first (nb used)
@@ -12,8 +13,8 @@ struct U {
   b_stride: array<vec4u, 2>,
 }
 @group(0) @binding(0) var<uniform> u: U;
-@group(0) @binding(1) var<storage, read_write> a: array<f32>;
-@group(0) @binding(2) var<storage, read_write> b: array<f32>;
+@group(0) @binding(1) var<storage, read_write> a: array<u32>;
+@group(0) @binding(2) var<storage, read_write> b: array<u32>;
 @group(0) @binding(3) var<storage, read_write> bias: array<f32>;
 @group(0) @binding(4) var<storage, read_write> y: array<f32>;
 
@@ -24,6 +25,21 @@ var<workgroup> As: array<f32, 512>;  // TK x TM
 var<workgroup> Bs: array<f32, 512>;  // TK x TN
 
 // include: bcast
+
+// element i of an operand's words: a float32, or a float16 of a pair
+fn widen(w: u32, i: u32, half: bool) -> f32 {
+  if (!half) { return bitcast<f32>(w); }
+  let pair = unpack2x16float(w);
+  return select(pair.x, pair.y, (i & 1u) != 0u);
+}
+fn load_a(i: u32) -> f32 {
+  let half = (u.flags & 16u) != 0u;
+  return widen(a[select(i, i / 2u, half)], i, half);
+}
+fn load_b(i: u32) -> f32 {
+  let half = (u.flags & 32u) != 0u;
+  return widen(b[select(i, i / 2u, half)], i, half);
+}
 
 @compute @workgroup_size(8, 8)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u,
@@ -52,7 +68,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       let gm = row0 + m;
       let gk = k0 + k;
       var v = 0.0;
-      if (gm < u.M && gk < u.K) { v = a[a0 + select(gm * u.K + gk, gk * u.M + gm, ta)]; }
+      if (gm < u.M && gk < u.K) { v = load_a(a0 + select(gm * u.K + gk, gk * u.M + gm, ta)); }
       As[k * TM + m] = v;
     }
     for (var i = li; i < TN * TK; i += 64u) {
@@ -61,7 +77,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       let gn = col0 + n;
       let gk = k0 + k;
       var v = 0.0;
-      if (gn < u.N && gk < u.K) { v = b[b0 + select(gk * u.N + gn, gn * u.K + gk, tb)]; }
+      if (gn < u.N && gk < u.K) { v = load_b(b0 + select(gk * u.N + gn, gn * u.K + gk, tb)); }
       Bs[k * TN + n] = v;
     }
     workgroupBarrier();

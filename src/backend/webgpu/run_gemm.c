@@ -1,11 +1,17 @@
-/* The gemm family on the GPU: MatMul and Gemm through gemm.wgsl, one dispatch each. */
+/* The gemm family on the GPU: MatMul and Gemm through gemm.wgsl, one dispatch each; a float16
+ * operand (a frozen weight) stays float16 on the GPU, widened as it is read. */
 #include "backend/webgpu/kernel.h"
 #include "ops/gemm_params.h"
 
 /* Uniform words of gemm.wgsl. */
 enum { U_M, U_N, U_K, U_FLAGS, U_ALPHA, U_BETA, U_BIAS_RS, U_BIAS_CS, U_NB, U_BATCH = 12,
        U_A_STRIDE = 20, U_B_STRIDE = 28 };
-enum { F_TA = 1, F_TB = 2, F_BIAS = 4, F_RELU = 8 };
+enum { F_TA = 1, F_TB = 2, F_BIAS = 4, F_RELU = 8, F_HALF_A = 16, F_HALF_B = 32 };
+
+/* The flags of the float16 operands (frozen weights the plan left float16). */
+static uint32_t half_flags(int half) {
+  return (half & WT_MM_HALF_A ? F_HALF_A : 0) | (half & WT_MM_HALF_B ? F_HALF_B : 0);
+}
 
 static void grid(wt_gpu_dispatch *d, int64_t M, int64_t N, int64_t batches) {
   d->groups[0] = (uint32_t)((N + 31) / 32);
@@ -16,8 +22,6 @@ static void grid(wt_gpu_dispatch *d, int64_t M, int64_t N, int64_t batches) {
 static int matmul_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
   const mm_params *p = c->params;
   (void)cap;
-  if (p->half)
-    return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "float16 operands are not supported on the webgpu backend yet");
   int r = wt_gpu_check_elems(wt_numel(&c->out[0]), "the output");
   if (r) return r;
   int64_t batches = 1;
@@ -30,7 +34,7 @@ static int matmul_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
   d->uniform[U_M] = (uint32_t)p->M;
   d->uniform[U_N] = (uint32_t)p->N;
   d->uniform[U_K] = (uint32_t)p->K;
-  d->uniform[U_FLAGS] = (p->ta ? F_TA : 0) | (p->tb ? F_TB : 0) | (p->relu ? F_RELU : 0);
+  d->uniform[U_FLAGS] = (p->ta ? F_TA : 0) | (p->tb ? F_TB : 0) | (p->relu ? F_RELU : 0) | half_flags(p->half);
   wt_gpu_f32(&d->uniform[U_ALPHA], 1.0f);
   d->uniform[U_NB] = (uint32_t)p->nb;
   for (int i = 0; i < p->nb; i++) {
@@ -45,8 +49,6 @@ static int matmul_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
 static int gemm_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
   const gemm_params *p = c->params;
   (void)cap;
-  if (p->half)
-    return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "float16 operands are not supported on the webgpu backend yet");
   if (p->trans_out)
     return WT_GPU_FAIL(WT_ERR_INTERNAL, "a transposed Gemm output is the CPU planner's fusion");
   int r = wt_gpu_check_elems(wt_numel(&c->out[0]), "the output");
@@ -58,7 +60,7 @@ static int gemm_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
   d->uniform[U_N] = (uint32_t)p->N;
   d->uniform[U_K] = (uint32_t)p->K;
   d->uniform[U_FLAGS] = (p->trans_a ? F_TA : 0) | (p->trans_b ? F_TB : 0) |
-                        (p->has_c && p->beta != 0.0f ? F_BIAS : 0) | (p->relu ? F_RELU : 0);
+                        (p->has_c && p->beta != 0.0f ? F_BIAS : 0) | (p->relu ? F_RELU : 0) | half_flags(p->half);
   wt_gpu_f32(&d->uniform[U_ALPHA], p->alpha);
   wt_gpu_f32(&d->uniform[U_BETA], p->beta);
   d->uniform[U_BIAS_RS] = (uint32_t)p->c_rs;
