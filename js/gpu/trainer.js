@@ -145,8 +145,30 @@ export class GpuTrainer {
       const loss = picked[0]?.data ?? [];
       const finite = Array.prototype.every.call(loss, (v) => Number.isFinite(v));
       this.core.check(m._wtw_module_external_train_step(this.module, finite ? 1 : 0), 'train step');
+      this.#writeBackBn(outs);
     }
     return picked;
+  }
+
+  /**
+   * The BatchNorm running statistics the train step updated (graph outputs the module added):
+   * into the state, as a train step on the CPU writes them, and from there into their place in
+   * the parameter buffer. Only this changes them on the GPU (the optimizer updates the trainable
+   * parameters), so the state's copy is the current one.
+   */
+  #writeBackBn(outs) {
+    const { core, module: h } = this;
+    const m = core.m;
+    for (let b = 0; b < m._wtw_module_bn_count(h); b++) {
+      const [mean, vr, size] = [0, 1, 2].map((k) => outs[m._wtw_module_bn(h, b, k)]);
+      const rc = core.withBytes(mean.data, (pm) => core.withBytes(vr.data, (pv) => m._wtw_module_bn_write_back(h, b, pm, pv, Number(size.data[0]))));
+      core.check(rc, 'train step');
+      for (const k of [3, 4]) {
+        const p = this.params[m._wtw_module_bn(h, b, k)];
+        const at = m._wtw_state_param_data(this.state, p.i);
+        this.gpu.device.queue.writeBuffer(this.paramsBuf, p.offset, m.HEAPU8.slice(at, at + p.bytes));
+      }
+    }
   }
 
   /**

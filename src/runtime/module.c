@@ -265,28 +265,55 @@ static int graph_output(const mode *md, int k, wt_tensor *t) {
   return WT_OK;
 }
 
-/* running_var: ONNX gives m*old + (1-m)*var_pop; PyTorch wants m*old + (1-m)*var_pop*n/(n-1). */
+/* One BatchNormalization's write-back from its updated statistics (ONNX's) and the elements per
+ * channel: running_var: ONNX gives m*old + (1-m)*var_pop; PyTorch wants
+ * m*old + (1-m)*var_pop*n/(n-1). */
+static void apply_bn(const bn_writeback *w, const float *mean, const float *onnx, double n) {
+  int64_t channels = wt_numel(&w->mean->t);
+  double corr = n > 1 ? n / (n - 1) : 1.0;
+  memcpy(w->mean->t.data, mean, sizeof(float) * (size_t)channels);
+  float *old = w->var->t.data;
+  for (int64_t c = 0; c < channels; c++) {
+    double keep = (double)w->momentum * old[c];
+    old[c] = (float)(keep + ((double)onnx[c] - keep) * corr);
+  }
+}
+
 static int write_back_bn(wt_module *mod) {
   mode *md = &mod->m[0];
   for (int b = 0; b < mod->n_bn; b++) {
     bn_writeback *w = &mod->bn[b];
-    wt_tensor tv;
-    const wt_tensor *t = &tv;
-    WT_TRY(graph_output(md, w->out_count, &tv));
-    int64_t channels = wt_numel(&w->mean->t);
-    double n = channels ? (double)wt_get_int(t, 0) / (double)channels : 0;
-    double corr = n > 1 ? n / (n - 1) : 1.0;
-    WT_TRY(graph_output(md, w->out_mean, &tv));
-    if (wt_numel(t) != channels) return wt_errorf(WT_ERR_SHAPE, "BatchNormalization running mean has the wrong size");
-    memcpy(w->mean->t.data, t->data, sizeof(float) * (size_t)channels);
+    wt_tensor tc, tm, tv;
+    WT_TRY(graph_output(md, w->out_count, &tc));
+    WT_TRY(graph_output(md, w->out_mean, &tm));
     WT_TRY(graph_output(md, w->out_var, &tv));
-    float *old = w->var->t.data;
-    const float *onnx = t->data;
-    for (int64_t c = 0; c < channels; c++) {
-      double keep = (double)w->momentum * old[c];
-      old[c] = (float)(keep + ((double)onnx[c] - keep) * corr);
-    }
+    int64_t channels = wt_numel(&w->mean->t);
+    if (wt_numel(&tm) != channels || wt_numel(&tv) != channels)
+      return wt_errorf(WT_ERR_SHAPE, "BatchNormalization running statistics have the wrong size");
+    apply_bn(w, tm.data, tv.data, channels ? (double)wt_get_int(&tc, 0) / (double)channels : 0);
   }
+  return WT_OK;
+}
+
+int wt_module_external_bn(const wt_module *m, int b, int what) {
+  if (b < 0 || b >= m->n_bn) return -1;
+  const bn_writeback *w = &m->bn[b];
+  switch (what) {
+  case WT_MODULE_BN_OUT_MEAN: return w->out_mean;
+  case WT_MODULE_BN_OUT_VAR: return w->out_var;
+  case WT_MODULE_BN_OUT_COUNT: return w->out_count;
+  case WT_MODULE_BN_MEAN: return wt_state_param_index(m->s, w->mean->name);
+  case WT_MODULE_BN_VAR: return wt_state_param_index(m->s, w->var->name);
+  default: return -1;
+  }
+}
+
+int wt_module_external_bn_count(const wt_module *m) { return m->n_bn; }
+
+int wt_module_external_bn_write_back(wt_module *m, int b, const float *mean, const float *var, int64_t size) {
+  if (b < 0 || b >= m->n_bn) return wt_errorf(WT_ERR_INVALID_ARG, "no BatchNormalization write-back %d", b);
+  int64_t channels = wt_numel(&m->bn[b].mean->t);
+  apply_bn(&m->bn[b], mean, var, channels ? (double)size / (double)channels : 0);
   return WT_OK;
 }
 

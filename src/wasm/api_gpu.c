@@ -65,6 +65,14 @@ const void *wtw_state_param_raw(const wt_state *s, int i) {
 }
 int wtw_module_output_graph_index(const wt_module *m, int eval, int i) { return wt_module_output_graph_index(m, eval, i); }
 int wtw_module_external_train_step(wt_module *m, int finite) { return wt_module_external_train_step(m, finite); }
+/* The BatchNormalization running statistics of a train step (runtime/module_external.h): how
+ * many; the b-th one's graph output or state parameter index (what: WT_MODULE_BN_*); its
+ * write-back from the step's outputs (size: the element count output, a double). */
+int wtw_module_bn_count(const wt_module *m) { return wt_module_external_bn_count(m); }
+int wtw_module_bn(const wt_module *m, int b, int what) { return wt_module_external_bn(m, b, what); }
+int wtw_module_bn_write_back(wt_module *m, int b, const float *mean, const float *var, double size) {
+  return wt_module_external_bn_write_back(m, b, mean, var, (int64_t)size);
+}
 /* An update's constants (runtime/optimizer.h) as optim.wgsl reads them, into out[10]: kind (0,
  * 1: AdamW's modes; 2: SGD), decay, then AdamW's f[8] or SGD's learning rate. */
 static void pack_consts(const wt_adamw_consts *c, float lr, float *out) {

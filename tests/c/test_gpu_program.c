@@ -2,8 +2,8 @@
  * runs a defined op; a GPU program places every value it binds inside its buffer, 256-byte
  * aligned; a view shares its input's bytes; a dispatch that would bind one value twice reads a
  * copy; an accumulator's value is written straight into its buffer when the overwrite flag is
- * set; an op without a GPU kernel is an error naming every such op and a node using it. (The
- * programs themselves run in tests/js/webgpu.test.mjs.) */
+ * set; an op without a GPU kernel is an error naming every such op and a node using it; optional
+ * outputs a node omits are not bound. (The programs themselves run in tests/js/webgpu*.test.mjs.) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +142,55 @@ static void test_reuse_and_limits(void) {
   wt_graph_free(g);
 }
 
+/* The steps' programs, in order, joined by spaces (the caller frees). */
+static char *programs(const wt_gpu_program *p) {
+  const wt_gpu_step *st;
+  int n = wt_gpu_program_steps(p, &st);
+  char *out = calloc(1, 64 * (size_t)n + 1);
+  for (int i = 0; i < n; i++) {
+    if (i) strcat(out, " ");
+    strcat(out, st[i].d.program);
+  }
+  return out;
+}
+
+/* Optional outputs: ConvGrad asking for dW only is one weight-gradient dispatch; a
+ * BatchNormInternal giving Y and the saved statistics (not the running ones) is its statistics
+ * into scratch, their outputs, then the normalization. */
+static void test_optional_outputs(void) {
+  wt_graph *g = wt_graph_new();
+  wt_graph_set_opset(g, "", 17);
+  wt_graph_set_opset(g, "com.microsoft", 1);
+  int x = input(g, "x", 4, (const int64_t[]){2, 3, 5, 5});
+  int w = input(g, "w", 4, (const int64_t[]){4, 3, 3, 3});
+  int dy = input(g, "dy", 4, (const int64_t[]){2, 4, 3, 3});
+  int c[4];
+  for (int i = 0; i < 4; i++) c[i] = input(g, (const char *[]){"scale", "b", "mean", "var"}[i], 1, (const int64_t[]){3});
+  int dw = wt_graph_value(g, "dw"), y = wt_graph_value(g, "y"), sm = wt_graph_value(g, "sm"), si = wt_graph_value(g, "si");
+  CHECK(wt_graph_add_node(g, "ConvGrad", "com.microsoft", "cg", 3, (int[]){dy, x, w}, 3, (int[]){-1, dw, -1}) >= 0);
+  CHECK(wt_graph_add_node(g, "BatchNormInternal", "com.microsoft", "bn", 5, (int[]){x, c[0], c[1], c[2], c[3]}, 5,
+                          (int[]){y, -1, -1, sm, si}) >= 0);
+  for (int i = 0; i < 4; i++) wt_graph_add_output(g, (int[]){dw, y, sm, si}[i]);
+  wt_tensor in[7] = {{.dtype = WT_FLOAT, .rank = 4, .dims = {2, 3, 5, 5}}, {.dtype = WT_FLOAT, .rank = 4, .dims = {4, 3, 3, 3}},
+                     {.dtype = WT_FLOAT, .rank = 4, .dims = {2, 4, 3, 3}}};
+  for (int i = 3; i < 7; i++) in[i] = (wt_tensor){.dtype = WT_FLOAT, .rank = 1, .dims = {3}};
+  wt_gpu_program *p = NULL;
+  CHECK_OK(wt_gpu_program_build(g, in, NULL, NULL, &p));
+  if (p) {
+    char *names = programs(p);
+    CHECK(!strcmp(names, "conv_wgrad bn_stats bn_running bn_apply"));
+    free(names);
+    const wt_gpu_step *st;
+    int n = wt_gpu_program_steps(p, &st);
+    for (int i = 0; i < n; i++)
+      for (int k = 0; k < st[i].d.n_bind; k++) CHECK(st[i].regions[k].buffer < 0 || aligned_inside(p, st[i].regions[k]));
+    /* the running statistics are not bound: placeholders */
+    CHECK(n == 4 && st[2].regions[4].buffer < 0 && st[2].regions[5].buffer < 0 && st[2].regions[6].buffer >= 0);
+    wt_gpu_program_free(p);
+  }
+  wt_graph_free(g);
+}
+
 /* InPlaceAccumulatorV2(buf, Relu(x), flag): with the overwrite flag true the Relu writes into
  * the buffer's room and the accumulator only sets its flag; with it false the Relu's output has
  * its own room and is added. */
@@ -186,6 +235,7 @@ int main(void) {
   test_program();
   test_missing();
   test_reuse_and_limits();
+  test_optional_outputs();
   test_gradient_into_buffer();
   CHECK_DONE();
 }

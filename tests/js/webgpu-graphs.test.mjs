@@ -1,5 +1,5 @@
 // Whole training graphs on the webgpu backend: the golden cases whose training model has
-// only ops with webgpu kernels (the MLPs, their losses and activations) run their step-0
+// only ops with webgpu kernels (the MLPs, their losses and activations; the CNN) run their step-0
 // training graph (forward, loss, backward, gradient accumulation) as an InferenceSession on the
 // GPU, and give PyTorch's loss and gradients at the case's tolerances, as the wasm backend does.
 // (The gradients are the values the accumulators add, made graph outputs for the test.)
@@ -13,7 +13,7 @@ import { gpu } from './webgpu-env.mjs';
 import { withOutputs } from './onnx-writer.mjs';
 
 const cases = fileURLToPath(new URL('../golden/cases/', import.meta.url));
-const ON_GPU = ['mlp_ce_adamw', 'mlp_adamw_ort_defaults', 'regression_mse_adamw', 'regression_l1_sgd', 'multilabel_bce', 'two_output_custom_loss'];
+const ON_GPU = ['mlp_ce_adamw', 'mlp_adamw_ort_defaults', 'regression_mse_adamw', 'regression_l1_sgd', 'multilabel_bce', 'two_output_custom_loss', 'cnn_bn_ce_sgd'];
 
 for (const name of ON_GPU) {
   test(`${name}: the step-0 training graph on webgpu gives PyTorch's loss and gradients`, async () => {

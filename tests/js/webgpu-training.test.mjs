@@ -7,7 +7,7 @@
 // on wasm.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { create } from 'webgpu';
 import { artifacts, CheckpointState, Module, Optimizer, fit } from '../../js/index.js';
@@ -16,12 +16,17 @@ import { gpu, countCalls } from './webgpu-env.mjs';
 import { mlpInputs, mlpLabels, mlpModel } from './mlp.mjs';
 
 const cases = fileURLToPath(new URL('../golden/cases/', import.meta.url));
-const ON_GPU = ['mlp_ce_adamw', 'mlp_adamw_ort_defaults', 'regression_mse_adamw', 'regression_l1_sgd', 'multilabel_bce', 'two_output_custom_loss', 'lora_tiny_llama_adamw'];
-const NOT_YET = ['cnn_bn_ce_sgd', 'lora_bert_classifier_adamw', 'tiny_transformer_frozen_adamw'];
+const models = fileURLToPath(new URL('../golden/cases-models/', import.meta.url));
+// paths below tests/golden/cases/, and model cases'
+const ON_GPU = ['mlp_ce_adamw', 'mlp_adamw_ort_defaults', 'regression_mse_adamw', 'regression_l1_sgd', 'multilabel_bce', 'two_output_custom_loss',
+  'lora_tiny_llama_adamw', 'cnn_bn_ce_sgd', 'lora_bert_classifier_adamw', 'tiny_transformer_frozen_adamw',
+  ...['resnet_style', 'mobilenet_style', 'small_unet', 'gpt_style_decoder'].map((m) => join(models, m))];
+// (the LSTM's ops have no kernel yet)
+const NOT_YET = [join(models, 'lstm_classifier')];
 
 for (const name of ON_GPU) {
-  test(`${name} trains on webgpu to PyTorch's numbers`, async () => {
-    const r = await runCase(join(cases, name), { backend: 'webgpu', gpu });
+  test(`${basename(name)} trains on webgpu to PyTorch's numbers`, async () => {
+    const r = await runCase(resolve(cases, name), { backend: 'webgpu', gpu });
     assert.ok(Number.isFinite(r.evalLoss));
   });
 }
@@ -29,7 +34,7 @@ for (const name of ON_GPU) {
 test('the golden cases the webgpu backend cannot train yet: refused naming the ops it lacks; auto trains them on wasm', async (t) => {
   const missing = new Set();
   for (const name of NOT_YET) {
-    await assert.rejects(runCase(join(cases, name), { backend: 'webgpu', gpu }), (e) => {
+    await assert.rejects(runCase(resolve(cases, name), { backend: 'webgpu', gpu }), (e) => {
       const m = /the webgpu backend has no kernel for \d+ ops? of this model: (.*)$/.exec(e.message);
       if (!m) return false;
       for (const op of m[1].matchAll(/(\w+) \(([\w.]+); node/g)) missing.add(`${op[1]} (${op[2]})`);
@@ -37,17 +42,17 @@ test('the golden cases the webgpu backend cannot train yet: refused naming the o
     });
   }
   t.diagnostic(`ops the golden cases need that have no webgpu kernel yet (${missing.size}): ${[...missing].sort().join(', ')}`);
-  assert.ok(missing.has('Conv (ai.onnx)') && missing.has('LayerNormalization (ai.onnx)'));
+  assert.ok(missing.size > 0 && missing.has('LSTMTraining (com.microsoft)'));
   const warnings = [];
   const warn = console.warn;
   console.warn = (m) => warnings.push(m);
   try {
-    await runCase(join(cases, 'cnn_bn_ce_sgd'), { backend: 'auto', gpu });
+    await runCase(join(models, 'lstm_classifier'), { backend: 'auto', gpu });
   } finally {
     console.warn = warn;
   }
   assert.equal(warnings.length, 1);
-  assert.match(warnings[0], /backend 'auto' trains this model on wasm: .*Conv/);
+  assert.match(warnings[0], /backend 'auto' trains this model on wasm: .*LSTMTraining/);
 });
 
 test('fit on webgpu: the loop awaits each step; its losses are the wasm backend\'s', async () => {

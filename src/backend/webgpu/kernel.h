@@ -6,10 +6,11 @@
  * here touches a GPU, and C never waits on one.
  *
  * encode: ctx carries the step's node, params (what the op's infer filled: the same struct the
- *   CPU kernels read) and its inputs' and outputs' dtypes and shapes (data NULL). It fills up to
- *   `cap` dispatches and returns how many, or a negated status (WT_GPU_FAIL: an error naming
- *   what the kernel cannot run, an unsupported dtype, attribute or shape). It may ask
- *   for scratch (ctx->scratch[k] bytes) that its dispatches bind as WT_GPU_SCRATCH(k).
+ *   CPU kernels read) and its inputs' and outputs' dtypes and shapes (an input's data: its bytes
+ *   where the build knows them, else NULL). It fills up to `cap` dispatches and returns how
+ *   many, or a negated status (WT_GPU_FAIL: an error naming what the kernel cannot run, an
+ *   unsupported dtype, attribute or shape). It may ask for scratch (ctx->scratch[k] bytes) that
+ *   its dispatches bind as WT_GPU_SCRATCH(k).
  *
  * Binding convention of every program: @group(0) @binding(0) is the dispatch's uniform slot
  * (WT_GPU_UNIFORM_BYTES), then one storage buffer per entry of `bind`, in order, declared
@@ -22,6 +23,7 @@
 #include <stdint.h>
 
 #include "backend/backend.h"
+#include "ops/conv_geom.h"
 #include "ops/op.h"
 
 #define WT_GPU_UNIFORM_BYTES 256
@@ -153,6 +155,33 @@ void wt_gpu_dropout_dispatch(wt_gpu_dispatch *d, int mode, int64_t n, int8_t bx,
  * float graph input) is refused naming it; a ratio outside [0, 1] too. */
 int wt_gpu_dropout_mode(const wt_gpu_ctx *c, int opset_attrs, float attr_ratio, int attr_training, int ri, int ti,
                         float *ratio, int *training);
+
+/* Whether the step's node asks for output i (an optional output may be absent), and the binding
+ * of it: WT_GPU_OUT(i), or WT_GPU_NONE when absent (the program then skips writing it). */
+static inline int wt_gpu_wants(const wt_gpu_ctx *c, int i) {
+  return i < c->n_out && i < c->node->n_outputs && c->node->outputs[i] >= 0;
+}
+static inline int8_t wt_gpu_out_or_none(const wt_gpu_ctx *c, int i) {
+  return wt_gpu_wants(c, i) ? WT_GPU_OUT(i) : WT_GPU_NONE;
+}
+
+/* The dispatch of reduce.wgsl summing src viewed as [outer, n, inner] over its middle axis into
+ * dst, divided by `count` where `divide` (a mean). */
+void wt_gpu_reduce_dispatch(wt_gpu_dispatch *d, int8_t src, int8_t dst, int64_t outer, int64_t n, int64_t inner,
+                            int divide, float count);
+
+/* A window geometry (ops/conv_geom.h) as 6 vec4u of uniform words from w: img, grid, k, stride,
+ * dil, pad (as i32): the layout the conv and pool programs declare. */
+static inline void wt_gpu_geom_words(uint32_t *w, const wt_conv_geom *g) {
+  for (int a = 0; a < 3; a++) {
+    w[a] = (uint32_t)g->img[a];
+    w[4 + a] = (uint32_t)g->grid[a];
+    w[8 + a] = (uint32_t)g->k[a];
+    w[12 + a] = (uint32_t)g->stride[a];
+    w[16 + a] = (uint32_t)g->dil[a];
+    w[20 + a] = (uint32_t)(int32_t)g->pad[a];
+  }
+}
 
 static inline void wt_gpu_f32(uint32_t *w, float v) {
   union { float f; uint32_t u; } c = {.f = v};

@@ -5,6 +5,18 @@
 
 enum { U_OUTER, U_N, U_INNER, U_GX, U_DIVIDE, U_COUNT };
 
+void wt_gpu_reduce_dispatch(wt_gpu_dispatch *d, int8_t src, int8_t dst, int64_t outer, int64_t n, int64_t inner,
+                            int divide, float count) {
+  *d = (wt_gpu_dispatch){.program = "reduce", .n_bind = 2, .bind = {src, dst}};
+  wt_gpu_grid_1d(d, outer * inner, WT_GPU_WG);
+  d->uniform[U_OUTER] = (uint32_t)outer;
+  d->uniform[U_N] = (uint32_t)n;
+  d->uniform[U_INNER] = (uint32_t)inner;
+  d->uniform[U_GX] = d->groups[0];
+  d->uniform[U_DIVIDE] = (uint32_t)divide;
+  wt_gpu_f32(&d->uniform[U_COUNT], count);
+}
+
 static int encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
   const reduce_params *p = c->params;
   if (c->in[0].dtype != WT_FLOAT || p->kind != WT_RED_SUM || (p->final != FINAL_NONE && p->final != FINAL_MEAN))
@@ -20,14 +32,8 @@ static int encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
     int last = k == p->n_pass - 1;
     int8_t src = k == 0 ? WT_GPU_IN(0) : WT_GPU_SCRATCH((k - 1) % 2);
     int8_t dst = last ? WT_GPU_OUT(0) : WT_GPU_SCRATCH(k % 2);
-    d[k] = (wt_gpu_dispatch){.program = "reduce", .n_bind = 2, .bind = {src, dst}};
-    wt_gpu_grid_1d(&d[k], p->outer[k] * p->inner[k], WT_GPU_WG);
-    d[k].uniform[U_OUTER] = (uint32_t)p->outer[k];
-    d[k].uniform[U_N] = (uint32_t)p->n[k];
-    d[k].uniform[U_INNER] = (uint32_t)p->inner[k];
-    d[k].uniform[U_GX] = d[k].groups[0];
-    d[k].uniform[U_DIVIDE] = last && p->final == FINAL_MEAN;
-    wt_gpu_f32(&d[k].uniform[U_COUNT], p->count ? (float)p->count : 0.0f);
+    wt_gpu_reduce_dispatch(&d[k], src, dst, p->outer[k], p->n[k], p->inner[k],
+                           last && p->final == FINAL_MEAN, p->count ? (float)p->count : 0.0f);
   }
   return p->n_pass;
 }
