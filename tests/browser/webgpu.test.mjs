@@ -1,6 +1,7 @@
 // The webgpu backend in Chromium (navigator.gpu: SwiftShader where there is no GPU): the golden
 // MLP's forward pass and its step-0 training graph (loss and backward) run on the page's GPU and
-// give the wasm backend's numbers; inside webtrain.worker() too.
+// give the wasm backend's numbers; the golden CNN (Conv, BatchNorm, MaxPool) trains on it to the
+// wasm backend's losses and parameters; inside webtrain.worker() too.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startBrowser, onTestPage } from './harness.mjs';
@@ -51,6 +52,43 @@ test('the MLP and its training graph on WebGPU in a page give the wasm backend\'
     assert.equal(r.loss.webgpu.backend, 'webgpu');
     assert.ok(Math.abs(r.loss.webgpu.data[0] - r.loss.wasm.data[0]) <= 1e-6 * Math.abs(r.loss.wasm.data[0]), `loss ${r.loss.webgpu.data[0]} vs ${r.loss.wasm.data[0]}`);
     assert.ok(Math.abs(r.loss.webgpu.data[0] - r.loss.expected) <= 1e-5 * Math.abs(r.loss.expected), `loss ${r.loss.webgpu.data[0]} vs PyTorch ${r.loss.expected}`);
+  }));
+
+test('a CNN with BatchNorm trains on WebGPU in a page to the wasm backend\'s losses and parameters', () =>
+  onTestPage(env, async (page) => {
+    const r = await page.evaluate(async () => {
+      const { webtrain: wt, t } = window;
+      const g = await t.golden('cnn_bn_ce_sgd');
+      const art = await wt.artifacts.generateArtifacts(g.model, g.options);
+      const out = {};
+      for (const backend of ['wasm', 'webgpu']) {
+        const state = await wt.CheckpointState.loadCheckpoint(art.checkpoint);
+        const module = await wt.Module.create(art.trainingModel, state, art.evalModel, { backend });
+        const optimizer = await wt.Optimizer.create(art.optimizerModel, module);
+        optimizer.setLearningRate(g.c.optimizer.lr);
+        const losses = [];
+        for (const batch of g.steps) {
+          losses.push((await module.run(...batch)).data[0]);
+          await optimizer.step();
+          module.lazyResetGrad();
+        }
+        const params = {};
+        for (const name of state.parameters.keys()) params[name] = Array.from((await state.parameters.get(name)).data);
+        out[backend] = { backend: module.backend, losses, params };
+        optimizer.release();
+        module.release();
+        state.release();
+      }
+      return { ...out, expected: g.c.steps.map((s) => s.loss) };
+    });
+    assert.equal(r.webgpu.backend, 'webgpu');
+    assert.equal(r.webgpu.losses.length, r.expected.length);
+    r.webgpu.losses.forEach((v, i) => {
+      assert.ok(Math.abs(v - r.wasm.losses[i]) <= 1e-5 * Math.abs(r.wasm.losses[i]), `step ${i} loss ${v} vs wasm ${r.wasm.losses[i]}`);
+      assert.ok(Math.abs(v - r.expected[i]) <= 1e-4 * Math.abs(r.expected[i]), `step ${i} loss ${v} vs PyTorch ${r.expected[i]}`);
+    });
+    for (const [name, want] of Object.entries(r.wasm.params))
+      r.webgpu.params[name].forEach((v, i) => assert.ok(Math.abs(v - want[i]) <= 1e-5 * (1 + Math.abs(want[i])), `${name}[${i}] ${v} vs wasm ${want[i]}`));
   }));
 
 test('an InferenceSession on webgpu inside webtrain.worker() gives the page\'s outputs', () =>

@@ -227,3 +227,33 @@ test('Dropout draws the wasm backend\'s masks, fresh each run; DropoutGrad scale
     g.release();
   }
 });
+
+test('Expand, Transpose, Slice and Split of bool (bytes, a whole word a thread), int64 and float32: bit for bit', async () => {
+  const bools = (dims, seed) => new Tensor('bool', Uint8Array.from(ints(numel(dims), seed, 0, 2)), dims);
+  for (const dtype of ['bool', 'int64', 'float32']) {
+    const make = (dims, seed) => (dtype === 'bool' ? bools(dims, seed) : tensorOfType(dtype, dims, seed));
+    const io = (dims) => ({ name: 'x', dims, dtype: DT[dtype] });
+    for (const [dims, shape] of [[[3, 1], [2, 3, 5]], [[1, 7], [3, 7]], [[5], [2, 5]]]) {
+      const model = onnxModel({ nodes: [{ op: 'Expand', inputs: ['x', 'shape'], outputs: ['y'] }], inputs: [io(dims)], initializers: [i64('shape', shape)], outputs: [{ name: 'y', dtype: DT[dtype] }] });
+      await same(model, { x: make(dims, 50) }, `Expand ${dtype} ${dims} to ${shape}`);
+    }
+    for (const perm of [[1, 0, 2], [2, 1, 0]]) {
+      const model = onnxModel({ nodes: [{ op: 'Transpose', inputs: ['x'], outputs: ['y'], attrs: { perm } }], inputs: [io([3, 5, 2])], outputs: [{ name: 'y', dtype: DT[dtype] }] });
+      await same(model, { x: make([3, 5, 2], 51) }, `Transpose ${dtype} ${perm}`);
+    }
+    const slice = onnxModel({
+      nodes: [{ op: 'Slice', inputs: ['x', 'starts', 'ends', 'axes', 'steps'], outputs: ['y'] }],
+      inputs: [io([4, 9])],
+      initializers: [i64('starts', [1, 8]), i64('ends', [4, 0]), i64('axes', [0, 1]), i64('steps', [1, -3])],
+      outputs: [{ name: 'y', dtype: DT[dtype] }],
+    });
+    await same(slice, { x: make([4, 9], 52) }, `Slice ${dtype}`);
+    const split = onnxModel({
+      nodes: [{ op: 'Split', inputs: ['x', 'split'], outputs: ['a', 'b'], attrs: { axis: 1 } }],
+      inputs: [io([3, 7])],
+      initializers: [i64('split', [3, 4])],
+      outputs: [{ name: 'a', dtype: DT[dtype] }, { name: 'b', dtype: DT[dtype] }],
+    });
+    await same(split, { x: make([3, 7], 53) }, `Split ${dtype}`);
+  }
+});

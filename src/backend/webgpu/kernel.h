@@ -122,6 +122,8 @@ void wt_gpu_bcast_strides(const wt_tensor *t, const wt_tensor *y, uint32_t *s);
 /* 4-byte words an element of dtype takes on the GPU (float32, int32: 1; int64: 2), or 0 for
  * the dtypes the layout programs do not move (bool, float16: less than a word). */
 int wt_gpu_words(int dtype);
+/* strided.wgsl's width for dtype: wt_gpu_words, 0 for bool (bytes), -1 for what it does not move. */
+int wt_gpu_layout_width(int dtype);
 
 /* strided.wgsl: y[yoff + sum k ys] = x[xoff + sum k xs] over the coordinates k of dims[rank]
  * (elements of `width` words; strides may be negative), x and y the step's bindings bx, by. */
@@ -135,10 +137,6 @@ int wt_gpu_zero_dispatch(wt_gpu_dispatch *d, int8_t by, int64_t n, int width);
 struct wt_softmax_params;
 int wt_gpu_softmax_dispatch(wt_gpu_dispatch *d, int mode, const struct wt_softmax_params *p, int8_t a, int8_t b,
                             int8_t y);
-
-/* binary.wgsl as a gather: y[i] = a[sum of i's coordinates times strides[axis]] over tc's shape
- * (Transpose: the input's strides in the output's axis order). */
-int wt_gpu_gather_dispatch(wt_gpu_dispatch *d, int8_t ba, int8_t bc, const wt_tensor *tc, const uint32_t *strides);
 
 /* A dispatch copying `words` 4-byte words from its input 0 to its output 0 (a value duplicated
  * where one dispatch would bind it twice). */

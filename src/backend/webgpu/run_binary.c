@@ -39,13 +39,6 @@ int wt_gpu_binary_dispatch(wt_gpu_dispatch *d, int op, float alpha, int8_t ba, c
   return 1;
 }
 
-int wt_gpu_gather_dispatch(wt_gpu_dispatch *d, int8_t ba, int8_t bc, const wt_tensor *tc, const uint32_t *strides) {
-  int r = wt_gpu_binary_dispatch(d, WT_GB_COPY_A, 0.0f, ba, tc, WT_GPU_NONE, NULL, bc, tc);
-  if (r > 0)
-    for (int a = 0; a < tc->rank; a++) d->uniform[U_SA + a] = strides[a];
-  return r;
-}
-
 static int gpu_op(int ew) {
   switch (ew) {
   case WT_EW_ADD: return WT_GB_ADD;

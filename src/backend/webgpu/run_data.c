@@ -15,18 +15,18 @@ static int64_t slice_walk(const slice_params *p, const wt_tensor *x, int64_t *ss
   return off;
 }
 
-static int words_of(const wt_tensor *t, const char *op) {
-  int w = wt_gpu_words(t->dtype);
-  if (!w)
-    return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "the webgpu backend runs %s on float32, int32 and int64 only (got %s)", op,
-                       wt_dtype_name(t->dtype));
+static int words_of(const wt_tensor *t, const char *op, int bools) {
+  int w = bools ? wt_gpu_layout_width(t->dtype) : wt_gpu_words(t->dtype);
+  if (w < 0 || (!w && !bools))
+    return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "the webgpu backend runs %s on float32, int32, int64%s only (got %s)", op,
+                       bools ? " and bool" : "", wt_dtype_name(t->dtype));
   return w;
 }
 
 static int slice_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
   const wt_tensor *x = &c->in[0], *y = &c->out[0];
   int64_t ss[WT_MAX_RANK], ys[WT_MAX_RANK];
-  int w = words_of(x, "Slice");
+  int w = words_of(x, "Slice", 1);
   (void)cap;
   if (w < 0) return w;
   int64_t off = slice_walk(c->params, x, ss);
@@ -37,7 +37,7 @@ static int slice_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
 static int slice_grad_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
   const wt_tensor *dy = &c->in[0], *dx = &c->out[0];
   int64_t ds[WT_MAX_RANK], ys[WT_MAX_RANK];
-  int w = words_of(dx, "SliceGrad");
+  int w = words_of(dx, "SliceGrad", 0);
   (void)cap;
   if (w < 0) return w;
   int r = wt_gpu_zero_dispatch(&d[0], WT_GPU_OUT(0), wt_numel(dx), w);

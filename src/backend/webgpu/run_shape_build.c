@@ -19,10 +19,10 @@ static int part_copy(wt_gpu_dispatch *d, int8_t bt, int8_t bwhole, const wt_tens
 static int layout_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap, int concat) {
   const axis_params *p = c->params;
   const wt_tensor *whole = concat ? &c->out[0] : &c->in[0];
-  int parts = concat ? c->n_in : c->n_out, width = wt_gpu_words(whole->dtype);
-  if (!width)
-    return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "the webgpu backend runs %s on float32, int32 and int64 only (got %s)",
-                       c->node->op_type, wt_dtype_name(whole->dtype));
+  int parts = concat ? c->n_in : c->n_out, width = wt_gpu_layout_width(whole->dtype);
+  if (width < 0 || (!width && concat)) /* bools move whole words: a part of a Concat is not one */
+    return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "the webgpu backend runs %s on float32, int32, int64%s only (got %s)",
+                       c->node->op_type, concat ? "" : " and bool", wt_dtype_name(whole->dtype));
   int nd = 0;
   int64_t at = 0;
   for (int k = 0; k < parts; k++) {
@@ -38,7 +38,7 @@ static int layout_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap, int concat)
     at += t->dims[p->axis];
   }
   /* every part empty: a dispatch that does nothing (a step has at least one) */
-  return nd ? nd : wt_gpu_zero_dispatch(d, WT_GPU_OUT(0), 0, width);
+  return nd ? nd : wt_gpu_zero_dispatch(d, WT_GPU_OUT(0), 0, width ? width : 1);
 }
 
 static int concat_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) { return layout_encode(c, d, cap, 1); }
