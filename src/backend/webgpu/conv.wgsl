@@ -4,11 +4,17 @@
 // padding are skipped.
 // include: conv_uniform
 @group(0) @binding(1) var<storage, read_write> x: array<f32>;
-@group(0) @binding(2) var<storage, read_write> w: array<f32>;
+@group(0) @binding(2) var<storage, read_write> w: array<u32>;  // float32, or float16 pairs (flags 16)
 @group(0) @binding(3) var<storage, read_write> bias: array<f32>;
 @group(0) @binding(4) var<storage, read_write> y: array<f32>;
 
 // include: window
+// include: half
+
+fn load_w(i: u32) -> f32 {
+  let half = (u.flags & 16u) != 0u;
+  return widen(w[select(i, i / 2u, half)], i, half);
+}
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u32) {
@@ -38,7 +44,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u
         if (i2 < 0 || i2 >= i32(u.img.z)) { continue; }
         let xa = xb + (u32(i0) * u.img.y + u32(i1)) * u.img.z + u32(i2);
         let wa = wb + (k0 * u.k.y + k1) * u.k.z + k2;
-        for (var c = 0u; c < cg; c++) { s = fma(x[xa + c * I], w[wa + c * K], s); }
+        for (var c = 0u; c < cg; c++) { s = fma(x[xa + c * I], load_w(wa + c * K), s); }
       }
     }
   }

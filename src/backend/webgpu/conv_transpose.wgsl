@@ -4,11 +4,17 @@
 // same bits at any grid). The bias (flags 1) is added last.
 // include: conv_uniform
 @group(0) @binding(1) var<storage, read_write> src: array<f32>;
-@group(0) @binding(2) var<storage, read_write> w: array<f32>;
+@group(0) @binding(2) var<storage, read_write> w: array<u32>;  // float32, or float16 pairs (flags 16)
 @group(0) @binding(3) var<storage, read_write> bias: array<f32>;
 @group(0) @binding(4) var<storage, read_write> y: array<f32>;
 
 // include: window
+// include: half
+
+fn load_w(i: u32) -> f32 {
+  let half = (u.flags & 16u) != 0u;
+  return widen(w[select(i, i / 2u, half)], i, half);
+}
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u32) {
@@ -39,7 +45,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u
         if (o2 < 0) { continue; }
         let sa = sb + (u32(o0) * u.grid.y + u32(o1)) * u.grid.z + u32(o2);
         let wa = wb + (k0 * u.k.y + k1) * u.k.z + k2;
-        for (var j = 0u; j < gg; j++) { s = fma(src[sa + j * G], w[wa + j * ig * K], s); }
+        for (var j = 0u; j < gg; j++) { s = fma(src[sa + j * G], load_w(wa + j * ig * K), s); }
       }
     }
   }

@@ -26,12 +26,7 @@ var<workgroup> Bs: array<f32, 512>;  // TK x TN
 
 // include: bcast
 
-// element i of an operand's words: a float32, or a float16 of a pair
-fn widen(w: u32, i: u32, half: bool) -> f32 {
-  if (!half) { return bitcast<f32>(w); }
-  let pair = unpack2x16float(w);
-  return select(pair.x, pair.y, (i & 1u) != 0u);
-}
+// include: half
 fn load_a(i: u32) -> f32 {
   let half = (u.flags & 16u) != 0u;
   return widen(a[select(i, i / 2u, half)], i, half);

@@ -13,7 +13,7 @@
 
 /* Uniform words shared by the three programs (the geometry: wt_gpu_geom_words). */
 enum { U_N, U_GX, U_FLAGS, U_GROUP, U_BATCH, U_GCH, U_ICH, U_GEOM = 8 };
-enum { F_BIAS = 1, F_BIAS_GRAD = 2, F_IMG_SIDE = 4, F_SERIAL = 8 };
+enum { F_BIAS = 1, F_BIAS_GRAD = 2, F_IMG_SIDE = 4, F_SERIAL = 8, F_HALF_W = 16 };
 /* The longest sum conv_wgrad.wgsl adds in one thread (F_SERIAL); longer ones take a workgroup,
  * whose tree reduction costs barriers (dearest on a software adapter). */
 #define SERIAL_TERMS 4096
@@ -43,9 +43,12 @@ static void bind(wt_gpu_dispatch *d, int n, const int8_t *b) {
   for (int i = 0; i < n; i++) d->bind[i] = b[i];
 }
 
-static int refuse_half(const conv_params *p) {
+/* A float16 W (a frozen weight the plan left float16) is widened as the programs read it; a
+ * frozen weight has no gradient to compute. */
+static int half_flag(const conv_params *p) {
   if (!p->w_half) return 0;
-  return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "float16 weights are not on the webgpu backend yet (float32 W only)");
+  if (p->want[1]) return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "a float16 W is a frozen weight: the webgpu backend computes no dW for it");
+  return F_HALF_W;
 }
 
 /* The sizes the programs index with 32 bits: every operand of the step. */
@@ -60,11 +63,10 @@ static int check_sizes(const wt_gpu_ctx *c) {
 static int conv_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
   const conv_params *p = c->params;
   (void)cap;
-  int r = refuse_half(p);
-  if (!r) r = check_sizes(c);
+  int half = half_flag(p), r = half < 0 ? half : check_sizes(c);
   if (r) return r;
   const wt_tensor *y = &c->out[0];
-  r = conv_dispatch(d, "conv", wt_numel(y), 64, p, y->dims[0], p->M, p->C, p->has_bias ? F_BIAS : 0);
+  r = conv_dispatch(d, "conv", wt_numel(y), 64, p, y->dims[0], p->M, p->C, (p->has_bias ? F_BIAS : 0) | half);
   bind(d, 4, (int8_t[]){WT_GPU_IN(0), WT_GPU_IN(1), p->has_bias ? WT_GPU_IN(2) : WT_GPU_NONE, WT_GPU_OUT(0)});
   return r;
 }
@@ -85,15 +87,14 @@ static int conv_transpose_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
  * the other way round (X grid-side with C channels, dY img-side with M). */
 static int grad_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int transpose) {
   const conv_params *p = c->params;
-  int r = refuse_half(p);
-  if (!r) r = check_sizes(c);
+  int half = half_flag(p), r = half < 0 ? half : check_sizes(c);
   if (r) return r;
   int64_t N = c->in[1].dims[0], gch = transpose ? p->C : p->M, ich = transpose ? p->M : p->C;
   int8_t grid_v = transpose ? WT_GPU_IN(1) : WT_GPU_IN(0), img_v = transpose ? WT_GPU_IN(0) : WT_GPU_IN(1);
   int nd = 0;
   if (p->want[0]) {
-    r = transpose ? conv_dispatch(&d[nd], "conv", wt_numel(&c->out[0]), 64, p, N, gch, ich, 0)
-                  : conv_dispatch(&d[nd], "conv_transpose", wt_numel(&c->out[0]), 64, p, N, gch, ich, 0);
+    r = transpose ? conv_dispatch(&d[nd], "conv", wt_numel(&c->out[0]), 64, p, N, gch, ich, half)
+                  : conv_dispatch(&d[nd], "conv_transpose", wt_numel(&c->out[0]), 64, p, N, gch, ich, half);
     if (r < 0) return r;
     bind(&d[nd++], 4, (int8_t[]){WT_GPU_IN(0), WT_GPU_IN(2), WT_GPU_NONE, WT_GPU_OUT(0)});
   }
