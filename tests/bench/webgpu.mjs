@@ -8,13 +8,16 @@
 // MatMuls, so that compute outweighs the one upload and readback) GFLOP/s at each size, and for
 // the golden MLP's forward pass (an InferenceSession) and its training step (Module.run, then
 // Optimizer.step: AdamW) in ms next to the wasm backend's, with the dispatches, submits and
-// bytes read back per step and the first step's time (with the program's build).
+// bytes read back per step and the first step's time (with the program's build); then the same
+// for a training step of golden cases of each kind (--cases: a CNN with BatchNorm, a wider
+// ResNet, a LoRA decoder, a BERT-style encoder; their own small batches).
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { artifacts, CheckpointState, InferenceSession, Module, Optimizer, Tensor } from '../../js/index.js';
 import { gpuFor } from '../../js/core.js';
 import { onnxModel } from '../js/onnx-writer.mjs';
 import { gpu, countCalls } from '../js/webgpu-env.mjs';
+import { readCase, artifactOptions, setup, inputsOf } from '../golden/golden.mjs';
 
 const argv = process.argv.slice(2);
 const opt = (f, d) => {
@@ -24,6 +27,7 @@ const opt = (f, d) => {
 const SIZES = opt('--sizes', '256,512,1024').split(',').map(Number);
 const CHAIN = Number(opt('--chain', '8'));
 const RUNS = Number(opt('--runs', '10'));
+const CASES = opt('--cases', 'cases/cnn_bn_ce_sgd,cases-models/resnet_wide,cases/lora_tiny_llama_adamw,cases-models/bert_style_encoder').split(',').filter(Boolean);
 if (SIZES.some((n) => !Number.isInteger(n) || n < 1) || !(CHAIN >= 1) || !(RUNS >= 1)) throw new Error('webgpu bench: --sizes, --chain and --runs take whole numbers >= 1');
 
 const device = (await gpuFor({ backend: 'webgpu', gpu }, 'bench')).device;
@@ -109,6 +113,31 @@ for (const batch of [32, 256]) {
     out.models.push(row);
     console.log(`${row.model} b${batch}: wasm ${row.wasm.toFixed(2)} ms, webgpu ${row.webgpu.toFixed(2)} ms (${row.dispatches} dispatches, ${row.submits} submit${row.submits > 1 ? 's' : ''}, ${row.readBytes} bytes read back; the first, with the build: ${row.firstMs.toFixed(0)} ms)`);
   }
+}
+// a training step of each golden case (its first step's batch), on both backends
+for (const name of CASES) {
+  const dir = fileURLToPath(new URL(`../golden/${name}/`, import.meta.url));
+  const c = await readCase(dir);
+  const caseArt = await artifacts.generateArtifacts(`${dir}${c.model}`, artifactOptions(c));
+  const row = { model: `${c.name ?? name} training step`, batch: null };
+  for (const backend of ['wasm', 'webgpu']) {
+    const { state, module, optimizer } = await setup(c, caseArt, dir, { backend, gpu });
+    const inputs = await inputsOf(dir, c.steps[0].inputs, module.inputNames());
+    row.batch ??= inputs[0].dims[0];
+    const step = async () => {
+      await module.run(...inputs);
+      await optimizer.step();
+      module.lazyResetGrad();
+    };
+    const u = await time(step);
+    row[backend] = u.ms;
+    if (backend === 'webgpu') Object.assign(row, { firstMs: u.first }, await counted(step));
+    optimizer.release();
+    module.release();
+    state.release();
+  }
+  out.models.push(row);
+  console.log(`${row.model} b${row.batch}: wasm ${row.wasm.toFixed(2)} ms, webgpu ${row.webgpu.toFixed(2)} ms (${row.dispatches} dispatches, ${row.submits} submits, ${row.readBytes} bytes read back; the first, with the build: ${row.firstMs.toFixed(0)} ms)`);
 }
 if (opt('--json')) writeFileSync(opt('--json'), JSON.stringify(out, null, 1));
 process.exit(0); // Dawn's instance would keep the process alive

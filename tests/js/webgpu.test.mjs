@@ -26,7 +26,7 @@ function absProducts(a, b, M, N, K, ta, tb) {
 test('MatMul and Gemm: within 4 K eps (|A| |B|) of the wasm backend', async () => {
   const cases = [
     // [M, K, N]: inside one tile, across tiles and K slices, thin
-    [7, 13, 5], [33, 65, 40], [1, 300, 3], [64, 16, 64],
+    [7, 13, 5], [33, 65, 40], [1, 300, 3], [64, 16, 64], [70, 20, 130],
   ];
   for (const [M, K, N] of cases) {
     const a = value('a', [M, K], 1), b = value('b', [K, N], 2);
@@ -45,7 +45,7 @@ test('MatMul and Gemm: within 4 K eps (|A| |B|) of the wasm backend', async () =
     r.gpu.y.data.forEach((v, i) => assert.ok(Math.abs(v - r.cpu.y.data[i]) <= 4 * K * EPS * K, `MatMul ${da} x ${db} [${i}]: ${v} vs ${r.cpu.y.data[i]}`));
   }
   // Gemm: transposes, alpha, beta and the bias broadcast along rows, columns, or a scalar
-  const M = 19, K = 23, N = 37;
+  const M = 67, K = 23, N = 70; // past a 64 x 64 tile both ways
   for (const [ta, tb, cdims, alpha, beta] of [[0, 0, [N], 1, 1], [1, 0, [M, 1], 0.5, 2], [0, 1, [], 1, -1], [1, 1, [M, N], 1.5, 0.25], [0, 1, null, 1, 1]]) {
     const a = value('a', ta ? [K, M] : [M, K], 5), b = value('b', tb ? [N, K] : [K, N], 6, true);
     const inputs = cdims ? [a, b, value('c', cdims, 7, true)] : [a, b];

@@ -1,7 +1,8 @@
 // y[b] = alpha * op(a[b]) op(b[b]) + beta * bias (+ Relu): op(a) is M x K, op(b) is K x N, both
-// read transposed or not in place (the tile loads do it). A workgroup computes a 32 x 32 tile
-// of one matrix of the batch (workgroup z), its 8 x 8 threads 4 x 4 outputs each, over slices of
-// 16 along K staged in workgroup memory. Each output sums its K products in order, in one
+// read transposed or not in place (the tile loads do it). A workgroup computes a 64 x 64 tile
+// of one matrix of the batch (workgroup z), its 16 x 16 threads 4 x 4 outputs each, over slices
+// of 16 along K staged in workgroup memory (on an H200 twice the rate of 32 x 32 tiles from
+// n = 1024 on: docs/performance.md). Each output sums its K products in order, in one
 // thread: the bits do not depend on the grid. A float16 operand (a frozen weight, flag 16 for
 // a, 32 for b) is two to a word, widened as the tiles load it.
 struct U {
@@ -18,11 +19,12 @@ struct U {
 @group(0) @binding(3) var<storage, read_write> bias: array<f32>;
 @group(0) @binding(4) var<storage, read_write> y: array<f32>;
 
-const TM = 32u;
-const TN = 32u;
+const TM = 64u;
+const TN = 64u;
 const TK = 16u;
-var<workgroup> As: array<f32, 512>;  // TK x TM
-var<workgroup> Bs: array<f32, 512>;  // TK x TN
+const THREADS = 256u;
+var<workgroup> As: array<f32, 1024>;  // TK x TM
+var<workgroup> Bs: array<f32, 1024>;  // TK x TN
 
 // include: bcast
 
@@ -36,7 +38,7 @@ fn load_b(i: u32) -> f32 {
   return widen(b[select(i, i / 2u, half)], i, half);
 }
 
-@compute @workgroup_size(8, 8)
+@compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u,
         @builtin(local_invocation_index) li: u32) {
   // where this matrix of the batch starts in a and b
@@ -57,18 +59,20 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   let col0 = wg.x * TN;
   var acc: array<f32, 16>;
   for (var k0 = 0u; k0 < u.K; k0 += TK) {
-    for (var i = li; i < TM * TK; i += 64u) {
-      let m = i % TM;
-      let k = i / TM;
+    for (var i = li; i < TM * TK; i += THREADS) {
+      // consecutive threads read consecutive elements of a row of op(a) (along k, or along m
+      // when a is read transposed)
+      let m = select(i / TK, i % TM, ta);
+      let k = select(i % TK, i / TM, ta);
       let gm = row0 + m;
       let gk = k0 + k;
       var v = 0.0;
       if (gm < u.M && gk < u.K) { v = load_a(a0 + select(gm * u.K + gk, gk * u.M + gm, ta)); }
       As[k * TM + m] = v;
     }
-    for (var i = li; i < TN * TK; i += 64u) {
-      let n = i % TN;
-      let k = i / TN;
+    for (var i = li; i < TN * TK; i += THREADS) {
+      let n = select(i % TN, i / TK, tb);
+      let k = select(i / TN, i % TK, tb);
       let gn = col0 + n;
       let gk = k0 + k;
       var v = 0.0;
@@ -79,8 +83,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     for (var k = 0u; k < TK; k++) {
       var av: array<f32, 4>;
       var bv: array<f32, 4>;
-      for (var r = 0u; r < 4u; r++) { av[r] = As[k * TM + lid.y + r * 8u]; }
-      for (var c = 0u; c < 4u; c++) { bv[c] = Bs[k * TN + lid.x + c * 8u]; }
+      for (var r = 0u; r < 4u; r++) { av[r] = As[k * TM + lid.y + r * 16u]; }
+      for (var c = 0u; c < 4u; c++) { bv[c] = Bs[k * TN + lid.x + c * 16u]; }
       for (var r = 0u; r < 4u; r++) {
         for (var c = 0u; c < 4u; c++) { acc[r * 4u + c] = fma(av[r], bv[c], acc[r * 4u + c]); }
       }
@@ -89,10 +93,10 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   }
   let y0 = wg.z * u.M * u.N;
   for (var r = 0u; r < 4u; r++) {
-    let gm = row0 + lid.y + r * 8u;
+    let gm = row0 + lid.y + r * 16u;
     if (gm >= u.M) { continue; }
     for (var c = 0u; c < 4u; c++) {
-      let gn = col0 + lid.x + c * 8u;
+      let gn = col0 + lid.x + c * 16u;
       if (gn >= u.N) { continue; }
       var v = u.alpha * acc[r * 4u + c];
       if ((u.flags & 4u) != 0u) { v += u.beta * bias[gm * u.bias_rs + gn * u.bias_cs]; }

@@ -14,8 +14,8 @@ static uint32_t half_flags(int half) {
 }
 
 static void grid(wt_gpu_dispatch *d, int64_t M, int64_t N, int64_t batches) {
-  d->groups[0] = (uint32_t)((N + 31) / 32);
-  d->groups[1] = (uint32_t)((M + 31) / 32);
+  d->groups[0] = (uint32_t)((N + 63) / 64); /* gemm.wgsl's 64 x 64 tiles */
+  d->groups[1] = (uint32_t)((M + 63) / 64);
   d->groups[2] = (uint32_t)batches;
 }
 
