@@ -257,3 +257,42 @@ test('Expand, Transpose, Slice and Split of bool (bytes, a whole word a thread),
     await same(split, { x: make([3, 7], 53) }, `Split ${dtype}`);
   }
 });
+
+test('And, Or, Xor (broadcast) and Not of bools; Clip (bounds as attributes, initializers or absent) and its gradient: bit for bit', async () => {
+  const bools = (dims, seed) => new Tensor('bool', Uint8Array.from(ints(numel(dims), seed, 0, 2)), dims);
+  for (const op of ['And', 'Or', 'Xor']) {
+    const model = onnxModel({ nodes: [{ op, inputs: ['a', 'b'], outputs: ['y'] }], inputs: [{ name: 'a', dims: [3, 5], dtype: DT.bool }, { name: 'b', dims: [5], dtype: DT.bool }], outputs: [{ name: 'y', dtype: DT.bool }] });
+    await same(model, { a: bools([3, 5], 60), b: bools([5], 61) }, op);
+  }
+  await same(onnxModel({ nodes: [{ op: 'Not', inputs: ['a'], outputs: ['y'] }], inputs: [{ name: 'a', dims: [7], dtype: DT.bool }], outputs: [{ name: 'y', dtype: DT.bool }] }), { a: bools([7], 62) }, 'Not');
+  const x = value('x', [4, 9], 63);
+  x.data = x.data.map((v) => v * 8);
+  const bound = (name, v) => ({ name, dims: [], data: Float32Array.of(v) });
+  for (const [inputs, inits] of [[['x', 'lo', 'hi'], [bound('lo', 0), bound('hi', 6)]], [['x', 'lo'], [bound('lo', -1)]], [['x', '', 'hi'], [bound('hi', 2.5)]]]) {
+    const model = onnxModel({ nodes: [{ op: 'Clip', inputs, outputs: ['y'] }], inputs: [{ name: 'x', dims: [4, 9] }], initializers: inits, outputs: [{ name: 'y' }], opset: 13 });
+    await same(model, { x: tensorOf(x) }, `Clip ${inputs}`);
+  }
+  await same(onnxModel({ nodes: [{ op: 'Clip', inputs: ['x'], outputs: ['y'], attrs: { min: -2.5, max: { float: 3 } } }], inputs: [{ name: 'x', dims: [4, 9] }], outputs: [{ name: 'y' }], opset: 6 }), { x: tensorOf(x) }, 'Clip opset 6');
+  // ReLU6 in a training model: its gradient (Less, Greater, Or, Where) on the GPU too
+  const mlp = onnxModel({
+    nodes: [{ op: 'MatMul', inputs: ['x', 'w'], outputs: ['h'] }, { op: 'Clip', inputs: ['h', 'lo', 'hi'], outputs: ['y'] }],
+    inputs: [{ name: 'x', dims: [4, 9] }],
+    initializers: [{ name: 'w', dims: [9, 5], data: fill(45, 64).map((v) => v * 0.4) }, bound('lo', 0), bound('hi', 1)],
+    outputs: [{ name: 'y' }],
+    opset: 13,
+  });
+  const { artifacts, CheckpointState, Module } = await import('../../js/index.js');
+  const art = await artifacts.generateArtifacts(mlp, { requiresGrad: ['w'], loss: 'MSELoss', optimizer: 'SGD' });
+  const grads = {};
+  for (const backend of ['wasm', 'webgpu']) {
+    const state = await CheckpointState.loadCheckpoint(art.checkpoint);
+    const module = await Module.create(art.trainingModel, state, art.evalModel, { backend, gpu });
+    await module.run(tensorOf(value('x', [4, 9], 66)), new Tensor('float32', fill(20, 65), [4, 5]));
+    assert.equal(module.backend, backend);
+    grads[backend] = Array.from((await state.parameters.get('w')).grad);
+    module.release();
+    state.release();
+  }
+  assert.ok(grads.wasm.some((g) => g !== 0), 'a gradient flows through the clip');
+  grads.webgpu.forEach((g, i) => assert.ok(Math.abs(g - grads.wasm[i]) <= 1e-6 * (1 + Math.abs(grads.wasm[i])), `dw[${i}] ${g} vs ${grads.wasm[i]}`));
+});

@@ -1,12 +1,13 @@
 // c = a cmp b with numpy broadcasting into a bool output (one byte an element, four to a u32
 // word: each thread writes one whole word, so no two threads write one word). a and b are
-// float32, int32 or int64 (two words an element, low first; compared as signed 64-bit).
+// float32, int32 or int64 (two words an element, low first; compared as signed 64-bit), or bool
+// (kind 3: a byte an element) for the logic ops And, Or, Xor and Not (ops 5-8; Not reads a only).
 struct U {
   n: u32, gx: u32, op: u32, rank: u32,
   dims: array<vec4u, 2>,     // output dims, innermost last
   sa: array<vec4u, 2>,       // a's strides in elements, 0 along a broadcast axis
   sb: array<vec4u, 2>,
-  kind: u32,                 // 0 float32, 1 int32, 2 int64
+  kind: u32,                 // 0 float32, 1 int32, 2 int64, 3 bool
 }
 @group(0) @binding(0) var<uniform> u: U;
 @group(0) @binding(1) var<storage, read_write> a: array<u32>;
@@ -47,6 +48,17 @@ fn test_(o: i32) -> bool {
   }
 }
 
+fn logic(ia: u32, ib: u32) -> bool {
+  let x = ((a[ia / 4u] >> (8u * (ia % 4u))) & 0xffu) != 0u;
+  let y = ((b[ib / 4u] >> (8u * (ib % 4u))) & 0xffu) != 0u;  // (Not: b is a placeholder)
+  switch u.op {
+    case 5u: { return x && y; }    // And
+    case 6u: { return x || y; }    // Or
+    case 7u: { return x != y; }    // Xor
+    default: { return !x; }        // Not
+  }
+}
+
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u32) {
   let w = (wg.y * u.gx + wg.x) * 256u + li;
@@ -57,7 +69,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u
     if (i >= u.n) { break; }
     let ia = bcast_offset(i, u.rank, u.dims, u.sa);
     let ib = bcast_offset(i, u.rank, u.dims, u.sb);
-    word |= select(0u, 1u, test_(order(ia, ib))) << (8u * e);
+    let r = select(test_(order(ia, ib)), logic(ia, ib), u.kind == 3u);
+    word |= select(0u, 1u, r) << (8u * e);
   }
   c[w] = word;
 }

@@ -132,6 +132,9 @@ int wt_gpu_strided_dispatch(wt_gpu_dispatch *d, int8_t bx, int8_t by, int rank, 
 /* strided.wgsl filling the first n elements of binding by with zeros. */
 int wt_gpu_zero_dispatch(wt_gpu_dispatch *d, int8_t by, int64_t n, int width);
 
+/* compare.wgsl's Not of the step's bool input 0 into its output 0 (the unary family's Not). */
+int wt_gpu_not_dispatch(wt_gpu_ctx *c, wt_gpu_dispatch *d);
+
 /* The dispatch of softmax.wgsl (mode 0 softmax, 1 log-softmax of a; 2, 3 their gradients with
  * a = dy, b = the forward output) over params' [outer, n, inner] layout. */
 struct wt_softmax_params;

@@ -136,8 +136,28 @@ static int where_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
   return 1;
 }
 
+/* And, Or, Xor of bools through compare.wgsl (kind 3); Not (the unary family's) too. */
+static int logic_dispatch(wt_gpu_ctx *c, wt_gpu_dispatch *d, int op, const wt_tensor *b) {
+  for (int i = 0; i < c->n_in; i++)
+    if (c->in[i].dtype != WT_BOOL)
+      return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "the webgpu backend runs %s on bool only (got %s)", c->node->op_type,
+                         wt_dtype_name(c->in[i].dtype));
+  int r = wt_gpu_binary_dispatch(d, 0, 0.0f, WT_GPU_IN(0), &c->in[0], b ? WT_GPU_IN(1) : WT_GPU_NONE, b, WT_GPU_OUT(0),
+                                 &c->out[0]);
+  if (r < 0) return r;
+  d->program = "compare";
+  wt_gpu_grid_1d(d, (wt_numel(&c->out[0]) + 3) / 4, WT_GPU_WG);
+  d->uniform[U_GX] = d->groups[0];
+  d->uniform[U_OP] = (uint32_t)op;
+  d->uniform[C_KIND] = 3;
+  return 1;
+}
+
+int wt_gpu_not_dispatch(wt_gpu_ctx *c, wt_gpu_dispatch *d) { return logic_dispatch(c, d, 8, NULL); }
+
 static int cmp_or_where_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
   const bin_params *p = c->params;
+  if (p->kind == K_LOGIC) return logic_dispatch(c, d, 5 + (p->op - WT_EW_AND), &c->in[1]);
   return p->kind == K_WHERE ? where_encode(c, d, cap) : compare_encode(c, d, cap);
 }
 
@@ -198,6 +218,9 @@ const wt_gpu_kernel wt_gpu_kernels_binary[] = {
     {.key = {"", "LessOrEqual"}, .encode = cmp_or_where_encode},
     {.key = {"", "GreaterOrEqual"}, .encode = cmp_or_where_encode},
     {.key = {"", "Where"}, .encode = cmp_or_where_encode},
+    {.key = {"", "And"}, .encode = cmp_or_where_encode},
+    {.key = {"", "Or"}, .encode = cmp_or_where_encode},
+    {.key = {"", "Xor"}, .encode = cmp_or_where_encode},
     {.key = {"com.microsoft", "DivGrad"}, .encode = div_grad_encode},
     {.key = {0}},
 };

@@ -1,11 +1,13 @@
 /* The unary family on the GPU: float activations through unary.wgsl. */
+#include <math.h>
+
 #include "backend/webgpu/kernel.h"
 #include "ops/unary_ops.h"
 
 /* unary.wgsl's op codes. */
 enum { GU_NEG, GU_ABS, GU_SQRT, GU_RELU, GU_RECIPROCAL, GU_LEAKYRELU, GU_EXP, GU_LOG, GU_TANH,
        GU_SIGMOID, GU_ERF, GU_GELU, GU_COPY, GU_SIGN, GU_SOFTPLUS, GU_HARDSWISH, GU_QUICKGELU,
-       GU_HARDSIGMOID, GU_SOFTSIGN, GU_FLOOR, GU_CEIL, GU_ROUND, GU_ELU, GU_GELU_TANH };
+       GU_HARDSIGMOID, GU_SOFTSIGN, GU_FLOOR, GU_CEIL, GU_ROUND, GU_ELU, GU_GELU_TANH, GU_CLIP };
 /* Uniform words of unary.wgsl. */
 enum { U_N, U_GX, U_OP, U_ALPHA = 4, U_BETA };
 
@@ -34,6 +36,7 @@ static int gpu_op(int kind) {
   case WT_EW_ROUND: return GU_ROUND;
   case WT_EW_ELU: return GU_ELU;
   case WT_EW_GELU_TANH: return GU_GELU_TANH;
+  case WT_EW_CLIP: return GU_CLIP;
   default: return -1;
   }
 }
@@ -41,10 +44,20 @@ static int gpu_op(int kind) {
 static int encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
   const un_params *p = c->params;
   (void)cap;
+  if (p->kind == K_NOT) return wt_gpu_not_dispatch(c, d);
   int op = gpu_op(p->kind);
   if (op < 0 || c->in[0].dtype != WT_FLOAT)
     return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "the webgpu backend runs this op on float32 only (got %s)",
                      wt_dtype_name(c->in[0].dtype));
+  float alpha = p->alpha, beta = p->beta;
+  if (p->clip_inputs) { /* Clip from opset 11: its bounds are inputs, which the build must know */
+    for (int i = 1; i <= 2; i++)
+      if (wt_has_input(c->in, c->n_in, i) && !c->in[i].data)
+        return WT_GPU_FAIL(WT_ERR_UNSUPPORTED, "the webgpu backend runs Clip with constant bounds only (its %s is "
+                           "computed): make it an initializer", i == 1 ? "min" : "max");
+    alpha = wt_has_input(c->in, c->n_in, 1) ? *(const float *)c->in[1].data : -INFINITY;
+    beta = wt_has_input(c->in, c->n_in, 2) ? *(const float *)c->in[2].data : INFINITY;
+  }
   int64_t n = wt_numel(&c->out[0]);
   int r = wt_gpu_check_elems(n, "the output");
   if (r) return r;
@@ -53,8 +66,8 @@ static int encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
   d->uniform[U_N] = (uint32_t)n;
   d->uniform[U_GX] = d->groups[0];
   d->uniform[U_OP] = (uint32_t)op;
-  wt_gpu_f32(&d->uniform[U_ALPHA], p->alpha);
-  wt_gpu_f32(&d->uniform[U_BETA], p->beta);
+  wt_gpu_f32(&d->uniform[U_ALPHA], alpha);
+  wt_gpu_f32(&d->uniform[U_BETA], beta);
   return 1;
 }
 
@@ -170,6 +183,8 @@ const wt_gpu_kernel wt_gpu_kernels_unary[] = {
     {.key = {"", "Sign"}, .encode = encode},
     {.key = {"", "Softplus"}, .encode = encode},
     {.key = {"", "HardSwish"}, .encode = encode},
+    {.key = {"", "Clip"}, .encode = encode},
+    {.key = {"", "Not"}, .encode = encode},
     {.key = {"", "HardSigmoid"}, .encode = encode},
     {.key = {"", "Softsign"}, .encode = encode},
     {.key = {"", "Floor"}, .encode = encode},

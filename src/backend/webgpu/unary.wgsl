@@ -37,6 +37,7 @@ fn f(v: f32) -> f32 {
     case 23u: {                                               // Gelu, approximate = tanh
       return 0.5 * v * (1.0 + tanh(0.79788456080286536 * (v + 0.044715 * v * v * v)));
     }
+    case 24u: { return min(max(v, u.alpha), u.beta); }        // Clip (as the CPU: not clamp())
     default: { return v; }
   }
 }
