@@ -1,14 +1,15 @@
 // Training on the webgpu backend (Module.create(..., { backend: 'webgpu' })): golden cases train
 // every step to PyTorch's losses, gradients and parameters, evaluate and export as on wasm
 // (tests/golden/golden.mjs, as `node tests/golden/run.mjs --backend webgpu` runs it); the LSTM
-// case is refused naming every op the backend lacks (printed: the gap to a complete backend),
-// and with 'auto' trains on wasm after a warning. A lost device fails the next step saying so, and a checkpoint saved before it resumes
+// case is refused naming every op the backend lacks, and with 'auto' trains on wasm after a
+// warning; every op without a webgpu kernel is printed (the gap to a complete backend). A lost device fails the next step saying so, and a checkpoint saved before it resumes
 // on wasm.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { create } from 'webgpu';
+import { init } from '../../js/core.js';
 import { artifacts, CheckpointState, Module, Optimizer, fit } from '../../js/index.js';
 import { runCase, readCase, artifactOptions, setup, inputsOf } from '../golden/golden.mjs';
 import { gpu, countCalls } from './webgpu-env.mjs';
@@ -50,6 +51,14 @@ test('the golden cases the webgpu backend cannot train yet: refused naming the o
     });
   }
   t.diagnostic(`ops the golden cases need that have no webgpu kernel yet (${missing.size}): ${[...missing].sort().join(', ')}`);
+  // the whole gap: every op webtrain runs that the webgpu backend has no kernel for
+  const core = await init();
+  const m = core.m;
+  const gap = [];
+  for (let i = 0; i < m._wtw_registry_count(); i++)
+    if (m._wtw_registry_op_webgpu(i) !== 1) gap.push(`${core.string(m._wtw_registry_op_type(i))} (${core.string(m._wtw_registry_op_domain(i)) || 'ai.onnx'})`);
+  t.diagnostic(`ops without a webgpu kernel (${gap.length} of ${m._wtw_registry_count()}): ${gap.join(', ')}`);
+  assert.ok(gap.length > 0 && gap.length < m._wtw_registry_count() && [...missing].every((op) => gap.includes(op)));
   assert.ok(missing.size > 0 && missing.has('LSTMTraining (com.microsoft)'));
   const warnings = [];
   const warn = console.warn;
