@@ -10,11 +10,7 @@
 
 // include: window
 // include: half
-
-fn load_w(i: u32) -> f32 {
-  let half = (u.flags & 16u) != 0u;
-  return widen(w[select(i, i / 2u, half)], i, half);
-}
+// include: conv_weight
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u32) {
