@@ -23,6 +23,8 @@ export type {
   ModuleMode,
   RunResult,
   AllOutputs,
+  ModuleBackend,
+  OnBackend,
 } from './training.js';
 export { fit, trainEpochs } from './loop.js';
 export type { TrainEpochsOptions, TrainEpochsResult, TrainProgress, TrainLoopOptions } from './loop.js';

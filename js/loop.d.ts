@@ -9,7 +9,7 @@
 // An option key not documented here (in an options object, its callbacks, earlyStopping,
 // checkpoint or validation) throws a TypeError naming it and the nearest documented key.
 import type { Tensor, TensorLike } from './tensor.js';
-import type { Module, Optimizer, LinearLRScheduler, ModuleInput } from './training.js';
+import type { Module, Optimizer, LinearLRScheduler, ModuleInput, ModuleBackend } from './training.js';
 
 /** What onProgress receives. */
 export interface TrainProgress {
@@ -57,8 +57,8 @@ export interface TrainLoopOptions<I> {
 type Batch = ModuleInput | ModuleInput[];
 
 export interface TrainEpochsOptions extends Omit<TrainLoopOptions<Tensor | TensorLike | ArrayBufferView>, 'batches'> {
-  module: Module;
-  optimizer: Optimizer;
+  module: Module<any, any, ModuleBackend>;
+  optimizer: Optimizer<ModuleBackend>;
   /** Stepped after every optimizer step. */
   scheduler?: LinearLRScheduler;
   /**
@@ -195,4 +195,4 @@ export interface FitResult {
  * and scheduler?.step, and lazyResetGrad; per epoch validation (module.eval(), run, back to
  * train()), metrics, early stopping and a checkpoint.
  */
-export declare function fit(module: Module, optimizer: Optimizer, options?: FitOptions): Promise<FitResult>;
+export declare function fit(module: Module<any, any, ModuleBackend>, optimizer: Optimizer<ModuleBackend>, options?: FitOptions): Promise<FitResult>;

@@ -9,6 +9,7 @@ import { CheckpointState, Module, Optimizer } from './training.js';
 import { toTensor } from './feeds.js';
 import { progressBar } from './progress.js';
 import { checkOptions } from './options.js';
+import { TrainSteps, outputsOf, scalar } from './steps.js';
 
 /** fit's options (js/loop.d.ts FitOptions), and those of its object-valued ones. */
 export const FIT_OPTIONS = [
@@ -51,8 +52,6 @@ export function permutation(n, seed) {
 export const epochSeed = (seed, epoch) => (seed ?? 1) + epoch * 7919;
 
 /** module.run's result as [loss, ...additional outputs] (a lone loss is a Tensor). */
-const outputsOf = (out) => (Array.isArray(out) ? out : [out]);
-const scalar = (t) => (t && t.data && t.data.length ? Number(t.data[0]) : NaN);
 
 const asBatch = (b) => (Array.isArray(b) ? b : [b]);
 const isIterable = (x) => x != null && (typeof x[Symbol.iterator] === 'function' || typeof x[Symbol.asyncIterator] === 'function');
@@ -219,29 +218,6 @@ function yieldNow() {
   return yielder();
 }
 
-/** The core's refusal of a non-finite loss (module.run throws it, discarding the gradients). */
-const NON_FINITE = /the loss is (NaN|infinite) at this train step/;
-
-/**
- * One training step: module.run, then (its loss finite, or onNonFinite 'throw') optimizer.step
- * and scheduler?.step; lazyResetGrad either way. -> run's outputs, or null for a skipped batch.
- */
-async function trainStep(module, optimizer, scheduler, batch, onNonFinite) {
-  let outs = null;
-  try {
-    outs = outputsOf(await module.run(...batch)); // (a Promise on the webgpu backend)
-  } catch (e) {
-    if (onNonFinite === 'throw' || !NON_FINITE.test(e?.message)) throw e;
-  }
-  const apply = outs && (onNonFinite === 'throw' || Number.isFinite(scalar(outs[0])));
-  if (apply) {
-    await optimizer.step();
-    if (scheduler) scheduler.step();
-  }
-  module.lazyResetGrad();
-  return apply ? outs : null;
-}
-
 /** earlyStopping option -> a judge of each epoch's entry, or null. */
 function earlyStopper(what, es, hasValidation) {
   if (!es) return null;
@@ -349,6 +325,7 @@ async function runFit(module, optimizer, o, what) {
   };
 
   module.train();
+  const steps = new TrainSteps(module, optimizer, scheduler, onNonFinite);
   try {
     for (let epoch = initialEpoch; epoch < epochs && !stopped; epoch++) {
       const te = performance.now();
@@ -361,10 +338,8 @@ async function runFit(module, optimizer, o, what) {
       let applied = 0;
       let epochSkipped = 0;
       const means = metrics.map(() => new Mean());
-      for (let b = 0; it ? !next.done : b < count; b++) {
-        const batch = asBatch(it ? next.value : batches[b]);
-        if (it) next = await it.next();
-        const outs = await trainStep(module, optimizer, scheduler, batch, onNonFinite);
+      /** A step's outcome (its loss, or skipped): the history's counts, metrics, progress and onBatchEnd. */
+      const record = async ({ item: { b, batch, last }, outs }) => {
         const loss = outs ? scalar(outs[0]) : NaN;
         const taken = !!outs; // else skipped: a non-finite loss
         if (taken) {
@@ -379,15 +354,26 @@ async function runFit(module, optimizer, o, what) {
           epochSkipped++;
           if (onNonFinite === 'stop') stopped = 'nonFinite';
         }
-        const last = it ? next.done : b === count - 1;
         const info = {
           step, totalSteps, epoch, epochs, batch: b + 1, batches: count ?? (last ? b + 1 : undefined), loss, epochLoss: sum / applied,
           epochDone: last, elapsedMs: performance.now() - t0, ...(taken ? {} : { skipped: true }), ...metricValues(metrics, means),
         };
         if (bar) bar.batch(info);
         if (callbacks.onBatchEnd && (step % progressEvery === 0 || last || !taken) && (await callbacks.onBatchEnd(info)) === false) stopped = 'callback';
-        if (stopped) break;
-        await pause();
+        if (!stopped) await pause();
+      };
+      try {
+        for (let b = 0; it ? !next.done : b < count; b++) {
+          const batch = asBatch(it ? next.value : batches[b]);
+          if (it) next = await it.next();
+          const last = it ? next.done : b === count - 1;
+          for (const done of await steps.push({ b, batch, last }, batch)) await record(done);
+          if (stopped) break;
+          await steps.commit();
+        }
+        if (!stopped) for (const done of await steps.flush()) await record(done);
+      } finally {
+        await steps.cancel(); // a step the loop stopped before committing
       }
       const entry = { epoch, loss: sum / applied, ...metricValues(metrics, means) };
       if (validation && stopped !== 'nonFinite') Object.assign(entry, await validate());

@@ -166,26 +166,38 @@ export type RunResult<E extends readonly string[] = readonly string[]> = E exten
 /** Every output of a training/eval step: the loss, then the additional outputs (`Module.runAll`). */
 export type AllOutputs<E extends readonly string[] = readonly string[]> = [loss: Tensor<'float32'>, ...additional: { -readonly [K in keyof E]: Tensor }];
 
+/** Where a module's steps run, as `Module.create` was asked (`'auto'` decides at the first step). */
+export type ModuleBackend = 'wasm' | 'webgpu' | 'auto';
+
+/**
+ * What a step method returns on a module created for backend `B`: the value itself on
+ * `'wasm'`, a Promise of it on `'webgpu'`, either with `'auto'`. Code that awaits it runs on
+ * every backend. On `'webgpu'`, a step's outputs are read back from the GPU only when awaited.
+ */
+export type OnBackend<T, B extends ModuleBackend> = B extends 'wasm' ? T : B extends 'webgpu' ? Promise<T> : T | Promise<T>;
+
 /**
  * Runs training steps (forward, backward, gradient accumulation) and eval steps. `R` is what
  * `run` returns and `A` what `runAll` returns: `RunResult<E>` and `AllOutputs<E>` for a
  * training model with the additional output names E. `Module.create` infers E from generated
  * artifacts and takes it as a type argument for models from elsewhere
  * (`Module.create<['output']>('training_model.onnx', state)`; without one: no additional
- * outputs). A plain `Module` is any module.
+ * outputs). `B` is the backend `Module.create` was given (its `backend` option; `'wasm'` when
+ * none, whatever `init` chose: pass `backend` for the types to follow it), which decides whether
+ * the step methods return Promises (`OnBackend`). A plain `Module` is a wasm module.
  */
-export declare class Module<R extends Tensor | Tensor[] = RunResult, A extends Tensor[] = AllOutputs> {
+export declare class Module<R extends Tensor | Tensor[] = RunResult, A extends Tensor[] = AllOutputs, B extends ModuleBackend = 'wasm'> {
   private constructor();
   /**
    * Creates a module on `state` from the training model and, optionally, the eval model (paths,
    * URLs, bytes, Blobs, Files or Responses).
    */
-  static create<const E extends readonly string[] = []>(
+  static create<const E extends readonly string[] = [], const B extends ModuleBackend = 'wasm'>(
     trainingModel: TrainingModelBytes<E> | BytesSource,
     state: CheckpointState,
     evalModel?: TrainingModelBytes<E> | BytesSource | null,
-    options?: ModuleOptions,
-  ): Promise<Module<RunResult<E>, AllOutputs<E>>>;
+    options?: ModuleOptions & { backend?: B | undefined },
+  ): Promise<Module<RunResult<E>, AllOutputs<E>, B>>;
   /** The checkpoint state the module trains. */
   readonly state: CheckpointState;
   /**
@@ -211,14 +223,14 @@ export declare class Module<R extends Tensor | Tensor[] = RunResult, A extends T
    * the loss Tensor when the model has no additional outputs, else an array: the loss, then the
    * additional outputs.
    */
-  run(inputs: NamedModuleInputs): R;
-  run(...inputs: ModuleInput[]): R;
+  run(inputs: NamedModuleInputs): OnBackend<R, B>;
+  run(...inputs: ModuleInput[]): OnBackend<R, B>;
   /** Like `run`, always returning every output as an array: the loss first. */
-  runAll(inputs: NamedModuleInputs): A;
-  runAll(...inputs: ModuleInput[]): A;
+  runAll(inputs: NamedModuleInputs): OnBackend<A, B>;
+  runAll(...inputs: ModuleInput[]): OnBackend<A, B>;
   /** Like `run`, returning every output by name. */
-  runNamed(inputs: NamedModuleInputs): Record<string, Tensor>;
-  runNamed(...inputs: ModuleInput[]): Record<string, Tensor>;
+  runNamed(inputs: NamedModuleInputs): OnBackend<Record<string, Tensor>, B>;
+  runNamed(...inputs: ModuleInput[]): OnBackend<Record<string, Tensor>, B>;
   /**
    * Runs the model forward on the current parameters: no labels, no loss, no gradients; in
    * inference mode (the eval model: Dropout off, BatchNormalization on its running statistics),
@@ -229,7 +241,7 @@ export declare class Module<R extends Tensor | Tensor[] = RunResult, A extends T
    * activation memory); calls after it allocate nothing but the returned tensors. Needs the eval
    * model; leaves train/eval mode and the gradients as they are.
    */
-  predict(inputs: NamedModuleInputs | ModuleInput, outputNames?: readonly string[]): Record<string, Tensor>;
+  predict(inputs: NamedModuleInputs | ModuleInput, outputNames?: readonly string[]): OnBackend<Record<string, Tensor>, B>;
   /**
    * Schedules the gradients to be reset before the next training step accumulates into them.
    * The optimizer has no gradients to apply until a training step ran after it.
@@ -250,7 +262,7 @@ export declare class Module<R extends Tensor | Tensor[] = RunResult, A extends T
   /** The number of parameter elements (trainable ones only by default). */
   getParametersSize(trainableOnly?: boolean): number;
   /** Every parameter (trainable ones only by default), flattened into one float32 tensor. */
-  getContiguousParameters(trainableOnly?: boolean): Tensor<'float32'>;
+  getContiguousParameters(trainableOnly?: boolean): OnBackend<Tensor<'float32'>, B>;
   /** Overwrites the parameters from one flat buffer, as `getContiguousParameters` lays them out. */
   copyBufferToParameters(buffer: Float32Array | Tensor<'float32'>, trainableOnly?: boolean): void;
   /**
@@ -279,21 +291,22 @@ export declare class Module<R extends Tensor | Tensor[] = RunResult, A extends T
 }
 
 /** Updates a Module's parameters from their gradients with the optimizer model's algorithm. */
-export declare class Optimizer {
+export declare class Optimizer<B extends ModuleBackend = 'wasm'> {
   private constructor();
   /** Creates the optimizer for `module` from the optimizer model (a path, URL or bytes). */
-  static create(optimizerModel: BytesSource, module: Module, options?: ModelOptions): Promise<Optimizer>;
+  static create<B extends ModuleBackend = 'wasm'>(optimizerModel: BytesSource, module: Module<any, any, B>, options?: ModelOptions): Promise<Optimizer<B>>;
   /** The module it updates. */
-  readonly module: Module;
+  readonly module: Module<any, any, B>;
   /**
    * One optimizer step over every trainable parameter, from the gradients the training steps
    * (`module.run` in training mode) accumulated since the last step or `lazyResetGrad()`: several
    * runs then one step is gradient accumulation. Throws a WebtrainError when there are none
    * (before any training step, after `lazyResetGrad()`, after eval-mode runs only: a step would
    * apply weight decay alone and count a step), when the last training step's loss was not
-   * finite, and when the module was released.
+   * finite, and when the module was released. On webgpu the update is submitted to the GPU
+   * (the Promise settles then, without waiting for it to run).
    */
-  step(): void;
+  step(): OnBackend<void, B>;
   /** False once released. */
   readonly isLive: boolean;
   setLearningRate(learningRate: number): void;
@@ -309,7 +322,7 @@ export declare class Optimizer {
  */
 export declare class LinearLRScheduler {
   /** `initialLr` defaults to the optimizer's current learning rate. */
-  constructor(optimizer: Optimizer, warmupStepCount: number, totalStepCount: number, initialLr?: number);
+  constructor(optimizer: Optimizer<ModuleBackend>, warmupStepCount: number, totalStepCount: number, initialLr?: number);
   /** Advances one step and updates the optimizer's learning rate. */
   step(): void;
 }

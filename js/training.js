@@ -13,6 +13,12 @@ import { externalDataOption, externalReaders, placeSideFiles, rememberSource, so
 import { exportMergedModel, exportLoraAdapter, saveTrainable, loadParameters } from './lora.js';
 import { importNode, isNode } from './node-builtin.js';
 import { Life, StateLife } from './lifetime.js';
+import { GpuStepResult } from './gpu/step-result.js';
+
+/** f(outs) now, or when a step's Promise gives them (a GpuStepResult stays unread until awaited). */
+function then(outs, f) {
+  return outs instanceof GpuStepResult ? outs.map(f) : outs instanceof Promise ? outs.then(f) : f(outs);
+}
 
 /** An onProgress option: undefined or a function. */
 function progressOption(value, context) {
@@ -369,27 +375,37 @@ export class Module extends Handle {
     return this.#gpu;
   }
 
-  /** A step of `mode` on the GPU: the inputs set as for the CPU, then the trainer's program. */
+  /**
+   * A step of `mode` on the GPU: the inputs set as for the CPU, then the trainer's program. A
+   * GpuStepResult (read back when awaited), or with 'auto' and a model the GPU cannot run, a
+   * Promise of the step on wasm.
+   */
   #gpuStep(mode, args, context, count) {
     const { m, h } = this;
+    const wrap = (e) => new WebtrainError(`${context}: ${e.message.replace(/^(train|eval) step: /, '')}`);
     this.#feed(mode, args);
-    const n = count ?? m._wtw_module_output_count(h, mode);
-    let pending;
     try {
-      pending = this.#gpu.run(mode, n);
+      return this.#gpu.run(mode, count ?? m._wtw_module_output_count(h, mode)).wrap(wrap);
     } catch (e) {
-      pending = Promise.reject(e);
+      if (!this.#auto || !/the webgpu backend has no kernel/.test(e.message)) return Promise.reject(e instanceof WebtrainError && e.message.startsWith(`${context}:`) ? e : wrap(e));
+      return (async () => {
+        // 'auto': this model trains on wasm from now on
+        warnOnce(`webtrain: backend 'auto' trains this model on wasm: ${e.message}`);
+        await this.#gpu.sync();
+        this.#gpu.release();
+        this.#gpu = null;
+        this.#state._gpu = null;
+        return this.#step(mode, args, context, count);
+      })();
     }
-    return pending.catch(async (e) => {
-      if (!this.#auto || !/the webgpu backend has no kernel/.test(e.message)) throw new WebtrainError(`${context}: ${e.message.replace(/^(train|eval) step: /, '')}`);
-      // 'auto': this model trains on wasm from now on
-      warnOnce(`webtrain: backend 'auto' trains this model on wasm: ${e.message}`);
-      await this.#gpu.sync();
-      this.#gpu.release();
-      this.#gpu = null;
-      this.#state._gpu = null;
-      return this.#step(mode, args, context, count);
-    });
+  }
+
+  /**
+   * @internal Takes back a train step submitted on the GPU and not yet followed by an optimizer
+   * step (fit's pipelined loop, stopping before it): as if it never ran. Nothing on wasm.
+   */
+  async _takeBack() {
+    await this.#gpu?.takeBack();
   }
 
   get state() {
@@ -478,16 +494,14 @@ export class Module extends Handle {
    */
   run(...args) {
     const pick = (outs) => (outs.length === 1 ? outs[0] : outs);
-    const outs = this.runAll(...args);
-    return outs instanceof Promise ? outs.then(pick) : pick(outs);
+    return then(this.runAll(...args), pick);
   }
 
   /** Like run, always returning every output as { name: Tensor }. */
   runNamed(...args) {
     const names = this.outputNames();
     const named = (outs) => Object.fromEntries(names.map((n, i) => [n, outs[i]]));
-    const outs = this.runAll(...args);
-    return outs instanceof Promise ? outs.then(named) : named(outs);
+    return then(this.runAll(...args), named);
   }
 
   runAll(...args) {

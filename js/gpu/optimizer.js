@@ -29,13 +29,16 @@ export class GpuOptimizerUpdate {
       u.gpu = gpu;
       u.pipeline = await gpu.pipeline('optim', programs.optim);
       u.placeholder = d.createBuffer({ size: 512, usage: Usage.STORAGE, label: 'webtrain optimizer placeholders' });
+      // the status of a module with no step checks: its steps' losses are all taken as finite
+      u.go = d.createBuffer({ size: 256, usage: Usage.STORAGE | Usage.COPY_DST, label: 'webtrain optimizer status' });
+      d.queue.writeBuffer(u.go, 0, new Uint32Array([1]));
     });
     return u;
   }
 
   /** Bytes of the GPU buffers it holds (the placeholders, and the constants of a module's one parameter buffer). */
   get bytes() {
-    return this.placeholder.size + UNIFORM_BYTES;
+    return this.placeholder.size + this.go.size + UNIFORM_BYTES;
   }
 
   /** The constants of the core's optimizer `h` for its next step (Float32Array(10)); changes nothing. */
@@ -51,15 +54,17 @@ export class GpuOptimizerUpdate {
   /**
    * Encodes into the command encoder `enc` the update of n floats of buffers { p, g, m, v } (m
    * and v null for SGD) with the constants `consts`; the constants are written to the queue now.
+   * status: the buffer whose first word is 0 when the step's loss was not finite
+   * (js/gpu/step-checks.js), or null.
    */
-  encode(enc, { p, g, m, v }, n, consts) {
+  encode(enc, { p, g, m, v, status }, n, consts) {
     const d = this.gpu.device;
     const gx = Math.min(65535, Math.max(1, Math.ceil(n / 256)));
     const words = new Uint32Array(UNIFORM_BYTES / 4);
     words.set([n, gx, consts[0], consts[1]]);
     new Float32Array(words.buffer, 16, 8).set(consts.subarray(2));
     let entry = this.#groups.get(p);
-    const key = [g, m, v];
+    const key = [g, m, v, status];
     if (!entry || entry.key.some((b, i) => b !== key[i])) {
       const bind = (b, slot) => (b ? { buffer: b } : { buffer: this.placeholder, offset: 256 * slot, size: 256 });
       const uniform = d.createBuffer({ size: UNIFORM_BYTES, usage: Usage.UNIFORM | Usage.COPY_DST, label: 'webtrain optimizer constants' });
@@ -69,7 +74,7 @@ export class GpuOptimizerUpdate {
         group: d.createBindGroup({
           layout: this.pipeline.getBindGroupLayout(0),
           entries: [{ binding: 0, resource: { buffer: uniform } }, { binding: 1, resource: { buffer: p } }, { binding: 2, resource: { buffer: g } },
-            { binding: 3, resource: bind(m, 0) }, { binding: 4, resource: bind(v, 1) }],
+            { binding: 3, resource: bind(m, 0) }, { binding: 4, resource: bind(v, 1) }, { binding: 5, resource: { buffer: status ?? this.go } }],
         }),
       };
       this.#groups.set(p, entry);

@@ -8,23 +8,38 @@
 // trainable parameters, their gradients and moments share one layout, one after the other.
 // The module's programs (each mode's, for each set of shapes) run one at a time on one queue, so
 // they share one arena buffer, as the CPU backend's training and eval plans share one arena.
+// A step never waits for its loss: a train step's submit ends with the checks of
+// js/gpu/step-checks.js (the GPU skips what a loss that is not finite must not reach), its
+// outputs are read back only when awaited, and the core hears of a bad loss when it is read.
 import { WebtrainError } from '../core.js';
 import { GpuProgram, sessionDraws } from './program.js';
 import { GpuOptimizerUpdate } from './optimizer.js';
+import { GpuStepChecks } from './step-checks.js';
+import { GpuStepResult } from './step-result.js';
 import { Usage, MapMode } from './device.js';
-import { DType } from '../abi.js';
+import { DType, Mode } from '../abi.js';
 
 const PARAMS = 2, GRADS = 3; // the program's external buffer ids (gpu_program.h)
 const KIND = { USER: 0, PARAM: 1, GRAD: 2, RESET: 3 }; // WT_MODULE_INPUT_*
 const KEEP = 4; // programs kept per mode
 const STORAGE = Usage.STORAGE | Usage.COPY_DST | Usage.COPY_SRC;
 const align = (n) => Math.ceil(n / 256) * 256;
+const release = (entry) => {
+  entry.program.release();
+  entry.post?.release();
+};
 
 export class GpuTrainer {
-  #programs = new Map(); // mode -> [{ key, program, session }]
+  #programs = new Map(); // mode -> [{ key, program, post (a train program's GpuStepChecks dispatches) }]
   #dirty = false; // the state's parameters changed on the CPU side: upload before the next run
   #update = null;
   #arena = null; // the programs' shared arena buffer
+  #checks = null; // GpuStepChecks, made with the first train program
+  #pending = null; // a run whose program is being built: what comes after waits for its submit
+  #failure = null; // { error, reported }: a submit's error
+  #runs = 0; // train steps submitted
+  #last = null; // the last train step: { id, draws (its session's before it), session }
+  #stepped = null; // the last optimizer step: { run (the train step whose gradients it applied), optimizer }
 
   static async create(gpu, core, module, state) {
     const t = new GpuTrainer();
@@ -72,11 +87,15 @@ export class GpuTrainer {
   }
 
   /**
-   * One step of `mode` (the module's inputs already set on its session by the caller): the
-   * graph outputs the module returns, the first `count` (graph indices from the core). Reads
-   * what it needs of the heap before its first await.
+   * One step of `mode` (the module's inputs already set on its session by the caller): a
+   * GpuStepResult of the graph outputs the module returns, the first `count` (graph indices
+   * from the core). Reads what it needs of the heap now; submits now when a program for these
+   * shapes exists, else once it is built. A train step's bookkeeping in the core is done at
+   * submit, as if its loss were finite: the GPU checks the loss itself before anything uses the
+   * gradients, and reading the outputs reports a loss that is not finite.
    */
   run(mode, count) {
+    this.#throwFailure();
     const m = this.core.m;
     const session = m._wtw_module_session(this.module, mode);
     const nIn = m._wtw_session_input_count(session);
@@ -101,12 +120,24 @@ export class GpuTrainer {
     const key = keys.join(';');
     const list = this.#programs.get(mode) ?? [];
     this.#programs.set(mode, list);
-    let hit = list.findIndex((e) => e.key === key);
-    let handle = 0;
-    if (hit < 0) {
-      handle = this.#build(session, mode, nIn); // now: the core reads the inputs the module set
+    const picked = Array.from({ length: count }, (_, i) => m._wtw_module_output_graph_index(this.module, mode, i));
+    const hit = list.findIndex((e) => e.key === key);
+    let entry = hit >= 0 ? list.splice(hit, 1)[0] : null;
+    if (entry) list.unshift(entry);
+    if (entry?.program) return this.#submit(mode, entry, bytes, picked);
+    if (!entry) {
+      const handle = this.#build(session, mode, nIn); // now: the core reads the inputs the module set
+      entry = { key, program: null, post: null };
+      entry.ready = this.#make(mode, entry, handle, nIn, nOut, picked);
+      list.unshift(entry);
+      this.#evict(list);
     }
-    return this.#finish(mode, list, hit, key, handle, nIn, nOut, bytes, count);
+    // (the result in an object: a GpuStepResult handed to a Promise would be read at once)
+    const step = entry.ready.then(() => ({ result: this.#submit(mode, entry, bytes, picked) }));
+    const pending = step.then(() => {}, () => {});
+    this.#pending = pending;
+    pending.then(() => this.#pending === pending && (this.#pending = null));
+    return new GpuStepResult(step.then(({ result }) => result.submitted), () => step.then(({ result }) => result.then((outs) => outs)));
   }
 
   #build(session, mode, nIn) {
@@ -119,56 +150,104 @@ export class GpuTrainer {
     }
     const L = this.gpu.device.limits;
     const h = this.core.withBytes(new Uint8Array(placed.buffer), (at) => m._wtw_gpu_program_build(session, L.maxStorageBufferBindingSize, L.maxBufferSize, at));
-    if (!h) throw new WebtrainError(`${mode === 0 ? 'train' : 'eval'} step: ${this.core.lastError()}`);
+    if (!h) throw new WebtrainError(`${mode === Mode.TRAIN ? 'train' : 'eval'} step: ${this.core.lastError()}`);
     return h;
   }
 
-  async #finish(mode, list, hit, key, handle, nIn, nOut, bytes, count) {
-    const m = this.core.m;
-    let entry;
-    if (hit >= 0) {
-      [entry] = list.splice(hit, 1);
-    } else {
-      try {
-        const arena = { fit: (bytes) => this.#fitArena(bytes) };
-        entry = { key, program: await GpuProgram.build(this.gpu, this.core, handle, nIn, nOut, [this.paramsBuf, this.gradsBuf], arena) };
-      } finally {
-        m._wtw_gpu_program_free(handle);
+  /**
+   * The core's program `handle` (freed here) made on the device, into `entry` (its list's, which
+   * runs of the same shapes wait on meanwhile); a failed one leaves its list.
+   */
+  async #make(mode, entry, handle, nIn, nOut, picked) {
+    try {
+      const arena = { fit: (bytes) => this.#fitArena(bytes) };
+      // a train step's outputs can wait to be read while the next one runs: two staging buffers
+      entry.program = await GpuProgram.build(this.gpu, this.core, handle, nIn, nOut, [this.paramsBuf, this.gradsBuf], arena, { read: picked, slots: mode === Mode.TRAIN ? 2 : 1 });
+      if (mode === Mode.TRAIN) {
+        this.#checks ??= await GpuStepChecks.create(this.gpu, { params: this.paramsBuf, grads: this.gradsBuf, gradFloats: this.trainableBytes / 4, bn: this.#bnWriteBacks() });
+        entry.post = this.#checks.forProgram(entry.program, picked[0] ?? this.core.m._wtw_module_output_graph_index(this.module, Mode.TRAIN, 0));
       }
+    } catch (e) {
+      for (const list of this.#programs.values()) if (list.includes(entry)) list.splice(list.indexOf(entry), 1);
+      if (entry.program) release(entry);
+      throw e;
+    } finally {
+      this.core.m._wtw_gpu_program_free(handle);
     }
-    list.unshift(entry);
-    while (list.length > KEEP) list.pop().program.release();
+  }
+
+  /** Keeps a mode's KEEP most recent programs (one being built stays). */
+  #evict(list) {
+    for (let i = list.length - 1; i >= 0 && list.length > KEEP; i--) if (list[i].program) release(list.splice(i, 1)[0]);
+  }
+
+  /** The BatchNorm write-backs of a train step, for GpuStepChecks. */
+  #bnWriteBacks() {
+    const m = this.core.m, h = this.module;
+    return Array.from({ length: m._wtw_module_bn_count(h) }, (_, b) => {
+      const [mean, vr] = [3, 4].map((k) => this.params[m._wtw_module_bn(h, b, k)]);
+      return { mean: mean.offset, var: vr.offset, channels: mean.bytes / 4, momentum: m._wtw_module_bn_momentum(h, b), outputs: [0, 1, 2].map((k) => m._wtw_module_bn(h, b, k)) };
+    });
+  }
+
+  /** Submits a run of `entry`'s program: a GpuStepResult-like { submitted, then }. */
+  #submit(mode, entry, bytes, picked) {
+    const m = this.core.m;
     if (this.#dirty) this.upload();
-    const outs = await entry.program.run(bytes, sessionDraws(this.core, m._wtw_module_session(this.module, mode)));
-    const picked = Array.from({ length: count }, (_, i) => outs[m._wtw_module_output_graph_index(this.module, mode, i)]);
-    if (mode === 0) {
-      const loss = picked[0]?.data ?? [];
-      const finite = Array.prototype.every.call(loss, (v) => Number.isFinite(v));
-      this.core.check(m._wtw_module_external_train_step(this.module, finite ? 1 : 0), 'train step');
-      this.#writeBackBn(outs);
+    const session = m._wtw_module_session(this.module, mode);
+    const train = mode === Mode.TRAIN;
+    const draws = m._wtw_session_draws(session);
+    const run = entry.program.submit(bytes, sessionDraws(this.core, session), { read: picked, after: train ? (pass) => entry.post.encode(pass) : null });
+    run.done.catch((e) => (this.#failure ??= { error: e }));
+    let id = 0;
+    if (train) {
+      this.core.check(m._wtw_module_external_train_step(this.module, 1), 'train step');
+      id = ++this.#runs;
+      this.#last = { id, draws, session };
     }
-    return picked;
+    const read = () => {
+      if (this.#failure?.error) this.#failure.reported = true;
+      return run.read().then((outs) => (train ? this.#lossRead(id, outs) : outs));
+    };
+    return new GpuStepResult(run.done, read);
   }
 
   /**
-   * The BatchNorm running statistics the train step updated (graph outputs the module added):
-   * into the state, as a train step on the CPU writes them, and from there into their place in
-   * the parameter buffer. Only this changes them on the GPU (the optimizer updates the trainable
-   * parameters), so the state's copy is the current one.
+   * A train step's outputs, read: when its loss is not finite the GPU skipped its update and
+   * discarded its gradients; the core learns it here, as the CPU backend's step would have
+   * said at once: an optimizer step already counted on them is uncounted, and when no step ran
+   * since, the next optimizer step is refused. Then the error the CPU backend gives.
    */
-  #writeBackBn(outs) {
-    const { core, module: h } = this;
-    const m = core.m;
-    for (let b = 0; b < m._wtw_module_bn_count(h); b++) {
-      const [mean, vr, size] = [0, 1, 2].map((k) => outs[m._wtw_module_bn(h, b, k)]);
-      const rc = core.withBytes(mean.data, (pm) => core.withBytes(vr.data, (pv) => m._wtw_module_bn_write_back(h, b, pm, pv, Number(size.data[0]))));
-      core.check(rc, 'train step');
-      for (const k of [3, 4]) {
-        const p = this.params[m._wtw_module_bn(h, b, k)];
-        const at = m._wtw_state_param_data(this.state, p.i);
-        this.gpu.device.queue.writeBuffer(this.paramsBuf, p.offset, m.HEAPU8.slice(at, at + p.bytes));
-      }
-    }
+  #lossRead(id, outs) {
+    const loss = outs[0]?.data;
+    if (!(loss instanceof Float32Array) || loss.every((v) => Number.isFinite(v))) return outs;
+    const m = this.core.m;
+    if (this.#stepped?.run === id) m._wtw_optimizer_external_skipped(this.#stepped.optimizer);
+    else if (this.#last?.id === id) m._wtw_module_external_train_step(this.module, 0);
+    throw new WebtrainError(`the loss is ${loss.some((v) => Number.isNaN(v)) ? 'NaN' : 'infinite'} at this train step (a bad batch, or a learning rate too high); its gradients are discarded and the optimizer will not apply them`);
+  }
+
+  /**
+   * Takes back the last train step when no optimizer step followed it: the BatchNorm statistics
+   * and random draws it changed are restored and its gradients reset, as if it never ran (a
+   * pipelined loop that stops after the step before it).
+   */
+  async takeBack() {
+    await this.#pending;
+    const last = this.#last;
+    if (!last || this.#stepped?.run === last.id) return;
+    this.#last = null;
+    this.core.m._wtw_session_set_draws(last.session, last.draws);
+    await this.gpu.scoped('taking back a train step', async () => this.#checks?.restore());
+    this.core.check(this.core.m._wtw_module_lazy_reset_grad(this.module), 'taking back a train step');
+  }
+
+  /** An error of a submit nobody read (a run whose outputs were never awaited) fails the next call. */
+  #throwFailure() {
+    const f = this.#failure;
+    if (!f) return;
+    this.#failure = null;
+    if (!f.reported) throw f.error;
   }
 
   /**
@@ -178,7 +257,8 @@ export class GpuTrainer {
   #fitArena(bytes) {
     const size = Math.max(256, Math.ceil(bytes / 256) * 256);
     if (this.#arena && this.#arena.size >= size) return this.#arena;
-    for (const list of this.#programs.values()) for (const e of list.splice(0)) e.program.release();
+    // (a program being built stays: it is bound to the new arena)
+    for (const list of this.#programs.values()) for (const e of list.filter((x) => x.program)) release(list.splice(list.indexOf(e), 1)[0]);
     this.#arena?.destroy();
     this.#arena = this.gpu.device.createBuffer({ size, usage: STORAGE, label: 'webtrain module arena' });
     return this.#arena;
@@ -186,7 +266,8 @@ export class GpuTrainer {
 
   /** Bytes of GPU memory the module holds, by what they hold. */
   memory() {
-    const programs = [...this.#programs.values()].flat().map((e) => e.program.bytes);
+    const entries = [...this.#programs.values()].flat().filter((e) => e.program);
+    const programs = entries.map((e) => e.program.bytes);
     const sum = (f) => programs.reduce((a, b) => a + f(b), 0);
     const r = {
       params: this.paramsBuf.size,
@@ -194,14 +275,17 @@ export class GpuTrainer {
       moments: (this.mBuf?.size ?? 0) + (this.vBuf?.size ?? 0),
       arena: this.#arena?.size ?? 0,
       constants: sum((b) => b.constants),
-      other: sum((b) => b.other + b.arena) + (this.#update?.bytes ?? 0),
+      other: sum((b) => b.other + b.arena) + (this.#update?.bytes ?? 0) + (this.#checks?.bytes ?? 0) + entries.reduce((a, e) => a + (e.post?.bytes ?? 0), 0),
     };
     return { ...r, total: Object.values(r).reduce((a, b) => a + b, 0) };
   }
 
   /** The optimizer `o`'s step (a core handle): the core's checks and count, then the update. */
   async step(o) {
+    this.#throwFailure();
+    await this.#pending;
     const consts = GpuOptimizerUpdate.step(this.core, o);
+    this.#stepped = { run: this.#last?.id, optimizer: o };
     const d = this.gpu.device;
     const adamw = consts[0] !== 2;
     await this.gpu.scoped('optimizer step', async () => {
@@ -213,7 +297,7 @@ export class GpuTrainer {
         this.#uploadMoments();
       }
       const enc = d.createCommandEncoder();
-      this.#update.encode(enc, { p: this.paramsBuf, g: this.gradsBuf, m: adamw ? this.mBuf : null, v: adamw ? this.vBuf : null }, this.trainableBytes / 4, consts);
+      this.#update.encode(enc, { p: this.paramsBuf, g: this.gradsBuf, m: adamw ? this.mBuf : null, v: adamw ? this.vBuf : null, status: this.#checks?.status ?? null }, this.trainableBytes / 4, consts);
       d.queue.submit([enc.finish()]);
     });
   }
@@ -230,6 +314,8 @@ export class GpuTrainer {
 
   /** Parameters, gradients and moments from the GPU into the checkpoint state. */
   async sync() {
+    this.#throwFailure();
+    await this.#pending;
     const d = this.gpu.device;
     const parts = [[this.paramsBuf, (p) => this.core.m._wtw_state_param_data(this.state, p.i), this.params],
       [this.gradsBuf, (p) => this.core.m._wtw_state_param_grad(this.state, p.i), this.params.filter((p) => p.trainable)]];
@@ -260,8 +346,9 @@ export class GpuTrainer {
   }
 
   release() {
-    for (const list of this.#programs.values()) for (const e of list) e.program.release();
+    for (const list of this.#programs.values()) list.filter((e) => e.program).forEach(release);
     this.#programs.clear();
+    this.#checks?.release();
     for (const b of [this.paramsBuf, this.gradsBuf, this.mBuf, this.vBuf, this.#arena]) b?.destroy();
   }
 }

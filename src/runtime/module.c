@@ -310,11 +310,8 @@ int wt_module_external_bn(const wt_module *m, int b, int what) {
 
 int wt_module_external_bn_count(const wt_module *m) { return m->n_bn; }
 
-int wt_module_external_bn_write_back(wt_module *m, int b, const float *mean, const float *var, int64_t size) {
-  if (b < 0 || b >= m->n_bn) return wt_errorf(WT_ERR_INVALID_ARG, "no BatchNormalization write-back %d", b);
-  int64_t channels = wt_numel(&m->bn[b].mean->t);
-  apply_bn(&m->bn[b], mean, var, channels ? (double)size / (double)channels : 0);
-  return WT_OK;
+float wt_module_external_bn_momentum(const wt_module *m, int b) {
+  return b >= 0 && b < m->n_bn ? m->bn[b].momentum : -1.0f;
 }
 
 /* Limits up front for a training model's weights in external data (a frozen base by reference):

@@ -21,14 +21,14 @@ int wt_module_output_graph_index(const wt_module *m, int32_t eval, int i);
 int wt_module_external_train_step(wt_module *m, int loss_finite);
 
 /* The BatchNormalization running statistics a train step updates (the module writes them back
- * into the state after its own steps): how many, and of the b-th a graph output index
+ * into the state after its own steps; a backend running the step elsewhere writes them back
+ * itself, as module.c's apply_bn does): how many, and of the b-th a graph output index
  * (WT_MODULE_BN_OUT_*: the updated mean, var, and the input's element count) or a state
  * parameter index (WT_MODULE_BN_MEAN, _VAR), or -1. */
 enum { WT_MODULE_BN_OUT_MEAN, WT_MODULE_BN_OUT_VAR, WT_MODULE_BN_OUT_COUNT, WT_MODULE_BN_MEAN, WT_MODULE_BN_VAR };
 int wt_module_external_bn_count(const wt_module *m);
 int wt_module_external_bn(const wt_module *m, int b, int what);
-/* The b-th write-back from a step run elsewhere: its updated mean and var outputs and the
- * element count (Size of the normalized input), into the state as after a train step. */
-int wt_module_external_bn_write_back(wt_module *m, int b, const float *mean, const float *var, int64_t size);
+/* The b-th write-back's momentum (the weight of the old running statistics), or -1. */
+float wt_module_external_bn_momentum(const wt_module *m, int b);
 
 #endif

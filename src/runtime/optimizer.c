@@ -171,6 +171,10 @@ int wt_optimizer_step_external(wt_optimizer *o, wt_adamw_consts *consts, float *
   return WT_OK;
 }
 
+void wt_optimizer_external_skipped(wt_optimizer *o) {
+  if (o->s->step > 0) o->s->step--;
+}
+
 int wt_optimizer_step(wt_optimizer *o) {
   wt_state *s = o->s;
   WT_TRY(check_step(o));

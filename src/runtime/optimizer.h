@@ -16,4 +16,9 @@ void wt_optimizer_next_update(const wt_optimizer *o, wt_adamw_consts *consts, fl
  * step counted. Gradient clipping is refused. */
 int wt_optimizer_step_external(wt_optimizer *o, wt_adamw_consts *consts, float *sgd_lr);
 
+/* The last external step's update did not run: its train step's loss was not finite, which the
+ * backend checks before the update and reports only when the loss is read, after the step was
+ * counted. Uncounts it (the next update's constants are those it would have had). */
+void wt_optimizer_external_skipped(wt_optimizer *o);
+
 #endif

@@ -436,5 +436,7 @@ int wt_session_share_arena(wt_session *dst, wt_session *src) {
 const wt_graph *wt_session_graph(const wt_session *s) { return s->g; }
 
 uint64_t wt_session_next_draw(wt_session *s) { return wt_exec_draw(&s->exec); }
+uint64_t wt_session_draws(const wt_session *s) { return s->draws; }
+void wt_session_set_draws(wt_session *s, uint64_t draws) { s->draws = draws; }
 
 void wt_session_set_prepack(wt_session *s, wt_prepack *t) { s->exec.prepack = t; }

@@ -25,6 +25,9 @@ const wt_graph *wt_session_graph(const wt_session *s);
 /* The session's next random draw number, counted (ops/exec.h): a run made elsewhere (on the GPU)
  * draws its Dropout masks in step order through this, as the session's own runs do. */
 uint64_t wt_session_next_draw(wt_session *s);
+/* Its draws so far, and setting them back (a run made elsewhere that is taken back). */
+uint64_t wt_session_draws(const wt_session *s);
+void wt_session_set_draws(wt_session *s, uint64_t draws);
 /* The table of frozen weights packed once that the session's runs read (backend/cpu/
  * gemm_prepack.h; its owner's, which outlives the session); NULL: none. */
 void wt_session_set_prepack(wt_session *s, wt_prepack *t);

@@ -66,13 +66,11 @@ const void *wtw_state_param_raw(const wt_state *s, int i) {
 int wtw_module_output_graph_index(const wt_module *m, int eval, int i) { return wt_module_output_graph_index(m, eval, i); }
 int wtw_module_external_train_step(wt_module *m, int finite) { return wt_module_external_train_step(m, finite); }
 /* The BatchNormalization running statistics of a train step (runtime/module_external.h): how
- * many; the b-th one's graph output or state parameter index (what: WT_MODULE_BN_*); its
- * write-back from the step's outputs (size: the element count output, a double). */
+ * many; the b-th one's graph output or state parameter index (what: WT_MODULE_BN_*), and its
+ * momentum: the GPU writes them back. */
 int wtw_module_bn_count(const wt_module *m) { return wt_module_external_bn_count(m); }
 int wtw_module_bn(const wt_module *m, int b, int what) { return wt_module_external_bn(m, b, what); }
-int wtw_module_bn_write_back(wt_module *m, int b, const float *mean, const float *var, double size) {
-  return wt_module_external_bn_write_back(m, b, mean, var, (int64_t)size);
-}
+double wtw_module_bn_momentum(const wt_module *m, int b) { return wt_module_external_bn_momentum(m, b); }
 /* An update's constants (runtime/optimizer.h) as optim.wgsl reads them, into out[10]: kind (0,
  * 1: AdamW's modes; 2: SGD), decay, then AdamW's f[8] or SGD's learning rate. */
 static void pack_consts(const wt_adamw_consts *c, float lr, float *out) {
@@ -97,6 +95,12 @@ int wtw_optimizer_step_external(wt_optimizer *o, float *out) {
   pack_consts(&c, lr, out);
   return rc;
 }
+/* The last step's update did not run on the GPU: its loss was not finite (runtime/optimizer.h). */
+void wtw_optimizer_external_skipped(wt_optimizer *o) { wt_optimizer_external_skipped(o); }
+/* The session's random draws so far, and setting them back (a GPU run taken back). */
+double wtw_session_draws(const wt_session *s) { return (double)wt_session_draws(s); }
+void wtw_session_set_draws(wt_session *s, double draws) { wt_session_set_draws(s, (uint64_t)draws); }
+
 /* Graph input k as set on s: its data's address and bytes (0 when not set). */
 const void *wtw_session_input_data(const wt_session *s, int k) {
   const wt_tensor *t = wt_session_input(s, k);

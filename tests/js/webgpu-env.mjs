@@ -16,10 +16,12 @@ export const gpu = create([]);
 /**
  * Counts, until restore(), calls of the device's methods `names` ('queue.writeBuffer': its
  * queue's), queue.submit, buffers' mapAsync (readBytes: the mapped buffers' sizes) and compute
- * passes' dispatchWorkgroups: { counts, restore }.
+ * passes' dispatchWorkgroups: { counts, order (the submits and mapAsyncs by name, in call
+ * order), restore }.
  */
 export function countCalls(device, names = []) {
   const counts = { submit: 0, mapAsync: 0, readBytes: 0, dispatchWorkgroups: 0 };
+  const order = [];
   const probe = device.createBuffer({ size: 4, usage: 0x8 }); // COPY_DST: its class, for mapAsync
   const bufferClass = Object.getPrototypeOf(probe);
   probe.destroy();
@@ -29,6 +31,7 @@ export function countCalls(device, names = []) {
     const f = obj[name];
     obj[name] = function (...a) {
       counts[name] = (counts[name] ?? 0) + 1; // (a queue method counts under its own name)
+      if (name === 'submit' || name === 'mapAsync') order.push(name);
       also?.(this);
       return f.apply(this, a);
     };
@@ -40,5 +43,5 @@ export function countCalls(device, names = []) {
     wrap(bufferClass, 'mapAsync', (buffer) => (counts.readBytes += buffer.size)),
     wrap(passClass, 'dispatchWorkgroups'),
   ];
-  return { counts, restore: () => restores.forEach((r) => r()) };
+  return { counts, order, restore: () => restores.forEach((r) => r()) };
 }

@@ -151,6 +151,30 @@ test('activations: within the per-op tolerance of the wasm backend', async () =>
   }
 });
 
+test('a NaN goes where it goes on the CPU: Relu, Clip, Max, Min and a Gemm with its Relu fused keep it', async () => {
+  // (WGSL's max and min return the other operand; the CPU kernels keep a NaN in the first,
+  // so a NaN in a batch reaches the loss on both backends and the step is skipped on both)
+  const x = value('x', [3, 8], 21), w = value('w', [8, 5], 22, true), b = value('b', [3, 8], 23);
+  x.data[2] = NaN;
+  b.data[5] = NaN;
+  x.data[11] = NaN;
+  b.data[11] = NaN;
+  const models = [
+    one('Relu', [x]), one('Max', [x, b]), one('Min', [x, b]), one('Max', [b, x]),
+    onnxModel({ nodes: [{ op: 'Clip', inputs: ['x'], outputs: ['y'], attrs: { min: -0.5, max: 0.5 } }], inputs: [{ name: 'x', dims: [3, 8] }], outputs: [{ name: 'y' }], opset: 6 }),
+    onnxModel({
+      nodes: [{ op: 'MatMul', inputs: ['x', 'w'], outputs: ['h'] }, { op: 'Relu', inputs: ['h'], outputs: ['y'] }],
+      inputs: [{ name: 'x', dims: [3, 8] }], initializers: [w], outputs: [{ name: 'y' }],
+    }),
+  ];
+  for (const [k, model] of models.entries()) {
+    const r = await both(model, feedsOf([x, b].filter((v) => k > 0 && k < 4 || v === x)));
+    const nan = Array.from(r.cpu.y.data, (v) => Number.isNaN(v));
+    assert.ok(nan.some((v) => v), `model ${k}: the CPU keeps a NaN`);
+    assert.deepEqual(Array.from(r.gpu.y.data, (v) => Number.isNaN(v)), nan, `model ${k}: NaNs where the CPU has them`);
+  }
+});
+
 test('reductions, Expand, Pow, Sign, Softplus, variadic Sum/Min/Max: within the policy', async () => {
   // sums in order over n terms: rtol n eps
   for (const [op, dims, axes, keepdims] of [['ReduceSum', [3, 4, 5], [1], 1], ['ReduceSum', [3, 4, 5], [0, 2], 0], ['ReduceMean', [6, 7], [0], 1], ['ReduceMean', [2, 3, 4, 5], [1, 3], 0], ['ReduceSum', [9], [0], 0]]) {

@@ -11,6 +11,7 @@ import {
   Tensor,
   WebtrainError,
   artifacts,
+  fit,
   init,
   onnxblock,
   runtimeInfo,
@@ -23,6 +24,7 @@ import type {
   Core,
   InitOptions,
   ModuleInput,
+  ModuleBackend,
   Parameter,
   PropertyValue,
   RuntimeInfo,
@@ -267,6 +269,22 @@ const [trainLoss]: Tensor[] = module.runAll(x, labels64);
 const byName: Record<string, Tensor> = module.runNamed({ input: x, labels: labels64 });
 const training: boolean = module.eval().isTraining;
 const [evalLoss, ...extra] = module.runAll(x, labels64);
+
+// On webgpu the step methods return Promises (OnBackend): awaited, the same code as on wasm.
+const gpuModule = await Module.create(trainingModel, state, evalModel, { backend: 'webgpu' });
+const gpuOptimizer = await Optimizer.create(optimizerModel!, gpuModule);
+const gpuLoss: Tensor = await gpuModule.run(x, labels32);
+const gpuAll: Tensor[] = await gpuModule.runAll(x, labels32);
+const gpuStep: Promise<void> = gpuOptimizer.step();
+new LinearLRScheduler(gpuOptimizer, 0, 100);
+// @ts-expect-error a webgpu module's run() is a Promise: await it
+gpuModule.run(x, labels32).data;
+const autoModule = await Module.create(trainingModel, state, evalModel, { backend: 'auto' });
+const autoLoss: Tensor = await autoModule.run(x, labels32);
+// @ts-expect-error with 'auto' the result may be a Promise
+autoModule.run(x, labels32).dims;
+const someBackend: ModuleBackend = gpuModule.backend;
+await fit(gpuModule, gpuOptimizer, { x, y: labels32, batchSize: 4 });
 
 const n: number = module.getParametersSize() + module.getParametersSize(false);
 const flat: Tensor<'float32'> = module.getContiguousParameters(true);

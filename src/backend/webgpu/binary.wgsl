@@ -53,8 +53,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u
     case 1u: { r = x - y; }
     case 2u: { r = x * y; }
     case 3u: { r = x / y; }
-    case 4u: { r = min(x, y); }
-    case 5u: { r = max(x, y); }
+    case 4u: { r = pmin(x, y); }
+    case 5u: { r = pmax(x, y); }
     case 6u: { r = select(x, x * y, x < 0.0); }             // PRelu
     case 7u: { r = select(0.0, x, y > 0.0); }               // ReluGrad
     case 8u: { r = x * y * (1.0 - y); }                     // SigmoidGrad

@@ -100,7 +100,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       if (gn >= u.N) { continue; }
       var v = u.alpha * acc[r * 4u + c];
       if ((u.flags & 4u) != 0u) { v += u.beta * bias[gm * u.bias_rs + gn * u.bias_cs]; }
-      if ((u.flags & 8u) != 0u) { v = max(v, 0.0); }
+      if ((u.flags & 8u) != 0u) { v = select(v, 0.0, v < 0.0); } // a fused Relu: NaN kept, as on the CPU
       y[y0 + gm * u.N + gn] = v;
     }
   }

@@ -14,7 +14,7 @@ fn f(v: f32) -> f32 {
     case 0u: { return -v; }                                   // Neg
     case 1u: { return abs(v); }                               // Abs
     case 2u: { return sqrt(v); }                              // Sqrt
-    case 3u: { return max(v, 0.0); }                          // Relu
+    case 3u: { return pmax(v, 0.0); }                         // Relu
     case 4u: { return 1.0 / v; }                              // Reciprocal
     case 5u: { return select(u.alpha * v, v, v >= 0.0); }     // LeakyRelu
     case 6u: { return exp(v); }                               // Exp
@@ -37,7 +37,7 @@ fn f(v: f32) -> f32 {
     case 23u: {                                               // Gelu, approximate = tanh
       return 0.5 * v * (1.0 + tanh(0.79788456080286536 * (v + 0.044715 * v * v * v)));
     }
-    case 24u: { return min(max(v, u.alpha), u.beta); }        // Clip (as the CPU: not clamp())
+    case 24u: { return pmin(pmax(v, u.alpha), u.beta); }      // Clip (as the CPU: not clamp())
     default: { return v; }
   }
 }

@@ -1,6 +1,11 @@
 // Functions several programs share, pasted where a program says `// include: math`
 // (scripts/embed_wgsl.mjs).
 
+// max and min as the CPU kernels compute them (SIMD128's pmax and pmin): a NaN in `a` is kept,
+// so a NaN reaches the loss as it does there (WGSL's max and min return the other operand).
+fn pmax(a: f32, b: f32) -> f32 { return select(a, b, a < b); }
+fn pmin(a: f32, b: f32) -> f32 { return select(a, b, b < a); }
+
 fn sigmoid(v: f32) -> f32 {
   // exp of a non-positive argument only: no overflow for large |v|
   let e = exp(-abs(v));
