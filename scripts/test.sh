@@ -39,8 +39,7 @@ echo "== wasm: training golden vectors vs PyTorch (tests/golden/cases, tests/gol
 node tests/golden/run.mjs tests/golden/cases/*/ tests/golden/cases-models/*/
 
 echo "== webgpu (Node's webgpu package; SwiftShader without a GPU): training golden vectors vs PyTorch"
-echo "   (lstm_classifier excepted: LSTMTraining and LSTMGrad have no webgpu kernels yet)"
-node tests/golden/run.mjs --backend webgpu tests/golden/cases/*/ $(ls -d tests/golden/cases-models/*/ | grep -v lstm_classifier)
+node tests/golden/run.mjs --backend webgpu tests/golden/cases/*/ tests/golden/cases-models/*/
 
 echo "== wasm, relaxed-SIMD (FMA) build (Node's --experimental-wasm-relaxed-simd): ONNX node tests, forward vectors, training golden vectors"
 relaxed() {

@@ -8,7 +8,7 @@
 struct U {
   M: u32, N: u32, K: u32, flags: u32,  // flags: 1 trans a, 2 trans b, 4 bias, 8 relu, 16/32 a/b float16
   alpha: f32, beta: f32, bias_rs: u32, bias_cs: u32,
-  nb: u32, pad0: u32, pad1: u32, pad2: u32,
+  nb: u32, a_off: u32, b_off: u32, pad0: u32, // a_off, b_off: where a's and b's first matrix starts
   batch: array<vec4u, 2>,              // the output's batch dims, outermost first (nb used)
   a_stride: array<vec4u, 2>,           // a's and b's matrix stride per batch dim (0: broadcast)
   b_stride: array<vec4u, 2>,
@@ -43,8 +43,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
         @builtin(local_invocation_index) li: u32) {
   // where this matrix of the batch starts in a and b
   var rest = wg.z;
-  var a0 = 0u;
-  var b0 = 0u;
+  var a0 = u.a_off;
+  var b0 = u.b_off;
   for (var d = 0u; d < u.nb; d++) {
     let axis = u.nb - 1u - d;
     let size = at(u.batch, axis);

@@ -115,6 +115,13 @@ enum wt_gpu_binop { WT_GB_ADD, WT_GB_SUB, WT_GB_MUL, WT_GB_DIV, WT_GB_MIN, WT_GB
 int wt_gpu_binary_dispatch(wt_gpu_dispatch *d, int op, float alpha, int8_t ba, const wt_tensor *ta,
                            int8_t bb, const wt_tensor *tb, int8_t bc, const wt_tensor *tc);
 
+/* gemm.wgsl over `batches` matrices: y[z] = op(a[z]) op(b[z]) (M x K by K x N, op transposing
+ * where ta, tb), a[z] starting at element a_off + z a_stride of binding a (b likewise), y[z] at
+ * z M N of binding y. */
+void wt_gpu_gemm_dispatch(wt_gpu_dispatch *d, int8_t a, int64_t a_off, int64_t a_stride, int ta, int8_t b,
+                          int64_t b_off, int64_t b_stride, int tb, int8_t y, int64_t M, int64_t N, int64_t K,
+                          int64_t batches);
+
 /* Element strides of t read at y's coordinates (t aligned to y's innermost axes, 0 along an
  * axis t is broadcast along), for y's rank. */
 void wt_gpu_bcast_strides(const wt_tensor *t, const wt_tensor *y, uint32_t *s);

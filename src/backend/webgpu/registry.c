@@ -4,7 +4,7 @@
 
 #define GPU_FAMILIES(X) \
   X(binary) X(conv) X(data) X(data_index) X(gemm) X(norm) X(norm_grad) X(pool) X(reduce) X(resize) \
-  X(shape) X(shape_build) X(softmax) X(softmax_grad) X(training) X(unary) X(unary_grad)
+  X(rnn) X(shape) X(shape_build) X(softmax) X(softmax_grad) X(training) X(unary) X(unary_grad)
 
 #define DECLARE(f) extern const wt_gpu_kernel wt_gpu_kernels_##f[];
 GPU_FAMILIES(DECLARE)

@@ -4,7 +4,7 @@
 #include "ops/gemm_params.h"
 
 /* Uniform words of gemm.wgsl. */
-enum { U_M, U_N, U_K, U_FLAGS, U_ALPHA, U_BETA, U_BIAS_RS, U_BIAS_CS, U_NB, U_BATCH = 12,
+enum { U_M, U_N, U_K, U_FLAGS, U_ALPHA, U_BETA, U_BIAS_RS, U_BIAS_CS, U_NB, U_A_OFF, U_B_OFF, U_BATCH = 12,
        U_A_STRIDE = 20, U_B_STRIDE = 28 };
 enum { F_TA = 1, F_TB = 2, F_BIAS = 4, F_RELU = 8, F_HALF_A = 16, F_HALF_B = 32 };
 
@@ -67,6 +67,24 @@ static int gemm_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
   d->uniform[U_BIAS_CS] = (uint32_t)p->c_cs;
   grid(d, p->M, p->N, 1);
   return 1;
+}
+
+void wt_gpu_gemm_dispatch(wt_gpu_dispatch *d, int8_t a, int64_t a_off, int64_t a_stride, int ta, int8_t b,
+                          int64_t b_off, int64_t b_stride, int tb, int8_t y, int64_t M, int64_t N, int64_t K,
+                          int64_t batches) {
+  *d = (wt_gpu_dispatch){.program = "gemm", .n_bind = 4, .bind = {a, b, WT_GPU_NONE, y}};
+  d->uniform[U_M] = (uint32_t)M;
+  d->uniform[U_N] = (uint32_t)N;
+  d->uniform[U_K] = (uint32_t)K;
+  d->uniform[U_FLAGS] = (ta ? F_TA : 0) | (tb ? F_TB : 0);
+  wt_gpu_f32(&d->uniform[U_ALPHA], 1.0f);
+  d->uniform[U_A_OFF] = (uint32_t)a_off;
+  d->uniform[U_B_OFF] = (uint32_t)b_off;
+  d->uniform[U_NB] = 1;
+  d->uniform[U_BATCH] = (uint32_t)batches;
+  d->uniform[U_A_STRIDE] = (uint32_t)a_stride;
+  d->uniform[U_B_STRIDE] = (uint32_t)b_stride;
+  grid(d, M, N, batches);
 }
 
 const wt_gpu_kernel wt_gpu_kernels_gemm[] = {
