@@ -16,6 +16,13 @@
       benchmark's (zero_grad, forward, loss, backward, optimizer step, loss read back), random
       batches cycled as data.mjs does; prints one 'RESULT {json}' line with train / eval
       {median, min, n} in ms.
+  /usr/bin/python3 tests/bench/torchvision_models.py grads KEY OUT_DIR
+      one training step's reference for tests/bench/tv_grads.mjs: the model with every Dropout at
+      p = 0 (PyTorch's masks are its own draws), exported as above to OUT_DIR/tvg_KEY.onnx, a
+      seeded batch, the mean cross-entropy, and every parameter's gradient in float32 and, the
+      same step recomputed in float64, the exact one to measure both against: OUT_DIR/tvg_KEY/
+      (input.bin, labels.bin, grad_<i>.bin, grad64_<i>.bin (float64),
+      case.json {loss, params: [{name, dims, file, file64}]}).
 
 The models, at batch 2 and 64x64 images (the measurement the issue quotes), 10 classes:
   resnet18, mobilenet_v3_small, efficientnet_b0, convnext_tiny (torchvision's definitions,
@@ -24,6 +31,7 @@ The models, at batch 2 and 64x64 images (the measurement the issue quotes), 10 c
   4 layers, 4 heads, hidden 192, MLP 768; vit_b_16 is 86M parameters, far from a training-in-a-tab
   size).
 """
+import copy
 import io
 import json
 import os
@@ -93,6 +101,40 @@ def export(out):
     print(json.dumps({k: [v['forward_flops'], v['backward_flops']] for k, v in meta.items()}))
 
 
+def grads(key, out):
+    import numpy as np
+    import torch
+    _, model = make(key)
+    for m in model.modules():
+        if isinstance(m, torch.nn.Dropout):
+            m.p = 0.0
+    if key == 'vit_small':
+        # torchvision starts the ViT's head at zero, which leaves every other gradient zero
+        torch.nn.init.normal_(model.heads.head.weight, std=0.02)
+    os.makedirs(os.path.join(out, f'tvg_{key}'), exist_ok=True)
+    path = os.path.join(out, f'tvg_{key}.onnx')
+    torch.onnx.export(model, torch.zeros(BATCH, 3, SIZE, SIZE), path, training=torch.onnx.TrainingMode.TRAINING,
+                      do_constant_folding=False, opset_version=17, input_names=['input'], output_names=['output'])
+    g = torch.Generator().manual_seed(SEED + 1)
+    x = torch.rand(BATCH, 3, SIZE, SIZE, generator=g) * 2 - 1
+    y = torch.randint(0, CLASSES, (BATCH,), generator=g)
+    exact = copy.deepcopy(model).double()
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    torch.nn.functional.cross_entropy(exact(x.double()), y).backward()
+    d = os.path.join(out, f'tvg_{key}')
+    x.numpy().astype(np.float32).tofile(os.path.join(d, 'input.bin'))
+    y.numpy().astype(np.int32).tofile(os.path.join(d, 'labels.bin'))
+    params = []
+    for i, ((name, p), p64) in enumerate(zip(model.named_parameters(), exact.parameters())):
+        p.grad.numpy().astype(np.float32).tofile(os.path.join(d, f'grad_{i}.bin'))
+        p64.grad.numpy().astype(np.float64).tofile(os.path.join(d, f'grad64_{i}.bin'))
+        params.append({'name': name, 'dims': list(p.shape), 'file': f'grad_{i}.bin', 'file64': f'grad64_{i}.bin'})
+    with open(os.path.join(d, 'case.json'), 'w') as f:
+        json.dump({'key': key, 'loss': loss.item(), 'dims': [BATCH, 3, SIZE, SIZE], 'params': params}, f)
+    print(json.dumps({'key': key, 'loss': loss.item(), 'params': len(params)}))
+
+
 def timed(fn, steps, warmup, warmup_ms):
     t0 = time.perf_counter()
     i = 0
@@ -156,6 +198,8 @@ def time_steps(key, optimizer, lr, steps, warmup, evals, warmup_ms):
 if __name__ == '__main__':
     if len(sys.argv) == 3 and sys.argv[1] == 'export':
         export(sys.argv[2])
+    elif len(sys.argv) == 4 and sys.argv[1] == 'grads':
+        grads(sys.argv[2], sys.argv[3])
     elif len(sys.argv) in (8, 9) and sys.argv[1] == 'time':
         time_steps(sys.argv[2], sys.argv[3], float(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7]),
                    float(sys.argv[8]) if len(sys.argv) == 9 else 2000.0)
