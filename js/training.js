@@ -255,7 +255,7 @@ export class CheckpointState extends Handle {
     if (externalData === true || (externalData === 'auto' && big)) {
       return saveExternal(state.core, state.h, destination, includeOptimizerState);
     }
-    const bytes = state.toBytes({ includeOptimizerState });
+    const bytes = await state.toBytes({ includeOptimizerState }); // (a Promise while the GPU trains it)
     if (destination !== undefined && destination !== null) await writeBytes(destination, bytes);
     return bytes;
   }

@@ -198,7 +198,11 @@ export class GpuTrainer {
     const train = mode === Mode.TRAIN;
     const draws = m._wtw_session_draws(session);
     const run = entry.program.submit(bytes, sessionDraws(this.core, session), { read: picked, after: train ? (pass) => entry.post.encode(pass) : null });
-    run.done.catch((e) => (this.#failure ??= { error: e }));
+    const outcome = { error: null, reported: false }; // a failed submit: reported by a read, else by the next call
+    run.done.catch((e) => {
+      outcome.error = e;
+      this.#failure ??= outcome;
+    });
     let id = 0;
     if (train) {
       this.core.check(m._wtw_module_external_train_step(this.module, 1), 'train step');
@@ -206,7 +210,7 @@ export class GpuTrainer {
       this.#last = { id, draws, session };
     }
     const read = () => {
-      if (this.#failure?.error) this.#failure.reported = true;
+      outcome.reported = true;
       return run.read().then((outs) => (train ? this.#lossRead(id, outs) : outs));
     };
     return new GpuStepResult(run.done, read);

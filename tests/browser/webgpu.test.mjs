@@ -113,3 +113,53 @@ test('an InferenceSession on webgpu inside webtrain.worker() gives the page\'s o
     assert.deepEqual(r.worker, r.page);
     assert.ok(r.info.adapter, 'the worker opened a GPU device');
   }));
+
+test('inside webtrain.worker() a CNN fits on WebGPU, saves to IndexedDB and exports; the page resumes the checkpoint on wasm', () =>
+  onTestPage(env, async (page) => {
+    const r = await page.evaluate(async () => {
+      const { webtrain: wt, t } = window;
+      const g = await t.golden('cnn_bn_ce_sgd');
+      const art = await wt.artifacts.generateArtifacts(g.model, g.options);
+      const options = { batches: g.steps, epochs: 2, progress: false };
+      // the page on wasm: the numbers the worker's GPU must give
+      const ref = {};
+      {
+        const state = await wt.CheckpointState.loadCheckpoint(art.checkpoint);
+        const module = await wt.Module.create(art.trainingModel, state, art.evalModel, { backend: 'wasm' });
+        const optimizer = await wt.Optimizer.create(art.optimizerModel, module);
+        ref.losses = Array.from((await wt.fit(module, optimizer, options)).losses);
+        ref.params = t.params(state);
+        [optimizer, module, state].forEach((o) => o.release());
+      }
+      const w = await wt.worker();
+      let backend, losses, exported;
+      try {
+        const state = await w.CheckpointState.loadCheckpoint(art.checkpoint);
+        const module = await w.Module.create(art.trainingModel, state, art.evalModel, { backend: 'webgpu' });
+        const optimizer = await w.Optimizer.create(art.optimizerModel, module);
+        backend = await module.backend();
+        losses = Array.from((await w.fit(module, optimizer, options)).losses);
+        await w.CheckpointState.saveCheckpoint(state, 'idb://webgpu-worker', { includeOptimizerState: true });
+        exported = await module.exportModelForInferencing(['output']);
+      } finally {
+        w.terminate();
+      }
+      // the page: the worker's checkpoint trains on wasm; its exported model runs
+      const state = await wt.CheckpointState.loadCheckpoint('idb://webgpu-worker');
+      const saved = t.params(state);
+      const module = await wt.Module.create(art.trainingModel, state, art.evalModel, { backend: 'wasm' });
+      const optimizer = await wt.Optimizer.create(art.optimizerModel, module);
+      const resumed = (await module.run(...g.steps[0])).data[0];
+      await optimizer.step();
+      const s = await wt.InferenceSession.create(exported, { backend: 'wasm' });
+      const out = (await s.run({ input: g.steps[0][0] })).output;
+      [s, optimizer, module, state].forEach((o) => o.release());
+      const diff = (a, b) => Math.max(...Object.keys(b).map((n) => Math.max(...b[n].map((v, i) => Math.abs(a[n][i] - v) / (1 + Math.abs(v))))));
+      return { backend, losses, ref: ref.losses, paramDiff: diff(saved, ref.params), resumed, out: Array.from(out.data) };
+    });
+    assert.equal(r.backend, 'webgpu');
+    assert.equal(r.losses.length, r.ref.length);
+    r.losses.forEach((v, i) => assert.ok(Math.abs(v - r.ref[i]) <= 1e-5 * Math.abs(r.ref[i]), `step ${i}: ${v} vs wasm ${r.ref[i]}`));
+    assert.ok(r.paramDiff <= 1e-5, `the checkpoint's parameters are ${r.paramDiff} from the page's`);
+    assert.ok(Number.isFinite(r.resumed) && r.out.length > 0 && r.out.every(Number.isFinite));
+  }));
