@@ -10,7 +10,7 @@ import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { create } from 'webgpu';
 import { init } from '../../js/core.js';
-import { artifacts, CheckpointState, Module, Optimizer, Tensor, fit } from '../../js/index.js';
+import { artifacts, CheckpointState, InferenceSession, Module, Optimizer, Tensor, fit } from '../../js/index.js';
 import { onnxModel } from './onnx-writer.mjs';
 import { runCase, readCase, artifactOptions, setup, inputsOf } from '../golden/golden.mjs';
 import { gpu, countCalls } from './webgpu-env.mjs';
@@ -232,4 +232,41 @@ test('a lost device fails the next step saying so; the checkpoint saved before i
   }
   assert.ok(Math.abs(third - refThird) <= 1e-5 * Math.abs(refThird), `${third} vs ${refThird}`);
   for (const o of [o2, m2, resumed, o3, m3, ref]) o.release();
+});
+
+test('LoRA exports from a module trained on webgpu: the merged model and the adapter file are the wasm backend\'s', async () => {
+  const dir = join(cases, 'lora_tiny_llama_adamw');
+  const c = await readCase(dir);
+  const art = await artifacts.generateArtifacts(join(dir, c.model), artifactOptions(c));
+  const ids = (await inputsOf(dir, c.eval.inputs, ['input_ids']))[0];
+  const out = {};
+  for (const backend of ['wasm', 'webgpu']) {
+    const { state, module, optimizer } = await setup(c, art, dir, { backend, gpu });
+    try {
+      for (const step of c.steps.slice(0, 3)) {
+        await module.run(...(await inputsOf(dir, step.inputs, module.inputNames())));
+        await optimizer.step();
+        module.lazyResetGrad();
+      }
+      const merged = await module.exportMergedModel(['logits']);
+      const { adapter } = await module.exportLoraAdapter(['logits']);
+      const s = await InferenceSession.create(merged, { backend: 'wasm' });
+      const logits = Array.from((await s.run({ input_ids: ids })).logits.data);
+      s.release();
+      // the adapter file's parameters, read into a fresh state
+      const fresh = await CheckpointState.loadCheckpoint(art.checkpoint);
+      await fresh.loadParameters(adapter);
+      const lora = [...fresh.parameters.keys()].filter((n) => /\.lora_[AB]$/.test(n)).flatMap((n) => Array.from(fresh.parameters.get(n).data));
+      fresh.release();
+      out[backend] = [logits, lora];
+    } finally {
+      optimizer.release();
+      module.release();
+      state.release();
+    }
+  }
+  out.wasm.forEach((want, k) => {
+    assert.ok(want.length > 0);
+    want.forEach((v, i) => assert.ok(Math.abs(out.webgpu[k][i] - v) <= 1e-5 * (1 + Math.abs(v)), `export ${k} logits[${i}]: ${out.webgpu[k][i]} vs ${v}`));
+  });
 });
