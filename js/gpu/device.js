@@ -49,7 +49,10 @@ export class GpuDevice {
   static async open(gpuOption) {
     const gpu = await findGpu(gpuOption);
     const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
-    if (!adapter) throw new WebtrainError("backend 'webgpu': the GPU object gave no adapter (requestAdapter() returned null)");
+    if (!adapter) {
+      const hint = isNode ? "; in Node the webgpu package's Dawn needs a Vulkan driver: a GPU's, or SwiftShader's on the CPU (VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json, from Debian's chromium)" : '';
+      throw new WebtrainError(`backend 'webgpu': the GPU object gave no adapter (requestAdapter() returned null)${hint}`);
+    }
     const L = adapter.limits;
     const device = await adapter.requestDevice({
       requiredLimits: { maxStorageBufferBindingSize: L.maxStorageBufferBindingSize, maxBufferSize: L.maxBufferSize },

@@ -6,7 +6,7 @@
 // that failed.
 export const TARGETS = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'];
 
-export async function loraFlow(wt, model, { batch, seq, vocab, steps, rank = 8, alpha = 16, snap = async () => {} }) {
+export async function loraFlow(wt, model, { batch, seq, vocab, steps, rank = 8, alpha = 16, backend, snap = async () => {} }) {
   const out = {};
   let phase = 'generateArtifacts';
   const seconds = (t0) => +((performance.now() - t0) / 1000).toFixed(2);
@@ -21,7 +21,7 @@ export async function loraFlow(wt, model, { batch, seq, vocab, steps, rank = 8, 
     phase = 'load';
     const t1 = performance.now();
     const state = await wt.CheckpointState.loadCheckpoint(art.checkpoint);
-    const module = await wt.Module.create(art.trainingModel, state, art.evalModel);
+    const module = await wt.Module.create(art.trainingModel, state, art.evalModel, backend ? { backend } : {});
     const optimizer = await wt.Optimizer.create(art.optimizerModel, module);
     out.loadSeconds = seconds(t1);
     out.trainableParams = module.getParametersSize(true);
@@ -36,8 +36,8 @@ export async function loraFlow(wt, model, { batch, seq, vocab, steps, rank = 8, 
     const times = [];
     for (let i = 0; i < steps; i++) {
       const t0 = performance.now();
-      losses.push(module.train().runAll(x, y)[0].data[0]);
-      optimizer.step();
+      losses.push((await module.train().runAll(x, y))[0].data[0]); // (a Promise on webgpu)
+      await optimizer.step();
       module.lazyResetGrad();
       times.push(performance.now() - t0);
       if (i === 0) await snap('first step');
@@ -50,7 +50,7 @@ export async function loraFlow(wt, model, { batch, seq, vocab, steps, rank = 8, 
     out.losses = losses.map((l) => +l.toFixed(4));
     await snap('trained');
     phase = 'eval';
-    out.evalLoss = module.eval().runAll(x, y)[0].data[0];
+    out.evalLoss = (await module.eval().runAll(x, y))[0].data[0];
     await snap('evaluated');
     out.memoryStats = module.memoryStats();
     if (!losses.every(Number.isFinite) || !Number.isFinite(out.evalLoss)) throw new Error(`non-finite loss: ${losses} / ${out.evalLoss}`);

@@ -2,7 +2,7 @@
 // LoRA on a decoder with SmolLM2-135M's shape (docs/performance.md's LoRA rows; not part of npm test):
 //   node tests/bench/smollm-lora.mjs [--env node|chromium] [--threads N] [--float16] [--seq 128]
 //        [--batch 1] [--steps 6] [--keep DIR] [--layers 30 --hidden 576 --heads 9 --kv-heads 3
-//        --mlp 1536 --vocab 49152]
+//        --mlp 1536 --vocab 49152] [--backend wasm|webgpu]
 // tests/bench/make_smollm.py writes base.onnx + base.onnx.data into DIR (random weights, exported
 // by PyTorch in training mode with dynamic [batch, seq]; reused when --keep names a folder that
 // has them for these sizes); then, in this one process (Node) or on a page of headless Chromium
@@ -32,6 +32,7 @@ const seq = Number(flag('--seq', 128));
 const batch = Number(flag('--batch', 1));
 const steps = Number(flag('--steps', 6));
 const keep = flag('--keep', null);
+const backend = flag('--backend', 'wasm'); // Module.create's (webgpu in Node: the webgpu package)
 const shape = {
   layers: Number(flag('--layers', 30)), hidden: Number(flag('--hidden', 576)), heads: Number(flag('--heads', 9)),
   'kv-heads': Number(flag('--kv-heads', 3)), mlp: Number(flag('--mlp', 1536)), vocab: Number(flag('--vocab', 49152)),
@@ -57,7 +58,7 @@ try {
   } else log(`reusing ${model}`);
   const weightBytes = (await stat(`${model}.data`)).size;
   const load0 = loadavg()[0];
-  const opts = { batch, seq, vocab: shape.vocab, steps };
+  const opts = { batch, seq, vocab: shape.vocab, steps, backend };
   let r;
   let peak = 0;
   if (env === 'node') {
@@ -120,7 +121,7 @@ try {
   const goal = saved === null ? null : weightBytes + 1.5 * saved;
   const wasmPeak = Math.max(...Object.values(r.at ?? {}).map((a) => a.wasmMemoryMB ?? 0)) * MB;
   const out = {
-    env, threads, frozenDtype: half ? 'float16' : 'float32', ...shape, seq, batch, steps, loadAvg: +load0.toFixed(2),
+    env, backend, threads, frozenDtype: half ? 'float16' : 'float32', ...shape, seq, batch, steps, loadAvg: +load0.toFixed(2),
     weightMB: +(weightBytes / MB).toFixed(1), savedMB: saved === null ? null : +(saved / MB).toFixed(1),
     goalMB: goal === null ? null : +(goal / MB).toFixed(1), peakRssMB: +(peak / MB).toFixed(1),
     peakRssOverGoal: goal ? +(peak / goal).toFixed(2) : null, wasmMemoryMB: +(wasmPeak / MB).toFixed(1),
