@@ -1,11 +1,12 @@
-// The webgpu backend's LSTM kernels against the wasm backend, op by op on small shapes, under the
-// tolerance policy of docs/architecture.md: LSTM and LSTMTraining forward (one and two
-// directions, reverse, with and without bias and initial states, some outputs absent) and
-// LSTMGrad (every gradient, or some; with and without the gradients of the final states); a
-// hidden size past one workgroup's threads; and refusals that name what is unsupported.
+// The webgpu backend's recurrent kernels against the wasm backend, op by op on small shapes, under
+// the tolerance policy of docs/architecture.md: LSTM, GRU and their training forms forward (one
+// and two directions, reverse, with and without bias and initial states, some outputs absent;
+// GRU with and without linear_before_reset), LSTMGrad and GRUGrad (every gradient, or some;
+// with and without the gradients of the final states); a hidden size past one workgroup's
+// threads; a GRU classifier training as on wasm; and refusals that name what is unsupported.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { InferenceSession } from '../../js/index.js';
+import { artifacts, CheckpointState, InferenceSession, Module, Optimizer, Tensor } from '../../js/index.js';
 import { onnxModel } from './onnx-writer.mjs';
 import { gpu } from './webgpu-env.mjs';
 import { both, feedsOf, value } from './webgpu-check.mjs';
@@ -37,18 +38,21 @@ function near(r, what) {
   return worst;
 }
 
-/** An LSTM's inputs: X [S, B, I], W, R (scaled so that gates vary), B, initial_h, initial_c. */
-function lstmInputs(S, B, I, H, D, seed) {
+/** A recurrent op's inputs for `gates` gates (LSTM 4, GRU 3): X [S, B, I], W, R (scaled so that
+ * the gates vary), B, initial_h, initial_c. */
+function rnnInputs(gates, S, B, I, H, D, seed) {
   const scale = (v, k) => ({ ...v, data: v.data.map((x) => x * k) });
   return {
     x: value('x', [S, B, I], seed),
-    w: scale(value('w', [D, 4 * H, I], seed + 1), 0.6),
-    r: scale(value('r', [D, 4 * H, H], seed + 2), 0.4),
-    b: scale(value('b', [D, 8 * H], seed + 3), 0.3),
+    w: scale(value('w', [D, gates * H, I], seed + 1), 0.6),
+    r: scale(value('r', [D, gates * H, H], seed + 2), 0.4),
+    b: scale(value('b', [D, 2 * gates * H], seed + 3), 0.3),
     h0: value('h0', [D, B, H], seed + 4),
     c0: value('c0', [D, B, H], seed + 5),
   };
 }
+const lstmInputs = (...a) => rnnInputs(4, ...a);
+const gruInputs = (...a) => rnnInputs(3, ...a);
 
 const CASES = [
   // S, B, I, H, direction, with bias / h0 / c0
@@ -94,6 +98,74 @@ test('LSTMGrad: every gradient, or some, within the policy of the wasm backend',
     }
   }
   t.diagnostic(`largest difference from the wasm backend: ${worst}`);
+});
+
+test('GRU and GRUTraining forward, GRUGrad: within the policy of the wasm backend, with and without linear_before_reset', async (t) => {
+  let worst = 0;
+  for (const [S, B, I, H, direction, full] of CASES) {
+    const D = direction === 'bidirectional' ? 2 : 1;
+    for (const lbr of [0, 1]) {
+      const v = gruInputs(S, B, I, H, D, 3 * S + H + lbr);
+      const attrs = { hidden_size: H, direction, linear_before_reset: lbr };
+      const ins = full ? [v.x, v.w, v.r, v.b, null, v.h0] : [v.x, v.w, v.r];
+      const names = ins.map((x) => x?.name ?? '');
+      const given = ins.filter(Boolean);
+      const what = `${direction} S${S} B${B} I${I} H${H} lbr ${lbr} ${full ? 'B h0' : ''}`;
+      for (const [op, domain, outs] of [['GRUTraining', MS, ['y', 'yh', 'zrh']], ['GRU', undefined, ['y', 'yh']], ['GRU', undefined, ['', 'yh']]]) {
+        const r = await both(graph([{ op, domain, inputs: names, outputs: outs, attrs }], given, outs.filter(Boolean)), feedsOf(given));
+        worst = Math.max(worst, near(r, `${op} ${what} -> ${outs}`));
+      }
+      const fwd = await both(graph([{ op: 'GRUTraining', domain: MS, inputs: names, outputs: ['hall', 'yh', 'zrh'], attrs }], given, ['hall', 'zrh']), feedsOf(given));
+      const kept = ['hall', 'zrh'].map((name) => ({ name, dims: fwd.cpu[name].dims, data: Float32Array.from(fwd.cpu[name].data) }));
+      const dhall = value('dhall', [S, D, B, H], 41), dht = value('dht', [D, B, H], 42);
+      for (const [withState, outs] of [[true, ['dx', 'dw', 'dr', 'db', 'dh0']], [false, ['', 'dw', 'dr', 'db']], [true, ['dx', '', '', '', 'dh0']]]) {
+        const gin = [v.x, v.w, v.r, full ? v.b : null, null, full ? v.h0 : null, ...kept, dhall, withState ? dht : null];
+        const g = gin.filter(Boolean);
+        const r = await both(graph([{ op: 'GRUGrad', domain: MS, inputs: gin.map((x) => x?.name ?? ''), outputs: outs, attrs }], g, outs.filter(Boolean)), feedsOf(g));
+        worst = Math.max(worst, near(r, `GRUGrad ${what} ${withState ? 'dHt' : ''} -> ${outs}`));
+      }
+    }
+  }
+  t.diagnostic(`largest difference from the wasm backend: ${worst}`);
+});
+
+test('a GRU classifier trains on webgpu to the wasm backend\'s losses and parameters', async () => {
+  // x [S, batch, 4] -> GRU (hidden 6, bias) -> last state [batch, 6] -> MatMul -> 3 classes
+  const v = gruInputs(5, 1, 4, 6, 1, 51);
+  const wo = value('wo', [6, 3], 52, true);
+  const shape = { name: 'shape', dims: [2], data: BigInt64Array.from([-1n, 6n]), init: true };
+  const model = onnxModel({
+    nodes: [
+      { op: 'GRU', inputs: ['x', 'w', 'r', 'b'], outputs: ['', 'yh'], attrs: { hidden_size: 6, linear_before_reset: 1 } },
+      { op: 'Reshape', inputs: ['yh', 'shape'], outputs: ['h'] },
+      { op: 'MatMul', inputs: ['h', 'wo'], outputs: ['logits'] },
+    ],
+    inputs: [{ name: 'x', dims: [5, 'batch', 4] }],
+    initializers: [v.w, v.r, v.b, wo, shape].map(({ name, dims, data }) => ({ name, dims, data })),
+    outputs: [{ name: 'logits', dims: ['batch', 3] }],
+    opset: 14,
+  });
+  const art = await artifacts.generateArtifacts(model, { loss: 'CrossEntropyLoss', optimizer: 'AdamW', requiresGrad: ['w', 'r', 'b', 'wo'] });
+  const batches = [0, 1, 2].map((k) => [new Tensor('float32', value('x', [5, 4, 4], 60 + k).data, [5, 4, 4]), new Tensor('int32', Int32Array.from([0, 1, 2, k % 3]), [4])]);
+  const out = {};
+  for (const backend of ['wasm', 'webgpu']) {
+    const state = await CheckpointState.loadCheckpoint(art.checkpoint);
+    const module = await Module.create(art.trainingModel, state, art.evalModel, { backend, gpu });
+    const optimizer = await Optimizer.create(art.optimizerModel, module);
+    const losses = [];
+    for (const batch of batches) {
+      losses.push((await module.run(...batch)).data[0]);
+      await optimizer.step();
+      module.lazyResetGrad();
+    }
+    const params = [];
+    for (const name of ['w', 'r', 'b', 'wo']) params.push(...(await state.parameters.get(name)).data);
+    out[backend] = { backend: module.backend, losses, params };
+    [optimizer, module, state].forEach((o) => o.release());
+  }
+  assert.equal(out.webgpu.backend, 'webgpu');
+  out.wasm.losses.forEach((v, i) => assert.ok(Math.abs(out.webgpu.losses[i] - v) <= 1e-5 * Math.abs(v), `loss ${i}: ${out.webgpu.losses[i]} vs ${v}`));
+  out.wasm.params.forEach((v, i) => assert.ok(Math.abs(out.webgpu.params[i] - v) <= 1e-5 * (1 + Math.abs(v)), `parameter ${i}: ${out.webgpu.params[i]} vs ${v}`));
 });
 
 test('LSTMs the webgpu backend does not run are refused naming what', async () => {

@@ -8,7 +8,7 @@
 struct U {
   M: u32, N: u32, K: u32, flags: u32,  // flags: 1 trans a, 2 trans b, 4 bias, 8 relu, 16/32 a/b float16
   alpha: f32, beta: f32, bias_rs: u32, bias_cs: u32,
-  nb: u32, a_off: u32, b_off: u32, pad0: u32, // a_off, b_off: where a's and b's first matrix starts
+  nb: u32, a_off: u32, b_off: u32, y_off: u32, // where a's, b's and y's first matrix starts
   batch: array<vec4u, 2>,              // the output's batch dims, outermost first (nb used)
   a_stride: array<vec4u, 2>,           // a's and b's matrix stride per batch dim (0: broadcast)
   b_stride: array<vec4u, 2>,
@@ -91,7 +91,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     }
     workgroupBarrier();
   }
-  let y0 = wg.z * u.M * u.N;
+  let y0 = u.y_off + wg.z * u.M * u.N;
   for (var r = 0u; r < 4u; r++) {
     let gm = row0 + lid.y + r * 16u;
     if (gm >= u.M) { continue; }

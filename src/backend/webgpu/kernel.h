@@ -117,10 +117,10 @@ int wt_gpu_binary_dispatch(wt_gpu_dispatch *d, int op, float alpha, int8_t ba, c
 
 /* gemm.wgsl over `batches` matrices: y[z] = op(a[z]) op(b[z]) (M x K by K x N, op transposing
  * where ta, tb), a[z] starting at element a_off + z a_stride of binding a (b likewise), y[z] at
- * z M N of binding y. */
+ * y_off + z M N of binding y. */
 void wt_gpu_gemm_dispatch(wt_gpu_dispatch *d, int8_t a, int64_t a_off, int64_t a_stride, int ta, int8_t b,
-                          int64_t b_off, int64_t b_stride, int tb, int8_t y, int64_t M, int64_t N, int64_t K,
-                          int64_t batches);
+                          int64_t b_off, int64_t b_stride, int tb, int8_t y, int64_t y_off, int64_t M, int64_t N,
+                          int64_t K, int64_t batches);
 
 /* Element strides of t read at y's coordinates (t aligned to y's innermost axes, 0 along an
  * axis t is broadcast along), for y's rank. */
@@ -177,6 +177,9 @@ static inline int8_t wt_gpu_out_or_none(const wt_gpu_ctx *c, int i) {
  * dst, divided by `count` where `divide` (a mean). */
 void wt_gpu_reduce_dispatch(wt_gpu_dispatch *d, int8_t src, int8_t dst, int64_t outer, int64_t n, int64_t inner,
                             int divide, float count);
+/* The same sum (no mean) from element src_off of src into element dst_off on of dst. */
+void wt_gpu_sum_dispatch(wt_gpu_dispatch *d, int8_t src, int64_t src_off, int8_t dst, int64_t dst_off, int64_t outer,
+                         int64_t n, int64_t inner);
 
 /* A window geometry (ops/conv_geom.h) as 6 vec4u of uniform words from w: img, grid, k, stride,
  * dil, pad (as i32): the layout the conv and pool programs declare. */

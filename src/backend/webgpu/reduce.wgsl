@@ -1,9 +1,9 @@
-// One pass of a sum over the middle axis of x viewed as [outer, n, inner]: one thread per
-// output, adding its n terms in order (the same bits at any grid). The last pass of a mean
-// divides by the count.
+// One pass of a sum over the middle axis of x viewed as [outer, n, inner] (from element x_off)
+// into y (from y_off): one thread per output, adding its n terms in order (the same bits at any
+// grid). The last pass of a mean divides by the count.
 struct U {
   outer: u32, n: u32, inner: u32, gx: u32,
-  divide: u32, count: f32,
+  divide: u32, count: f32, x_off: u32, y_off: u32,
 }
 @group(0) @binding(0) var<uniform> u: U;
 @group(0) @binding(1) var<storage, read_write> x: array<f32>;
@@ -16,7 +16,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u
   let o = i / u.inner;
   let j = i % u.inner;
   var s = 0.0;
-  for (var k = 0u; k < u.n; k++) { s += x[(o * u.n + k) * u.inner + j]; }
+  for (var k = 0u; k < u.n; k++) { s += x[u.x_off + (o * u.n + k) * u.inner + j]; }
   if (u.divide != 0u) { s = s / u.count; }
-  y[i] = s;
+  y[u.y_off + i] = s;
 }

@@ -4,7 +4,7 @@
 #include "ops/gemm_params.h"
 
 /* Uniform words of gemm.wgsl. */
-enum { U_M, U_N, U_K, U_FLAGS, U_ALPHA, U_BETA, U_BIAS_RS, U_BIAS_CS, U_NB, U_A_OFF, U_B_OFF, U_BATCH = 12,
+enum { U_M, U_N, U_K, U_FLAGS, U_ALPHA, U_BETA, U_BIAS_RS, U_BIAS_CS, U_NB, U_A_OFF, U_B_OFF, U_Y_OFF, U_BATCH = 12,
        U_A_STRIDE = 20, U_B_STRIDE = 28 };
 enum { F_TA = 1, F_TB = 2, F_BIAS = 4, F_RELU = 8, F_HALF_A = 16, F_HALF_B = 32 };
 
@@ -70,8 +70,8 @@ static int gemm_encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {
 }
 
 void wt_gpu_gemm_dispatch(wt_gpu_dispatch *d, int8_t a, int64_t a_off, int64_t a_stride, int ta, int8_t b,
-                          int64_t b_off, int64_t b_stride, int tb, int8_t y, int64_t M, int64_t N, int64_t K,
-                          int64_t batches) {
+                          int64_t b_off, int64_t b_stride, int tb, int8_t y, int64_t y_off, int64_t M, int64_t N,
+                          int64_t K, int64_t batches) {
   *d = (wt_gpu_dispatch){.program = "gemm", .n_bind = 4, .bind = {a, b, WT_GPU_NONE, y}};
   d->uniform[U_M] = (uint32_t)M;
   d->uniform[U_N] = (uint32_t)N;
@@ -80,6 +80,7 @@ void wt_gpu_gemm_dispatch(wt_gpu_dispatch *d, int8_t a, int64_t a_off, int64_t a
   wt_gpu_f32(&d->uniform[U_ALPHA], 1.0f);
   d->uniform[U_A_OFF] = (uint32_t)a_off;
   d->uniform[U_B_OFF] = (uint32_t)b_off;
+  d->uniform[U_Y_OFF] = (uint32_t)y_off;
   d->uniform[U_NB] = 1;
   d->uniform[U_BATCH] = (uint32_t)batches;
   d->uniform[U_A_STRIDE] = (uint32_t)a_stride;

@@ -3,7 +3,7 @@
 #include "backend/webgpu/kernel.h"
 #include "ops/reduce_params.h"
 
-enum { U_OUTER, U_N, U_INNER, U_GX, U_DIVIDE, U_COUNT };
+enum { U_OUTER, U_N, U_INNER, U_GX, U_DIVIDE, U_COUNT, U_X_OFF, U_Y_OFF };
 
 void wt_gpu_reduce_dispatch(wt_gpu_dispatch *d, int8_t src, int8_t dst, int64_t outer, int64_t n, int64_t inner,
                             int divide, float count) {
@@ -15,6 +15,13 @@ void wt_gpu_reduce_dispatch(wt_gpu_dispatch *d, int8_t src, int8_t dst, int64_t 
   d->uniform[U_GX] = d->groups[0];
   d->uniform[U_DIVIDE] = (uint32_t)divide;
   wt_gpu_f32(&d->uniform[U_COUNT], count);
+}
+
+void wt_gpu_sum_dispatch(wt_gpu_dispatch *d, int8_t src, int64_t src_off, int8_t dst, int64_t dst_off, int64_t outer,
+                         int64_t n, int64_t inner) {
+  wt_gpu_reduce_dispatch(d, src, dst, outer, n, inner, 0, 0.0f);
+  d->uniform[U_X_OFF] = (uint32_t)src_off;
+  d->uniform[U_Y_OFF] = (uint32_t)dst_off;
 }
 
 static int encode(wt_gpu_ctx *c, wt_gpu_dispatch *d, int cap) {

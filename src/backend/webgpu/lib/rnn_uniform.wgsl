@@ -1,9 +1,8 @@
-// The uniform words of the LSTM programs (run_rnn.c's set_sizes): the sizes, the direction, the
-// program's flags and one offset (lstm.wgsl: where `work` keeps the cell states; lstm_grad.wgsl:
-// where `state` gathers the previous hidden states).
+// The uniform words of the recurrent programs (run_rnn.c's set_sizes): the sizes, the
+// direction, the program's flags and two offsets into its scratch (each program says which).
 struct U {
   S: u32, B: u32, H: u32, D: u32,
-  reverse: u32, flags: u32, off: u32, pad: u32,
+  reverse: u32, flags: u32, off: u32, off2: u32,
 }
 @group(0) @binding(0) var<uniform> u: U;
 
