@@ -60,17 +60,17 @@ export class GpuOptimizerUpdate {
   encode(enc, { p, g, m, v, status }, n, consts) {
     const d = this.gpu.device;
     const gx = Math.min(65535, Math.max(1, Math.ceil(n / 256)));
-    const words = new Uint32Array(UNIFORM_BYTES / 4);
-    words.set([n, gx, consts[0], consts[1]]);
-    new Float32Array(words.buffer, 16, 8).set(consts.subarray(2));
     let entry = this.#groups.get(p);
     const key = [g, m, v, status];
     if (!entry || entry.key.some((b, i) => b !== key[i])) {
       const bind = (b, slot) => (b ? { buffer: b } : { buffer: this.placeholder, offset: 256 * slot, size: 256 });
       const uniform = d.createBuffer({ size: UNIFORM_BYTES, usage: Usage.UNIFORM | Usage.COPY_DST, label: 'webtrain optimizer constants' });
+      const words = new Uint32Array(UNIFORM_BYTES / 4); // written to `uniform` each step
       entry = {
         key,
         uniform,
+        words,
+        floats: new Float32Array(words.buffer, 16, 8), // the constants after n, gx, kind, decay
         group: d.createBindGroup({
           layout: this.pipeline.getBindGroupLayout(0),
           entries: [{ binding: 0, resource: { buffer: uniform } }, { binding: 1, resource: { buffer: p } }, { binding: 2, resource: { buffer: g } },
@@ -79,6 +79,9 @@ export class GpuOptimizerUpdate {
       };
       this.#groups.set(p, entry);
     }
+    const { words } = entry;
+    words.set([n, gx, consts[0], consts[1]]);
+    entry.floats.set(consts.subarray(2));
     d.queue.writeBuffer(entry.uniform, 0, words);
     const pass = enc.beginComputePass();
     pass.setPipeline(this.pipeline);

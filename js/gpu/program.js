@@ -59,7 +59,7 @@ export class GpuProgram {
   #pipelines;
   #steps;
   #owned; // the buffers the program created (the rest of #buffers are the caller's)
-  #extra; // { uniforms }: the dispatches' uniform slots (a drawing one's key is written per run)
+  #uniforms; // the dispatches' uniform slots (a drawing one's key is written per run)
 
   /**
    * Builds the program `p` (a wtw_gpu_program handle) on gpu (a GpuDevice): inputs[k] is graph
@@ -100,7 +100,7 @@ export class GpuProgram {
     const uniforms = buffer(desc.steps.length * UNIFORM_BYTES, Usage.UNIFORM | Usage.COPY_DST, 'webtrain uniforms');
     this.#buffers = bufs;
     this.#owned = [constants, ...(own ? [own] : []), placeholder, uniforms];
-    this.#extra = { uniforms };
+    this.#uniforms = uniforms;
     // writes are whole words: a float16 or bool constant of an odd length is padded
     const words = (a) => (a.byteLength % 4 ? Uint8Array.from({ length: a.byteLength + 4 - (a.byteLength % 4) }, (_, i) => a[i] ?? 0) : a);
     for (const u of desc.uploads) if (u.data.byteLength) d.queue.writeBuffer(bufs[CONST], u.offset, words(u.data));
@@ -165,7 +165,7 @@ export class GpuProgram {
       if (!s.draws) return;
       if (!draw) throw new WebtrainError(`a ${s.program} dispatch draws, and this run has no draws to give`);
       const seed = new Uint32Array(s.uniform.buffer, s.uniform.byteOffset + (KEY_WORD + 2) * 4, 2);
-      d.queue.writeBuffer(this.#extra.uniforms, i * UNIFORM_BYTES + KEY_WORD * 4, draw(seed[0], seed[1]));
+      d.queue.writeBuffer(this.#uniforms, i * UNIFORM_BYTES + KEY_WORD * 4, draw(seed[0], seed[1]));
     });
     this.#write(feeds);
     const enc = d.createCommandEncoder();

@@ -55,7 +55,7 @@ export class GpuStepChecks {
     const uniform = d.createBuffer({ size: n * UNIFORM_BYTES, usage: Usage.UNIFORM | Usage.COPY_DST, label: 'webtrain step checks' });
     const words = new Uint32Array((n * UNIFORM_BYTES) / 4);
     const slot = (i) => ({ buffer: uniform, offset: i * UNIFORM_BYTES, size: UNIFORM_BYTES });
-    const out = (k) => ({ ...program.outputBinding(k) });
+    const out = (k) => program.outputBinding(k);
     const group = (name, entries) => d.createBindGroup({
       layout: this.pipelines[name].getBindGroupLayout(0),
       entries: entries.map((resource, binding) => ({ binding, resource })),

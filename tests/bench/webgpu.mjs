@@ -45,6 +45,25 @@ async function counted(f) {
   return { dispatches: counts.dispatchWorkgroups, submits: counts.submit, readBytes: counts.readBytes };
 }
 
+/**
+ * A training step of `module` on inputs (run, optimizer step, lazyResetGrad) timed into
+ * row[backend]; on webgpu also its first step's time and the device calls it makes.
+ */
+async function timeStep(row, backend, module, optimizer, inputs) {
+  const step = async () => {
+    await module.run(...inputs);
+    await optimizer.step();
+    module.lazyResetGrad();
+  };
+  const u = await time(step);
+  row[backend] = u.ms;
+  if (backend === 'webgpu') Object.assign(row, { firstMs: u.first }, await counted(step));
+}
+
+/** A row's line of the report. */
+const line = (row) =>
+  `${row.model} b${row.batch}: wasm ${row.wasm.toFixed(2)} ms, webgpu ${row.webgpu.toFixed(2)} ms (${row.dispatches} dispatches, ${row.submits} submit${row.submits > 1 ? 's' : ''}, ${row.readBytes} bytes read back; the first, with the build: ${row.firstMs.toFixed(0)} ms)`;
+
 /** ms of f (median of RUNS after a first, timed apart: the build). */
 async function time(f) {
   let t = performance.now();
@@ -97,21 +116,14 @@ for (const batch of [32, 256]) {
     const state = await CheckpointState.loadCheckpoint(art.checkpoint);
     const module = await Module.create(art.trainingModel, state, art.evalModel, { backend, gpu });
     const optimizer = await Optimizer.create(art.optimizerModel, module);
-    const step = async () => {
-      await module.run(x, labels);
-      await optimizer.step();
-      module.lazyResetGrad();
-    };
-    const u = await time(step);
-    training[backend] = u.ms;
-    if (backend === 'webgpu') Object.assign(training, { firstMs: u.first }, await counted(step));
+    await timeStep(training, backend, module, optimizer, [x, labels]);
     optimizer.release();
     module.release();
     state.release();
   }
   for (const row of [forward, training]) {
     out.models.push(row);
-    console.log(`${row.model} b${batch}: wasm ${row.wasm.toFixed(2)} ms, webgpu ${row.webgpu.toFixed(2)} ms (${row.dispatches} dispatches, ${row.submits} submit${row.submits > 1 ? 's' : ''}, ${row.readBytes} bytes read back; the first, with the build: ${row.firstMs.toFixed(0)} ms)`);
+    console.log(line(row));
   }
 }
 // a training step of each golden case (its first step's batch), on both backends
@@ -124,20 +136,13 @@ for (const name of CASES) {
     const { state, module, optimizer } = await setup(c, caseArt, dir, { backend, gpu });
     const inputs = await inputsOf(dir, c.steps[0].inputs, module.inputNames());
     row.batch ??= inputs[0].dims[0];
-    const step = async () => {
-      await module.run(...inputs);
-      await optimizer.step();
-      module.lazyResetGrad();
-    };
-    const u = await time(step);
-    row[backend] = u.ms;
-    if (backend === 'webgpu') Object.assign(row, { firstMs: u.first }, await counted(step));
+    await timeStep(row, backend, module, optimizer, inputs);
     optimizer.release();
     module.release();
     state.release();
   }
   out.models.push(row);
-  console.log(`${row.model} b${row.batch}: wasm ${row.wasm.toFixed(2)} ms, webgpu ${row.webgpu.toFixed(2)} ms (${row.dispatches} dispatches, ${row.submits} submits, ${row.readBytes} bytes read back; the first, with the build: ${row.firstMs.toFixed(0)} ms)`);
+  console.log(line(row));
 }
 if (opt('--json')) writeFileSync(opt('--json'), JSON.stringify(out, null, 1));
 process.exit(0); // Dawn's instance would keep the process alive

@@ -33,6 +33,16 @@ export const one = (op, inputs, attrs, extra = {}) =>
     opset: extra.opset,
   });
 
+/** A model of `nodes` over float inputs (`init` ones as initializers) with the named outputs. */
+export const graph = (nodes, inputs, outputs, opset) =>
+  onnxModel({
+    nodes,
+    inputs: inputs.filter((v) => !v.init).map(({ name, dims }) => ({ name, dims })),
+    initializers: inputs.filter((v) => v.init).map(({ name, dims, data }) => ({ name, dims, data })),
+    outputs: outputs.map((o) => (typeof o === 'string' ? { name: o } : o)),
+    opset,
+  });
+
 export const tensorOf = (v) => new Tensor('float32', v.data, v.dims);
 export const feedsOf = (inputs) => Object.fromEntries(inputs.filter((v) => !v.init).map((v) => [v.name, tensorOf(v)]));
 export const value = (name, dims, seed, init = false) => ({ name, dims, data: fill(dims.reduce((a, b) => a * b, 1), seed), init });

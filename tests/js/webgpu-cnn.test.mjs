@@ -11,22 +11,13 @@ import assert from 'node:assert/strict';
 import { artifacts, CheckpointState, InferenceSession, Module, Optimizer, Tensor } from '../../js/index.js';
 import { onnxModel } from './onnx-writer.mjs';
 import { gpu } from './webgpu-env.mjs';
-import { EPS, fill, both, feedsOf, value } from './webgpu-check.mjs';
+import { EPS, fill, both, feedsOf, graph, value } from './webgpu-check.mjs';
 
 const MS = 'com.microsoft';
 // (Graphs of com.microsoft ops alone carry an Identity too: it imports the ai.onnx opset.)
 
 const numel = (dims) => dims.reduce((a, b) => a * b, 1);
 
-/** A model of `nodes` over float inputs (`init` ones as initializers) with the named outputs. */
-const graph = (nodes, inputs, outputs, opset) =>
-  onnxModel({
-    nodes,
-    inputs: inputs.filter((v) => !v.init).map(({ name, dims }) => ({ name, dims })),
-    initializers: inputs.filter((v) => v.init).map(({ name, dims, data }) => ({ name, dims, data })),
-    outputs: outputs.map((o) => (typeof o === 'string' ? { name: o } : o)),
-    opset,
-  });
 
 /** Output `name` on both backends: same dims, each element within tol(i, ref) of the wasm one. */
 function near(r, name, tol, what) {

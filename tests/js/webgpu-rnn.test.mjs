@@ -9,19 +9,12 @@ import assert from 'node:assert/strict';
 import { artifacts, CheckpointState, InferenceSession, Module, Optimizer, Tensor } from '../../js/index.js';
 import { onnxModel } from './onnx-writer.mjs';
 import { gpu } from './webgpu-env.mjs';
-import { both, feedsOf, value } from './webgpu-check.mjs';
+import { both, feedsOf, graph as anyGraph, value } from './webgpu-check.mjs';
+
+const graph = (nodes, inputs, outputs) => anyGraph(nodes, inputs, outputs, 14);
 
 const MS = 'com.microsoft';
 const TOL = { abs: 2e-6, rel: 2e-5 };
-
-const graph = (nodes, inputs, outputs) =>
-  onnxModel({
-    nodes,
-    inputs: inputs.filter((v) => !v.init).map(({ name, dims }) => ({ name, dims })),
-    initializers: inputs.filter((v) => v.init).map(({ name, dims, data }) => ({ name, dims, data })),
-    outputs: outputs.map((name) => ({ name })),
-    opset: 14,
-  });
 
 /** Every output within TOL of the wasm backend's; returns the largest difference seen. */
 function near(r, what) {
